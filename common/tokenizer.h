@@ -1,0 +1,64 @@
+// The one tokenizer (QUERIES.md, shared rules; docs/FORMAT.md "Tokenizer"). The term
+// index, BM25 queries, token overlap and the hashed embedding all use it.
+//
+// Rules: ASCII letters are lower-cased; a token is a maximal run of ASCII letters,
+// ASCII digits and bytes >= 0x80 (so UTF-8 text stays inside words); every other
+// byte separates. Tokens shorter than 2 bytes and stop words are dropped. No stemming.
+#ifndef AMEM_COMMON_TOKENIZER_H_
+#define AMEM_COMMON_TOKENIZER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace amem {
+
+// The stop words, sorted, lower case. Negations ("no", "not", "never") are *not*
+// stop words: contradiction detection depends on them.
+std::span<const std::string_view> StopWords();
+bool IsStopWord(std::string_view token);
+
+// Calls fn(std::string_view token) for each token in order. The view is valid only
+// during the call (it points into a reused buffer).
+template <typename Fn>
+void ForEachToken(std::string_view text, Fn&& fn);
+
+// Convenience: the tokens in order (duplicates kept).
+std::vector<std::string> Tokenize(std::string_view text);
+
+// Built-in text embedding (QUERIES.md): each token adds +1 or -1 (sign from a hash
+// bit) at index Hash64(token) % dim; the result is L2-normalised. Empty text gives
+// the zero vector. Deterministic on every machine.
+void HashEmbed(std::string_view text, uint32_t dim, float* out);
+std::vector<float> HashEmbed(std::string_view text, uint32_t dim);
+
+// ---- implementation ----
+namespace tokenizer_internal {
+inline bool IsWordByte(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c >= 0x80;
+}
+}  // namespace tokenizer_internal
+
+template <typename Fn>
+void ForEachToken(std::string_view text, Fn&& fn) {
+  std::string buf;
+  size_t i = 0, n = text.size();
+  while (i < n) {
+    while (i < n && !tokenizer_internal::IsWordByte(static_cast<unsigned char>(text[i]))) ++i;
+    buf.clear();
+    while (i < n && tokenizer_internal::IsWordByte(static_cast<unsigned char>(text[i]))) {
+      char c = text[i++];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      buf.push_back(c);
+    }
+    if (buf.size() >= 2 && !IsStopWord(buf)) fn(std::string_view(buf));
+  }
+}
+
+}  // namespace amem
+
+#endif  // AMEM_COMMON_TOKENIZER_H_

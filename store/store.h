@@ -1,0 +1,282 @@
+// amem::Store — the LMDB-backed graph memory (DESIGN.md §2-3, docs/STORE.md).
+//
+// A Store is one LMDB environment (a directory). Every committed write transaction
+// gets the next revision (u64, from 1) and a commit timestamp; every read can be
+// made on the latest state or as of a revision or a timestamp. Writes are
+// append-first: an update moves the previous version to history, a delete writes a
+// tombstone. Several processes may open and write one store at once.
+//
+// Thread safety: a Store may be used from several threads; each call runs in its
+// own LMDB transaction. Records returned own their bytes.
+#ifndef AMEM_STORE_STORE_H_
+#define AMEM_STORE_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/model.h"
+#include "common/status.h"
+
+namespace amem {
+
+struct StoreOptions {
+  // Used only when the store is created; an existing store keeps its dimension.
+  uint32_t dimension = kDefaultDimension;
+  bool create_if_missing = true;
+  // false: commits are not fsynced (MDB_NOSYNC). A crash may lose the latest commits
+  // but never corrupts the store.
+  bool durable = true;
+  // Append JSON Lines telemetry events here (DESIGN.md §3); empty: off.
+  std::string telemetry_path;
+};
+
+// Where a read looks. Latest, or the state after the last commit at or before a
+// revision or a timestamp. A view before the oldest kept history is NotFound-free:
+// it is an InvalidArgument error naming the oldest readable revision.
+struct ReadView {
+  enum class Kind : uint8_t { kLatest, kRevision, kTimestamp };
+  Kind kind = Kind::kLatest;
+  uint64_t revision = 0;
+  int64_t timestamp = 0;
+
+  static ReadView Latest() { return {}; }
+  static ReadView AtRevision(uint64_t rev) { return {Kind::kRevision, rev, 0}; }
+  static ReadView AtTime(int64_t ts) { return {Kind::kTimestamp, 0, ts}; }
+};
+
+// Attribution for a write. Fields left empty/unset fall back to the batch's
+// WriteOptions; ts falls back to the clock.
+struct WriteOptions {
+  std::optional<int64_t> ts;
+  std::string run;
+  std::string task;
+  std::string scope;
+};
+
+struct NodeInput {
+  std::string key;  // canonical key, 1..kMaxKeyBytes bytes of UTF-8
+  NodeType type = NodeType::kEntity;
+  std::string content;     // UTF-8, <= kMaxContentBytes
+  std::string meta = "{}";  // JSON object whose values are all strings
+  float confidence = 1.0f;  // finite, 0..1
+  std::vector<float> vector;  // empty: none; else exactly dimension() finite floats
+  // Per-operation overrides of WriteOptions (ingest lines may carry them).
+  std::optional<int64_t> ts;
+  std::optional<std::string> run, task, scope;
+};
+
+struct EdgeInput {
+  std::string src;  // node keys; a node need not exist (counted and logged)
+  std::string rel;  // built-in name, defined custom name, or decimal id
+  std::string dst;
+  float weight = 1.0f;         // finite
+  std::string payload = "{}";  // any JSON value, <= kMaxPayloadBytes
+  std::optional<int64_t> ts;
+  std::optional<std::string> run, task;
+};
+
+struct KvInput {
+  std::string scope, ns, key;  // 1..kMaxNameBytes each
+  std::string value;           // <= kMaxKvValueBytes
+  std::optional<int64_t> ts;
+  std::optional<std::string> run, task;
+};
+
+// Many operations applied in one transaction, all or nothing. Validation happens
+// when the batch is applied; the first bad operation fails the whole batch with
+// InvalidArgument naming its position ("op 17: ...").
+class Batch {
+ public:
+  struct Op;  // defined in store/batch.h (internal); complete wherever ops are used
+
+  Batch();
+  ~Batch();
+  Batch(Batch&&) noexcept;
+  Batch& operator=(Batch&&) noexcept;
+
+  void PutNode(NodeInput node);
+  void DeleteNode(std::string key);
+  void PutEdge(EdgeInput edge);
+  void DeleteEdge(std::string src, std::string rel, std::string dst);
+  void PutKv(KvInput kv);
+  void DeleteKv(std::string scope, std::string ns, std::string key);
+  // Interns a custom relation (id >= 64) if it is not yet known; idempotent.
+  // Edges may only use built-in or defined relations.
+  void DefineRelation(std::string name);
+
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+  void Clear();
+  const std::vector<Op>& ops() const;
+
+ private:
+  std::vector<Op> ops_;
+};
+
+struct NodeRecord {
+  uint64_t id = 0;
+  std::string key;
+  NodeType type = NodeType::kEntity;
+  std::string content;
+  std::string meta = "{}";  // canonical JSON text (sorted keys, no spaces)
+  float confidence = 1.0f;
+  std::string scope, run, task;
+  int64_t created_ts = 0;
+  int64_t updated_ts = 0;
+  uint64_t rev = 0;  // revision of the last write
+  std::vector<float> vector;  // empty: none
+};
+
+struct EdgeRecord {
+  uint64_t src = 0, dst = 0;  // node ids
+  std::string src_key, dst_key;  // always filled, even when the node is missing
+  RelationId rel = 0;
+  std::string rel_name;
+  float weight = 1.0f;
+  std::string payload = "{}";  // canonical JSON text
+  std::string run, task;
+  int64_t created_ts = 0;
+  int64_t updated_ts = 0;
+  uint64_t rev = 0;
+};
+
+struct KvRecord {
+  std::string scope, ns, key;
+  std::string value;
+  std::string run, task;
+  int64_t ts = 0;
+  uint64_t rev = 0;
+  bool deleted = false;  // only in KvHistory: a delete
+};
+
+// One entry of diff_since: what a revision changed.
+struct Change {
+  enum class Kind : uint8_t {
+    kPutNode, kDeleteNode, kPutEdge, kDeleteEdge, kPutKv, kDeleteKv, kDefineRelation
+  };
+  uint64_t rev = 0;
+  int64_t ts = 0;     // the revision's commit timestamp
+  Kind kind = Kind::kPutNode;
+  bool overwrite = false;  // a put that replaced a live version
+  // kPutNode/kDeleteNode: key. Edges: src_key, rel_name, dst_key. Kv: scope, ns, key.
+  std::string key, src_key, rel_name, dst_key, scope, ns;
+  std::string run, task;
+};
+const char* ChangeKindName(Change::Kind kind);
+
+// The whole live state as of a view, for the snapshot exporter. Nodes are sorted by
+// key; edges by (src_key, rel, dst_key); kv by (scope, ns, key). Edges whose
+// endpoints are not live nodes are included (their keys are in the record).
+struct StoreState {
+  uint32_t dimension = kDefaultDimension;
+  uint64_t revision = 0;  // the revision the view resolved to
+  int64_t revision_ts = 0;
+  std::vector<std::pair<RelationId, std::string>> relations;  // all known, by id
+  std::vector<NodeRecord> nodes;
+  std::vector<EdgeRecord> edges;
+  std::vector<KvRecord> kv;
+};
+
+struct StoreStats {
+  uint64_t revision = 0;
+  int64_t revision_ts = 0;
+  uint64_t oldest_readable_revision = 1;  // after history was dropped
+  uint32_t dimension = kDefaultDimension;
+  uint64_t live_nodes = 0, deleted_nodes = 0;
+  uint64_t live_edges = 0, deleted_edges = 0;
+  uint64_t kv_entries = 0;
+  uint64_t history_entries = 0;
+  uint64_t adjacency_entries = 0, dead_adjacency_entries = 0;
+  uint64_t dangling_edges = 0;  // live edges with a missing endpoint
+  uint64_t custom_relations = 0;
+  uint64_t map_size = 0, used_bytes = 0;
+  bool compaction_recommended = false;
+  std::vector<std::string> warnings;
+};
+
+struct CompactOptions {
+  bool dry_run = false;
+  // Drop history before this revision (0: keep all). As-of reads before it then
+  // fail with InvalidArgument.
+  uint64_t drop_history_before = 0;
+};
+
+struct CompactReport {
+  uint64_t lists_rewritten = 0;
+  uint64_t adjacency_entries_removed = 0;
+  uint64_t tombstones_removed = 0;
+  uint64_t history_entries_removed = 0;
+  bool dry_run = false;
+};
+
+class Store {
+ public:
+  // Opens (creating when allowed) the store in directory `dir`.
+  static Result<std::unique_ptr<Store>> Open(const std::string& dir,
+                                             const StoreOptions& options = {});
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // ---- writes: each is one transaction, returns the committed revision ----
+  // An empty batch commits nothing and returns the current revision.
+  Result<uint64_t> Apply(const Batch& batch, const WriteOptions& options = {});
+  Result<uint64_t> PutNode(NodeInput node, const WriteOptions& options = {});
+  Result<uint64_t> DeleteNode(std::string_view key, const WriteOptions& options = {});
+  Result<uint64_t> PutEdge(EdgeInput edge, const WriteOptions& options = {});
+  Result<uint64_t> DeleteEdge(std::string_view src, std::string_view rel,
+                              std::string_view dst, const WriteOptions& options = {});
+  Result<uint64_t> PutKv(KvInput kv, const WriteOptions& options = {});
+
+  // ---- reads: NotFound when absent or deleted as of the view ----
+  Result<NodeRecord> GetNode(std::string_view key, const ReadView& view = {}) const;
+  Result<NodeRecord> GetNodeById(uint64_t id, const ReadView& view = {}) const;
+  // `arg` is a key, or 16 hex digits naming an id (a key wins if both exist).
+  Result<NodeRecord> ResolveNode(std::string_view arg, const ReadView& view = {}) const;
+  Result<EdgeRecord> GetEdge(std::string_view src, std::string_view rel,
+                             std::string_view dst, const ReadView& view = {}) const;
+  // Live edges leaving / entering a node (given by key), in (rel, other id) order;
+  // `rel` empty: all relations. An unknown relation name is InvalidArgument.
+  Result<std::vector<EdgeRecord>> Out(std::string_view key, std::string_view rel = {},
+                                      const ReadView& view = {}) const;
+  Result<std::vector<EdgeRecord>> In(std::string_view key, std::string_view rel = {},
+                                     const ReadView& view = {}) const;
+
+  Result<KvRecord> GetKv(std::string_view scope, std::string_view ns, std::string_view key,
+                         const ReadView& view = {}) const;
+  Result<std::vector<KvRecord>> ListKv(std::string_view scope, std::string_view ns,
+                                       const ReadView& view = {}) const;
+  // Every version, oldest first, deletes included.
+  Result<std::vector<KvRecord>> KvHistory(std::string_view scope, std::string_view ns,
+                                          std::string_view key) const;
+
+  // diff_since: changes in revisions > rev (or with commit ts > ts), in order.
+  Result<std::vector<Change>> ChangesSinceRevision(uint64_t rev) const;
+  Result<std::vector<Change>> ChangesSinceTime(int64_t ts) const;
+
+  Result<StoreState> ReadState(const ReadView& view = {}) const;
+  Result<StoreStats> Stats() const;
+  Result<CompactReport> Compact(const CompactOptions& options = {});
+
+  // Relation name <-> id, including custom ones. InvalidArgument if unknown.
+  Result<RelationId> LookupRelation(std::string_view name_or_id) const;
+  // The revision a view resolves to (0 for an empty store or a time before rev 1).
+  Result<uint64_t> ResolveRevision(const ReadView& view) const;
+
+  uint32_t dimension() const;
+  uint64_t revision() const;  // latest committed revision (reads the store)
+  const std::string& path() const;
+
+ private:
+  struct Rep;
+  explicit Store(std::unique_ptr<Rep> rep);
+  std::unique_ptr<Rep> rep_;
+};
+
+}  // namespace amem
+
+#endif  // AMEM_STORE_STORE_H_
