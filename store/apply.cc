@@ -525,6 +525,17 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       return Status::OK();
     }
     buf.clear();
+    size_t estimate = 16;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (!preps[i].effective) continue;
+      const Batch::Op& op = ops[i];
+      estimate += 32 + (op.kind == Kind::kPutNode || op.kind == Kind::kDeleteNode
+                            ? op.node().key.size()
+                        : op.kind == Kind::kPutKv || op.kind == Kind::kDeleteKv
+                            ? preps[i].canon.size()
+                            : op.edge().src.size() + op.edge().dst.size() + op.edge().rel.size());
+    }
+    buf.reserve(estimate);
     PutFixed64(&buf, static_cast<uint64_t>(rev_ts));
     PutVarint32(&buf, static_cast<uint32_t>(*effective));
     std::string rel_names[kMaxRelationId + 1];
