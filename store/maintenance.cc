@@ -274,7 +274,7 @@ Result<StoreStats> Store::Stats() const {
   AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
     st = StoreStats();
     st.dimension = rep_->dimension;
-    return TakeCensus(txn, rep_->dbs, rep_->env.handle(), &st);
+    return TakeCensus(txn, rep_->dbs, rep_->env(), &st);
   }));
   return st;
 }
@@ -295,7 +295,7 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
                                          std::to_string(latest));
         }
         StoreStats census;
-        AMEM_RETURN_IF_ERROR(TakeCensus(txn, dbs, rep_->env.handle(), &census));
+        AMEM_RETURN_IF_ERROR(TakeCensus(txn, dbs, rep_->env(), &census));
         const bool rewrite_all = census.compaction_recommended;
 
         // 1. Move dead adjacency entries to the dead lists, which only as-of

@@ -33,6 +33,21 @@ TEST_CASE("Open creates a store and reopens it", "[store]") {
   CHECK(missing.status().IsNotFound());
 }
 
+TEST_CASE("Two Stores on one directory in one process share its environment",
+          "[store]") {
+  TempDir dir;
+  auto a = OpenStore(dir.path());
+  auto b = OpenStore(dir.path() + "/.");  // same directory, spelled differently
+  REQUIRE(a->PutNode(Node("x", "from a")).ok());
+  CHECK(Must(b->GetNode("x")).content == "from a");
+  REQUIRE(b->PutNode(Node("y", "from b")).ok());
+  a.reset();  // closing one leaves the other working
+  CHECK(Must(b->GetNode("x")).content == "from a");
+  CHECK(b->revision() == 2);
+  auto c = OpenStore(dir.path());
+  CHECK(Must(c->GetNode("y")).content == "from b");
+}
+
 TEST_CASE("Node put, overwrite, delete and as-of reads", "[store]") {
   TempDir dir;
   auto store = OpenStore(dir.path());
