@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 
 #include "common/clock.h"
@@ -103,6 +104,12 @@ void RemoveAll(const std::string& path) {
 }
 
 double NowSeconds() { return static_cast<double>(MonotonicNanos()) * 1e-9; }
+
+double CpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 double Median(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());

@@ -51,6 +51,22 @@ void RemoveAll(const std::string& path);
 
 // Seconds since an arbitrary start, monotonic.
 double NowSeconds();
+// CPU seconds (user + system) this process has used, all threads.
+double CpuSeconds();
+
+// Wall and CPU time of one timed region. On a shared machine the CPU time is the
+// steadier figure; the wall time includes waiting for fsync and for other processes.
+struct Sample {
+  double wall = 0, cpu = 0;
+};
+class Stopwatch {
+ public:
+  Stopwatch() : wall_(NowSeconds()), cpu_(CpuSeconds()) {}
+  Sample Elapsed() const { return {NowSeconds() - wall_, CpuSeconds() - cpu_}; }
+
+ private:
+  double wall_, cpu_;
+};
 
 // The median of `samples` (the mean of the middle two for an even count).
 // REQUIRES: !samples.empty().
