@@ -51,7 +51,7 @@ TEST_CASE("current snapshot is exported once per store revision", "[query][curre
   CHECK_FALSE(again->exported);  // fresh: not rewritten
 
   REQUIRE(store->PutNode(amem::testing::Node("fact:b", "second"), At(200)).ok());
-  auto stale = EnsureSnapshot(dir.path());  // by directory, as the CLI does
+  auto stale = EnsureSnapshot(*store);
   REQUIRE(stale.ok());
   CHECK(stale->exported);
   CHECK(stale->revision == 2);
@@ -79,6 +79,14 @@ TEST_CASE("current snapshot is exported once per store revision", "[query][curre
   REQUIRE(repaired.ok());
   CHECK(repaired->exported);
   CHECK(ReadFile(dir.path() + "/current.rev") == "2\n");
+  // By directory, as the CLI does (after closing ours: LMDB allows one open
+  // environment per process).
+  REQUIRE(store->PutNode(amem::testing::Node("fact:c"), At(300)).ok());
+  store.reset();
+  auto by_dir = EnsureSnapshot(dir.path());
+  REQUIRE(by_dir.ok());
+  CHECK(by_dir->exported);
+  CHECK(by_dir->revision == 3);
   // No temporary files are left behind.
   for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
     CHECK(entry.path().string().find(".tmp") == std::string::npos);
