@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "query/graph_kernels.h"
+#include "query/ranked_rows.h"
 #include "query/topk.h"
 #include "snapshot/reader.h"
 
@@ -130,13 +131,9 @@ Json CentralityJson(const snapshot::Reader& reader, const CentralityResult& resu
     doc["sampled"] = result.sampled;
   }
   doc["matched"] = result.matched;
-  Json rows = Json::array();
-  for (const CentralityRow& row : result.rows) {
-    Json r = NodeRowJson(MakeNodeRow(reader, row.index));
+  doc["results"] = RankedRowsJson(reader, result.rows, [](const CentralityRow& row, Json& r) {
     r["score"] = row.score;
-    rows.push_back(std::move(r));
-  }
-  doc["results"] = std::move(rows);
+  });
   return doc;
 }
 

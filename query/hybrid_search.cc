@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "query/similar.h"
 #include "query/text_search.h"
+#include "query/ranked_rows.h"
 #include "query/topk.h"
 #include "snapshot/reader.h"
 
@@ -56,34 +58,23 @@ Result<HybridSearchResult> HybridSearch(const snapshot::Reader& reader,
   result.bm25_listed = static_cast<uint32_t>(bm25.size());
   result.vector_listed = static_cast<uint32_t>(cosine.size());
 
-  // Union of both lists, sorted by index so each node appears once.
-  std::vector<HybridHit> merged;
-  merged.reserve(bm25.size() + cosine.size());
+  // Union of both lists; std::map keeps it in ascending index order.
+  std::map<uint32_t, HybridHit> by_index;
   for (size_t r = 0; r < bm25.size(); ++r) {
-    HybridHit h;
-    h.index = bm25[r].index;
+    HybridHit& h = by_index[bm25[r].index];
     h.bm25_rank = static_cast<uint32_t>(r + 1);
     h.bm25_score = bm25[r].score;
-    merged.push_back(h);
   }
   for (size_t r = 0; r < cosine.size(); ++r) {
-    HybridHit h;
-    h.index = cosine[r].index;
+    HybridHit& h = by_index[cosine[r].index];
     h.vector_rank = static_cast<uint32_t>(r + 1);
     h.similarity = cosine[r].similarity;
-    merged.push_back(h);
   }
-  std::stable_sort(merged.begin(), merged.end(),
-                   [](const HybridHit& a, const HybridHit& b) { return a.index < b.index; });
   std::vector<HybridHit> unique;
-  for (const HybridHit& h : merged) {
-    if (!unique.empty() && unique.back().index == h.index) {
-      HybridHit& u = unique.back();  // the BM25 entry came first (stable sort)
-      u.vector_rank = h.vector_rank;
-      u.similarity = h.similarity;
-    } else {
-      unique.push_back(h);
-    }
+  unique.reserve(by_index.size());
+  for (auto& [index, h] : by_index) {
+    h.index = index;
+    unique.push_back(h);
   }
   const double missing_bm25 = static_cast<double>(bm25.size()) + 1;
   const double missing_vector = static_cast<double>(cosine.size()) + 1;
@@ -105,17 +96,13 @@ Json HybridSearchJson(const snapshot::Reader& reader, const HybridSearchResult& 
   doc["terms"] = result.terms;
   doc["bm25_listed"] = result.bm25_listed;
   doc["vector_listed"] = result.vector_listed;
-  Json rows = Json::array();
-  for (const HybridHit& hit : result.hits) {
-    Json r = NodeRowJson(MakeNodeRow(reader, hit.index));
+  doc["results"] = RankedRowsJson(reader, result.hits, [](const HybridHit& hit, Json& r) {
     r["score"] = hit.score;
     r["bm25_rank"] = hit.bm25_rank ? Json(hit.bm25_rank) : Json(nullptr);
     r["vector_rank"] = hit.vector_rank ? Json(hit.vector_rank) : Json(nullptr);
     r["bm25_score"] = hit.bm25_rank ? Json(hit.bm25_score) : Json(nullptr);
     r["similarity"] = hit.vector_rank ? Json(hit.similarity) : Json(nullptr);
-    rows.push_back(std::move(r));
-  }
-  doc["results"] = std::move(rows);
+  });
   return doc;
 }
 

@@ -4,6 +4,7 @@
 
 #include "common/model.h"
 #include "common/tokenizer.h"
+#include "query/ranked_rows.h"
 #include "query/topk.h"
 #include "snapshot/reader.h"
 
@@ -162,13 +163,9 @@ Json SimilarJson(const snapshot::Reader& reader, const SimilarResult& result) {
   doc["scanned"] = result.scanned;
   doc["embedded"] = result.embedded;
   doc["matched"] = result.matched;
-  Json rows = Json::array();
-  for (const SimilarHit& hit : result.hits) {
-    Json r = NodeRowJson(MakeNodeRow(reader, hit.index));
+  doc["results"] = RankedRowsJson(reader, result.hits, [](const SimilarHit& hit, Json& r) {
     r["similarity"] = hit.similarity;
-    rows.push_back(std::move(r));
-  }
-  doc["results"] = std::move(rows);
+  });
   return doc;
 }
 

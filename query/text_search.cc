@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/tokenizer.h"
+#include "query/ranked_rows.h"
 #include "query/topk.h"
 #include "snapshot/reader.h"
 
@@ -224,14 +225,10 @@ Json TextSearchJson(const snapshot::Reader& reader, const TextSearchResult& resu
   doc["terms"] = result.terms;
   doc["path"] = result.used_index ? "index" : "scan";
   doc["matched"] = result.matched;
-  Json rows = Json::array();
-  for (const TextHit& hit : result.hits) {
-    Json r = NodeRowJson(MakeNodeRow(reader, hit.index));
+  doc["results"] = RankedRowsJson(reader, result.hits, [](const TextHit& hit, Json& r) {
     r["score"] = hit.score;
     r["matched_terms"] = hit.matched;
-    rows.push_back(std::move(r));
-  }
-  doc["results"] = std::move(rows);
+  });
   return doc;
 }
 

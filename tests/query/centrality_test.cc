@@ -5,12 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <deque>
 #include <string>
 #include <vector>
 
 #include "query/graph_kernels.h"
 #include "tests/query/fixture.h"
+#include "tests/query/rank_reference.h"
 
 namespace amem::query {
 namespace {
@@ -47,11 +47,8 @@ struct Generated {
 
 Generated RandomGraph(uint32_t n, uint32_t m, uint64_t seed) {
   Generated out;
-  uint64_t s = seed;
-  auto next = [&s](uint32_t bound) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<uint32_t>((s >> 33) % bound);
-  };
+  testing::Lcg lcg{seed};
+  auto next = [&lcg](uint32_t bound) { return lcg.Next(bound); };
   for (uint32_t i = 0; i < n; ++i) {
     out.g.Node(Key(i), i % 3 == 0 ? NodeType::kDecision : NodeType::kFact);
   }
@@ -68,41 +65,9 @@ Generated RandomGraph(uint32_t n, uint32_t m, uint64_t seed) {
   return out;
 }
 
-std::vector<double> BruteBetweenness(uint32_t n, const std::vector<std::pair<uint32_t, uint32_t>>& e) {
-  std::vector<std::vector<bool>> adj(n, std::vector<bool>(n, false));
-  for (auto [u, v] : e) {
-    if (u != v) adj[u][v] = adj[v][u] = true;
-  }
-  std::vector<std::vector<int>> dist(n, std::vector<int>(n, -1));
-  std::vector<std::vector<double>> sigma(n, std::vector<double>(n, 0));
-  for (uint32_t s = 0; s < n; ++s) {
-    std::deque<uint32_t> q{s};
-    dist[s][s] = 0;
-    sigma[s][s] = 1;
-    while (!q.empty()) {
-      uint32_t v = q.front();
-      q.pop_front();
-      for (uint32_t w = 0; w < n; ++w) {
-        if (!adj[v][w]) continue;
-        if (dist[s][w] < 0) {
-          dist[s][w] = dist[s][v] + 1;
-          q.push_back(w);
-        }
-        if (dist[s][w] == dist[s][v] + 1) sigma[s][w] += sigma[s][v];
-      }
-    }
-  }
-  std::vector<double> bc(n, 0);
-  for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t t = 0; t < n; ++t) {
-      for (uint32_t v = 0; v < n; ++v) {
-        if (s == t || v == s || v == t || dist[s][t] < 0 || dist[s][v] < 0 || dist[v][t] < 0) {
-          continue;
-        }
-        if (dist[s][v] + dist[v][t] == dist[s][t]) bc[v] += sigma[s][v] * sigma[v][t] / sigma[s][t];
-      }
-    }
-  }
+// Normalised as the query reports it.
+std::vector<double> BruteBetweenness(uint32_t n, const testing::EdgeList& e) {
+  std::vector<double> bc = testing::BruteForceBetweenness(n, e);
   for (double& b : bc) b = n > 2 ? b / ((n - 1.0) * (n - 2.0)) : 0;
   return bc;
 }
