@@ -115,9 +115,10 @@ class Reader {
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
 
-  // Full pass: the checksum block (Corruption "checksum: mismatch" when any byte
-  // changed; NotSupported when the file has no checksum block) and the content
-  // frame (decompressed and its frame checksum checked).
+  // Full pass: the checksum block (Corruption "checksum: ..." when any byte
+  // changed) and the content frame (decompressed, its LZ4 content checksum
+  // checked). A file without a checksum block (has_checksum() false) gets only the
+  // content check.
   Status Verify() const;
 
   // ---- header facts ----
