@@ -40,8 +40,8 @@ GraphFixture Patterns(bool vectors) {
   g.Edge("decision:near", "caused_by", "fact:anchor-2");
   g.Edge("decision:near", "decided_for", "module:anchor");
   g.Edge("decision:near", "related_to", "decision:anchor");
-  // Same words, different shape.
-  add("fact:words", NodeType::kFact, "use lmdb for the store", {1, 0, 0, 0});
+  // Similar words, different shape.
+  add("fact:words", NodeType::kFact, "use lmdb always", {1, 0, 0, 0});
   g.Edge("fact:words", "supports", "fact:twin-1");
   add("entity:lonely", NodeType::kEntity, "nothing in common", {0, 0, 1, 1});
   return g;

@@ -173,7 +173,7 @@ TEST_CASE("consolidate duplicates equal a brute-force all-pairs scan", "[query][
 }
 
 TEST_CASE("consolidate --execute writes exactly the plan; a second run finds nothing",
-          "[query][consolidate]") {
+          "[query][consolidate][.needs-store-readstate]") {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() /
                  ("amem-consolidate-test-" + std::to_string(::getpid()));
@@ -206,6 +206,7 @@ TEST_CASE("consolidate --execute writes exactly the plan; a second run finds not
 
     auto snapshot = [&]() {
       auto state = (*store)->ReadState();
+      INFO(state.status().ToString());
       REQUIRE(state.ok());
       auto bytes = snapshot::BuildSnapshot(*state);
       REQUIRE(bytes.ok());
