@@ -28,7 +28,7 @@ constexpr double kSlack = 1e-9;
 struct DocTerms {
   std::vector<uint32_t> offsets;  // n + 1
   std::vector<uint32_t> ranks;    // per node ascending
-  std::vector<uint8_t> negated;   // a negation word occurs
+  std::vector<uint8_t> negated;   // an odd number of negation words (negation.h)
 
   std::span<const uint32_t> of(uint32_t i) const {
     return {ranks.data() + offsets[i], ranks.data() + offsets[i + 1]};
@@ -37,16 +37,16 @@ struct DocTerms {
 };
 
 // Turns per-term postings into per-node rank lists. `for_each_posting(fn)` calls
-// fn(term, node) for every (distinct) occurrence.
+// fn(term, node, tf) once per (term, node) with the term's occurrence count.
 template <typename ForEachPosting>
 void FillDocTerms(uint32_t n, const std::vector<uint32_t>& rank,
                   const std::vector<uint8_t>& is_negation, ForEachPosting&& for_each_posting,
                   DocTerms* d) {
   d->negated.assign(n, 0);
   d->offsets.assign(n + 1, 0);
-  for_each_posting([&](uint32_t t, uint32_t node) {
+  for_each_posting([&](uint32_t t, uint32_t node, uint32_t tf) {
     if (is_negation[t]) {
-      d->negated[node] = 1;
+      d->negated[node] ^= static_cast<uint8_t>(tf & 1);
     } else {
       ++d->offsets[node + 1];
     }
@@ -54,7 +54,7 @@ void FillDocTerms(uint32_t n, const std::vector<uint32_t>& rank,
   std::partial_sum(d->offsets.begin(), d->offsets.end(), d->offsets.begin());
   d->ranks.resize(d->offsets[n]);
   std::vector<uint32_t> fill(d->offsets.begin(), d->offsets.end() - 1);
-  for_each_posting([&](uint32_t t, uint32_t node) {
+  for_each_posting([&](uint32_t t, uint32_t node, uint32_t) {
     if (!is_negation[t]) d->ranks[fill[node]++] = rank[t];
   });
   for (uint32_t i = 0; i < n; ++i) {
@@ -92,7 +92,7 @@ DocTerms BuildDocTerms(const snapshot::Reader& r) {
     FillDocTerms(n, rank, neg, [&](auto&& fn) {
       for (uint32_t t = 0; t < terms; ++t) {
         snapshot::PostingList pl = r.postings(t, snapshot::Field::kContent);
-        for (uint32_t k = 0; k < pl.size(); ++k) fn(t, pl.node(k));
+        for (uint32_t k = 0; k < pl.size(); ++k) fn(t, pl.node(k), pl.tf(k));
       }
     }, &d);
     return d;
@@ -100,7 +100,10 @@ DocTerms BuildDocTerms(const snapshot::Reader& r) {
   // No term index: tokenize every content once into a local dictionary.
   std::unordered_map<std::string, uint32_t> ids;
   std::vector<std::string> names;
-  std::vector<std::pair<uint32_t, uint32_t>> postings;  // (node, term), distinct
+  struct Posting {
+    uint32_t node, term, tf;
+  };
+  std::vector<Posting> postings;
   std::vector<uint32_t> doc;
   for (uint32_t i = 0; i < n; ++i) {
     doc.clear();
@@ -110,18 +113,22 @@ DocTerms BuildDocTerms(const snapshot::Reader& r) {
       doc.push_back(it->second);
     });
     std::sort(doc.begin(), doc.end());
-    doc.erase(std::unique(doc.begin(), doc.end()), doc.end());
-    for (uint32_t t : doc) postings.emplace_back(i, t);
+    for (size_t a = 0; a < doc.size();) {
+      size_t b = a;
+      while (b < doc.size() && doc[b] == doc[a]) ++b;
+      postings.push_back({i, doc[a], static_cast<uint32_t>(b - a)});
+      a = b;
+    }
   }
   std::vector<uint32_t> df(names.size(), 0);
   std::vector<uint8_t> neg(names.size());
-  for (auto [node, t] : postings) ++df[t];
+  for (const Posting& p : postings) ++df[p.term];
   for (size_t t = 0; t < names.size(); ++t) neg[t] = IsNegationWord(names[t]);
   std::vector<uint32_t> rank = RankTerms(df, [&](uint32_t t) -> const std::string& {
     return names[t];
   });
   FillDocTerms(n, rank, neg, [&](auto&& fn) {
-    for (auto [node, t] : postings) fn(t, node);
+    for (const Posting& p : postings) fn(p.term, p.node, p.tf);
   }, &d);
   return d;
 }

@@ -25,7 +25,7 @@ void TermSignature::Assign(std::string_view text) {
   negated = false;
   ForEachToken(text, [&](std::string_view token) {
     if (IsNegationWord(token)) {
-      negated = true;
+      negated = !negated;
     } else {
       terms.push_back(Hash64(token));
     }

@@ -2,10 +2,12 @@
 // `consolidate` (QUERIES.md 12 and 15).
 //
 // Two texts contradict each other when their token sets (common/tokenizer.h) are
-// equal once negation words are removed, that set is not empty, and exactly one of
-// them contains a negation word: "the cache is enabled" / "the cache is not
-// enabled". Matching is by whole token, never by substring, so "know" and "node"
-// are not negations. Contractions split at the apostrophe ("isn't" -> "isn"), so
+// equal once negation words are removed, that set is not empty, and their numbers
+// of negation words differ in parity: "the cache is enabled" / "the cache is not
+// enabled". Parity rather than presence, so that an unrelated "not" elsewhere in
+// both texts does not hide the one that differs ("... is not enabled. It is not
+// fast." against "... is enabled. It is not fast."). Matching is by whole token,
+// never by substring, so "know" and "node" are not negations. Contractions split at the apostrophe ("isn't" -> "isn"), so
 // their stems are negation words; "can't" and "won't" give "can" and "won", which
 // are ordinary words and therefore not treated as negations ("cannot" is).
 #ifndef AMEM_QUERY_NEGATION_H_
@@ -23,10 +25,10 @@ namespace amem::query {
 bool IsNegationWord(std::string_view token);
 
 // The content terms of a text: hashes (common/hash.h Hash64) of its distinct
-// non-negation tokens, sorted ascending, and whether a negation word occurred.
+// non-negation tokens, sorted ascending, and the parity of its negation words.
 struct TermSignature {
   std::vector<uint64_t> terms;
-  bool negated = false;
+  bool negated = false;  // an odd number of negation words
 
   // Recomputes the signature of `text`, reusing the vector's capacity.
   void Assign(std::string_view text);

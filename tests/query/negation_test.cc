@@ -27,6 +27,10 @@ TEST_CASE("Contradiction needs equal term sets and opposite polarity", "[query][
   CHECK(Contradicts(Sig("the cache is enabled"), Sig("the cache is not enabled")));
   CHECK(Contradicts(Sig("The cache isn't enabled."), Sig("cache enabled")));
   CHECK(Contradicts(Sig("never retry on timeout"), Sig("retry on timeout")));
+  // An unrelated negation in both texts does not hide the one that differs.
+  CHECK(Contradicts(Sig("The cache is not enabled. It is not fast."),
+                    Sig("The cache is enabled. It is not fast.")));
+  CHECK_FALSE(Contradicts(Sig("not fast, cache not enabled"), Sig("cache never enabled not fast")));
   // Both negated, or neither: no contradiction.
   CHECK_FALSE(Contradicts(Sig("cache not enabled"), Sig("cache never enabled")));
   CHECK_FALSE(Contradicts(Sig("cache enabled"), Sig("cache enabled")));
@@ -39,6 +43,7 @@ TEST_CASE("Contradiction needs equal term sets and opposite polarity", "[query][
   CHECK_FALSE(Contradicts(Sig("no"), Sig("the")));
   CHECK(Sig("not").terms.empty());
   CHECK(Sig("not").negated);
+  CHECK_FALSE(Sig("not never").negated);
 }
 
 TEST_CASE("Term signatures are sets with a stable key", "[query][negation]") {
