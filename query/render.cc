@@ -5,6 +5,7 @@
 
 #include "common/hash.h"
 #include "common/model.h"
+#include "snapshot/reader.h"
 
 namespace amem::query {
 
@@ -126,6 +127,16 @@ Json EdgeJson(std::string_view src_key, std::string_view rel, std::string_view d
   j["dst"] = dst_key;
   j["weight"] = weight;
   return j;
+}
+
+Json NodeJson(const snapshot::Reader& reader, uint32_t index) {
+  return NodeRowJson(MakeNodeRow(reader, index));
+}
+
+Json EdgeJson(const snapshot::Reader& reader, uint32_t edge) {
+  const snapshot::Edge e = reader.edge(edge);
+  return EdgeJson(reader.key(e.source), reader.relation_name(e.rel), reader.key(e.target),
+                  e.weight);
 }
 
 std::string RenderJson(const Json& doc) { return Dump(doc) + "\n"; }

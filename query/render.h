@@ -34,6 +34,11 @@ Json NodeRowJson(const NodeRow& row);
 Json EdgeJson(std::string_view src_key, std::string_view rel, std::string_view dst_key,
               float weight);
 
+// The same for node `index` / edge number `edge` of a snapshot.
+// REQUIRES: index < reader.node_count(), edge < reader.edge_count().
+Json NodeJson(const snapshot::Reader& reader, uint32_t index);
+Json EdgeJson(const snapshot::Reader& reader, uint32_t edge);
+
 // The whole answer, newline-terminated. Json: compact one-line document (invalid
 // UTF-8, which a validated snapshot never holds, is replaced rather than thrown).
 // Text: "name: value" lines for scalars, a "name (N):" header then one indented line
