@@ -141,6 +141,7 @@ Status Validate(const Json& schema, const Json& v, const std::string& path) {
       if (props) {
         if (auto p = props->find(key); p != props->end()) sub = &*p;
       }
+      if (sub == nullptr && extra != schema.end() && extra->is_object()) sub = &*extra;
       if (sub == nullptr) {
         if (!closed) continue;
         std::string known;

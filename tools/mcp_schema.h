@@ -2,7 +2,7 @@
 // input the same way and the schema a model reads is the one that is enforced.
 //
 // The supported subset (all the tools use): type (one name or a list), properties,
-// required, additionalProperties: false, items, enum, minimum, maximum, minLength,
+// required, additionalProperties (false or a schema), items, enum, minimum, maximum, minLength,
 // maxLength (in characters), minItems, maxItems. Other keywords (description,
 // default, ...) are ignored.
 #ifndef AMEM_TOOLS_MCP_SCHEMA_H_
