@@ -32,6 +32,12 @@ struct StoreOptions {
   bool durable = true;
   // Append JSON Lines telemetry events here (DESIGN.md §3); empty: off.
   std::string telemetry_path;
+
+  // Test hooks. TEST_key_hash replaces NodeIdForKey (to force id collisions);
+  // TEST_map_size sets the initial LMDB map size in bytes (0: 1 GiB) to exercise
+  // map growth.
+  uint64_t (*TEST_key_hash)(std::string_view key) = nullptr;
+  size_t TEST_map_size = 0;
 };
 
 // Where a read looks. Latest, or the state after the last commit at or before a
@@ -162,6 +168,8 @@ struct Change {
   int64_t ts = 0;     // the revision's commit timestamp
   Kind kind = Kind::kPutNode;
   bool overwrite = false;  // a put that replaced a live version
+  // kPutEdge only: the endpoint was not a live node when the edge was written.
+  bool src_missing = false, dst_missing = false;
   // kPutNode/kDeleteNode: key. Edges: src_key, rel_name, dst_key. Kv: scope, ns, key.
   std::string key, src_key, rel_name, dst_key, scope, ns;
   std::string run, task;
@@ -211,6 +219,8 @@ struct CompactReport {
   uint64_t tombstones_removed = 0;
   uint64_t history_entries_removed = 0;
   bool dry_run = false;
+  uint64_t oldest_readable_revision = 1;  // after this compaction
+  std::vector<std::string> warnings;      // Stats().warnings afterwards
 };
 
 class Store {

@@ -1,0 +1,50 @@
+#include "store/lmdb_env.h"
+
+namespace amem::store_internal {
+
+Status FromLmdb(const lmdb::error& e) {
+  if (e.code() == MDB_CORRUPTED || e.code() == MDB_PANIC) {
+    return Status::Corruption(std::string("lmdb: ") + e.what());
+  }
+  return Status::IOError(std::string("lmdb: ") + e.what());
+}
+
+bool Get(MDB_txn* txn, MDB_dbi dbi, std::string_view key, std::string_view* value) {
+  MDB_val k = Val(key), v{0, nullptr};
+  if (!lmdb::dbi_get(txn, dbi, &k, &v)) return false;
+  *value = View(v);
+  return true;
+}
+
+void Put(MDB_txn* txn, MDB_dbi dbi, std::string_view key, std::string_view value,
+         unsigned int flags) {
+  MDB_val k = Val(key), v = Val(value);
+  int rc = ::mdb_put(txn, dbi, &k, &v, flags);
+  if (rc != MDB_SUCCESS) lmdb::error::raise("mdb_put", rc);
+}
+
+bool Del(MDB_txn* txn, MDB_dbi dbi, std::string_view key, std::string_view dup) {
+  MDB_val k = Val(key), d = Val(dup);
+  return lmdb::dbi_del(txn, dbi, &k, dup.empty() ? nullptr : &d);
+}
+
+bool PutDup(MDB_txn* txn, MDB_dbi dbi, std::string_view key, std::string_view dup) {
+  MDB_val k = Val(key), v = Val(dup);
+  int rc = ::mdb_put(txn, dbi, &k, &v, MDB_NODUPDATA);
+  if (rc == MDB_KEYEXIST) return false;
+  if (rc != MDB_SUCCESS) lmdb::error::raise("mdb_put", rc);
+  return true;
+}
+
+bool Cursor::Op(std::string_view key, MDB_cursor_op op) {
+  if (op == MDB_SET_RANGE || op == MDB_SET_KEY) key_ = Val(key);
+  return lmdb::cursor_get(cursor_, &key_, &value_, op);
+}
+
+bool Cursor::SeekDupRange(std::string_view key, std::string_view dup) {
+  key_ = Val(key);
+  value_ = Val(dup);
+  return lmdb::cursor_get(cursor_, &key_, &value_, MDB_GET_BOTH_RANGE);
+}
+
+}  // namespace amem::store_internal

@@ -1,0 +1,354 @@
+// ReadState (for the exporter), Stats and Compact (docs/STORE.md §5).
+#include <algorithm>
+
+#include "common/coding.h"
+#include "store/store_rep.h"
+
+namespace amem {
+
+using namespace store_internal;
+
+namespace {
+
+bool IsLiveNode(MDB_txn* txn, const Dbs& dbs, uint64_t id) {
+  std::string_view value;
+  uint64_t rev = 0;
+  bool tombstone = false;
+  return Get(txn, dbs.n, NodeKey(id), &value) && PeekRev(value, &rev, &tombstone) && !tombstone;
+}
+
+bool HasDup(MDB_txn* txn, MDB_dbi dbi, std::string_view key, std::string_view dup) {
+  Cursor c(txn, dbi);
+  return c.SeekDupRange(key, dup) && c.value() == dup;
+}
+
+uint64_t Entries(MDB_txn* txn, MDB_dbi dbi) {
+  MDB_stat st;
+  lmdb::dbi_stat(txn, dbi, &st);
+  return st.ms_entries;
+}
+
+// Counts that Stats reports and Compact's store-wide trigger uses.
+Status TakeCensus(MDB_txn* txn, const Dbs& dbs, MDB_env* env, StoreStats* st) {
+  st->revision = GetMetaU64(txn, dbs, kMetaRevision, 0);
+  st->revision_ts = static_cast<int64_t>(GetMetaU64(txn, dbs, kMetaRevisionTs, 0));
+  st->oldest_readable_revision = std::max<uint64_t>(1, GetMetaU64(txn, dbs, kMetaFloor, 0));
+  {
+    Cursor c(txn, dbs.n);
+    for (bool ok = c.First(); ok; ok = c.Next()) {
+      uint64_t rev = 0;
+      bool tombstone = false;
+      if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("node record header");
+      ++(tombstone ? st->deleted_nodes : st->live_nodes);
+    }
+  }
+  {
+    Cursor c(txn, dbs.e);
+    for (bool ok = c.First(); ok; ok = c.Next()) {
+      if (c.key().size() != kEdgeKeySize) return Status::Corruption("edge key size");
+      uint64_t src = 0, dst = 0;
+      RelationId rel = 0;
+      DecodeEdgeKey(c.key(), &src, &rel, &dst);
+      uint64_t rev = 0;
+      bool tombstone = false;
+      if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("edge record header");
+      if (tombstone) {
+        ++st->deleted_edges;
+        st->dead_adjacency_entries += HasDup(txn, dbs.out, NodeKey(src), AdjEntry(rel, dst));
+        st->dead_adjacency_entries += HasDup(txn, dbs.in, NodeKey(dst), AdjEntry(rel, src));
+        continue;
+      }
+      ++st->live_edges;
+      if (!IsLiveNode(txn, dbs, src) || !IsLiveNode(txn, dbs, dst)) ++st->dangling_edges;
+    }
+  }
+  {
+    Cursor c(txn, dbs.kv);
+    for (bool ok = c.First(); ok; ok = c.Next()) {
+      uint64_t rev = 0;
+      bool tombstone = false;
+      if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("kv record header");
+      st->kv_entries += tombstone ? 0 : 1;
+    }
+  }
+  st->history_entries = Entries(txn, dbs.hist);
+  st->adjacency_entries = Entries(txn, dbs.out) + Entries(txn, dbs.in);
+  {
+    Cursor c(txn, dbs.meta);
+    for (bool ok = c.SeekRange(kMetaRelationById);
+         ok && c.key().substr(0, kMetaRelationById.size()) == kMetaRelationById; ok = c.Next()) {
+      ++st->custom_relations;
+    }
+  }
+  MDB_envinfo info;
+  MDB_stat env_stat;
+  lmdb::env_info(env, &info);
+  lmdb::env_stat(env, &env_stat);
+  st->map_size = info.me_mapsize;
+  st->used_bytes = (info.me_last_pgno + 1) * uint64_t{env_stat.ms_psize};
+
+  uint64_t tombstones = st->deleted_nodes + st->deleted_edges;
+  uint64_t records = tombstones + st->live_nodes + st->live_edges;
+  if (tombstones >= kWarnMinTombstones &&
+      static_cast<double>(tombstones) >= kWarnTombstoneRatio * static_cast<double>(records)) {
+    st->compaction_recommended = true;
+    st->warnings.push_back(
+        std::to_string(tombstones) + " tombstones (" +
+        std::to_string(tombstones * 100 / std::max<uint64_t>(records, 1)) +
+        "% of node and edge records) and " + std::to_string(st->dead_adjacency_entries) +
+        " dead adjacency entries have accumulated; compaction is recommended (amem compact)");
+  }
+  return Status::OK();
+}
+
+struct DeadEntry {
+  std::string list_key;  // NodeKey
+  RelationId rel;
+  uint64_t other;
+  uint64_t deleted_rev;
+};
+
+// Scans every list of `list` (out when outgoing, else in) and appends the dead
+// entries of the lists that qualify for rewriting.
+Status FindDeadEntries(MDB_txn* txn, const Dbs& dbs, bool outgoing, bool rewrite_all,
+                       std::vector<DeadEntry>* out, uint64_t* lists) {
+  Cursor c(txn, outgoing ? dbs.out : dbs.in);
+  std::vector<DeadEntry> dead;
+  uint64_t total = 0;
+  auto flush = [&] {
+    uint64_t d = dead.size();
+    if (d > 0 && (rewrite_all || d >= kCompactListMinDead ||
+                  static_cast<double>(d) >= kCompactListDeadRatio * static_cast<double>(total))) {
+      ++*lists;
+      out->insert(out->end(), dead.begin(), dead.end());
+    }
+    dead.clear();
+    total = 0;
+  };
+  std::string current;
+  for (bool ok = c.First(); ok; ok = c.Next()) {
+    if (c.key() != current) {
+      flush();
+      current = c.key();
+    }
+    std::string_view v = c.value();
+    if (c.key().size() != kNodeKeySize || v.size() != kAdjEntrySize) {
+      return Status::Corruption(std::string(outgoing ? "out" : "in") + " adjacency entry size");
+    }
+    uint64_t id = DecodeBig64(c.key().data());
+    auto rel = static_cast<RelationId>(v[0]);
+    uint64_t other = DecodeBig64(v.data() + 1);
+    std::string edge_key = outgoing ? EdgeKey(id, rel, other) : EdgeKey(other, rel, id);
+    std::string_view value;
+    uint64_t rev = 0;
+    bool tombstone = false;
+    if (!Get(txn, dbs.e, edge_key, &value)) {
+      return Status::Corruption(std::string(outgoing ? "out" : "in") + " adjacency of node " +
+                                FormatHexId(id) + " points at no edge record");
+    }
+    if (!PeekRev(value, &rev, &tombstone)) return Status::Corruption("edge record header");
+    ++total;
+    if (tombstone) dead.push_back({current, rel, other, rev});
+  }
+  flush();
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<StoreState> Store::ReadState(const ReadView& view) const {
+  StoreState state;
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) -> Status {
+    const Dbs& dbs = rep_->dbs;
+    state = StoreState();
+    state.dimension = rep_->dimension;
+    At at;
+    AMEM_RETURN_IF_ERROR(rep_->Resolve(txn, view, &at));
+    state.revision = at.rev;
+    if (at.latest) {
+      state.revision_ts = static_cast<int64_t>(GetMetaU64(txn, dbs, kMetaRevisionTs, 0));
+    } else if (std::string_view log; at.rev > 0 && Get(txn, dbs.log, RevKey(at.rev), &log) &&
+                                     log.size() >= 8) {
+      state.revision_ts = static_cast<int64_t>(DecodeFixed64(log.data()));
+    }
+    AMEM_RETURN_IF_ERROR(LoadRelations(txn, dbs, &state.relations));
+    std::string names[kMaxRelationId + 1];
+    for (const auto& [id, name] : state.relations) names[id] = name;
+
+    AMEM_RETURN_IF_ERROR(ForEachAt(txn, dbs, dbs.n, kHistNode, "", at,
+                                   [&](std::string_view k, std::string_view value) {
+                                     if (k.size() != kNodeKeySize) {
+                                       return Status::Corruption("node key size");
+                                     }
+                                     NodeValue v;
+                                     AMEM_RETURN_IF_ERROR(v.DecodeFrom(value));
+                                     if (!v.tombstone) {
+                                       state.nodes.push_back(ToNodeRecord(DecodeBig64(k.data()), v));
+                                     }
+                                     return Status::OK();
+                                   }));
+    AMEM_RETURN_IF_ERROR(ForEachAt(txn, dbs, dbs.e, kHistEdge, "", at,
+                                   [&](std::string_view k, std::string_view value) {
+                                     if (k.size() != kEdgeKeySize) {
+                                       return Status::Corruption("edge key size");
+                                     }
+                                     EdgeValue v;
+                                     AMEM_RETURN_IF_ERROR(v.DecodeFrom(value));
+                                     if (v.tombstone) return Status::OK();
+                                     auto rel = static_cast<RelationId>(k[8]);
+                                     if (names[rel].empty()) {
+                                       return Status::Corruption(
+                                           "an edge uses unknown relation id " +
+                                           std::to_string(rel));
+                                     }
+                                     state.edges.push_back(ToEdgeRecord(k, names[rel], v));
+                                     return Status::OK();
+                                   }));
+    return ForEachAt(txn, dbs, dbs.kv, kHistKv, "", at,
+                     [&](std::string_view k, std::string_view value) {
+                       KvValue v;
+                       AMEM_RETURN_IF_ERROR(v.DecodeFrom(value));
+                       if (!v.tombstone) state.kv.push_back(ToKvRecord(k, v));
+                       return Status::OK();
+                     });
+  }));
+  std::sort(state.nodes.begin(), state.nodes.end(),
+            [](const NodeRecord& a, const NodeRecord& b) { return a.key < b.key; });
+  std::sort(state.edges.begin(), state.edges.end(), [](const EdgeRecord& a, const EdgeRecord& b) {
+    if (int c = a.src_key.compare(b.src_key); c != 0) return c < 0;
+    if (a.rel != b.rel) return a.rel < b.rel;
+    return a.dst_key < b.dst_key;
+  });
+  return state;
+}
+
+Result<StoreStats> Store::Stats() const {
+  StoreStats st;
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+    st = StoreStats();
+    st.dimension = rep_->dimension;
+    return TakeCensus(txn, rep_->dbs, rep_->env.handle(), &st);
+  }));
+  return st;
+}
+
+Result<CompactReport> Store::Compact(const CompactOptions& options) {
+  CompactReport report;
+  const Dbs& dbs = rep_->dbs;
+  AMEM_RETURN_IF_ERROR(rep_->Write(
+      [&](MDB_txn* txn) -> Status {
+        report = CompactReport();
+        report.dry_run = options.dry_run;
+        const uint64_t latest = GetMetaU64(txn, dbs, kMetaRevision, 0);
+        const uint64_t floor = GetMetaU64(txn, dbs, kMetaFloor, 0);
+        const uint64_t drop = options.drop_history_before;
+        if (drop > latest) {
+          return Status::InvalidArgument("cannot drop history before revision " +
+                                         std::to_string(drop) + ": the latest revision is " +
+                                         std::to_string(latest));
+        }
+        StoreStats census;
+        AMEM_RETURN_IF_ERROR(TakeCensus(txn, dbs, rep_->env.handle(), &census));
+        const bool rewrite_all = census.compaction_recommended;
+
+        // 1. Move dead adjacency entries to the dead lists, which only as-of
+        //    reads consult.
+        for (bool outgoing : {true, false}) {
+          std::vector<DeadEntry> dead;
+          AMEM_RETURN_IF_ERROR(
+              FindDeadEntries(txn, dbs, outgoing, rewrite_all, &dead, &report.lists_rewritten));
+          for (const DeadEntry& d : dead) {
+            Del(txn, outgoing ? dbs.out : dbs.in, d.list_key, AdjEntry(d.rel, d.other));
+            PutDup(txn, outgoing ? dbs.out_dead : dbs.in_dead, d.list_key,
+                   DeadAdjEntry(d.rel, d.other, d.deleted_rev));
+          }
+          report.adjacency_entries_removed += dead.size();
+        }
+
+        // 2. Tombstones no live list points at. Their earlier versions stay in
+        //    hist, so keyed as-of reads are unchanged.
+        std::vector<std::string> doomed;
+        {
+          Cursor c(txn, dbs.e);
+          for (bool ok = c.First(); ok; ok = c.Next()) {
+            uint64_t rev = 0, src = 0, dst = 0;
+            RelationId rel = 0;
+            bool tombstone = false;
+            if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("edge header");
+            if (!tombstone) continue;
+            DecodeEdgeKey(c.key(), &src, &rel, &dst);
+            if (HasDup(txn, dbs.out, NodeKey(src), AdjEntry(rel, dst)) ||
+                HasDup(txn, dbs.in, NodeKey(dst), AdjEntry(rel, src))) {
+              continue;
+            }
+            doomed.emplace_back(c.key());
+          }
+        }
+        for (const std::string& k : doomed) Del(txn, dbs.e, k);
+        report.tombstones_removed += doomed.size();
+        for (MDB_dbi dbi : {dbs.n, dbs.kv}) {
+          doomed.clear();
+          {
+            Cursor c(txn, dbi);
+            for (bool ok = c.First(); ok; ok = c.Next()) {
+              uint64_t rev = 0;
+              bool tombstone = false;
+              if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("record header");
+              if (tombstone) doomed.emplace_back(c.key());
+            }
+          }
+          for (const std::string& k : doomed) Del(txn, dbi, k);
+          report.tombstones_removed += doomed.size();
+        }
+
+        // 3. History, dead lists and log before `drop`.
+        uint64_t new_floor = floor;
+        if (drop > floor) {
+          new_floor = drop;
+          std::vector<std::string> keys;
+          {
+            Cursor c(txn, dbs.hist);
+            for (bool ok = c.First(); ok; ok = c.Next()) {
+              std::string_view k = c.key();
+              if (k.size() < 1 + kRevSuffixSize) return Status::Corruption("hist key size");
+              if (DecodeBig64(k.data() + k.size() - kRevSuffixSize) <= drop) keys.emplace_back(k);
+            }
+          }
+          for (const std::string& k : keys) Del(txn, dbs.hist, k);
+          report.history_entries_removed += keys.size();
+          for (MDB_dbi dbi : {dbs.out_dead, dbs.in_dead}) {
+            std::vector<std::pair<std::string, std::string>> gone;
+            Cursor c(txn, dbi);
+            for (bool ok = c.First(); ok; ok = c.Next()) {
+              if (c.value().size() != kDeadAdjEntrySize) {
+                return Status::Corruption("dead adjacency entry size");
+              }
+              if (DecodeBig64(c.value().data() + 9) <= drop) {
+                gone.emplace_back(c.key(), c.value());
+              }
+            }
+            for (const auto& [k, v] : gone) Del(txn, dbi, k, v);
+            report.history_entries_removed += gone.size();
+          }
+          std::vector<std::string> revs;
+          {
+            Cursor c(txn, dbs.log);
+            for (bool ok = c.First(); ok && c.key().size() == 8 &&
+                                      DecodeBig64(c.key().data()) < drop;
+                 ok = c.Next()) {
+              revs.emplace_back(c.key());
+            }
+          }
+          for (const std::string& k : revs) Del(txn, dbs.log, k);
+          PutMetaU64(txn, dbs, kMetaFloor, drop);
+        }
+        report.oldest_readable_revision = std::max<uint64_t>(1, new_floor);
+        return Status::OK();
+      },
+      !options.dry_run));
+  auto st = Stats();
+  if (st.ok()) report.warnings = st->warnings;
+  return report;
+}
+
+}  // namespace amem

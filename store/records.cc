@@ -1,0 +1,227 @@
+#include "store/records.h"
+
+#include "common/coding.h"
+
+namespace amem::store_internal {
+
+namespace {
+constexpr uint64_t kSignBit = uint64_t{1} << 63;
+
+void PutHeader(std::string* dst, bool tombstone, uint64_t rev) {
+  dst->push_back(static_cast<char>(tombstone ? kTombstone : 0));
+  PutVarint64(dst, rev);
+}
+
+bool GetHeader(std::string_view* in, bool* tombstone, uint64_t* rev) {
+  if (in->empty()) return false;
+  auto flags = static_cast<uint8_t>((*in)[0]);
+  if ((flags & ~kTombstone) != 0) return false;
+  in->remove_prefix(1);
+  *tombstone = (flags & kTombstone) != 0;
+  return GetVarint64(in, rev);
+}
+
+Status Bad(const char* what) {
+  return Status::Corruption(std::string(what) + " value is malformed");
+}
+}  // namespace
+
+std::string NodeKey(uint64_t id) {
+  std::string k(kNodeKeySize, '\0');
+  EncodeBig64(k.data(), id);
+  return k;
+}
+
+std::string EdgeKey(uint64_t src, RelationId rel, uint64_t dst) {
+  std::string k(kEdgeKeySize, '\0');
+  EncodeBig64(k.data(), src);
+  k[8] = static_cast<char>(rel);
+  EncodeBig64(k.data() + 9, dst);
+  return k;
+}
+
+void DecodeEdgeKey(std::string_view key, uint64_t* src, RelationId* rel, uint64_t* dst) {
+  *src = DecodeBig64(key.data());
+  *rel = static_cast<RelationId>(key[8]);
+  *dst = DecodeBig64(key.data() + 9);
+}
+
+std::string AdjEntry(RelationId rel, uint64_t other) {
+  std::string k(kAdjEntrySize, '\0');
+  k[0] = static_cast<char>(rel);
+  EncodeBig64(k.data() + 1, other);
+  return k;
+}
+
+std::string DeadAdjEntry(RelationId rel, uint64_t other, uint64_t deleted_rev) {
+  std::string k = AdjEntry(rel, other);
+  PutBig64(&k, deleted_rev);
+  return k;
+}
+
+std::string KvPrefix(std::string_view scope, std::string_view ns) {
+  std::string k;
+  k.reserve(scope.size() + ns.size() + 2);
+  k.append(scope).push_back('\0');
+  k.append(ns).push_back('\0');
+  return k;
+}
+
+std::string KvKey(std::string_view scope, std::string_view ns, std::string_view key) {
+  std::string k = KvPrefix(scope, ns);
+  k.append(key).push_back('\0');
+  return k;
+}
+
+bool SplitKvKey(std::string_view k, std::string_view* scope, std::string_view* ns,
+                std::string_view* key) {
+  std::string_view* parts[3] = {scope, ns, key};
+  for (auto* part : parts) {
+    size_t z = k.find('\0');
+    if (z == std::string_view::npos) return false;
+    *part = k.substr(0, z);
+    k.remove_prefix(z + 1);
+  }
+  return k.empty();
+}
+
+std::string HistKey(char tag, std::string_view entity, uint64_t superseded_at) {
+  std::string k;
+  k.reserve(1 + entity.size() + kRevSuffixSize);
+  k.push_back(tag);
+  k.append(entity);
+  PutBig64(&k, superseded_at);
+  return k;
+}
+
+std::string RevKey(uint64_t rev) {
+  std::string k;
+  PutBig64(&k, rev);
+  return k;
+}
+
+std::string TimeKey(int64_t ts, uint64_t rev) {
+  std::string k;
+  PutBig64(&k, static_cast<uint64_t>(ts) ^ kSignBit);
+  PutBig64(&k, rev);
+  return k;
+}
+
+int64_t DecodeTimeKeyTs(std::string_view key) {
+  return static_cast<int64_t>(DecodeBig64(key.data()) ^ kSignBit);
+}
+uint64_t DecodeTimeKeyRev(std::string_view key) { return DecodeBig64(key.data() + 8); }
+
+bool PeekRev(std::string_view value, uint64_t* rev, bool* tombstone) {
+  return GetHeader(&value, tombstone, rev);
+}
+
+void NodeValue::EncodeTo(std::string* dst) const {
+  PutHeader(dst, tombstone, rev);
+  dst->push_back(static_cast<char>(type));
+  PutVarsint64(dst, created_ts);
+  PutVarsint64(dst, updated_ts);
+  PutFloat(dst, confidence);
+  PutLengthPrefixed(dst, key);
+  PutLengthPrefixed(dst, content);
+  PutLengthPrefixed(dst, meta);
+  PutLengthPrefixed(dst, scope);
+  PutLengthPrefixed(dst, run);
+  PutLengthPrefixed(dst, task);
+  PutVarint32(dst, vector_size());
+  if (floats) {
+    size_t at = dst->size();
+    dst->resize(at + 4 * floats->size());
+    for (float f : *floats) {
+      EncodeFloat(dst->data() + at, f);
+      at += 4;
+    }
+  } else {
+    dst->append(vector_bytes);
+  }
+}
+
+Status NodeValue::DecodeFrom(std::string_view in) {
+  floats = nullptr;
+  uint32_t dim = 0;
+  if (!GetHeader(&in, &tombstone, &rev) || in.empty()) return Bad("node");
+  auto t = static_cast<uint8_t>(in[0]);
+  if (!IsValidNodeType(t)) return Status::Corruption("node value has an unknown type");
+  type = static_cast<NodeType>(t);
+  in.remove_prefix(1);
+  if (!GetVarsint64(&in, &created_ts) || !GetVarsint64(&in, &updated_ts) ||
+      !GetFloat(&in, &confidence) || !GetLengthPrefixed(&in, &key) ||
+      !GetLengthPrefixed(&in, &content) || !GetLengthPrefixed(&in, &meta) ||
+      !GetLengthPrefixed(&in, &scope) || !GetLengthPrefixed(&in, &run) ||
+      !GetLengthPrefixed(&in, &task) || !GetVarint32(&in, &dim) ||
+      in.size() != uint64_t{dim} * 4) {
+    return Bad("node");
+  }
+  vector_bytes = in;
+  return Status::OK();
+}
+
+void EdgeValue::EncodeTo(std::string* dst) const {
+  PutHeader(dst, tombstone, rev);
+  PutVarsint64(dst, created_ts);
+  PutVarsint64(dst, updated_ts);
+  PutFloat(dst, weight);
+  PutLengthPrefixed(dst, src_key);
+  PutLengthPrefixed(dst, dst_key);
+  PutLengthPrefixed(dst, payload);
+  PutLengthPrefixed(dst, run);
+  PutLengthPrefixed(dst, task);
+}
+
+Status EdgeValue::DecodeFrom(std::string_view in) {
+  if (!GetHeader(&in, &tombstone, &rev) || !GetVarsint64(&in, &created_ts) ||
+      !GetVarsint64(&in, &updated_ts) || !GetFloat(&in, &weight) ||
+      !GetLengthPrefixed(&in, &src_key) || !GetLengthPrefixed(&in, &dst_key) ||
+      !GetLengthPrefixed(&in, &payload) || !GetLengthPrefixed(&in, &run) ||
+      !GetLengthPrefixed(&in, &task) || !in.empty()) {
+    return Bad("edge");
+  }
+  return Status::OK();
+}
+
+void KvValue::EncodeTo(std::string* dst) const {
+  PutHeader(dst, tombstone, rev);
+  PutVarsint64(dst, ts);
+  PutLengthPrefixed(dst, value);
+  PutLengthPrefixed(dst, run);
+  PutLengthPrefixed(dst, task);
+}
+
+Status KvValue::DecodeFrom(std::string_view in) {
+  if (!GetHeader(&in, &tombstone, &rev) || !GetVarsint64(&in, &ts) ||
+      !GetLengthPrefixed(&in, &value) || !GetLengthPrefixed(&in, &run) ||
+      !GetLengthPrefixed(&in, &task) || !in.empty()) {
+    return Bad("kv");
+  }
+  return Status::OK();
+}
+
+void LogEntry::EncodeTo(std::string* dst) const {
+  dst->push_back(static_cast<char>(kind));
+  dst->push_back(static_cast<char>(flags));
+  PutLengthPrefixed(dst, a);
+  PutLengthPrefixed(dst, b);
+  PutLengthPrefixed(dst, c);
+  PutLengthPrefixed(dst, run);
+  PutLengthPrefixed(dst, task);
+}
+
+Status LogEntry::DecodeFrom(std::string_view* in) {
+  if (in->size() < 2) return Bad("log");
+  kind = static_cast<uint8_t>((*in)[0]);
+  flags = static_cast<uint8_t>((*in)[1]);
+  in->remove_prefix(2);
+  if (kind > 6 || !GetLengthPrefixed(in, &a) || !GetLengthPrefixed(in, &b) ||
+      !GetLengthPrefixed(in, &c) || !GetLengthPrefixed(in, &run) ||
+      !GetLengthPrefixed(in, &task)) {
+    return Bad("log");
+  }
+  return Status::OK();
+}
+
+}  // namespace amem::store_internal

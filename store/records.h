@@ -1,0 +1,116 @@
+// Keys and values of the store's LMDB databases (docs/STORE.md is the contract;
+// this file follows it section by section). Keys are big-endian so LMDB's
+// bytewise order is numeric order; values use common/coding.h (little-endian).
+//
+// Decoded records hold string_views into the bytes they were decoded from: they
+// live as long as those bytes (for LMDB values: until the txn ends or writes).
+#ifndef AMEM_STORE_RECORDS_H_
+#define AMEM_STORE_RECORDS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/model.h"
+#include "common/status.h"
+
+namespace amem::store_internal {
+
+// ---- keys (STORE.md §3) ----
+inline constexpr size_t kNodeKeySize = 8;
+inline constexpr size_t kEdgeKeySize = 17;
+inline constexpr size_t kAdjEntrySize = 9;       // rel u8 | other id
+inline constexpr size_t kDeadAdjEntrySize = 17;  // rel u8 | other id | deleted_rev
+inline constexpr size_t kRevSuffixSize = 8;
+
+// Tags of the hist database's three sections.
+inline constexpr char kHistNode = 'n';
+inline constexpr char kHistEdge = 'e';
+inline constexpr char kHistKv = 'k';
+
+std::string NodeKey(uint64_t id);
+std::string EdgeKey(uint64_t src, RelationId rel, uint64_t dst);
+void DecodeEdgeKey(std::string_view key, uint64_t* src, RelationId* rel, uint64_t* dst);
+std::string AdjEntry(RelationId rel, uint64_t other);
+std::string DeadAdjEntry(RelationId rel, uint64_t other, uint64_t deleted_rev);
+// scope \0 ns \0 key \0 (names never contain NUL). The (scope, ns) prefix is
+// KvPrefix.
+std::string KvKey(std::string_view scope, std::string_view ns, std::string_view key);
+std::string KvPrefix(std::string_view scope, std::string_view ns);
+// false if `k` is not three NUL-terminated parts.
+bool SplitKvKey(std::string_view k, std::string_view* scope, std::string_view* ns,
+                std::string_view* key);
+// tag | entity key | big-endian revision at which the version was superseded.
+std::string HistKey(char tag, std::string_view entity, uint64_t superseded_at);
+std::string RevKey(uint64_t rev);
+// Big-endian (ts with the sign bit flipped) | rev: sorts by time, then revision.
+std::string TimeKey(int64_t ts, uint64_t rev);
+int64_t DecodeTimeKeyTs(std::string_view key);
+uint64_t DecodeTimeKeyRev(std::string_view key);
+
+// ---- values (STORE.md §4). Every value starts with flags u8 | rev varint64. ----
+inline constexpr uint8_t kTombstone = 1;
+
+// Reads the common prefix; false if the bytes are too short or malformed.
+bool PeekRev(std::string_view value, uint64_t* rev, bool* tombstone);
+
+struct NodeValue {
+  bool tombstone = false;
+  NodeType type = NodeType::kEntity;
+  uint64_t rev = 0;
+  int64_t created_ts = 0, updated_ts = 0;
+  float confidence = 1.0f;
+  std::string_view key, content, meta, scope, run, task;
+  // Encoding: when `floats` is set it is written, else `vector_bytes` verbatim
+  // (what DecodeFrom produced: 4-byte little-endian floats).
+  const std::vector<float>* floats = nullptr;
+  std::string_view vector_bytes;
+
+  void EncodeTo(std::string* dst) const;
+  Status DecodeFrom(std::string_view in);
+  uint32_t vector_size() const {
+    return floats ? static_cast<uint32_t>(floats->size())
+                  : static_cast<uint32_t>(vector_bytes.size() / 4);
+  }
+};
+
+struct EdgeValue {
+  bool tombstone = false;
+  uint64_t rev = 0;
+  int64_t created_ts = 0, updated_ts = 0;
+  float weight = 1.0f;
+  std::string_view src_key, dst_key, payload, run, task;
+
+  void EncodeTo(std::string* dst) const;
+  Status DecodeFrom(std::string_view in);
+};
+
+struct KvValue {
+  bool tombstone = false;
+  uint64_t rev = 0;
+  int64_t ts = 0;
+  std::string_view value, run, task;
+
+  void EncodeTo(std::string* dst) const;
+  Status DecodeFrom(std::string_view in);
+};
+
+// One change inside a log value (STORE.md §4.5).
+inline constexpr uint8_t kLogOverwrite = 1;
+inline constexpr uint8_t kLogSrcMissing = 2;
+inline constexpr uint8_t kLogDstMissing = 4;
+struct LogEntry {
+  uint8_t kind = 0;  // Change::Kind
+  uint8_t flags = 0;
+  // node: a = key. edge: a = src key, b = relation name, c = dst key.
+  // kv: a = scope, b = ns, c = key. relation: a = name.
+  std::string_view a, b, c, run, task;
+
+  void EncodeTo(std::string* dst) const;
+  Status DecodeFrom(std::string_view* in);
+};
+
+}  // namespace amem::store_internal
+
+#endif  // AMEM_STORE_RECORDS_H_

@@ -1,0 +1,707 @@
+// Store: open, view resolution and the read API (docs/STORE.md).
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <mutex>
+
+#include "common/clock.h"
+#include "common/coding.h"
+#include "store/store_rep.h"
+
+namespace amem {
+
+using namespace store_internal;
+
+namespace store_internal {
+
+uint64_t GetMetaU64(MDB_txn* txn, const Dbs& dbs, std::string_view key, uint64_t dflt) {
+  std::string_view v;
+  if (!Get(txn, dbs.meta, key, &v) || v.size() != 8) return dflt;
+  return DecodeBig64(v.data());
+}
+
+void PutMetaU64(MDB_txn* txn, const Dbs& dbs, std::string_view key, uint64_t v) {
+  char buf[8];
+  EncodeBig64(buf, v);
+  Put(txn, dbs.meta, key, std::string_view(buf, 8));
+}
+
+Status VersionAt(MDB_txn* txn, const Dbs& dbs, MDB_dbi main, char tag,
+                 std::string_view entity, const At& at, std::string_view* value,
+                 bool* found) {
+  *found = false;
+  uint64_t rev = 0;
+  bool tombstone = false;
+  if (Get(txn, main, entity, value)) {
+    if (!PeekRev(*value, &rev, &tombstone)) return Status::Corruption("record header");
+    if (at.Sees(rev)) {
+      *found = true;
+      return Status::OK();
+    }
+  }
+  if (at.latest) return Status::OK();
+  // The first version superseded after at.rev was the one live at at.rev, if it
+  // had been written by then.
+  std::string seek = HistKey(tag, entity, at.rev + 1);
+  Cursor c(txn, dbs.hist);
+  if (!c.SeekRange(seek)) return Status::OK();
+  std::string_view k = c.key();
+  if (k.size() != seek.size() || k.substr(0, seek.size() - kRevSuffixSize) !=
+                                     std::string_view(seek).substr(0, seek.size() - kRevSuffixSize)) {
+    return Status::OK();
+  }
+  if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("hist record header");
+  if (rev <= at.rev) {
+    *value = c.value();
+    *found = true;
+  }
+  return Status::OK();
+}
+
+Status UnknownRelation(std::string_view name) {
+  return Status::InvalidArgument(
+      "unknown relation '" + std::string(name) +
+      "': use a built-in relation or define it first (Batch::DefineRelation, or a "
+      "{\"op\":\"relation\",\"name\":...} ingest line)");
+}
+
+Result<RelationId> LookupRelationTxn(MDB_txn* txn, const Dbs& dbs, std::string_view name) {
+  if (auto id = ParseBuiltinRelation(name)) return *id;
+  if (!name.empty() && name[0] >= '0' && name[0] <= '9') {
+    unsigned v = 0;
+    auto [p, ec] = std::from_chars(name.data(), name.data() + name.size(), v);
+    if (ec != std::errc() || p != name.data() + name.size() || v > kMaxRelationId) {
+      return UnknownRelation(name);
+    }
+    auto id = static_cast<RelationId>(v);
+    if (BuiltinRelationName(id)) return id;
+    std::string key(kMetaRelationById);
+    key.push_back(static_cast<char>(id));
+    std::string_view stored;
+    if (v >= kFirstCustomRelation && Get(txn, dbs.meta, key, &stored)) return id;
+    return UnknownRelation(name);
+  }
+  std::string key(kMetaRelationByName);
+  key.append(name);
+  std::string_view stored;
+  if (!Get(txn, dbs.meta, key, &stored)) return UnknownRelation(name);
+  if (stored.size() != 1) return Status::Corruption("relation table entry for " + key);
+  return static_cast<RelationId>(stored[0]);
+}
+
+Result<std::string> RelationNameTxn(MDB_txn* txn, const Dbs& dbs, RelationId id) {
+  if (const char* name = BuiltinRelationName(id)) return std::string(name);
+  std::string key(kMetaRelationById);
+  key.push_back(static_cast<char>(id));
+  std::string_view stored;
+  if (!Get(txn, dbs.meta, key, &stored)) {
+    return Status::Corruption("an edge uses relation id " + std::to_string(id) +
+                              ", which the relation table lacks");
+  }
+  return std::string(stored);
+}
+
+Status LoadRelations(MDB_txn* txn, const Dbs& dbs,
+                     std::vector<std::pair<RelationId, std::string>>* out) {
+  out->clear();
+  for (int i = 0; i < kBuiltinRelationCount; ++i) {
+    out->emplace_back(static_cast<RelationId>(i), BuiltinRelationName(static_cast<RelationId>(i)));
+  }
+  Cursor c(txn, dbs.meta);
+  for (bool ok = c.SeekRange(kMetaRelationById);
+       ok && c.key().substr(0, kMetaRelationById.size()) == kMetaRelationById; ok = c.Next()) {
+    if (c.key().size() != kMetaRelationById.size() + 1) {
+      return Status::Corruption("relation table key");
+    }
+    out->emplace_back(static_cast<RelationId>(c.key().back()), std::string(c.value()));
+  }
+  return Status::OK();
+}
+
+NodeRecord ToNodeRecord(uint64_t id, const NodeValue& v) {
+  NodeRecord r;
+  r.id = id;
+  r.key = v.key;
+  r.type = v.type;
+  r.content = v.content;
+  r.meta = v.meta;
+  r.confidence = v.confidence;
+  r.scope = v.scope;
+  r.run = v.run;
+  r.task = v.task;
+  r.created_ts = v.created_ts;
+  r.updated_ts = v.updated_ts;
+  r.rev = v.rev;
+  r.vector.resize(v.vector_bytes.size() / 4);
+  for (size_t i = 0; i < r.vector.size(); ++i) r.vector[i] = DecodeFloat(v.vector_bytes.data() + 4 * i);
+  return r;
+}
+
+EdgeRecord ToEdgeRecord(std::string_view edge_key, std::string rel_name, const EdgeValue& v) {
+  EdgeRecord r;
+  DecodeEdgeKey(edge_key, &r.src, &r.rel, &r.dst);
+  r.src_key = v.src_key;
+  r.dst_key = v.dst_key;
+  r.rel_name = std::move(rel_name);
+  r.weight = v.weight;
+  r.payload = v.payload;
+  r.run = v.run;
+  r.task = v.task;
+  r.created_ts = v.created_ts;
+  r.updated_ts = v.updated_ts;
+  r.rev = v.rev;
+  return r;
+}
+
+KvRecord ToKvRecord(std::string_view kv_key, const KvValue& v) {
+  KvRecord r;
+  std::string_view scope, ns, key;
+  SplitKvKey(kv_key, &scope, &ns, &key);
+  r.scope = scope;
+  r.ns = ns;
+  r.key = key;
+  r.value = v.value;
+  r.run = v.run;
+  r.task = v.task;
+  r.ts = v.ts;
+  r.rev = v.rev;
+  r.deleted = v.tombstone;
+  return r;
+}
+
+}  // namespace store_internal
+
+namespace {
+constexpr size_t kDefaultMapSize = size_t{1} << 30;
+constexpr unsigned kMaxDbs = 16;
+
+struct DbSpec {
+  const char* name;
+  MDB_dbi Dbs::*field;
+  unsigned flags;
+};
+constexpr DbSpec kDbSpecs[] = {
+    {"n", &Dbs::n, 0},
+    {"e", &Dbs::e, 0},
+    {"out", &Dbs::out, MDB_DUPSORT | MDB_DUPFIXED},
+    {"in", &Dbs::in, MDB_DUPSORT | MDB_DUPFIXED},
+    {"out_dead", &Dbs::out_dead, MDB_DUPSORT | MDB_DUPFIXED},
+    {"in_dead", &Dbs::in_dead, MDB_DUPSORT | MDB_DUPFIXED},
+    {"kv", &Dbs::kv, 0},
+    {"hist", &Dbs::hist, 0},
+    {"meta", &Dbs::meta, 0},
+    {"log", &Dbs::log, 0},
+    {"time", &Dbs::time, 0},
+};
+
+// Opens every database; false (without error) if one is missing and !create.
+bool OpenDbs(MDB_txn* txn, Dbs* dbs, bool create) {
+  for (const DbSpec& spec : kDbSpecs) {
+    MDB_dbi dbi = 0;
+    int rc = ::mdb_dbi_open(txn, spec.name, spec.flags | (create ? MDB_CREATE : 0), &dbi);
+    if (rc == MDB_NOTFOUND && !create) return false;
+    if (rc != MDB_SUCCESS) lmdb::error::raise("mdb_dbi_open", rc);
+    dbs->*spec.field = dbi;
+  }
+  return true;
+}
+}  // namespace
+
+Status Store::Rep::Remap(Retry why) const {
+  std::unique_lock lock(resize_mu);
+  try {
+    if (why == Retry::kAdopt) {
+      lmdb::env_set_mapsize(env.handle(), 0);
+    } else {
+      MDB_envinfo info;
+      lmdb::env_info(env.handle(), &info);
+      lmdb::env_set_mapsize(env.handle(), info.me_mapsize * 2);
+    }
+  } catch (const lmdb::error& e) {
+    return FromLmdb(e);
+  }
+  return Status::OK();
+}
+
+Status Store::Rep::Resolve(MDB_txn* txn, const ReadView& view, At* at) const {
+  uint64_t latest = GetMetaU64(txn, dbs, kMetaRevision, 0);
+  uint64_t rev = latest;
+  switch (view.kind) {
+    case ReadView::Kind::kLatest:
+      *at = At{latest, true};
+      return Status::OK();
+    case ReadView::Kind::kRevision:
+      if (view.revision > latest) {
+        return Status::InvalidArgument("revision " + std::to_string(view.revision) +
+                                       " is after the latest revision " +
+                                       std::to_string(latest));
+      }
+      rev = view.revision;
+      break;
+    case ReadView::Kind::kTimestamp: {
+      rev = 0;
+      Cursor c(txn, dbs.time);
+      bool ok = view.timestamp == INT64_MAX ? false
+                                            : c.SeekRange(TimeKey(view.timestamp + 1, 0));
+      ok = ok ? c.Prev() : c.Last();
+      if (ok) {
+        if (c.key().size() != 16) return Status::Corruption("time index key");
+        rev = DecodeTimeKeyRev(c.key());
+      }
+      break;
+    }
+  }
+  if (rev == latest) {
+    *at = At{latest, true};
+    return Status::OK();
+  }
+  uint64_t floor = GetMetaU64(txn, dbs, kMetaFloor, 0);
+  if (rev < floor) {
+    return Status::InvalidArgument("history before revision " + std::to_string(floor) +
+                                   " was compacted; revision " + std::to_string(rev) +
+                                   " can no longer be read");
+  }
+  *at = At{rev, false};
+  return Status::OK();
+}
+
+void Store::Rep::ReadEvent(std::string_view op, uint64_t memory_id,
+                           std::string_view type) const {
+  if (!telemetry.enabled()) return;
+  std::string line;
+  Telemetry::AddEvent(&line, op, memory_id, type, "", "", "", NowSeconds());
+  telemetry.Write(line);
+}
+
+Store::Store(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOptions& options) {
+  if (options.dimension == 0 || options.dimension > kMaxDimension) {
+    return Status::InvalidArgument("dimension must be 1.." + std::to_string(kMaxDimension));
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    if (!options.create_if_missing) return Status::NotFound("no store at " + dir);
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Status::IOError("cannot create " + dir + ": " + ec.message());
+  }
+  auto rep = std::make_unique<Rep>();
+  rep->path = dir;
+  rep->options = options;
+  rep->telemetry = Telemetry(options.telemetry_path);
+  try {
+    rep->env = lmdb::env::create();
+    lmdb::env_set_max_dbs(rep->env.handle(), kMaxDbs);
+    lmdb::env_set_mapsize(rep->env.handle(),
+                          options.TEST_map_size ? options.TEST_map_size : kDefaultMapSize);
+    unsigned flags = MDB_NOTLS | (options.durable ? 0 : MDB_NOSYNC);
+    lmdb::env_open(rep->env.handle(), dir.c_str(), flags, 0644);
+    bool opened = false;
+    {
+      auto txn = Txn::Begin(rep->env.handle(), MDB_RDONLY);
+      opened = OpenDbs(txn.handle(), &rep->dbs, false);
+      if (opened) {
+        rep->dimension = static_cast<uint32_t>(
+            GetMetaU64(txn.handle(), rep->dbs, kMetaDimension, kDefaultDimension));
+        uint64_t format = GetMetaU64(txn.handle(), rep->dbs, kMetaFormat, 0);
+        if (format != kFormatVersion) {
+          return Status::NotSupported("store format " + std::to_string(format) +
+                                      "; this build reads format " +
+                                      std::to_string(kFormatVersion));
+        }
+        txn.commit();
+      }
+    }
+    if (!opened) {
+      if (!options.create_if_missing) return Status::NotFound("no store at " + dir);
+      // Another process may be creating it too: whoever commits first writes meta.
+      auto txn = Txn::Begin(rep->env.handle(), 0);
+      OpenDbs(txn.handle(), &rep->dbs, true);
+      std::string_view v;
+      if (!Get(txn.handle(), rep->dbs.meta, kMetaFormat, &v)) {
+        PutMetaU64(txn.handle(), rep->dbs, kMetaFormat, kFormatVersion);
+        PutMetaU64(txn.handle(), rep->dbs, kMetaDimension, options.dimension);
+        PutMetaU64(txn.handle(), rep->dbs, kMetaRevision, 0);
+      }
+      rep->dimension = static_cast<uint32_t>(
+          GetMetaU64(txn.handle(), rep->dbs, kMetaDimension, options.dimension));
+      txn.commit();
+    }
+  } catch (const lmdb::error& e) {
+    return FromLmdb(e).WithContext(dir);
+  }
+  if (rep->dimension == 0 || rep->dimension > kMaxDimension) {
+    return Status::Corruption("store dimension " + std::to_string(rep->dimension));
+  }
+  return std::unique_ptr<Store>(new Store(std::move(rep)));
+}
+
+uint32_t Store::dimension() const { return rep_->dimension; }
+const std::string& Store::path() const { return rep_->path; }
+
+uint64_t Store::revision() const {
+  uint64_t rev = 0;
+  Status s = rep_->Read([&](MDB_txn* txn) {
+    rev = GetMetaU64(txn, rep_->dbs, kMetaRevision, 0);
+    return Status::OK();
+  });
+  return s.ok() ? rev : 0;
+}
+
+Result<uint64_t> Store::ResolveRevision(const ReadView& view) const {
+  At at;
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) { return rep_->Resolve(txn, view, &at); }));
+  return at.rev;
+}
+
+Result<RelationId> Store::LookupRelation(std::string_view name_or_id) const {
+  RelationId id = 0;
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+    auto r = LookupRelationTxn(txn, rep_->dbs, name_or_id);
+    if (!r.ok()) return r.status();
+    id = *r;
+    return Status::OK();
+  }));
+  return id;
+}
+
+namespace {
+// Reads one node by id at `at`; NotFound if absent or deleted.
+Status ReadNode(MDB_txn* txn, const Dbs& dbs, uint64_t id, const At& at, NodeRecord* out) {
+  std::string_view value;
+  bool found = false;
+  std::string key = NodeKey(id);
+  AMEM_RETURN_IF_ERROR(VersionAt(txn, dbs, dbs.n, kHistNode, key, at, &value, &found));
+  if (!found) return Status::NotFound("node " + FormatHexId(id));
+  NodeValue v;
+  AMEM_RETURN_IF_ERROR(v.DecodeFrom(value).WithContext("node " + FormatHexId(id)));
+  if (v.tombstone) return Status::NotFound("node " + FormatHexId(id) + " is deleted");
+  *out = ToNodeRecord(id, v);
+  return Status::OK();
+}
+
+std::string Quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+}  // namespace
+
+Result<NodeRecord> Store::GetNode(std::string_view key, const ReadView& view) const {
+  NodeRecord rec;
+  uint64_t id = rep_->HashKey(key);
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+    At at;
+    AMEM_RETURN_IF_ERROR(rep_->Resolve(txn, view, &at));
+    Status s = ReadNode(txn, rep_->dbs, id, at, &rec);
+    if (s.ok() && rec.key != key) return Status::NotFound("node " + Quoted(key));
+    return s.IsNotFound() ? Status::NotFound("node " + Quoted(key)) : s;
+  }));
+  rep_->ReadEvent("read", id, NodeTypeName(rec.type));
+  return rec;
+}
+
+Result<NodeRecord> Store::GetNodeById(uint64_t id, const ReadView& view) const {
+  NodeRecord rec;
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+    At at;
+    AMEM_RETURN_IF_ERROR(rep_->Resolve(txn, view, &at));
+    return ReadNode(txn, rep_->dbs, id, at, &rec);
+  }));
+  rep_->ReadEvent("read", id, NodeTypeName(rec.type));
+  return rec;
+}
+
+Result<NodeRecord> Store::ResolveNode(std::string_view arg, const ReadView& view) const {
+  auto by_key = GetNode(arg, view);
+  uint64_t id = 0;
+  if (by_key.ok() || !by_key.status().IsNotFound() || !ParseHexId(arg, &id)) return by_key;
+  return GetNodeById(id, view);
+}
+
+Result<EdgeRecord> Store::GetEdge(std::string_view src, std::string_view rel,
+                                  std::string_view dst, const ReadView& view) const {
+  EdgeRecord rec;
+  std::string edge_key;
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+    At at;
+    AMEM_RETURN_IF_ERROR(rep_->Resolve(txn, view, &at));
+    auto rel_id = LookupRelationTxn(txn, rep_->dbs, rel);
+    if (!rel_id.ok()) return rel_id.status();
+    edge_key = EdgeKey(rep_->HashKey(src), *rel_id, rep_->HashKey(dst));
+    std::string_view value;
+    bool found = false;
+    AMEM_RETURN_IF_ERROR(
+        VersionAt(txn, rep_->dbs, rep_->dbs.e, kHistEdge, edge_key, at, &value, &found));
+    Status missing = Status::NotFound("edge " + Quoted(src) + " " + std::string(rel) + " " +
+                                      Quoted(dst));
+    if (!found) return missing;
+    EdgeValue v;
+    AMEM_RETURN_IF_ERROR(v.DecodeFrom(value));
+    if (v.tombstone || v.src_key != src || v.dst_key != dst) return missing;
+    auto name = RelationNameTxn(txn, rep_->dbs, *rel_id);
+    if (!name.ok()) return name.status();
+    rec = ToEdgeRecord(edge_key, std::move(name).value(), v);
+    return Status::OK();
+  }));
+  rep_->ReadEvent("read", Hash64(edge_key), "edge");
+  return rec;
+}
+
+namespace {
+struct AdjTriple {
+  RelationId rel;
+  uint64_t other;
+  bool live_list;  // from out/in (must have an edge record), not from a dead list
+  bool operator<(const AdjTriple& o) const {
+    return rel != o.rel ? rel < o.rel : other != o.other ? other < o.other : live_list > o.live_list;
+  }
+};
+
+// The live edges at `at` leaving (outgoing) or entering node `id`.
+Status ListAdjacent(MDB_txn* txn, const Dbs& dbs, uint64_t id, std::optional<RelationId> rel,
+                    const At& at, bool outgoing, std::vector<EdgeRecord>* out) {
+  std::string node_key = NodeKey(id);
+  std::vector<AdjTriple> triples;
+  auto corrupt = [&](const std::string& what) {
+    return Status::Corruption(std::string(outgoing ? "out" : "in") + " adjacency of node " +
+                              FormatHexId(id) + ": " + what);
+  };
+  auto scan = [&](MDB_dbi dbi, size_t entry_size, bool live_list) -> Status {
+    Cursor c(txn, dbi);
+    bool ok = rel ? c.SeekDupRange(node_key, AdjEntry(*rel, 0)) : c.SeekExact(node_key);
+    for (; ok; ok = c.NextDup()) {
+      std::string_view v = c.value();
+      if (v.size() != entry_size) {
+        return corrupt("entry of " + std::to_string(v.size()) + " bytes, expected " +
+                       std::to_string(entry_size));
+      }
+      auto r = static_cast<RelationId>(v[0]);
+      if (rel && r != *rel) break;
+      if (!live_list && at.Sees(DecodeBig64(v.data() + 9))) continue;  // deleted by then
+      triples.push_back({r, DecodeBig64(v.data() + 1), live_list});
+    }
+    return Status::OK();
+  };
+  AMEM_RETURN_IF_ERROR(scan(outgoing ? dbs.out : dbs.in, kAdjEntrySize, true));
+  if (!at.latest) {
+    AMEM_RETURN_IF_ERROR(scan(outgoing ? dbs.out_dead : dbs.in_dead, kDeadAdjEntrySize, false));
+    std::sort(triples.begin(), triples.end());
+    triples.erase(std::unique(triples.begin(), triples.end(),
+                              [](const AdjTriple& a, const AdjTriple& b) {
+                                return a.rel == b.rel && a.other == b.other;
+                              }),
+                  triples.end());
+  }
+  std::string names[kMaxRelationId + 1];
+  for (const AdjTriple& t : triples) {
+    std::string edge_key = outgoing ? EdgeKey(id, t.rel, t.other) : EdgeKey(t.other, t.rel, id);
+    std::string_view value;
+    bool found = false;
+    if (t.live_list && !Get(txn, dbs.e, edge_key, &value)) {
+      return corrupt("entry (rel " + std::to_string(t.rel) + ", node " + FormatHexId(t.other) +
+                     ") points at no edge record");
+    }
+    AMEM_RETURN_IF_ERROR(VersionAt(txn, dbs, dbs.e, kHistEdge, edge_key, at, &value, &found));
+    if (!found) continue;
+    EdgeValue v;
+    AMEM_RETURN_IF_ERROR(v.DecodeFrom(value).WithContext("edge record"));
+    if (v.tombstone) continue;
+    if (names[t.rel].empty()) {
+      auto name = RelationNameTxn(txn, dbs, t.rel);
+      if (!name.ok()) return name.status();
+      names[t.rel] = std::move(name).value();
+    }
+    out->push_back(ToEdgeRecord(edge_key, names[t.rel], v));
+  }
+  return Status::OK();
+}
+}  // namespace
+
+Result<std::vector<EdgeRecord>> Store::Out(std::string_view key, std::string_view rel,
+                                           const ReadView& view) const {
+  std::vector<EdgeRecord> edges;
+  uint64_t id = rep_->HashKey(key);
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+    edges.clear();
+    At at;
+    AMEM_RETURN_IF_ERROR(rep_->Resolve(txn, view, &at));
+    std::optional<RelationId> rel_id;
+    if (!rel.empty()) {
+      auto r = LookupRelationTxn(txn, rep_->dbs, rel);
+      if (!r.ok()) return r.status();
+      rel_id = *r;
+    }
+    return ListAdjacent(txn, rep_->dbs, id, rel_id, at, true, &edges);
+  }));
+  rep_->ReadEvent("query", id, "edge");
+  return edges;
+}
+
+Result<std::vector<EdgeRecord>> Store::In(std::string_view key, std::string_view rel,
+                                          const ReadView& view) const {
+  std::vector<EdgeRecord> edges;
+  uint64_t id = rep_->HashKey(key);
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+    edges.clear();
+    At at;
+    AMEM_RETURN_IF_ERROR(rep_->Resolve(txn, view, &at));
+    std::optional<RelationId> rel_id;
+    if (!rel.empty()) {
+      auto r = LookupRelationTxn(txn, rep_->dbs, rel);
+      if (!r.ok()) return r.status();
+      rel_id = *r;
+    }
+    return ListAdjacent(txn, rep_->dbs, id, rel_id, at, false, &edges);
+  }));
+  rep_->ReadEvent("query", id, "edge");
+  return edges;
+}
+
+Result<KvRecord> Store::GetKv(std::string_view scope, std::string_view ns, std::string_view key,
+                              const ReadView& view) const {
+  KvRecord rec;
+  std::string kv_key = KvKey(scope, ns, key);
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+    At at;
+    AMEM_RETURN_IF_ERROR(rep_->Resolve(txn, view, &at));
+    std::string_view value;
+    bool found = false;
+    AMEM_RETURN_IF_ERROR(
+        VersionAt(txn, rep_->dbs, rep_->dbs.kv, kHistKv, kv_key, at, &value, &found));
+    KvValue v;
+    if (found) AMEM_RETURN_IF_ERROR(v.DecodeFrom(value));
+    if (!found || v.tombstone) {
+      return Status::NotFound("kv " + std::string(scope) + "/" + std::string(ns) + "/" +
+                              std::string(key));
+    }
+    rec = ToKvRecord(kv_key, v);
+    return Status::OK();
+  }));
+  rep_->ReadEvent("read", Hash64(kv_key), "kv");
+  return rec;
+}
+
+Result<std::vector<KvRecord>> Store::ListKv(std::string_view scope, std::string_view ns,
+                                            const ReadView& view) const {
+  std::vector<KvRecord> out;
+  std::string prefix = KvPrefix(scope, ns);
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+    out.clear();
+    At at;
+    AMEM_RETURN_IF_ERROR(rep_->Resolve(txn, view, &at));
+    return ForEachAt(txn, rep_->dbs, rep_->dbs.kv, kHistKv, prefix, at,
+                     [&](std::string_view k, std::string_view value) {
+                       KvValue v;
+                       AMEM_RETURN_IF_ERROR(v.DecodeFrom(value));
+                       if (!v.tombstone) out.push_back(ToKvRecord(k, v));
+                       return Status::OK();
+                     });
+  }));
+  rep_->ReadEvent("query", Hash64(prefix), "kv");
+  return out;
+}
+
+Result<std::vector<KvRecord>> Store::KvHistory(std::string_view scope, std::string_view ns,
+                                               std::string_view key) const {
+  std::vector<KvRecord> out;
+  std::string kv_key = KvKey(scope, ns, key);
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+    out.clear();
+    std::string prefix(1, kHistKv);
+    prefix.append(kv_key);
+    Cursor c(txn, rep_->dbs.hist);
+    for (bool ok = c.SeekRange(prefix); ok; ok = c.Next()) {
+      std::string_view k = c.key();
+      if (k.size() != prefix.size() + kRevSuffixSize || k.substr(0, prefix.size()) != prefix) {
+        break;
+      }
+      KvValue v;
+      AMEM_RETURN_IF_ERROR(v.DecodeFrom(c.value()));
+      out.push_back(ToKvRecord(kv_key, v));
+    }
+    std::string_view value;
+    if (Get(txn, rep_->dbs.kv, kv_key, &value)) {
+      KvValue v;
+      AMEM_RETURN_IF_ERROR(v.DecodeFrom(value));
+      out.push_back(ToKvRecord(kv_key, v));
+    }
+    return Status::OK();
+  }));
+  rep_->ReadEvent("query", Hash64(kv_key), "kv");
+  return out;
+}
+
+Result<std::vector<Change>> Store::ChangesSinceRevision(uint64_t rev) const {
+  std::vector<Change> out;
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+    out.clear();
+    uint64_t floor = GetMetaU64(txn, rep_->dbs, kMetaFloor, 0);
+    if (floor > 0 && rev + 1 < floor) {
+      return Status::InvalidArgument("history before revision " + std::to_string(floor) +
+                                     " was compacted; changes since revision " +
+                                     std::to_string(rev) + " are no longer known");
+    }
+    Cursor c(txn, rep_->dbs.log);
+    for (bool ok = c.SeekRange(RevKey(rev + 1)); ok; ok = c.Next()) {
+      if (c.key().size() != 8) return Status::Corruption("log key");
+      uint64_t r = DecodeBig64(c.key().data());
+      std::string_view in = c.value();
+      uint64_t ts = 0;
+      uint32_t count = 0;
+      if (!GetFixed64(&in, &ts) || !GetVarint32(&in, &count)) {
+        return Status::Corruption("log value of revision " + std::to_string(r));
+      }
+      for (uint32_t i = 0; i < count; ++i) {
+        LogEntry e;
+        AMEM_RETURN_IF_ERROR(e.DecodeFrom(&in).WithContext("revision " + std::to_string(r)));
+        Change ch;
+        ch.rev = r;
+        ch.ts = static_cast<int64_t>(ts);
+        ch.kind = static_cast<Change::Kind>(e.kind);
+        ch.overwrite = (e.flags & kLogOverwrite) != 0;
+        ch.src_missing = (e.flags & kLogSrcMissing) != 0;
+        ch.dst_missing = (e.flags & kLogDstMissing) != 0;
+        ch.run = e.run;
+        ch.task = e.task;
+        switch (ch.kind) {
+          case Change::Kind::kPutNode:
+          case Change::Kind::kDeleteNode:
+          case Change::Kind::kDefineRelation:
+            ch.key = e.a;
+            if (ch.kind == Change::Kind::kDefineRelation) ch.rel_name = e.a;
+            break;
+          case Change::Kind::kPutEdge:
+          case Change::Kind::kDeleteEdge:
+            ch.src_key = e.a;
+            ch.rel_name = e.b;
+            ch.dst_key = e.c;
+            break;
+          case Change::Kind::kPutKv:
+          case Change::Kind::kDeleteKv:
+            ch.scope = e.a;
+            ch.ns = e.b;
+            ch.key = e.c;
+            break;
+        }
+        out.push_back(std::move(ch));
+      }
+      if (!in.empty()) return Status::Corruption("log value of revision " + std::to_string(r));
+    }
+    return Status::OK();
+  }));
+  return out;
+}
+
+Result<std::vector<Change>> Store::ChangesSinceTime(int64_t ts) const {
+  uint64_t first = 0;
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+    Cursor c(txn, rep_->dbs.time);
+    if (ts != INT64_MAX && c.SeekRange(TimeKey(ts + 1, 0))) {
+      if (c.key().size() != 16) return Status::Corruption("time index key");
+      first = DecodeTimeKeyRev(c.key());
+    }
+    return Status::OK();
+  }));
+  if (first == 0) return std::vector<Change>{};
+  return ChangesSinceRevision(first - 1);
+}
+
+}  // namespace amem

@@ -1,0 +1,206 @@
+// Store::Rep and the helpers shared by store.cc (open, reads), apply.cc (writes)
+// and maintenance.cc (stats, compaction). Internal to store/.
+#ifndef AMEM_STORE_STORE_REP_H_
+#define AMEM_STORE_STORE_REP_H_
+
+#include <algorithm>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/hash.h"
+#include "store/lmdb_env.h"
+#include "store/records.h"
+#include "store/store.h"
+#include "store/telemetry.h"
+
+namespace amem {
+
+namespace store_internal {
+
+// meta keys (STORE.md §4.6).
+inline constexpr std::string_view kMetaFormat = "format";
+inline constexpr std::string_view kMetaDimension = "dimension";
+inline constexpr std::string_view kMetaRevision = "rev";
+inline constexpr std::string_view kMetaRevisionTs = "rev_ts";
+inline constexpr std::string_view kMetaFloor = "floor";
+inline constexpr std::string_view kMetaNextRelation = "next_rel";
+inline constexpr std::string_view kMetaRelationById = "rel:";      // + id byte
+inline constexpr std::string_view kMetaRelationByName = "relname:";  // + name
+inline constexpr uint32_t kFormatVersion = 1;
+
+// Compaction thresholds (STORE.md §5).
+inline constexpr uint64_t kCompactListMinDead = 64;  // rewrite a list with this many
+inline constexpr double kCompactListDeadRatio = 0.25;  // ... or this share dead
+inline constexpr uint64_t kWarnMinTombstones = 100;
+inline constexpr double kWarnTombstoneRatio = 0.2;
+
+// A resolved ReadView.
+struct At {
+  uint64_t rev = 0;
+  bool latest = true;
+  bool Sees(uint64_t version_rev) const { return latest || version_rev <= rev; }
+};
+
+uint64_t GetMetaU64(MDB_txn* txn, const Dbs& dbs, std::string_view key, uint64_t dflt);
+void PutMetaU64(MDB_txn* txn, const Dbs& dbs, std::string_view key, uint64_t v);
+
+// The version of one entity visible at `at`: the current record in `main` if it
+// is visible, else the hist entry that was live then. false: none (not yet
+// created, or removed). *value lives until the txn ends or writes.
+Status VersionAt(MDB_txn* txn, const Dbs& dbs, MDB_dbi main, char tag,
+                 std::string_view entity, const At& at, std::string_view* value,
+                 bool* found);
+
+// Relation name or decimal id -> id; InvalidArgument naming it if unknown.
+Result<RelationId> LookupRelationTxn(MDB_txn* txn, const Dbs& dbs, std::string_view name);
+// Name of a known id; Corruption if an edge uses an id the table lacks.
+Result<std::string> RelationNameTxn(MDB_txn* txn, const Dbs& dbs, RelationId id);
+
+Status UnknownRelation(std::string_view name);
+
+// Records as returned by the API, from decoded values.
+NodeRecord ToNodeRecord(uint64_t id, const NodeValue& v);
+EdgeRecord ToEdgeRecord(std::string_view edge_key, std::string rel_name, const EdgeValue& v);
+KvRecord ToKvRecord(std::string_view kv_key, const KvValue& v);
+
+// Calls fn(entity_key, value) for every entity of `main` whose key starts with
+// `prefix`, with the version visible at `at`, in key order; tombstones included
+// (fn checks), entities without a version at `at` skipped. Latest views scan
+// `main`; older views also consult the hist section `tag`.
+template <typename Fn>
+Status ForEachAt(MDB_txn* txn, const Dbs& dbs, MDB_dbi main, char tag,
+                 std::string_view prefix, const At& at, Fn&& fn);
+
+// Relation id -> name for every known relation, built-in and custom.
+Status LoadRelations(MDB_txn* txn, const Dbs& dbs,
+                     std::vector<std::pair<RelationId, std::string>>* out);
+
+template <typename Fn>
+Status ForEachAt(MDB_txn* txn, const Dbs& dbs, MDB_dbi main, char tag,
+                 std::string_view prefix, const At& at, Fn&& fn) {
+  auto has_prefix = [&](std::string_view k, size_t skip) {
+    return k.size() >= skip + prefix.size() && k.substr(skip, prefix.size()) == prefix;
+  };
+  if (at.latest) {
+    Cursor c(txn, main);
+    for (bool ok = c.SeekRange(prefix); ok && has_prefix(c.key(), 0); ok = c.Next()) {
+      AMEM_RETURN_IF_ERROR(fn(c.key(), c.value()));
+    }
+    return Status::OK();
+  }
+  std::vector<std::string> entities;
+  {
+    Cursor c(txn, main);
+    for (bool ok = c.SeekRange(prefix); ok && has_prefix(c.key(), 0); ok = c.Next()) {
+      entities.emplace_back(c.key());
+    }
+  }
+  size_t from_main = entities.size();
+  {
+    std::string start(1, tag);
+    start.append(prefix);
+    Cursor c(txn, dbs.hist);
+    for (bool ok = c.SeekRange(start); ok && !c.key().empty() && c.key()[0] == tag &&
+                                       has_prefix(c.key(), 1);
+         ok = c.Next()) {
+      if (c.key().size() < 1 + kRevSuffixSize) {
+        return Status::Corruption("hist key too short");
+      }
+      std::string_view entity = c.key().substr(1, c.key().size() - 1 - kRevSuffixSize);
+      if (entities.size() > from_main && entities.back() == entity) continue;
+      entities.emplace_back(entity);
+    }
+  }
+  std::inplace_merge(entities.begin(), entities.begin() + from_main, entities.end());
+  entities.erase(std::unique(entities.begin(), entities.end()), entities.end());
+  for (const std::string& entity : entities) {
+    std::string_view value;
+    bool found = false;
+    AMEM_RETURN_IF_ERROR(VersionAt(txn, dbs, main, tag, entity, at, &value, &found));
+    if (found) AMEM_RETURN_IF_ERROR(fn(entity, value));
+  }
+  return Status::OK();
+}
+
+}  // namespace store_internal
+
+struct Store::Rep {
+  std::string path;
+  StoreOptions options;
+  lmdb::env env{nullptr};
+  store_internal::Dbs dbs;
+  uint32_t dimension = kDefaultDimension;
+  store_internal::Telemetry telemetry{""};
+  // Held shared by every transaction, exclusively while the map is resized:
+  // mdb_env_set_mapsize needs no transaction active in this process.
+  mutable std::shared_mutex resize_mu;
+
+  uint64_t HashKey(std::string_view key) const {
+    return options.TEST_key_hash ? options.TEST_key_hash(key) : NodeIdForKey(key);
+  }
+
+  // Runs fn(MDB_txn*) -> Status in a write (or read) transaction, committing a
+  // write when fn returns OK. MDB_MAP_FULL grows the map and reruns fn;
+  // MDB_MAP_RESIZED adopts another process's size and reruns it. Any other
+  // lmdb::error becomes a Status.
+  template <typename Fn>
+  Status Write(Fn&& fn, bool commit = true);
+  template <typename Fn>
+  Status Read(Fn&& fn) const;
+
+  // ReadView -> revision; InvalidArgument for the future or compacted history.
+  Status Resolve(MDB_txn* txn, const ReadView& view, store_internal::At* at) const;
+
+  // The write path (apply.cc). *effective counts the operations that changed
+  // something (deleting an absent item does not); 0 commits no revision.
+  Result<uint64_t> Apply(const Batch& batch, const WriteOptions& options, size_t* effective);
+
+  // Sends events for reads (op "read" or "query"); no-op when telemetry is off.
+  void ReadEvent(std::string_view op, uint64_t memory_id, std::string_view type) const;
+
+ private:
+  enum class Retry { kNone, kGrow, kAdopt };
+  template <typename Fn>
+  Status Run(unsigned flags, bool commit, Fn&& fn) const;
+  Status Remap(Retry why) const;
+};
+
+template <typename Fn>
+Status Store::Rep::Run(unsigned flags, bool commit, Fn&& fn) const {
+  for (;;) {
+    Retry retry = Retry::kNone;
+    {
+      std::shared_lock lock(resize_mu);
+      try {
+        auto txn = store_internal::Txn::Begin(env.handle(), flags);
+        Status s = fn(txn.handle());
+        if (!s.ok()) return s;
+        if (commit) txn.commit();
+        return Status::OK();
+      } catch (const lmdb::map_full_error&) {
+        retry = Retry::kGrow;
+      } catch (const lmdb::error& e) {
+        if (e.code() != MDB_MAP_RESIZED) return store_internal::FromLmdb(e);
+        retry = Retry::kAdopt;
+      }
+    }
+    AMEM_RETURN_IF_ERROR(Remap(retry));
+  }
+}
+
+template <typename Fn>
+Status Store::Rep::Write(Fn&& fn, bool commit) {
+  return Run(0, commit, std::forward<Fn>(fn));
+}
+
+template <typename Fn>
+Status Store::Rep::Read(Fn&& fn) const {
+  return Run(MDB_RDONLY, true, std::forward<Fn>(fn));
+}
+
+}  // namespace amem
+
+#endif  // AMEM_STORE_STORE_REP_H_

@@ -1,0 +1,136 @@
+#include "store/store.h"
+
+#include <catch2/catch.hpp>
+
+#include "common/hash.h"
+#include "tests/store/store_test_util.h"
+
+using namespace amem;
+using namespace amem::testing;
+
+TEST_CASE("Open creates a store and reopens it", "[store]") {
+  TempDir dir;
+  {
+    StoreOptions opts;
+    opts.dimension = 8;
+    auto store = OpenStore(dir.path(), opts);
+    CHECK(store->dimension() == 8);
+    CHECK(store->revision() == 0);
+    CHECK(Must(store->PutNode(Node("file:a.cc", "hello"), At(100))) == 1);
+  }
+  auto store = OpenStore(dir.path());  // default dimension ignored: the store keeps 8
+  CHECK(store->dimension() == 8);
+  CHECK(store->revision() == 1);
+  auto n = Must(store->GetNode("file:a.cc"));
+  CHECK(n.content == "hello");
+  CHECK(n.id == NodeIdForKey("file:a.cc"));
+  CHECK(n.created_ts == 100);
+  CHECK(n.rev == 1);
+
+  StoreOptions no_create;
+  no_create.create_if_missing = false;
+  auto missing = Store::Open(dir.Sub("nope"), no_create);
+  CHECK(missing.status().IsNotFound());
+}
+
+TEST_CASE("Node put, overwrite, delete and as-of reads", "[store]") {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  NodeInput n = Node("fact:x", "v1");
+  n.meta = R"({"b":"2", "a":"1"})";
+  n.confidence = 0.5f;
+  CHECK(Must(store->PutNode(n, At(10))) == 1);
+  n.content = "v2";
+  CHECK(Must(store->PutNode(n, At(20))) == 2);
+  CHECK(Must(store->DeleteNode("fact:x", At(30))) == 3);
+
+  CHECK(store->GetNode("fact:x").status().IsNotFound());
+  auto v1 = Must(store->GetNode("fact:x", ReadView::AtRevision(1)));
+  CHECK(v1.content == "v1");
+  CHECK(v1.meta == R"({"a":"1","b":"2"})");
+  CHECK(v1.confidence == 0.5f);
+  auto v2 = Must(store->GetNode("fact:x", ReadView::AtTime(25)));
+  CHECK(v2.content == "v2");
+  CHECK(v2.created_ts == 10);
+  CHECK(v2.updated_ts == 20);
+  CHECK(store->GetNode("fact:x", ReadView::AtTime(5)).status().IsNotFound());
+  CHECK(store->GetNode("fact:x", ReadView::AtRevision(0)).status().IsNotFound());
+  CHECK(store->GetNode("fact:x", ReadView::AtRevision(4)).status().IsInvalidArgument());
+  // Deleting again: nothing to delete.
+  CHECK(store->DeleteNode("fact:x").status().IsNotFound());
+  CHECK(store->revision() == 3);
+  // Re-creating starts a new life.
+  n.content = "v3";
+  CHECK(Must(store->PutNode(n, At(40))) == 4);
+  auto v3 = Must(store->GetNode("fact:x"));
+  CHECK(v3.created_ts == 40);
+  CHECK(store->GetNode("fact:x", ReadView::AtRevision(3)).status().IsNotFound());
+  CHECK(Must(store->GetNode("fact:x", ReadView::AtRevision(2))).content == "v2");
+  // By id and by hex id.
+  CHECK(Must(store->GetNodeById(v3.id)).key == "fact:x");
+  CHECK(Must(store->ResolveNode(FormatHexId(v3.id))).key == "fact:x");
+  CHECK(Must(store->ResolveNode("fact:x")).content == "v3");
+}
+
+TEST_CASE("Edges: out and in agree, relation filter, delete", "[store][adjacency]") {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  Batch b;
+  for (const char* k : {"a", "b", "c", "d"}) b.PutNode(Node(k));
+  b.PutEdge(Edge("a", "calls", "b"));
+  b.PutEdge(Edge("a", "calls", "c"));
+  b.PutEdge(Edge("a", "imports", "d"));
+  b.PutEdge(Edge("b", "calls", "c"));
+  CHECK(Must(store->Apply(b, At(1))) == 1);
+
+  auto out = Must(store->Out("a"));
+  REQUIRE(out.size() == 3);
+  for (const auto& e : out) {
+    CHECK(e.src_key == "a");
+    CHECK(e.src == NodeIdForKey("a"));
+  }
+  CHECK(out[0].rel == kCalls);
+  CHECK(out[2].rel == kImports);
+  CHECK(out[2].rel_name == "imports");
+  CHECK(Must(store->Out("a", "calls")).size() == 2);
+  CHECK(Must(store->Out("a", "imports")).size() == 1);
+  CHECK(Must(store->Out("a", "tests")).empty());
+  CHECK(store->Out("a", "nonsense").status().IsInvalidArgument());
+  auto in_c = Must(store->In("c"));
+  REQUIRE(in_c.size() == 2);
+  CHECK(Must(store->In("c", "calls")).size() == 2);
+
+  CHECK(Must(store->DeleteEdge("a", "calls", "c", At(2))) == 2);
+  CHECK(Must(store->Out("a", "calls")).size() == 1);
+  CHECK(Must(store->In("c")).size() == 1);
+  CHECK(Must(store->Out("a", "calls", ReadView::AtRevision(1))).size() == 2);
+  CHECK(store->GetEdge("a", "calls", "c").status().IsNotFound());
+  CHECK(Must(store->GetEdge("a", "calls", "c", ReadView::AtRevision(1))).weight == 1.0f);
+}
+
+TEST_CASE("Kv put, list, history and as-of", "[store][kv]") {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  CHECK(Must(store->PutKv(Kv("proj", "decisions", "style", "google"), At(5))) == 1);
+  CHECK(Must(store->PutKv(Kv("proj", "decisions", "errors", "status"), At(6))) == 2);
+  CHECK(Must(store->PutKv(Kv("proj", "decisions", "style", "leveldb"), At(7))) == 3);
+  Batch b;
+  b.DeleteKv("proj", "decisions", "errors");
+  CHECK(Must(store->Apply(b, At(8))) == 4);
+
+  CHECK(Must(store->GetKv("proj", "decisions", "style")).value == "leveldb");
+  CHECK(Must(store->GetKv("proj", "decisions", "style", ReadView::AtRevision(2))).value ==
+        "google");
+  CHECK(store->GetKv("proj", "decisions", "errors").status().IsNotFound());
+  auto list = Must(store->ListKv("proj", "decisions"));
+  REQUIRE(list.size() == 1);
+  auto list3 = Must(store->ListKv("proj", "decisions", ReadView::AtTime(7)));
+  REQUIRE(list3.size() == 2);
+  CHECK(list3[0].key == "errors");
+  CHECK(list3[1].value == "leveldb");
+  auto hist = Must(store->KvHistory("proj", "decisions", "errors"));
+  REQUIRE(hist.size() == 2);
+  CHECK_FALSE(hist[0].deleted);
+  CHECK(hist[1].deleted);
+  CHECK(Must(store->ListKv("proj", "constraints")).empty());
+}
