@@ -154,6 +154,19 @@ Status FindDeadEntries(MDB_txn* txn, const Dbs& dbs, bool outgoing, bool rewrite
   return Status::OK();
 }
 
+// Sorts big records by sorting their positions, then moving each record once.
+template <typename T, typename Less>
+void SortByPermutation(std::vector<T>* v, Less less) {
+  std::vector<uint32_t> order(v->size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return less((*v)[a], (*v)[b]); });
+  std::vector<T> sorted;
+  sorted.reserve(v->size());
+  for (uint32_t i : order) sorted.push_back(std::move((*v)[i]));
+  v->swap(sorted);
+}
+
 }  // namespace
 
 Result<StoreState> Store::ReadState(const ReadView& view) const {
@@ -172,6 +185,8 @@ Result<StoreState> Store::ReadState(const ReadView& view) const {
       state.revision_ts = static_cast<int64_t>(DecodeFixed64(log.data()));
     }
     AMEM_RETURN_IF_ERROR(LoadRelations(txn, dbs, &state.relations));
+    state.nodes.reserve(Entries(txn, dbs.n));
+    state.edges.reserve(Entries(txn, dbs.e));
     std::string names[kMaxRelationId + 1];
     for (const auto& [id, name] : state.relations) names[id] = name;
 
@@ -212,9 +227,9 @@ Result<StoreState> Store::ReadState(const ReadView& view) const {
                        return Status::OK();
                      });
   }));
-  std::sort(state.nodes.begin(), state.nodes.end(),
-            [](const NodeRecord& a, const NodeRecord& b) { return a.key < b.key; });
-  std::sort(state.edges.begin(), state.edges.end(), [](const EdgeRecord& a, const EdgeRecord& b) {
+  SortByPermutation(&state.nodes,
+                    [](const NodeRecord& a, const NodeRecord& b) { return a.key < b.key; });
+  SortByPermutation(&state.edges, [](const EdgeRecord& a, const EdgeRecord& b) {
     if (int c = a.src_key.compare(b.src_key); c != 0) return c < 0;
     if (a.rel != b.rel) return a.rel < b.rel;
     return a.dst_key < b.dst_key;

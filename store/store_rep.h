@@ -84,9 +84,12 @@ Status ForEachAt(MDB_txn* txn, const Dbs& dbs, MDB_dbi main, char tag,
   auto has_prefix = [&](std::string_view k, size_t skip) {
     return k.size() >= skip + prefix.size() && k.substr(skip, prefix.size()) == prefix;
   };
+  auto seek = [&](Cursor& c, std::string_view start) {
+    return start.empty() ? c.First() : c.SeekRange(start);
+  };
   if (at.latest) {
     Cursor c(txn, main);
-    for (bool ok = c.SeekRange(prefix); ok && has_prefix(c.key(), 0); ok = c.Next()) {
+    for (bool ok = seek(c, prefix); ok && has_prefix(c.key(), 0); ok = c.Next()) {
       AMEM_RETURN_IF_ERROR(fn(c.key(), c.value()));
     }
     return Status::OK();
@@ -94,7 +97,7 @@ Status ForEachAt(MDB_txn* txn, const Dbs& dbs, MDB_dbi main, char tag,
   std::vector<std::string> entities;
   {
     Cursor c(txn, main);
-    for (bool ok = c.SeekRange(prefix); ok && has_prefix(c.key(), 0); ok = c.Next()) {
+    for (bool ok = seek(c, prefix); ok && has_prefix(c.key(), 0); ok = c.Next()) {
       entities.emplace_back(c.key());
     }
   }
