@@ -51,6 +51,10 @@ Json ObjectSchema(Json properties, std::vector<std::string> required) {
   return s;
 }
 
+Json ArrayOf(Json items, std::string_view description) {
+  return Json{{"type", "array"}, {"items", std::move(items)}, {"description", description}};
+}
+
 Json Merge(Json a, const Json& b) {
   for (const auto& [k, v] : b.items()) a[k] = v;
   return a;
@@ -119,56 +123,6 @@ bool BoundedList::Add(Json item) {
 Json ParseJsonText(std::string_view text) {
   Json j = Json::parse(text.begin(), text.end(), nullptr, false);
   return j.is_discarded() ? Json::object() : j;
-}
-
-Json NodeJson(const NodeRecord& n, size_t preview_bytes) {
-  Json j = Json::object();
-  j["key"] = n.key;
-  j["id"] = FormatHexId(n.id);
-  j["type"] = NodeTypeName(n.type) ? NodeTypeName(n.type) : "unknown";
-  j["content"] = preview_bytes == 0 ? n.content : Preview(n.content, preview_bytes);
-  j["meta"] = ParseJsonText(n.meta);
-  j["confidence"] = n.confidence;
-  if (!n.scope.empty()) j["scope"] = n.scope;
-  if (!n.run.empty()) j["run"] = n.run;
-  if (!n.task.empty()) j["task"] = n.task;
-  j["created_ts"] = n.created_ts;
-  j["updated_ts"] = n.updated_ts;
-  j["rev"] = n.rev;
-  if (!n.vector.empty()) j["has_vector"] = true;
-  return j;
-}
-
-Json EdgeJson(const EdgeRecord& e) {
-  Json j = Json::object();
-  j["src"] = e.src_key;
-  j["rel"] = e.rel_name;
-  j["dst"] = e.dst_key;
-  j["weight"] = e.weight;
-  Json payload = ParseJsonText(e.payload);
-  if (!(payload.is_object() && payload.empty())) j["payload"] = std::move(payload);
-  if (!e.run.empty()) j["run"] = e.run;
-  if (!e.task.empty()) j["task"] = e.task;
-  j["updated_ts"] = e.updated_ts;
-  j["rev"] = e.rev;
-  return j;
-}
-
-Json KvJson(const KvRecord& kv) {
-  Json j = Json::object();
-  j["scope"] = kv.scope;
-  j["namespace"] = kv.ns;
-  j["key"] = kv.key;
-  if (kv.deleted) {
-    j["deleted"] = true;
-  } else {
-    j["value"] = kv.value;
-  }
-  if (!kv.run.empty()) j["run"] = kv.run;
-  if (!kv.task.empty()) j["task"] = kv.task;
-  j["ts"] = kv.ts;
-  j["rev"] = kv.rev;
-  return j;
 }
 
 }  // namespace amem::mcp

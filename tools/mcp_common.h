@@ -29,6 +29,8 @@ Json WriteProperties();
 Json PageProperties(int default_limit, int max_limit);
 // {"type":"object","properties":props,"required":required,"additionalProperties":false}
 Json ObjectSchema(Json properties, std::vector<std::string> required = {});
+// {"type":"array","items":items,"description":description}
+Json ArrayOf(Json items, std::string_view description);
 // Merges the members of `b` into `a` and returns it.
 Json Merge(Json a, const Json& b);
 
@@ -66,10 +68,6 @@ class BoundedList {
   Json items_ = Json::array();
 };
 
-// Node and edge records as tool output. `preview_bytes` 0: full content.
-Json NodeJson(const NodeRecord& n, size_t preview_bytes = 0);
-Json EdgeJson(const EdgeRecord& e);
-Json KvJson(const KvRecord& kv);
 // Parses a record's canonical meta/payload JSON text (an empty object if unparsable).
 Json ParseJsonText(std::string_view text);
 

@@ -469,10 +469,6 @@ Json RelationSchema() {
   })"), {"from", "to", "relationType"});
 }
 
-Json ArrayOf(Json items, std::string_view description) {
-  return Json{{"type", "array"}, {"items", std::move(items)}, {"description", description}};
-}
-
 constexpr int kDefaultGraphLimit = 1000;
 constexpr int kMaxGraphLimit = 10000;
 
@@ -604,14 +600,15 @@ Result<KnowledgeGraph> ParseMemoryJsonl(std::string_view text) {
     Json j = Json::parse(line.begin(), line.end(), nullptr, false);
     if (j.is_discarded()) return fail("not valid JSON");
     if (!j.is_object()) return fail("expected a JSON object");
-    auto type = j.find("type");
-    if (type == j.end() || !type->is_string()) return fail("missing \"type\"");
+    auto type_it = j.find("type");
+    if (type_it == j.end() || !type_it->is_string()) return fail("missing \"type\"");
+    std::string type = *type_it;
     j.erase("type");
     Status s;
-    if (*type == "entity") {
+    if (type == "entity") {
       s = ValidateAgainstSchema(EntitySchema(), j);
       if (s.ok()) g.entities.push_back(EntityFromJson(j));
-    } else if (*type == "relation") {
+    } else if (type == "relation") {
       s = ValidateAgainstSchema(RelationSchema(), j);
       if (s.ok()) g.relations.push_back(RelationFromJson(j));
     } else {
@@ -760,7 +757,11 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
   t.idempotent = true;
   t.handler = [store](const Json& args) {
     GraphWriter w(store);
-    std::vector<std::string> names = StringArray(args["entityNames"]), missing;
+    std::vector<std::string> names, missing;
+    std::set<std::string> seen;
+    for (auto& name : StringArray(args["entityNames"])) {
+      if (seen.insert(name).second) names.push_back(std::move(name));
+    }
     size_t deleted = 0;
     for (const auto& name : names) {
       bool existed = false;

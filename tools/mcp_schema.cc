@@ -128,12 +128,6 @@ Status Validate(const Json& schema, const Json& v, const std::string& path) {
   if (v.is_object()) {
     const Json* props = nullptr;
     if (auto it = schema.find("properties"); it != schema.end()) props = &*it;
-    if (auto it = schema.find("required"); it != schema.end()) {
-      for (const auto& r : *it) {
-        const auto& name = r.get_ref<const std::string&>();
-        if (!v.contains(name)) return Fail(path, "missing required field \"" + name + "\"");
-      }
-    }
     auto extra = schema.find("additionalProperties");
     bool closed = extra != schema.end() && extra->is_boolean() && !extra->get<bool>();
     for (const auto& [key, value] : v.items()) {
@@ -156,6 +150,12 @@ Status Validate(const Json& schema, const Json& v, const std::string& path) {
                                              : " (known fields: " + known + ")"));
       }
       AMEM_RETURN_IF_ERROR(Validate(*sub, value, Join(path, key)));
+    }
+    if (auto it = schema.find("required"); it != schema.end()) {
+      for (const auto& r : *it) {
+        const auto& name = r.get_ref<const std::string&>();
+        if (!v.contains(name)) return Fail(path, "missing required field \"" + name + "\"");
+      }
     }
   }
   return Status::OK();

@@ -135,8 +135,16 @@ std::optional<Json> Server::HandleMessage(const Json& msg) {
   }
   const auto& method = method_it->get_ref<const std::string&>();
   if (!has_id) {
-    // Notifications (notifications/initialized, notifications/cancelled, ...) need
-    // no action: calls are answered in order, one at a time.
+    // A notification is never answered. notifications/* need no action (calls run
+    // one at a time, so there is nothing to cancel); a tools/call sent without an
+    // id is still carried out, as JSON-RPC prescribes.
+    if (method == "tools/call") {
+      try {
+        (void)CallTool(params, nullptr);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "amem mcp: tools/call notification failed: %s\n", e.what());
+      }
+    }
     return std::nullopt;
   }
   try {
