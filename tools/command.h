@@ -147,6 +147,7 @@ int RunCli(int argc, char** argv);
 void AddStoreCommands(CLI::App& app, Context& ctx);  // init, nodes, edges, stats ...
 void AddKvCommands(CLI::App& app, Context& ctx);     // kv-put, kv-get, kv-list, ...
 void AddIngestCommands(CLI::App& app, Context& ctx);  // ingest
+void AddSnapshotCommands(CLI::App& app, Context& ctx);  // export, import, verify, info, diff
 
 }  // namespace amem::cli
 

@@ -15,6 +15,7 @@ constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddStoreCommands,
     AddKvCommands,
     AddIngestCommands,
+    AddSnapshotCommands,
 };
 
 // The most deeply selected subcommand's name ("amem" when none was selected).
