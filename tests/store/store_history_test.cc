@@ -176,7 +176,10 @@ TEST_CASE("Compaction keeps every answer and clears the warning", "[store][compa
 
   auto report = Must(store->Compact());
   CHECK(report.adjacency_entries_removed == 502);
-  CHECK(report.tombstones_removed == 251 + 1 + 1);  // edges, node b, kv k1
+  CHECK(report.tombstones_removed == 251 + 1);  // edges and node b; kv k1 stays
+  auto k1 = Must(store->KvHistory("s", "ns", "k1"));
+  REQUIRE(k1.size() == 2);
+  CHECK(k1.back().deleted);
   CHECK(report.lists_rewritten >= 2);
   CHECK(report.warnings.empty());
   auto after = Must(store->Stats());
@@ -227,6 +230,9 @@ TEST_CASE("Dropping history makes older views an error", "[store][compact]") {
   CHECK(Must(store->ChangesSinceRevision(2)).size() == 5);
   CHECK(Answers(store.get(), ReadView::AtRevision(3), kKeys) == at3);
   CHECK(Answers(store.get(), ReadView::AtRevision(4), kKeys) == at4);
+  // k1 was deleted at revision 3: its tombstone and history are gone with it.
+  CHECK(Must(store->KvHistory("s", "ns", "k1")).empty());
+  CHECK(Must(store->KvHistory("s", "ns", "k2")).size() == 1);
   // History is still kept from the floor on.
   REQUIRE(store->PutNode(Node("a", "a5")).ok());
   CHECK(Must(store->GetNode("a", ReadView::AtRevision(4))).content == "a2");
