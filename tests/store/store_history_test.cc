@@ -263,3 +263,25 @@ TEST_CASE("A hub with 20000 edges ingests and lists them all", "[store][adjacenc
   REQUIRE(store->DeleteEdge("module:hub", "calls", "n0").ok());
   CHECK(Must(store->Out("module:hub", "calls")).size() == 9999);
 }
+
+TEST_CASE("Time views handle negative and extreme timestamps", "[store][asof]") {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(INT64_MAX))) == 0);
+  CHECK(Must(store->ChangesSinceTime(INT64_MIN)).empty());
+  REQUIRE(store->PutNode(Node("x", "neg"), At(-50)).ok());
+  REQUIRE(store->PutNode(Node("x", "zero"), At(0)).ok());
+  REQUIRE(store->PutNode(Node("x", "pos"), At(70)).ok());
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(INT64_MIN))) == 0);
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(-51))) == 0);
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(-50))) == 1);
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(-1))) == 1);
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(69))) == 2);
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(INT64_MAX))) == 3);
+  CHECK(Must(store->GetNode("x", ReadView::AtTime(-10))).content == "neg");
+  CHECK(Must(store->ChangesSinceTime(INT64_MIN)).size() == 3);
+  CHECK(Must(store->ChangesSinceTime(-50)).size() == 2);
+  CHECK(Must(store->ChangesSinceTime(INT64_MAX)).empty());
+  CHECK(Must(store->ChangesSinceRevision(UINT64_MAX)).empty());
+  CHECK(store->GetNode("x", ReadView::AtRevision(UINT64_MAX)).status().IsInvalidArgument());
+}
