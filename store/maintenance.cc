@@ -312,7 +312,8 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
           report.adjacency_entries_removed += dead.size();
         }
 
-        // 2. Tombstones no live list points at. Their earlier versions stay in
+        // 2. Edge tombstones no live list points at, node tombstones and kv
+        //    tombstones older than the history floor. Earlier versions stay in
         //    hist, so keyed as-of reads are unchanged.
         std::vector<std::string> doomed;
         {
@@ -333,6 +334,9 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
         }
         for (const std::string& k : doomed) Del(txn, dbs.e, k);
         report.tombstones_removed += doomed.size();
+        // kv tombstones are what KvHistory reports as deletes, so they stay until
+        // the history before them is dropped.
+        const uint64_t new_floor = std::max(floor, drop);
         for (MDB_dbi dbi : {dbs.n, dbs.kv}) {
           doomed.clear();
           {
@@ -341,7 +345,7 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
               uint64_t rev = 0;
               bool tombstone = false;
               if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("record header");
-              if (tombstone) doomed.emplace_back(c.key());
+              if (tombstone && (dbi == dbs.n || rev <= new_floor)) doomed.emplace_back(c.key());
             }
           }
           for (const std::string& k : doomed) Del(txn, dbi, k);
@@ -349,9 +353,7 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
         }
 
         // 3. History, dead lists and log before `drop`.
-        uint64_t new_floor = floor;
         if (drop > floor) {
-          new_floor = drop;
           std::vector<std::string> keys;
           {
             Cursor c(txn, dbs.hist);

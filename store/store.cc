@@ -661,6 +661,7 @@ Result<std::vector<KvRecord>> Store::KvHistory(std::string_view scope, std::stri
 
 Result<std::vector<Change>> Store::ChangesSinceRevision(uint64_t rev) const {
   std::vector<Change> out;
+  if (rev == UINT64_MAX) return out;  // nothing can follow it
   AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
     out.clear();
     uint64_t floor = GetMetaU64(txn, rep_->dbs, kMetaFloor, 0);

@@ -176,7 +176,10 @@ TEST_CASE("Compaction keeps every answer and clears the warning", "[store][compa
 
   auto report = Must(store->Compact());
   CHECK(report.adjacency_entries_removed == 502);
-  CHECK(report.tombstones_removed == 251 + 1 + 1);  // edges, node b, kv k1
+  CHECK(report.tombstones_removed == 251 + 1);  // edges and node b; kv k1 stays
+  auto k1 = Must(store->KvHistory("s", "ns", "k1"));
+  REQUIRE(k1.size() == 2);
+  CHECK(k1.back().deleted);
   CHECK(report.lists_rewritten >= 2);
   CHECK(report.warnings.empty());
   auto after = Must(store->Stats());
@@ -227,6 +230,9 @@ TEST_CASE("Dropping history makes older views an error", "[store][compact]") {
   CHECK(Must(store->ChangesSinceRevision(2)).size() == 5);
   CHECK(Answers(store.get(), ReadView::AtRevision(3), kKeys) == at3);
   CHECK(Answers(store.get(), ReadView::AtRevision(4), kKeys) == at4);
+  // k1 was deleted at revision 3: its tombstone and history are gone with it.
+  CHECK(Must(store->KvHistory("s", "ns", "k1")).empty());
+  CHECK(Must(store->KvHistory("s", "ns", "k2")).size() == 1);
   // History is still kept from the floor on.
   REQUIRE(store->PutNode(Node("a", "a5")).ok());
   CHECK(Must(store->GetNode("a", ReadView::AtRevision(4))).content == "a2");
@@ -256,4 +262,26 @@ TEST_CASE("A hub with 20000 edges ingests and lists them all", "[store][adjacenc
   CHECK(Must(store->In("n12345")).size() == 1);
   REQUIRE(store->DeleteEdge("module:hub", "calls", "n0").ok());
   CHECK(Must(store->Out("module:hub", "calls")).size() == 9999);
+}
+
+TEST_CASE("Time views handle negative and extreme timestamps", "[store][asof]") {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(INT64_MAX))) == 0);
+  CHECK(Must(store->ChangesSinceTime(INT64_MIN)).empty());
+  REQUIRE(store->PutNode(Node("x", "neg"), At(-50)).ok());
+  REQUIRE(store->PutNode(Node("x", "zero"), At(0)).ok());
+  REQUIRE(store->PutNode(Node("x", "pos"), At(70)).ok());
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(INT64_MIN))) == 0);
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(-51))) == 0);
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(-50))) == 1);
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(-1))) == 1);
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(69))) == 2);
+  CHECK(Must(store->ResolveRevision(ReadView::AtTime(INT64_MAX))) == 3);
+  CHECK(Must(store->GetNode("x", ReadView::AtTime(-10))).content == "neg");
+  CHECK(Must(store->ChangesSinceTime(INT64_MIN)).size() == 3);
+  CHECK(Must(store->ChangesSinceTime(-50)).size() == 2);
+  CHECK(Must(store->ChangesSinceTime(INT64_MAX)).empty());
+  CHECK(Must(store->ChangesSinceRevision(UINT64_MAX)).empty());
+  CHECK(store->GetNode("x", ReadView::AtRevision(UINT64_MAX)).status().IsInvalidArgument());
 }

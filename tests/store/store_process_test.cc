@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <atomic>
 #include <fstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "common/hash.h"
@@ -170,4 +172,33 @@ TEST_CASE("Telemetry events are appended as JSON Lines", "[store][telemetry]") {
   expect(4, "read", "file", id);
   expect(5, "query", "edge", id);
   expect(6, "delete", "file", id);
+}
+
+TEST_CASE("Threads share a Store while the map grows", "[store][threads]") {
+  TempDir dir;
+  StoreOptions opts;
+  opts.durable = false;
+  opts.TEST_map_size = 64 << 10;
+  auto store = OpenStore(dir.path(), opts);
+  constexpr int kThreads = 3, kBatches = 30;
+  std::atomic<bool> failed{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kBatches; ++i) {
+        Batch b;
+        for (int j = 0; j < 5; ++j) {
+          std::string key = "t" + std::to_string(t) + ":" + std::to_string(i) + ":" + std::to_string(j);
+          b.PutNode(Node(key, std::string(2000, 'x')));
+          b.PutEdge(Edge("hub", "related_to", key));
+        }
+        if (!store->Apply(b).ok()) failed = true;
+        if (!store->Out("hub").ok()) failed = true;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK_FALSE(failed);
+  CHECK(store->revision() == kThreads * kBatches);
+  CHECK(Must(store->Out("hub")).size() == kThreads * kBatches * 5);
 }
