@@ -1,0 +1,1033 @@
+#include "snapshot/reader.h"
+
+#include <fcntl.h>
+#include <lz4frame.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <atomic>
+#include <mutex>
+#include <tuple>
+
+#include "common/hash.h"
+#include "snapshot/string_list.h"
+
+namespace amem::snapshot {
+
+static_assert(std::endian::native == std::endian::little,
+              "vector() hands out mapped little-endian floats");
+
+namespace {
+
+Status Corrupt(std::string_view section, std::string_view what) {
+  return Status::Corruption(std::string(section) + ": " + std::string(what));
+}
+
+// The largest expansion LZ4 can achieve is about 255:1; a header promising more
+// than that is lying, and we must not allocate for it.
+constexpr uint64_t kMaxLz4Ratio = 255;
+
+// Index of a block tag among the ones this reader understands, for presence bits.
+bool IsExtensionTag(uint32_t tag) {
+  return tag >= static_cast<uint32_t>(BlockTag::kInfo) &&
+         tag <= static_cast<uint32_t>(BlockTag::kInIndex);
+}
+
+}  // namespace
+
+struct Reader::Rep {
+  // Backing bytes: an mmap, or an owned copy (OpenBuffer).
+  void* map = nullptr;
+  size_t map_len = 0;
+  std::unique_ptr<char[]> owned;
+
+  Header header;
+  uint64_t index_end = 0;
+  uint64_t checksum_block = kNone;  // offset of the checksum block header
+
+  // Content, decompressed at most once.
+  mutable std::once_flag content_once;
+  mutable Status content_status;
+  mutable std::string decoded;
+  mutable std::string_view content;  // the whole decompressed block once loaded
+
+  const float* vectors = nullptr;
+
+  // Blocks (nullptr / empty when absent).
+  const char* type_bits = nullptr;
+  uint32_t type_slots = 0;
+  const char* sessions = nullptr;  // session index entries (mapped or rebuilt)
+  const char* term_entries = nullptr;
+  const char* postings = nullptr;
+  const char* term_names = nullptr;
+  const char* centroids = nullptr;
+  const char* ids = nullptr;
+  const char* by_id = nullptr;
+  const char* by_key = nullptr;
+  StringListView keys, relation_names, type_names, runs, labels, payloads, kv_strings;
+  const char* node_attrs = nullptr;
+  const char* edge_attrs = nullptr;
+  const char* kv_fixed = nullptr;
+  bool has_ext = false;
+  // Per term: 0 unchecked, 1 postings valid, 2 postings corrupt (read as empty).
+  std::unique_ptr<std::atomic<uint8_t>[]> term_state;
+  bool CheckTerm(uint32_t t, uint32_t node_count) const;
+
+  // In-memory replacements for blocks a seed-spec file lacks (same encodings).
+  std::string built_out, built_in, built_time, built_sessions;
+  std::vector<std::string> spec_runs;
+  std::vector<std::string> spec_relations;  // "rel<id>" for ids a seed file leaves unnamed
+  std::vector<bool> rel_used = std::vector<bool>(kRelationSlots);
+
+  ~Rep() {
+    if (map) ::munmap(map, map_len);
+  }
+
+  static Status Load(Reader* r, const ReadOptions& options);
+  static Status ParseBlocks(Reader* r);
+  static Status CheckNodes(Reader* r);
+  static Status CheckEdges(Reader* r);
+  static Status DecodeContent(const Reader* r);
+};
+
+Reader::Reader() : rep_(std::make_unique<Rep>()) {}
+Reader::~Reader() = default;
+
+Result<std::unique_ptr<Reader>> Reader::Open(const std::string& path, const ReadOptions& options) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IOError("open " + path + ": " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    Status s = Status::IOError("stat " + path + ": " + std::strerror(errno));
+    ::close(fd);
+    return s;
+  }
+  std::unique_ptr<Reader> r(new Reader());
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size < Header::kEncodedLength) {
+    ::close(fd);
+    return Status::Corruption("header: file shorter than 64 bytes: " + path);
+  }
+  int flags = MAP_PRIVATE | (options.populate ? MAP_POPULATE : 0);
+  void* map = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return Status::IOError("mmap " + path + ": " + std::strerror(errno));
+  r->rep_->map = map;
+  r->rep_->map_len = size;
+  r->base_ = static_cast<const char*>(map);
+  r->size_ = size;
+  if (Status s = Rep::Load(r.get(), options); !s.ok()) return s.WithContext(path);
+  return r;
+}
+
+Result<std::unique_ptr<Reader>> Reader::OpenBuffer(std::string_view data,
+                                                   const ReadOptions& options) {
+  std::unique_ptr<Reader> r(new Reader());
+  // new[] is at least 16-byte aligned, so mapped floats stay aligned.
+  r->rep_->owned.reset(new char[std::max<size_t>(data.size(), 1)]);
+  if (!data.empty()) std::memcpy(r->rep_->owned.get(), data.data(), data.size());
+  r->base_ = r->rep_->owned.get();
+  r->size_ = data.size();
+  AMEM_RETURN_IF_ERROR(Rep::Load(r.get(), options));
+  return r;
+}
+
+Status Reader::Rep::Load(Reader* r, const ReadOptions& options) {
+  Rep& rep = *r->rep_;
+  Header& h = rep.header;
+  AMEM_RETURN_IF_ERROR(h.DecodeFrom(std::string_view(r->base_, r->size_)));
+  r->version_ = h.version;
+  r->flags_ = h.flags;
+  r->features_ = h.features;
+  r->node_count_ = h.node_count;
+  r->edge_count_ = h.edge_count;
+  r->dimension_ = h.dimension;
+  r->session_count_ = h.session_count;
+  r->content_length_ = h.content_length;
+  r->content_uncompressed_ = h.content_uncompressed;
+  const uint64_t n = h.node_count, m = h.edge_count, size = r->size_;
+  if (h.dimension == 0) return Corrupt("header", "dimension is zero");
+  const uint64_t records_end = Header::kEncodedLength + n * NodeEntry::kEncodedLength +
+                               m * EdgeEntry::kEncodedLength;
+  if (records_end > size) return Corrupt("node/edge records", "past end of file");
+  r->edges_ = r->base_ + Header::kEncodedLength + n * NodeEntry::kEncodedLength;
+
+  // Content block.
+  if (h.content_offset < records_end || !InBounds(h.content_offset, h.content_length, size)) {
+    return Corrupt("content block", "extent outside the file");
+  }
+  if (r->content_compressed()) {
+    if (h.content_uncompressed > kMaxLz4Ratio * h.content_length + 64) {
+      return Corrupt("content block", "uncompressed size larger than LZ4 can produce");
+    }
+    LZ4F_dctx* dctx = nullptr;
+    if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION))) {
+      return Status::IOError("content block: cannot create LZ4 context");
+    }
+    LZ4F_frameInfo_t info;
+    std::memset(&info, 0, sizeof(info));
+    size_t consumed = h.content_length;
+    size_t rc = LZ4F_getFrameInfo(dctx, &info, r->base_ + h.content_offset, &consumed);
+    LZ4F_freeDecompressionContext(dctx);
+    if (LZ4F_isError(rc)) {
+      return Corrupt("content block", std::string("bad LZ4 frame header: ") + LZ4F_getErrorName(rc));
+    }
+    if (info.contentSize != 0 && info.contentSize != h.content_uncompressed) {
+      return Corrupt("content block", "LZ4 frame size differs from the header's");
+    }
+  } else {
+    if (h.content_length != h.content_uncompressed) {
+      return Corrupt("content block", "stored size differs from uncompressed size");
+    }
+    rep.content = std::string_view(r->base_ + h.content_offset, h.content_length);
+  }
+
+  // Vector block.
+  if (r->has_vectors()) {
+    if (h.vector_offset % alignof(float) != 0 ||
+        !InBounds(h.vector_offset, n * h.dimension * sizeof(float), size) ||
+        h.vector_offset < records_end) {
+      return Corrupt("vector block", "extent outside the file or misaligned");
+    }
+    rep.vectors = reinterpret_cast<const float*>(r->base_ + h.vector_offset);
+  }
+
+  AMEM_RETURN_IF_ERROR(ParseBlocks(r));
+  AMEM_RETURN_IF_ERROR(CheckNodes(r));
+  AMEM_RETURN_IF_ERROR(CheckEdges(r));
+  if (options.verify_checksum) AMEM_RETURN_IF_ERROR(r->Verify());
+  return Status::OK();
+}
+
+Status Reader::Rep::ParseBlocks(Reader* r) {
+  Rep& rep = *r->rep_;
+  const Header& h = rep.header;
+  const uint64_t n = h.node_count, m = h.edge_count, size = r->size_;
+  uint32_t present_ext = 0;  // bit (tag - kInfo) per extension block seen
+  bool have_term = false, have_doclen = false;
+  uint32_t info_sessions = 0, info_kv = 0;
+  const char* session_block = nullptr;
+  uint32_t session_entries = 0;
+  const char* time_block = nullptr;
+  const char* out_block = nullptr;
+  const char* in_block = nullptr;
+  uint32_t kv_count = 0;
+
+  if (!(h.flags & kFlagHasIndexes)) {
+    if (h.features != 0) return Corrupt("header", "feature flags set without indexes");
+  } else {
+    const uint64_t records_end = Header::kEncodedLength + n * NodeEntry::kEncodedLength +
+                                 m * EdgeEntry::kEncodedLength;
+    if (h.index_offset < records_end || h.index_offset > size ||
+        h.index_offset % kBlockAlignment != 0) {
+      return Corrupt("index section", "offset outside the file or misaligned");
+    }
+    uint64_t pos = h.index_offset;
+    int64_t prev_tag = -1;
+    while (pos < size) {
+      if (size - pos < kBlockHeaderLength) return Corrupt("index section", "truncated block header");
+      const uint32_t tag = DecodeFixed32(r->base_ + pos);
+      const uint32_t len = DecodeFixed32(r->base_ + pos + 4);
+      const std::string name = BlockName(tag);
+      if (static_cast<int64_t>(tag) <= prev_tag) return Corrupt(name, "tags not ascending");
+      prev_tag = tag;
+      if (len % kBlockAlignment != 0) return Corrupt(name, "length not a multiple of 8");
+      if (!InBounds(pos + kBlockHeaderLength, len, size)) return Corrupt(name, "length past end of file");
+      const char* body = r->base_ + pos + kBlockHeaderLength;
+      std::string_view in(body, len);
+      r->blocks_.push_back({tag, pos, len});
+      auto need = [&](uint64_t bytes) { return bytes <= len; };
+      const bool ext = IsExtensionTag(tag);
+      if (ext) present_ext |= 1u << (tag - static_cast<uint32_t>(BlockTag::kInfo));
+      switch (static_cast<BlockTag>(tag)) {
+        case BlockTag::kTypeIndex: {
+          if (!need(4)) return Corrupt(name, "truncated");
+          uint32_t slots = DecodeFixed32(body);
+          if (slots > 256 || !need(4 + slots * ((n + 7) / 8))) return Corrupt(name, "bitsets past end of block");
+          rep.type_slots = slots;
+          rep.type_bits = body + 4;
+          break;
+        }
+        case BlockTag::kSessionIndex: {
+          if (!need(4)) return Corrupt(name, "truncated");
+          session_entries = DecodeFixed32(body);
+          if (!need(4 + uint64_t{session_entries} * kSessionEntryLength)) return Corrupt(name, "entries past end of block");
+          session_block = body + 4;
+          break;
+        }
+        case BlockTag::kTimeIndex: {
+          if (!need(4) || DecodeFixed32(body) != n) return Corrupt(name, "entry count differs from node count");
+          if (!need(4 + n * kTimeEntryLength)) return Corrupt(name, "entries past end of block");
+          time_block = body + 4;
+          break;
+        }
+        case BlockTag::kClusterMap: {
+          if (!need(8)) return Corrupt(name, "truncated");
+          uint64_t k = DecodeFixed32(body), d = DecodeFixed32(body + 4);
+          if (k == 0) break;
+          if (d != h.dimension) return Corrupt(name, "dimension differs from the header's");
+          if (!need(8 + k * d * 4 + n * 8)) return Corrupt(name, "past end of block");
+          const char* assign = body + 8 + k * d * 4;
+          for (uint64_t i = 0; i < n; ++i) {
+            if (DecodeFixed32(assign + 8 * i) >= k || DecodeFixed32(assign + 8 * i + 4) >= n) {
+              return Corrupt(name, "assignment out of range");
+            }
+          }
+          r->cluster_count_ = static_cast<uint32_t>(k);
+          rep.centroids = body + 8;
+          break;
+        }
+        case BlockTag::kTermIndex: {
+          if (!need(8)) return Corrupt(name, "truncated");
+          const uint64_t t = DecodeFixed32(body), p = DecodeFixed32(body + 4);
+          const uint64_t fixed = 8 + (t + 1) * kTermEntryLength + p * kPostingLength;
+          if (!need(fixed)) return Corrupt(name, "directory past end of block");
+          const char* dir = body + 8;
+          const char* post = dir + (t + 1) * kTermEntryLength;
+          const char* names = post + p * kPostingLength;
+          const uint64_t name_bytes = DecodeFixed32(dir + t * kTermEntryLength);
+          if (!need(fixed + name_bytes)) return Corrupt(name, "term names past end of block");
+          if (DecodeFixed32(dir) != 0 || DecodeFixed32(dir + 4) != 0 ||
+              DecodeFixed32(dir + t * kTermEntryLength + 4) != p) {
+            return Corrupt(name, "directory does not span the postings");
+          }
+          std::string_view prev;
+          for (uint64_t k = 0; k < t; ++k) {
+            const char* e = dir + k * kTermEntryLength;
+            uint32_t nb = DecodeFixed32(e), ne = DecodeFixed32(e + kTermEntryLength);
+            uint32_t pb = DecodeFixed32(e + 4), pe = DecodeFixed32(e + kTermEntryLength + 4);
+            uint32_t content = DecodeFixed32(e + 8);
+            if (nb > ne || pb > pe || content > pe - pb) return Corrupt(name, "directory not monotone");
+            std::string_view term(names + nb, ne - nb);
+            if (k > 0 && !(prev < term)) return Corrupt(name, "terms not sorted");
+            prev = term;
+          }
+          r->term_count_ = static_cast<uint32_t>(t);
+          // Postings are checked per term on first use (CheckTerm): at 100K nodes
+          // they are ~18 MB, too much to touch inside the 5 ms open budget.
+          rep.term_state.reset(new std::atomic<uint8_t>[t]);
+          for (uint64_t k = 0; k < t; ++k) rep.term_state[k].store(0, std::memory_order_relaxed);
+          rep.term_entries = dir;
+          rep.postings = post;
+          rep.term_names = names;
+          have_term = true;
+          break;
+        }
+        case BlockTag::kDocLengths: {
+          if (!need(4 * n)) return Corrupt(name, "past end of block");
+          r->doc_lengths_ = body;
+          uint64_t sum = 0;
+          for (uint64_t i = 0; i < n; ++i) sum += DecodeFixed32(body + 4 * i);
+          r->avg_doc_length_ = n ? static_cast<double>(sum) / static_cast<double>(n) : 0.0;
+          have_doclen = true;
+          break;
+        }
+        case BlockTag::kInfo: {
+          if (!need(kInfoLength)) return Corrupt(name, "truncated");
+          r->newest_ts_ = static_cast<int64_t>(DecodeFixed64(body));
+          info_sessions = DecodeFixed32(body + 8);
+          r->stub_count_ = DecodeFixed32(body + 12);
+          info_kv = DecodeFixed32(body + 16);
+          if (r->stub_count_ > n) return Corrupt(name, "more stubs than nodes");
+          if (std::min<uint32_t>(info_sessions, 0xFFFF) != h.session_count) {
+            return Corrupt(name, "session count differs from the header's");
+          }
+          break;
+        }
+        case BlockTag::kNodeIds: {
+          if (!need(12 * n)) return Corrupt(name, "past end of block");
+          rep.ids = body;
+          rep.by_id = body + 8 * n;
+          for (uint64_t i = 0; i < n; ++i) {
+            if (DecodeFixed32(rep.by_id + 4 * i) >= n) return Corrupt(name, "index out of range");
+          }
+          break;
+        }
+        case BlockTag::kNodeKeys: {
+          if (!need(4 * n)) return Corrupt(name, "past end of block");
+          rep.by_key = body;
+          for (uint64_t i = 0; i < n; ++i) {
+            if (DecodeFixed32(rep.by_key + 4 * i) >= n) return Corrupt(name, "index out of range");
+          }
+          in.remove_prefix(4 * n);
+          AMEM_RETURN_IF_ERROR(rep.keys.Parse(&in).WithContext(name));
+          if (rep.keys.size() != n) return Corrupt(name, "key count differs from node count");
+          break;
+        }
+        case BlockTag::kRelationNames:
+          AMEM_RETURN_IF_ERROR(rep.relation_names.Parse(&in).WithContext(name));
+          if (rep.relation_names.size() != kRelationSlots) return Corrupt(name, "not 256 slots");
+          break;
+        case BlockTag::kTypeNames:
+          AMEM_RETURN_IF_ERROR(rep.type_names.Parse(&in).WithContext(name));
+          break;
+        case BlockTag::kRuns:
+          AMEM_RETURN_IF_ERROR(rep.runs.Parse(&in).WithContext(name));
+          break;
+        case BlockTag::kLabels:
+          AMEM_RETURN_IF_ERROR(rep.labels.Parse(&in).WithContext(name));
+          break;
+        case BlockTag::kNodeAttrs:
+          if (!need(kNodeAttrsLength * n)) return Corrupt(name, "past end of block");
+          rep.node_attrs = body;
+          break;
+        case BlockTag::kEdgeAttrs:
+          if (!need(kEdgeAttrsLength * m)) return Corrupt(name, "past end of block");
+          rep.edge_attrs = body;
+          break;
+        case BlockTag::kEdgePayloads:
+          AMEM_RETURN_IF_ERROR(rep.payloads.Parse(&in).WithContext(name));
+          if (rep.payloads.size() != m) return Corrupt(name, "count differs from edge count");
+          break;
+        case BlockTag::kKv: {
+          if (!need(4)) return Corrupt(name, "truncated");
+          kv_count = DecodeFixed32(body);
+          if (!need(4 + uint64_t{kv_count} * kKvFixedLength)) return Corrupt(name, "past end of block");
+          rep.kv_fixed = body + 4;
+          in.remove_prefix(4 + uint64_t{kv_count} * kKvFixedLength);
+          AMEM_RETURN_IF_ERROR(rep.kv_strings.Parse(&in).WithContext(name));
+          if (rep.kv_strings.size() != 4 * uint64_t{kv_count}) return Corrupt(name, "string count mismatch");
+          break;
+        }
+        case BlockTag::kOutIndex:
+          if (!need(4 * (n + 1))) return Corrupt(name, "past end of block");
+          out_block = body;
+          break;
+        case BlockTag::kInIndex: {
+          if (!need(4 * (n + 1) + 4 * m)) return Corrupt(name, "past end of block");
+          uint32_t prev = 0;
+          for (uint64_t i = 0; i <= n; ++i) {
+            uint32_t off = DecodeFixed32(body + 4 * i);
+            if (off < prev || (i == 0 && off != 0) || (i == n && off != m)) {
+              return Corrupt(name, "offsets not monotone");
+            }
+            prev = off;
+          }
+          const char* list = body + 4 * (n + 1);
+          for (uint64_t k = 0; k < m; ++k) {
+            if (DecodeFixed32(list + 4 * k) >= m) return Corrupt(name, "edge index out of range");
+          }
+          in_block = body;
+          break;
+        }
+        case BlockTag::kChecksum:
+          if (len < 8 || pos + kBlockHeaderLength + len != size) {
+            return Corrupt(name, "not the last block");
+          }
+          rep.checksum_block = pos;
+          break;
+        default:
+          break;  // unknown tag: skipped (FORMAT.md §9)
+      }
+      pos += kBlockHeaderLength + len;
+    }
+  }
+
+  // A feature bit is set exactly when its blocks are present: a flipped bit can
+  // neither hide the checksum block nor promise a block that is not there.
+  auto feature = [&](uint32_t bit, bool present, const char* section) {
+    bool promised = (h.features & bit) != 0;
+    if (promised == present) return Status::OK();
+    return Corrupt(section, promised ? "missing" : "present without its feature flag");
+  };
+  const uint32_t all_ext =
+      (1u << (static_cast<uint32_t>(BlockTag::kInIndex) - static_cast<uint32_t>(BlockTag::kInfo) + 1)) - 1;
+  AMEM_RETURN_IF_ERROR(feature(kFeatureTermIndex, have_term, "term index"));
+  AMEM_RETURN_IF_ERROR(feature(kFeatureDocLengths, have_doclen, "doc lengths"));
+  AMEM_RETURN_IF_ERROR(feature(kFeatureChecksum, rep.checksum_block != kNone, "checksum"));
+  if ((h.features & kFeatureExtensions) && present_ext != all_ext) {
+    return Corrupt("extension blocks", "some are missing");
+  }
+  AMEM_RETURN_IF_ERROR(feature(kFeatureExtensions, present_ext != 0, "extension blocks"));
+  if (h.features & kFeatureExtensions) {
+    rep.has_ext = true;
+    r->session_count_ = info_sessions;
+    if (rep.runs.size() != info_sessions) return Corrupt("runs", "count differs from session count");
+    if (rep.labels.size() == 0) return Corrupt("labels", "empty (entry 0 must be \"\")");
+    if (kv_count != info_kv) return Corrupt("kv entries", "count differs from info block");
+    r->kv_count_ = kv_count;
+  }
+  if (session_block) {
+    if (session_entries != r->session_count_) return Corrupt("session index", "entry count differs from session count");
+    for (uint32_t s = 0; s < session_entries; ++s) {
+      const char* e = session_block + uint64_t{s} * kSessionEntryLength;
+      uint32_t b = DecodeFixed32(e + 4), en = DecodeFixed32(e + 8);
+      if (DecodeFixed32(e) != s || b > en || en > n) return Corrupt("session index", "entry out of range");
+    }
+    rep.sessions = session_block;
+  }
+  if (time_block) {
+    for (uint64_t k = 0; k < n; ++k) {
+      const char* e = time_block + k * kTimeEntryLength;
+      if (DecodeFixed32(e + 8) >= n) return Corrupt("time index", "node out of range");
+      if (k > 0) {
+        auto cur = std::make_tuple(static_cast<int64_t>(DecodeFixed64(e)), DecodeFixed32(e + 8));
+        auto prev = std::make_tuple(static_cast<int64_t>(DecodeFixed64(e - kTimeEntryLength)),
+                                    DecodeFixed32(e - kTimeEntryLength + 8));
+        if (!(prev < cur)) return Corrupt("time index", "not sorted");
+      }
+    }
+    r->time_ = time_block;
+    r->time_count_ = static_cast<uint32_t>(n);
+  }
+  r->out_off_ = out_block;  // checked against the edges in CheckEdges
+  if (in_block) {
+    r->in_off_ = in_block;
+    r->in_list_ = in_block + 4 * (n + 1);
+  }
+  return Status::OK();
+}
+
+Status Reader::Rep::CheckNodes(Reader* r) {
+  Rep& rep = *r->rep_;
+  const uint32_t n = r->node_count_;
+  const uint64_t dim = r->dimension_;
+  const uint64_t content_size = rep.header.content_uncompressed;
+  const bool spec_only = !rep.has_ext;
+  std::vector<uint32_t> lo, hi;  // rebuilt session ranges (no session index)
+  if (!rep.sessions) {
+    lo.assign(r->session_count_, n);
+    hi.assign(r->session_count_, 0);
+  }
+  int64_t newest = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const char* p = r->node_ptr(i);
+    auto fail = [&](std::string_view what) {
+      return Corrupt("node record " + std::to_string(i), what);
+    };
+    if (static_cast<uint8_t>(p[0]) >= kNodeTypeCount) return fail("unknown type");
+    if (p[1] || p[2] || p[3]) return fail("padding not zero");
+    for (size_t k = NodeEntry::kReservedOffset; k < NodeEntry::kEncodedLength; ++k) {
+      if (p[k]) return fail("reserved bytes not zero");
+    }
+    uint32_t s = r->session(i);
+    if (s >= r->session_count_) return fail("session out of range");
+    if (rep.sessions) {
+      const char* e = rep.sessions + uint64_t{s} * kSessionEntryLength;
+      if (i < DecodeFixed32(e + 4) || i >= DecodeFixed32(e + 8)) return fail("outside its session's range");
+    } else {
+      lo[s] = std::min(lo[s], i);
+      hi[s] = std::max(hi[s], i + 1);
+    }
+    float c = r->confidence(i);
+    if (!std::isfinite(c) || c < 0.0f || c > 1.0f) return fail("confidence outside 0..1");
+    uint64_t co = DecodeFixed64(p + NodeEntry::kContentOffsetOffset);
+    uint64_t cl = DecodeFixed32(p + NodeEntry::kContentLengthOffset);
+    if (!InBounds(co, cl, content_size)) return fail("content outside the content block");
+    uint64_t mo = DecodeFixed64(p + NodeEntry::kMetaOffsetOffset);
+    uint64_t ml = DecodeFixed32(p + NodeEntry::kMetaLengthOffset);
+    if (mo == kNone ? ml != 0 : !InBounds(mo, ml, content_size)) {
+      return fail("metadata outside the content block");
+    }
+    uint64_t vo = DecodeFixed64(p + NodeEntry::kVectorOffsetOffset);
+    if (vo != kNone && (!rep.vectors || vo != uint64_t{i} * dim * sizeof(float))) {
+      return fail("vector offset is not the node's slot");
+    }
+    if (spec_only) newest = std::max(newest, r->created_ts(i));
+  }
+  if (spec_only) r->newest_ts_ = newest;
+  if (!rep.sessions) {
+    for (uint32_t s = 0; s < r->session_count_; ++s) {
+      PutFixed32(&rep.built_sessions, s);
+      PutFixed32(&rep.built_sessions, lo[s] <= hi[s] ? lo[s] : 0);
+      PutFixed32(&rep.built_sessions, lo[s] <= hi[s] ? hi[s] : 0);
+    }
+    rep.sessions = rep.built_sessions.data();
+  }
+  if (!rep.has_ext) {
+    rep.spec_relations.resize(kRelationSlots);
+    for (int id = kBuiltinRelationCount; id < kRelationSlots; ++id) {
+      rep.spec_relations[id] = "rel" + std::to_string(id);
+    }
+    rep.spec_runs.resize(r->session_count_);
+    for (uint32_t s = 1; s < r->session_count_; ++s) rep.spec_runs[s] = std::to_string(s);
+  }
+  if (!r->time_) {
+    std::vector<std::pair<int64_t, uint32_t>> order(n);
+    for (uint32_t i = 0; i < n; ++i) order[i] = {r->created_ts(i), i};
+    std::sort(order.begin(), order.end());
+    for (const auto& [ts, i] : order) {
+      PutFixed64(&rep.built_time, static_cast<uint64_t>(ts));
+      PutFixed32(&rep.built_time, i);
+    }
+    r->time_ = rep.built_time.data();
+    r->time_count_ = n;
+  }
+  return Status::OK();
+}
+
+Status Reader::Rep::CheckEdges(Reader* r) {
+  Rep& rep = *r->rep_;
+  const uint32_t n = r->node_count_, m = r->edge_count_;
+  if (!r->out_off_) rep.built_out.reserve(4 * (size_t{n} + 1));
+  uint32_t next_node = 0;  // CSR position: out_off[i] must be the first edge with src >= i
+  auto expect_offset = [&](uint32_t i, uint32_t j) -> bool {
+    if (r->out_off_) return DecodeFixed32(r->out_off_ + 4 * uint64_t{i}) == j;
+    PutFixed32(&rep.built_out, j);
+    return true;
+  };
+  for (uint32_t j = 0; j < m; ++j) {
+    const char* p = r->edge_ptr(j);
+    uint32_t src = DecodeFixed32(p + EdgeEntry::kSourceOffset);
+    uint32_t dst = DecodeFixed32(p + EdgeEntry::kTargetOffset);
+    RelationId rel = static_cast<RelationId>(p[EdgeEntry::kRelOffset]);
+    auto fail = [&](std::string_view what) { return Corrupt("edge record " + std::to_string(j), what); };
+    if (src >= n || dst >= n) return fail("endpoint out of range");
+    if (r->relation_name(rel).empty()) return fail("undefined relation");
+    rep.rel_used[rel] = true;
+    if (!std::isfinite(r->edge_weight(j))) return fail("weight not finite");
+    if (j > 0) {
+      const char* q = r->edge_ptr(j - 1);
+      auto prev = std::make_tuple(DecodeFixed32(q), static_cast<uint8_t>(q[EdgeEntry::kRelOffset]),
+                                  DecodeFixed32(q + EdgeEntry::kTargetOffset));
+      if (!(prev < std::make_tuple(src, static_cast<uint8_t>(rel), dst))) {
+        return fail("not sorted by (source, rel, target)");
+      }
+    }
+    while (next_node <= src) {
+      if (!expect_offset(next_node++, j)) return Corrupt("out index", "offsets disagree with edges");
+    }
+  }
+  while (next_node <= n) {
+    if (!expect_offset(next_node++, m)) return Corrupt("out index", "offsets disagree with edges");
+  }
+  if (!r->out_off_) r->out_off_ = rep.built_out.data();
+
+  if (!r->in_off_) {
+    std::vector<uint32_t> start(size_t{n} + 1, 0);
+    for (uint32_t j = 0; j < m; ++j) ++start[r->edge_target(j) + 1];
+    for (uint32_t i = 0; i < n; ++i) start[i + 1] += start[i];
+    std::vector<uint32_t> list(m), fill(start.begin(), start.end() - 1);
+    for (uint32_t j = 0; j < m; ++j) list[fill[r->edge_target(j)]++] = j;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (start[i + 1] - start[i] > 1) {
+        std::stable_sort(list.begin() + start[i], list.begin() + start[i + 1],
+                         [&](uint32_t a, uint32_t b) { return r->edge_rel(a) < r->edge_rel(b); });
+      }
+    }
+    for (uint32_t v : start) PutFixed32(&rep.built_in, v);
+    for (uint32_t v : list) PutFixed32(&rep.built_in, v);
+    r->in_off_ = rep.built_in.data();
+    r->in_list_ = r->in_off_ + 4 * (size_t{n} + 1);
+  }
+  return Status::OK();
+}
+
+// ---- content ----
+
+Status Reader::Rep::DecodeContent(const Reader* r) {
+  Rep& rep = *r->rep_;
+  const Header& h = rep.header;
+  LZ4F_dctx* dctx = nullptr;
+  if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION))) {
+    return Status::IOError("content block: cannot create LZ4 context");
+  }
+  std::string out(h.content_uncompressed, '\0');
+  const char* src = r->base_ + h.content_offset;
+  size_t src_pos = 0, dst_pos = 0;
+  Status status;
+  for (;;) {
+    size_t src_size = h.content_length - src_pos;
+    size_t dst_size = out.size() - dst_pos;
+    size_t rc = LZ4F_decompress(dctx, out.data() + dst_pos, &dst_size, src + src_pos, &src_size,
+                                nullptr);
+    if (LZ4F_isError(rc)) {
+      status = Corrupt("content block", std::string("LZ4: ") + LZ4F_getErrorName(rc));
+      break;
+    }
+    src_pos += src_size;
+    dst_pos += dst_size;
+    if (rc == 0) break;  // frame complete
+    if (src_size == 0 && dst_size == 0) {
+      status = Corrupt("content block", src_pos == h.content_length
+                                            ? "LZ4 frame truncated"
+                                            : "LZ4 frame larger than the header promises");
+      break;
+    }
+  }
+  LZ4F_freeDecompressionContext(dctx);
+  if (status.ok() && src_pos != h.content_length) {
+    status = Corrupt("content block", "bytes after the LZ4 frame");
+  }
+  if (status.ok() && dst_pos != out.size()) {
+    status = Corrupt("content block", "LZ4 frame smaller than the header promises");
+  }
+  if (status.ok()) {
+    rep.decoded = std::move(out);
+    rep.content = rep.decoded;
+  }
+  return status;
+}
+
+Status Reader::EnsureContent() const {
+  if (!content_compressed()) return Status::OK();
+  std::call_once(rep_->content_once, [this] { rep_->content_status = Rep::DecodeContent(this); });
+  return rep_->content_status;
+}
+
+std::string_view Reader::DecodedContent() const {
+  if (!EnsureContent().ok()) return {};
+  return rep_->content;
+}
+
+std::string_view Reader::content(uint32_t i) const {
+  std::string_view block = DecodedContent();
+  if (block.empty()) return {};
+  const char* p = node_ptr(i);
+  return block.substr(DecodeFixed64(p + NodeEntry::kContentOffsetOffset),
+                      DecodeFixed32(p + NodeEntry::kContentLengthOffset));
+}
+
+std::string_view Reader::meta(uint32_t i) const {
+  const char* p = node_ptr(i);
+  uint64_t off = DecodeFixed64(p + NodeEntry::kMetaOffsetOffset);
+  std::string_view block = off == kNone ? std::string_view() : DecodedContent();
+  if (block.empty()) return "{}";
+  return block.substr(off, DecodeFixed32(p + NodeEntry::kMetaLengthOffset));
+}
+
+Status Reader::Verify() const {
+  for (uint32_t t = 0; t < term_count_; ++t) {
+    if (!rep_->CheckTerm(t, node_count_)) {
+      return Status::Corruption("term index: postings of term " + std::to_string(t) +
+                                " out of range or out of order");
+    }
+  }
+  if (rep_->checksum_block != kNone) {
+    uint64_t stored = DecodeFixed64(base_ + rep_->checksum_block + kBlockHeaderLength);
+    if (Hash64(base_, rep_->checksum_block, 0) != stored) {
+      return Status::Corruption("checksum: file bytes do not match the checksum block");
+    }
+  }
+  return EnsureContent();
+}
+
+// ---- nodes ----
+
+const float* Reader::vector(uint32_t i) const {
+  uint64_t off = DecodeFixed64(node_ptr(i) + NodeEntry::kVectorOffsetOffset);
+  if (off == kNone) return nullptr;
+  return rep_->vectors + static_cast<size_t>(i) * dimension_;
+}
+
+int64_t Reader::updated_ts(uint32_t i) const {
+  if (!rep_->node_attrs) return created_ts(i);
+  return static_cast<int64_t>(DecodeFixed64(rep_->node_attrs + kNodeAttrsLength * size_t{i}));
+}
+
+uint64_t Reader::id(uint32_t i) const {
+  return rep_->ids ? DecodeFixed64(rep_->ids + 8 * size_t{i}) : 0;
+}
+
+std::string_view Reader::key(uint32_t i) const { return rep_->keys.Get(i); }
+
+std::string_view Reader::scope(uint32_t i) const {
+  if (!rep_->node_attrs) return {};
+  return rep_->labels.Get(DecodeFixed32(rep_->node_attrs + kNodeAttrsLength * size_t{i} + 8));
+}
+
+std::string_view Reader::task(uint32_t i) const {
+  if (!rep_->node_attrs) return {};
+  return rep_->labels.Get(DecodeFixed32(rep_->node_attrs + kNodeAttrsLength * size_t{i} + 12));
+}
+
+bool Reader::is_stub(uint32_t i) const {
+  if (!rep_->node_attrs) return false;
+  return (DecodeFixed32(rep_->node_attrs + kNodeAttrsLength * size_t{i} + 16) & kNodeFlagStub) != 0;
+}
+
+std::optional<uint32_t> Reader::FindKey(std::string_view k) const {
+  if (!rep_->by_key) return std::nullopt;
+  uint32_t lo = 0, hi = node_count_;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (key(DecodeFixed32(rep_->by_key + 4 * size_t{mid})) < k) lo = mid + 1; else hi = mid;
+  }
+  if (lo < node_count_) {
+    uint32_t i = DecodeFixed32(rep_->by_key + 4 * size_t{lo});
+    if (key(i) == k) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<uint32_t> Reader::FindId(uint64_t target) const {
+  if (!rep_->by_id) return std::nullopt;
+  uint32_t lo = 0, hi = node_count_;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (id(DecodeFixed32(rep_->by_id + 4 * size_t{mid})) < target) lo = mid + 1; else hi = mid;
+  }
+  if (lo < node_count_) {
+    uint32_t i = DecodeFixed32(rep_->by_id + 4 * size_t{lo});
+    if (id(i) == target) return i;
+  }
+  return std::nullopt;
+}
+
+// ---- edges ----
+
+std::string_view Reader::edge_payload(uint32_t j) const {
+  if (!rep_->has_ext) return "{}";
+  return rep_->payloads.Get(j);
+}
+
+int64_t Reader::edge_created_ts(uint32_t j) const {
+  if (!rep_->edge_attrs) return 0;
+  return static_cast<int64_t>(DecodeFixed64(rep_->edge_attrs + kEdgeAttrsLength * size_t{j}));
+}
+
+int64_t Reader::edge_updated_ts(uint32_t j) const {
+  if (!rep_->edge_attrs) return 0;
+  return static_cast<int64_t>(DecodeFixed64(rep_->edge_attrs + kEdgeAttrsLength * size_t{j} + 8));
+}
+
+std::string_view Reader::edge_run(uint32_t j) const {
+  if (!rep_->edge_attrs) return {};
+  return rep_->runs.Get(DecodeFixed32(rep_->edge_attrs + kEdgeAttrsLength * size_t{j} + 16));
+}
+
+std::string_view Reader::edge_task(uint32_t j) const {
+  if (!rep_->edge_attrs) return {};
+  return rep_->labels.Get(DecodeFixed32(rep_->edge_attrs + kEdgeAttrsLength * size_t{j} + 20));
+}
+
+std::pair<uint32_t, uint32_t> Reader::OutEdgesWithRel(uint32_t i, RelationId rel) const {
+  uint32_t b = out_begin(i), e = out_end(i);
+  uint32_t lo = b, hi = e;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (edge_rel(mid) < rel) lo = mid + 1; else hi = mid;
+  }
+  uint32_t first = lo;
+  hi = e;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (edge_rel(mid) <= rel) lo = mid + 1; else hi = mid;
+  }
+  return {first, lo};
+}
+
+std::pair<uint32_t, uint32_t> Reader::InEdgesWithRel(uint32_t i, RelationId rel) const {
+  uint32_t b = in_begin(i), e = in_end(i);
+  uint32_t lo = b, hi = e;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (edge_rel(in_edge(mid)) < rel) lo = mid + 1; else hi = mid;
+  }
+  uint32_t first = lo;
+  hi = e;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (edge_rel(in_edge(mid)) <= rel) lo = mid + 1; else hi = mid;
+  }
+  return {first, lo};
+}
+
+std::optional<uint32_t> Reader::FindEdge(uint32_t source, RelationId rel, uint32_t target) const {
+  if (source >= node_count_) return std::nullopt;
+  auto [lo, hi] = OutEdgesWithRel(source, rel);
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (edge_target(mid) < target) lo = mid + 1; else hi = mid;
+  }
+  if (lo < out_end(source) && edge_rel(lo) == rel && edge_target(lo) == target) return lo;
+  return std::nullopt;
+}
+
+// ---- names ----
+
+std::string_view Reader::relation_name(RelationId rel) const {
+  if (rel < kBuiltinRelationCount) return BuiltinRelationName(rel);
+  if (!rep_->has_ext) return rep_->spec_relations[rel];
+  if (rel < kFirstCustomRelation) return {};
+  return rep_->relation_names.Get(rel);
+}
+
+std::optional<RelationId> Reader::FindRelation(std::string_view name) const {
+  if (auto b = ParseBuiltinRelation(name)) return b;
+  if (name.empty()) return std::nullopt;
+  for (int r = kBuiltinRelationCount; r <= kMaxRelationId; ++r) {
+    if (relation_name(static_cast<RelationId>(r)) == name) return static_cast<RelationId>(r);
+  }
+  return std::nullopt;
+}
+
+std::vector<RelationId> Reader::relations() const {
+  std::vector<RelationId> out;
+  for (int r = 0; r <= kMaxRelationId; ++r) {
+    // A seed-spec file names no relation: list the built-ins and the ids in use.
+    bool defined = rep_->has_ext ? !relation_name(static_cast<RelationId>(r)).empty()
+                                 : r < kBuiltinRelationCount || rep_->rel_used[r];
+    if (defined) out.push_back(static_cast<RelationId>(r));
+  }
+  return out;
+}
+
+std::string_view Reader::type_name(uint8_t type) const {
+  if (const char* name = NodeTypeName(static_cast<NodeType>(type))) return name;
+  return rep_->type_names.Get(type);
+}
+
+// ---- term index ----
+
+bool Reader::Rep::CheckTerm(uint32_t t, uint32_t n) const {
+  uint8_t state = term_state[t].load(std::memory_order_acquire);
+  if (state != 0) return state == 1;
+  const char* e = term_entries + size_t{t} * kTermEntryLength;
+  const uint32_t pb = DecodeFixed32(e + 4), pe = DecodeFixed32(e + kTermEntryLength + 4);
+  const uint32_t content = DecodeFixed32(e + 8);
+  bool ok = true;
+  for (uint32_t q = pb; q < pe && ok; ++q) {
+    const char* pp = postings + uint64_t{q} * kPostingLength;
+    uint32_t node = DecodeFixed32(pp);
+    uint32_t field = DecodeFixed32(pp + 4) >> 24;
+    bool first_of_field = q == pb || q == pb + content;
+    ok = node < n && field == (q < pb + content ? 0u : 1u) &&
+         (first_of_field || node > DecodeFixed32(pp - kPostingLength));
+  }
+  // Racing first uses compute the same answer; either store wins.
+  term_state[t].store(ok ? 1 : 2, std::memory_order_release);
+  return ok;
+}
+
+std::string_view Reader::term(uint32_t t) const {
+  const char* e = rep_->term_entries + size_t{t} * kTermEntryLength;
+  uint32_t b = DecodeFixed32(e), end = DecodeFixed32(e + kTermEntryLength);
+  return std::string_view(rep_->term_names + b, end - b);
+}
+
+std::optional<uint32_t> Reader::FindTerm(std::string_view t) const {
+  uint32_t lo = 0, hi = term_count_;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (term(mid) < t) lo = mid + 1; else hi = mid;
+  }
+  if (lo < term_count_ && term(lo) == t) return lo;
+  return std::nullopt;
+}
+
+PostingList Reader::postings(uint32_t t) const {
+  if (!rep_->CheckTerm(t, node_count_)) return {};
+  const char* e = rep_->term_entries + size_t{t} * kTermEntryLength;
+  uint32_t b = DecodeFixed32(e + 4), end = DecodeFixed32(e + kTermEntryLength + 4);
+  return PostingList(rep_->postings + size_t{b} * kPostingLength, end - b);
+}
+
+PostingList Reader::postings(uint32_t t, Field field) const {
+  if (!rep_->CheckTerm(t, node_count_)) return {};
+  const char* e = rep_->term_entries + size_t{t} * kTermEntryLength;
+  uint32_t b = DecodeFixed32(e + 4), end = DecodeFixed32(e + kTermEntryLength + 4);
+  uint32_t content = DecodeFixed32(e + 8);
+  if (field == Field::kContent) return PostingList(rep_->postings + size_t{b} * kPostingLength, content);
+  return PostingList(rep_->postings + (size_t{b} + content) * kPostingLength, end - b - content);
+}
+
+uint32_t Reader::doc_frequency(uint32_t t) const {
+  return DecodeFixed32(rep_->term_entries + size_t{t} * kTermEntryLength + 8);
+}
+
+// ---- type, session, time, cluster ----
+
+std::vector<uint32_t> Reader::NodesOfType(uint8_t type) const {
+  std::vector<uint32_t> out;
+  if (rep_->type_bits) {
+    if (type >= rep_->type_slots) return out;
+    const size_t bytes = (size_t{node_count_} + 7) / 8;
+    const unsigned char* bits =
+        reinterpret_cast<const unsigned char*>(rep_->type_bits) + type * bytes;
+    for (size_t k = 0; k < bytes; ++k) {
+      for (unsigned b = bits[k]; b != 0; b &= b - 1) {
+        uint32_t i = static_cast<uint32_t>(k * 8 + std::countr_zero(b));
+        if (i < node_count_) out.push_back(i);
+      }
+    }
+    return out;
+  }
+  for (uint32_t i = 0; i < node_count_; ++i) {
+    if (type_code(i) == type) out.push_back(i);
+  }
+  return out;
+}
+
+uint32_t Reader::type_count(uint8_t type) const {
+  return static_cast<uint32_t>(NodesOfType(type).size());
+}
+
+SessionRange Reader::session_range(uint32_t s) const {
+  const char* e = rep_->sessions + size_t{s} * kSessionEntryLength;
+  return {s, DecodeFixed32(e + 4), DecodeFixed32(e + 8)};
+}
+
+std::string_view Reader::session_run(uint32_t s) const {
+  if (rep_->has_ext) return rep_->runs.Get(s);
+  return s < rep_->spec_runs.size() ? std::string_view(rep_->spec_runs[s]) : std::string_view();
+}
+
+std::optional<uint32_t> Reader::FindSession(std::string_view run) const {
+  uint32_t lo = 0, hi = session_count_;
+  if (!rep_->has_ext) {
+    for (uint32_t s = 0; s < session_count_; ++s) {
+      if (session_run(s) == run) return s;
+    }
+    return std::nullopt;
+  }
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (session_run(mid) < run) lo = mid + 1; else hi = mid;
+  }
+  if (lo < session_count_ && session_run(lo) == run) return lo;
+  return std::nullopt;
+}
+
+uint32_t Reader::TimeLowerBound(int64_t ts) const {
+  uint32_t lo = 0, hi = time_count_;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (time_entry(mid).ts < ts) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+const float* Reader::centroid(uint32_t c) const {
+  return reinterpret_cast<const float*>(rep_->centroids) + size_t{c} * dimension_;
+}
+
+// ---- kv ----
+
+KvEntry Reader::kv(uint32_t k) const {
+  const char* p = rep_->kv_fixed + size_t{k} * kKvFixedLength;
+  const StringListView& s = rep_->kv_strings;
+  KvEntry e;
+  e.scope = s.Get(4 * k);
+  e.ns = s.Get(4 * k + 1);
+  e.key = s.Get(4 * k + 2);
+  e.value = s.Get(4 * k + 3);
+  e.ts = static_cast<int64_t>(DecodeFixed64(p));
+  e.run = rep_->runs.Get(DecodeFixed32(p + 8));
+  e.task = rep_->labels.Get(DecodeFixed32(p + 12));
+  return e;
+}
+
+std::optional<uint32_t> Reader::FindKv(std::string_view scope, std::string_view ns,
+                                       std::string_view key) const {
+  const auto want = std::make_tuple(scope, ns, key);
+  uint32_t lo = 0, hi = kv_count_;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    KvEntry e = kv(mid);
+    if (std::make_tuple(e.scope, e.ns, e.key) < want) lo = mid + 1; else hi = mid;
+  }
+  if (lo < kv_count_) {
+    KvEntry e = kv(lo);
+    if (std::make_tuple(e.scope, e.ns, e.key) == want) return lo;
+  }
+  return std::nullopt;
+}
+
+}  // namespace amem::snapshot

@@ -1,0 +1,309 @@
+// amem::snapshot::Reader — a read-only, memory-mapped .amem snapshot
+// (docs/FORMAT.md). Open() validates the whole structure once (magic, version, every
+// extent, every hot record field, CSR monotonicity, edge endpoints, postings), like
+// flatbuffers' Verifier; afterwards accessors trust the bytes and only assert their
+// REQUIRES. A truncated, corrupted or hostile file gives Corruption naming the
+// section, never a crash. Verify() additionally checks the checksum block.
+//
+// Dense node numbers i are 0..node_count()-1, edge numbers j are 0..edge_count()-1.
+// Nodes are ordered by (session, key); edges by (source, rel, target).
+//
+// Lifetimes: every string_view / pointer returned points into the mapping (or into
+// memory the reader owns) and stays valid until the Reader is destroyed.
+// Thread safety: all const methods may be called concurrently, including the first
+// content access (which decompresses the content block exactly once).
+//
+// Seed-spec files without amem's extension blocks open too: out/in adjacency,
+// session, type and time indexes are rebuilt in memory; keys are "", ids are 0,
+// FindKey/FindId return nullopt; scope/task are "", updated_ts = created_ts, runs
+// are "" for session 0 and the decimal session number otherwise; has_term_index() /
+// has_doc_lengths() say whether the BM25 fast path is available.
+#ifndef AMEM_SNAPSHOT_READER_H_
+#define AMEM_SNAPSHOT_READER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/coding.h"
+#include "common/model.h"
+#include "common/status.h"
+#include "snapshot/format.h"
+
+namespace amem::snapshot {
+
+struct ReadOptions {
+  // Also run Verify() (the full checksum pass) inside Open.
+  bool verify_checksum = false;
+  // Pre-fault the whole mapping (MAP_POPULATE). Faster first queries, slower open.
+  bool populate = false;
+};
+
+struct Edge {
+  uint32_t source = 0;
+  uint32_t target = 0;
+  RelationId rel = 0;
+  float weight = 1.0f;
+};
+
+struct Posting {
+  uint32_t node = 0;
+  uint32_t tf = 0;  // occurrences of the term in the field
+  Field field = Field::kContent;
+};
+
+// A term's postings, sorted by (field, node). Cheap to copy; a view into the mapping.
+class PostingList {
+ public:
+  PostingList() = default;
+  PostingList(const char* data, uint32_t size) : data_(data), size_(size) {}
+  uint32_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  uint32_t node(uint32_t k) const { return DecodeFixed32(data_ + k * kPostingLength); }
+  uint32_t tf(uint32_t k) const {
+    return DecodeFixed32(data_ + k * kPostingLength + 4) & kMaxTermFrequency;
+  }
+  Field field(uint32_t k) const {
+    return static_cast<Field>(DecodeFixed32(data_ + k * kPostingLength + 4) >> 24);
+  }
+  Posting operator[](uint32_t k) const { return {node(k), tf(k), field(k)}; }
+
+ private:
+  const char* data_ = nullptr;
+  uint32_t size_ = 0;
+};
+
+struct SessionRange {
+  uint32_t session = 0;
+  uint32_t begin = 0;  // dense node range [begin, end)
+  uint32_t end = 0;
+};
+
+struct TimeEntry {
+  int64_t ts = 0;
+  uint32_t node = 0;
+};
+
+struct KvEntry {
+  std::string_view scope, ns, key, value;
+  int64_t ts = 0;
+  std::string_view run, task;
+};
+
+// One index block as found in the file (for `amem info`).
+struct BlockInfo {
+  uint32_t tag = 0;
+  uint64_t offset = 0;  // of the block header
+  uint64_t length = 0;  // body bytes
+};
+
+class Reader {
+ public:
+  // Maps `path` read-only and validates it. IOError if it cannot be read,
+  // Corruption ("<section>: <what>") if it is not a valid snapshot.
+  static Result<std::unique_ptr<Reader>> Open(const std::string& path,
+                                              const ReadOptions& options = {});
+  // Same over bytes in memory (tests, fuzzing). The bytes are copied into an aligned
+  // buffer the reader owns; `data` need not outlive the call.
+  static Result<std::unique_ptr<Reader>> OpenBuffer(std::string_view data,
+                                                    const ReadOptions& options = {});
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  // Full pass: the checksum block (Corruption "checksum: ..." when any byte
+  // changed) and the content frame (decompressed, its LZ4 content checksum
+  // checked). A file without a checksum block (has_checksum() false) gets only the
+  // content check.
+  Status Verify() const;
+
+  // ---- header facts ----
+  uint16_t version() const { return version_; }
+  uint16_t flags() const { return flags_; }
+  uint32_t features() const { return features_; }
+  uint32_t node_count() const { return node_count_; }
+  uint32_t edge_count() const { return edge_count_; }
+  uint32_t dimension() const { return dimension_; }
+  uint32_t session_count() const { return session_count_; }  // true count
+  uint64_t file_size() const { return size_; }
+  // Newest timestamp in the file (nodes' created/updated, edges', kv's): "now" for
+  // age-based queries. 0 for an empty file.
+  int64_t newest_timestamp() const { return newest_ts_; }
+  bool has_vectors() const { return (flags_ & kFlagHasVectors) != 0; }
+  bool has_term_index() const { return (features_ & kFeatureTermIndex) != 0; }
+  bool has_doc_lengths() const { return doc_lengths_ != nullptr; }
+  bool has_extensions() const { return (features_ & kFeatureExtensions) != 0; }
+  bool has_checksum() const { return (features_ & kFeatureChecksum) != 0; }
+  bool content_compressed() const { return (flags_ & kFlagCompressed) != 0; }
+  uint64_t content_compressed_size() const { return content_length_; }
+  uint64_t content_uncompressed_size() const { return content_uncompressed_; }
+  uint32_t stub_count() const { return stub_count_; }
+  const std::vector<BlockInfo>& blocks() const { return blocks_; }
+
+  // ---- nodes. REQUIRES: i < node_count() ----
+  uint8_t type_code(uint32_t i) const { return static_cast<uint8_t>(node_ptr(i)[0]); }
+  NodeType type(uint32_t i) const { return static_cast<NodeType>(type_code(i)); }
+  uint32_t session(uint32_t i) const {
+    return DecodeFixed32(node_ptr(i) + NodeEntry::kSessionOffset);
+  }
+  float confidence(uint32_t i) const {
+    return DecodeFloat(node_ptr(i) + NodeEntry::kConfidenceOffset);
+  }
+  int64_t created_ts(uint32_t i) const {
+    return static_cast<int64_t>(DecodeFixed64(node_ptr(i) + NodeEntry::kTimestampOffset));
+  }
+  int64_t updated_ts(uint32_t i) const;
+  // Content and meta live in the LZ4 content block, decompressed on first use.
+  // If decompression fails these return "" (and "{}" for meta); call
+  // EnsureContent() first where that must be an error.
+  std::string_view content(uint32_t i) const;
+  std::string_view meta(uint32_t i) const;  // flat JSON object; "{}" when none
+  Status EnsureContent() const;             // idempotent; cached result
+  // dimension() floats, or nullptr when node i has no vector. 64-byte aligned block.
+  const float* vector(uint32_t i) const;
+  uint64_t id(uint32_t i) const;          // stable id XXH3(key); 0 without extensions
+  std::string_view key(uint32_t i) const;  // "" without extensions
+  std::string_view scope(uint32_t i) const;
+  std::string_view run(uint32_t i) const { return session_run(session(i)); }
+  std::string_view task(uint32_t i) const;
+  // A stub: an edge endpoint that was never written (type entity, meta
+  // {"stub":"true"}, empty content, confidence 0).
+  bool is_stub(uint32_t i) const;
+
+  // O(log n). nullopt when absent (or the file has no key/id blocks).
+  std::optional<uint32_t> FindKey(std::string_view key) const;
+  std::optional<uint32_t> FindId(uint64_t id) const;
+
+  // ---- edges. REQUIRES: j < edge_count() ----
+  uint32_t edge_source(uint32_t j) const {
+    return DecodeFixed32(edge_ptr(j) + EdgeEntry::kSourceOffset);
+  }
+  uint32_t edge_target(uint32_t j) const {
+    return DecodeFixed32(edge_ptr(j) + EdgeEntry::kTargetOffset);
+  }
+  uint32_t out_target(uint32_t j) const { return edge_target(j); }
+  RelationId edge_rel(uint32_t j) const {
+    return static_cast<RelationId>(edge_ptr(j)[EdgeEntry::kRelOffset]);
+  }
+  float edge_weight(uint32_t j) const {
+    return DecodeFloat(edge_ptr(j) + EdgeEntry::kWeightOffset);
+  }
+  Edge edge(uint32_t j) const {
+    return {edge_source(j), edge_target(j), edge_rel(j), edge_weight(j)};
+  }
+  std::string_view edge_payload(uint32_t j) const;  // JSON; "{}" without extensions
+  int64_t edge_created_ts(uint32_t j) const;        // 0 without extensions
+  int64_t edge_updated_ts(uint32_t j) const;
+  std::string_view edge_run(uint32_t j) const;
+  std::string_view edge_task(uint32_t j) const;
+
+  // Out-edges of node i are the edge numbers [out_begin(i), out_end(i)), sorted by
+  // (rel, target). REQUIRES: i < node_count().
+  uint32_t out_begin(uint32_t i) const { return DecodeFixed32(out_off_ + 4 * i); }
+  uint32_t out_end(uint32_t i) const { return DecodeFixed32(out_off_ + 4 * (i + 1)); }
+  uint32_t out_degree(uint32_t i) const { return out_end(i) - out_begin(i); }
+  // In-edges of node i are in_edge(k) for k in [in_begin(i), in_end(i)), sorted by
+  // (rel, source). in_source(k) = edge_source(in_edge(k)).
+  uint32_t in_begin(uint32_t i) const { return DecodeFixed32(in_off_ + 4 * i); }
+  uint32_t in_end(uint32_t i) const { return DecodeFixed32(in_off_ + 4 * (i + 1)); }
+  uint32_t in_degree(uint32_t i) const { return in_end(i) - in_begin(i); }
+  uint32_t in_edge(uint32_t k) const { return DecodeFixed32(in_list_ + 4 * k); }
+  uint32_t in_source(uint32_t k) const { return edge_source(in_edge(k)); }
+  // The sub-ranges with one relation, O(log degree): out-edge numbers [first, second)
+  // and in-list positions [first, second).
+  std::pair<uint32_t, uint32_t> OutEdgesWithRel(uint32_t i, RelationId rel) const;
+  std::pair<uint32_t, uint32_t> InEdgesWithRel(uint32_t i, RelationId rel) const;
+  // The edge (source, rel, target), O(log out_degree).
+  std::optional<uint32_t> FindEdge(uint32_t source, RelationId rel, uint32_t target) const;
+
+  // ---- names ----
+  // Built-in name, custom name from the file, or "" when undefined.
+  std::string_view relation_name(RelationId rel) const;
+  std::optional<RelationId> FindRelation(std::string_view name) const;
+  // Every relation defined in the file (built-ins included), by id.
+  std::vector<RelationId> relations() const;
+  std::string_view type_name(uint8_t type) const;  // "" when unknown
+
+  // ---- term index (BM25 fast path). Empty when !has_term_index() ----
+  uint32_t term_count() const { return term_count_; }
+  std::string_view term(uint32_t t) const;  // REQUIRES: t < term_count()
+  std::optional<uint32_t> FindTerm(std::string_view term) const;  // O(log T)
+  // A term's postings are validated on its first use (not at open: they are the
+  // biggest block); a damaged list reads as empty and Verify() reports it.
+  PostingList postings(uint32_t t) const;                      // all fields
+  PostingList postings(uint32_t t, Field field) const;
+  // Number of nodes whose content contains term t (BM25 df).
+  uint32_t doc_frequency(uint32_t t) const;
+  // Content token count of node i (0 when !has_doc_lengths()).
+  uint32_t doc_length(uint32_t i) const {
+    return doc_lengths_ ? DecodeFixed32(doc_lengths_ + 4 * i) : 0;
+  }
+  uint32_t document_count() const { return node_count_; }
+  double average_doc_length() const { return avg_doc_length_; }
+
+  // ---- type, session and time indexes (always available) ----
+  // Dense numbers of the nodes of a type, ascending.
+  std::vector<uint32_t> NodesOfType(uint8_t type) const;
+  uint32_t type_count(uint8_t type) const;
+  // REQUIRES: s < session_count().
+  SessionRange session_range(uint32_t s) const;
+  std::string_view session_run(uint32_t s) const;
+  std::optional<uint32_t> FindSession(std::string_view run) const;
+  // Nodes sorted by (created_ts, node).
+  uint32_t time_entry_count() const { return time_count_; }
+  TimeEntry time_entry(uint32_t k) const {
+    const char* p = time_ + k * kTimeEntryLength;
+    return {static_cast<int64_t>(DecodeFixed64(p)), DecodeFixed32(p + 8)};
+  }
+  // First k with time_entry(k).ts >= ts.
+  uint32_t TimeLowerBound(int64_t ts) const;
+
+  // ---- cluster map (may be empty) ----
+  uint32_t cluster_count() const { return cluster_count_; }
+  const float* centroid(uint32_t c) const;  // REQUIRES: c < cluster_count()
+
+  // ---- policy memory (kv), sorted by (scope, ns, key) ----
+  uint32_t kv_count() const { return kv_count_; }
+  KvEntry kv(uint32_t k) const;  // REQUIRES: k < kv_count()
+  std::optional<uint32_t> FindKv(std::string_view scope, std::string_view ns,
+                                 std::string_view key) const;
+
+ private:
+  struct Rep;
+  Reader();
+  const char* node_ptr(uint32_t i) const {
+    return base_ + Header::kEncodedLength + static_cast<size_t>(i) * NodeEntry::kEncodedLength;
+  }
+  const char* edge_ptr(uint32_t j) const {
+    return edges_ + static_cast<size_t>(j) * EdgeEntry::kEncodedLength;
+  }
+  std::string_view DecodedContent() const;
+
+  // Hot fields kept out of Rep so inline accessors need one load.
+  const char* base_ = nullptr;
+  uint64_t size_ = 0;
+  const char* edges_ = nullptr;
+  const char* out_off_ = nullptr;  // mapped or rebuilt, same encoding
+  const char* in_off_ = nullptr;
+  const char* in_list_ = nullptr;
+  const char* doc_lengths_ = nullptr;
+  const char* time_ = nullptr;
+  uint16_t version_ = 0, flags_ = 0;
+  uint32_t features_ = 0;
+  uint32_t node_count_ = 0, edge_count_ = 0, dimension_ = 0, session_count_ = 0;
+  uint32_t term_count_ = 0, time_count_ = 0, cluster_count_ = 0, kv_count_ = 0;
+  uint32_t stub_count_ = 0;
+  uint64_t content_length_ = 0, content_uncompressed_ = 0;
+  int64_t newest_ts_ = 0;
+  double avg_doc_length_ = 0;
+  std::vector<BlockInfo> blocks_;
+  std::unique_ptr<Rep> rep_;
+};
+
+}  // namespace amem::snapshot
+
+#endif  // AMEM_SNAPSHOT_READER_H_

@@ -1,0 +1,62 @@
+// StringList (docs/FORMAT.md §8.1): count u32, (count+1) x u32 offsets relative to
+// the string bytes, then the bytes. Internal to snapshot/.
+#ifndef AMEM_SNAPSHOT_STRING_LIST_H_
+#define AMEM_SNAPSHOT_STRING_LIST_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/coding.h"
+#include "common/status.h"
+
+namespace amem::snapshot {
+
+// Appends a StringList. InvalidArgument if the bytes exceed 4 GiB.
+template <typename Container, typename Fn>
+Status PutStringList(std::string* dst, const Container& items, Fn&& get) {
+  uint64_t total = 0;
+  for (const auto& item : items) total += std::string_view(get(item)).size();
+  if (total > UINT32_MAX || items.size() >= UINT32_MAX) {
+    return Status::InvalidArgument("string list larger than 4 GiB");
+  }
+  PutFixed32(dst, static_cast<uint32_t>(items.size()));
+  uint32_t off = 0;
+  PutFixed32(dst, 0);
+  for (const auto& item : items) {
+    off += static_cast<uint32_t>(std::string_view(get(item)).size());
+    PutFixed32(dst, off);
+  }
+  for (const auto& item : items) dst->append(std::string_view(get(item)));
+  return Status::OK();
+}
+
+// A decoded view. Parse checks only that the offset table fits; Get checks each
+// entry's offsets when it is read, so a damaged entry reads as "" and never
+// escapes the block (Verify()'s checksum reports the damage).
+class StringListView {
+ public:
+  // Consumes the list from *in. Corruption if the table or bytes do not fit.
+  Status Parse(std::string_view* in);
+  uint32_t size() const { return count_; }
+  std::string_view Get(uint32_t k) const {
+    if (k >= count_) return {};
+    uint32_t b = DecodeFixed32(offsets_ + 4 * k);
+    uint32_t e = DecodeFixed32(offsets_ + 4 * (k + 1));
+    if (b > e || e > bytes_len_) return {};
+    return std::string_view(bytes_ + b, e - b);
+  }
+  // Full check: offsets start at 0 and never decrease. O(count).
+  bool Monotone() const;
+
+ private:
+  uint32_t count_ = 0;
+  const char* offsets_ = nullptr;
+  const char* bytes_ = nullptr;
+  uint32_t bytes_len_ = 0;
+};
+
+}  // namespace amem::snapshot
+
+#endif  // AMEM_SNAPSHOT_STRING_LIST_H_

@@ -1,0 +1,120 @@
+// The golden file tests/data/small.amem: the writer reproduces it byte for byte and
+// every later reader opens it. Regenerate (only together with a format change in
+// docs/FORMAT.md, snapshot/format.h and kFormatVersion) with
+//   AMEM_REGENERATE_GOLDEN=1 ./build/amem_tests "[golden]"
+// The corruption sweep flips and truncates every byte of it.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+
+#include "snapshot/reader.h"
+#include "snapshot/writer.h"
+#include "tests/snapshot/snapshot_test_util.h"
+#include "tests/snapshot/test_state.h"
+
+namespace amem::snapshot {
+namespace {
+
+const std::string kGoldenPath = std::string(AMEM_SOURCE_DIR) + "/tests/data/small.amem";
+
+std::string Golden() {
+  std::string bytes = snapshot_test::ReadFileBytes(kGoldenPath);
+  REQUIRE(!bytes.empty());
+  return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("Writer reproduces the golden file", "[snapshot][golden]") {
+  auto built = BuildSnapshot(snapshot_test::SmallState());
+  REQUIRE(built.ok());
+  if (std::getenv("AMEM_REGENERATE_GOLDEN")) {
+    REQUIRE(WriteFileAtomic(kGoldenPath, *built).ok());
+  }
+  std::string golden = Golden();
+  CHECK(golden.size() == built->size());
+  CHECK(golden == *built);
+}
+
+TEST_CASE("Golden file opens and verifies", "[snapshot][golden]") {
+  auto r = Reader::Open(kGoldenPath, ReadOptions{true, false});
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  CHECK((*r)->node_count() == 14);
+  CHECK((*r)->edge_count() == 18);
+  CHECK((*r)->version() == 1);
+  auto i = (*r)->FindKey("fact:ünïcödé");
+  REQUIRE(i.has_value());
+  CHECK((*r)->content(*i) == "Grüße 日本語 テキスト — naïve café");
+}
+
+// Flips every byte of [begin, end) of the golden file (XOR 0xFF, and XOR 0x01 so a
+// one-bit change is covered too). Each flipped file fails at open with Corruption,
+// or opens, survives every accessor and fails Verify().
+static void FlipSweep(size_t part, size_t parts) {
+  const std::string golden = Golden();
+  const size_t begin = golden.size() * part / parts, end = golden.size() * (part + 1) / parts;
+  for (size_t pos = begin; pos < end; ++pos) {
+    for (unsigned char mask : {0xFF, 0x01}) {
+      std::string bytes = golden;
+      bytes[pos] = static_cast<char>(bytes[pos] ^ mask);
+      auto r = Reader::OpenBuffer(bytes);
+      if (!r.ok()) {
+        INFO("byte " << pos << ": " << r.status().ToString());
+        CHECK(r.status().IsCorruption());
+        continue;
+      }
+      snapshot_test::TouchEverything(**r);
+      INFO("byte " << pos << " mask " << int(mask) << " opened; Verify() must fail");
+      CHECK((*r)->Verify().IsCorruption());
+    }
+  }
+}
+
+TEST_CASE("Flipping any byte of the golden file is caught (part 1/4)", "[snapshot][golden][corruption]") {
+  FlipSweep(0, 4);
+}
+TEST_CASE("Flipping any byte of the golden file is caught (part 2/4)", "[snapshot][golden][corruption]") {
+  FlipSweep(1, 4);
+}
+TEST_CASE("Flipping any byte of the golden file is caught (part 3/4)", "[snapshot][golden][corruption]") {
+  FlipSweep(2, 4);
+}
+TEST_CASE("Flipping any byte of the golden file is caught (part 4/4)", "[snapshot][golden][corruption]") {
+  FlipSweep(3, 4);
+}
+
+TEST_CASE("Every truncation of the golden file fails at open", "[snapshot][golden][corruption]") {
+  const std::string golden = Golden();
+  for (size_t len = 0; len < golden.size(); ++len) {
+    auto r = Reader::OpenBuffer(std::string_view(golden).substr(0, len));
+    INFO("length " << len);
+    CHECK(r.status().IsCorruption());
+  }
+}
+
+TEST_CASE("Hostile header lengths are rejected without allocating", "[snapshot][corruption]") {
+  std::string golden = Golden();
+  Header h;
+  REQUIRE(h.DecodeFrom(golden).ok());
+  auto patched = [&](auto edit) {
+    Header c = h;
+    edit(c);
+    std::string out;
+    c.EncodeTo(&out);
+    out.append(golden, Header::kEncodedLength);
+    return Reader::OpenBuffer(out).status();
+  };
+  CHECK(patched([](Header& c) { c.node_count = 0xFFFFFFFFu; }).IsCorruption());
+  CHECK(patched([](Header& c) { c.edge_count = 0xFFFFFFFFu; }).IsCorruption());
+  CHECK(patched([](Header& c) { c.content_offset = ~0ull - 3; }).IsCorruption());
+  CHECK(patched([](Header& c) { c.content_length = ~0ull; }).IsCorruption());
+  CHECK(patched([](Header& c) { c.content_uncompressed = 0xFFFFFFFFu; }).IsCorruption());
+  CHECK(patched([](Header& c) { c.vector_offset = ~0ull; }).IsCorruption());
+  CHECK(patched([](Header& c) { c.index_offset = ~0ull - 7; }).IsCorruption());
+  CHECK(patched([](Header& c) { c.dimension = 0; }).IsCorruption());
+  CHECK(patched([](Header& c) { c.dimension = 0xFFFF; }).IsCorruption());
+  CHECK(patched([](Header& c) { c.features = 0; }).IsCorruption());
+  CHECK(patched([](Header& c) { c.version = 2; }).IsCorruption());
+}
+
+}  // namespace amem::snapshot

@@ -1,0 +1,90 @@
+// Helpers for the snapshot tests: read a file, and touch every accessor of a
+// Reader (so corrupted-but-accepted files are exercised under ASan).
+#ifndef AMEM_TESTS_SNAPSHOT_SNAPSHOT_TEST_UTIL_H_
+#define AMEM_TESTS_SNAPSHOT_SNAPSHOT_TEST_UTIL_H_
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "snapshot/reader.h"
+
+namespace amem::snapshot_test {
+
+inline std::string ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Calls every accessor over every element; returns a digest so nothing is skipped.
+inline uint64_t TouchEverything(const snapshot::Reader& r) {
+  uint64_t h = r.node_count() + r.edge_count() + r.newest_timestamp();
+  auto mix = [&](std::string_view s) { h = h * 31 + s.size() + (s.empty() ? 0 : s[0]); };
+  for (uint32_t i = 0; i < r.node_count(); ++i) {
+    h += r.type_code(i) + r.session(i) + r.created_ts(i) + r.updated_ts(i) + r.id(i);
+    h += static_cast<uint64_t>(r.confidence(i) * 8);
+    mix(r.content(i));
+    mix(r.meta(i));
+    mix(r.key(i));
+    mix(r.scope(i));
+    mix(r.run(i));
+    mix(r.task(i));
+    h += r.is_stub(i) + r.doc_length(i);
+    if (const float* v = r.vector(i)) {
+      for (uint32_t d = 0; d < r.dimension(); ++d) h += v[d] != 0.0f;
+    }
+    if (auto k = r.FindKey(r.key(i))) h += *k;
+    if (auto k = r.FindId(r.id(i))) h += *k;
+    for (uint32_t j = r.out_begin(i); j < r.out_end(i); ++j) h += r.out_target(j);
+    for (uint32_t k = r.in_begin(i); k < r.in_end(i); ++k) h += r.in_source(k);
+    auto [b, e] = r.OutEdgesWithRel(i, 4);
+    auto [ib, ie] = r.InEdgesWithRel(i, 4);
+    h += e - b + ie - ib;
+  }
+  for (uint32_t j = 0; j < r.edge_count(); ++j) {
+    snapshot::Edge e = r.edge(j);
+    h += e.source + e.target + e.rel + r.edge_created_ts(j) + r.edge_updated_ts(j);
+    mix(r.edge_payload(j));
+    mix(r.edge_run(j));
+    mix(r.edge_task(j));
+    mix(r.relation_name(e.rel));
+    if (auto f = r.FindEdge(e.source, e.rel, e.target)) h += *f;
+  }
+  for (RelationId rel : r.relations()) {
+    if (r.FindRelation(r.relation_name(rel))) ++h;
+  }
+  for (int t = 0; t < 12; ++t) {
+    h += r.NodesOfType(static_cast<uint8_t>(t)).size();
+    mix(r.type_name(static_cast<uint8_t>(t)));
+  }
+  for (uint32_t t = 0; t < r.term_count(); ++t) {
+    mix(r.term(t));
+    if (auto f = r.FindTerm(r.term(t))) h += *f;
+    snapshot::PostingList p = r.postings(t);
+    for (uint32_t k = 0; k < p.size(); ++k) h += p.node(k) + p.tf(k);
+    h += r.postings(t, snapshot::Field::kMeta).size() + r.doc_frequency(t);
+  }
+  for (uint32_t s = 0; s < r.session_count(); ++s) {
+    snapshot::SessionRange sr = r.session_range(s);
+    h += sr.begin + sr.end;
+    if (auto f = r.FindSession(r.session_run(s))) h += *f;
+  }
+  for (uint32_t k = 0; k < r.time_entry_count(); ++k) h += r.time_entry(k).node;
+  h += r.TimeLowerBound(1500);
+  for (uint32_t c = 0; c < r.cluster_count(); ++c) h += r.centroid(c)[0] != 0.0f;
+  for (uint32_t k = 0; k < r.kv_count(); ++k) {
+    snapshot::KvEntry e = r.kv(k);
+    mix(e.scope);
+    mix(e.value);
+    mix(e.run);
+    mix(e.task);
+    if (auto f = r.FindKv(e.scope, e.ns, e.key)) h += *f;
+  }
+  return h + static_cast<uint64_t>(r.average_doc_length());
+}
+
+}  // namespace amem::snapshot_test
+
+#endif  // AMEM_TESTS_SNAPSHOT_SNAPSHOT_TEST_UTIL_H_
