@@ -35,16 +35,6 @@ std::string KvPath(const KvArgs& a) {
   return OneLine(a.scope) + "/" + OneLine(a.ns) + "/" + OneLine(a.key);
 }
 
-void ReportKvWrite(Context& ctx, const KvArgs& a, const char* verb, uint64_t rev) {
-  if (ctx.json()) {
-    Json doc = KvDoc(a);
-    doc["rev"] = rev;
-    ctx.Json(doc);
-  } else {
-    ctx.Out() += std::string(verb) + " " + KvPath(a) + " at rev " + std::to_string(rev) + "\n";
-  }
-}
-
 Status RunKvPut(Context& ctx, const KvArgs& a) {
   Result<Store*> store = ctx.OpenStore();
   if (!store.ok()) return store.status();
@@ -55,7 +45,7 @@ Status RunKvPut(Context& ctx, const KvArgs& a) {
   kv.value = a.value;
   Result<uint64_t> rev = (*store)->PutKv(std::move(kv), a.write.options());
   if (!rev.ok()) return SingleWriteError(rev.status());
-  ReportKvWrite(ctx, a, "put", *rev);
+  EmitWrite(ctx, KvDoc(a), "put " + KvPath(a), *rev);
   return Status::OK();
 }
 
@@ -69,7 +59,7 @@ Status RunKvDel(Context& ctx, const KvArgs& a) {
   batch.DeleteKv(a.scope, a.ns, a.key);
   Result<uint64_t> rev = (*store)->Apply(batch, a.write.options());
   if (!rev.ok()) return SingleWriteError(rev.status());
-  ReportKvWrite(ctx, a, "deleted", *rev);
+  EmitWrite(ctx, KvDoc(a), "deleted " + KvPath(a), *rev);
   return Status::OK();
 }
 
@@ -91,20 +81,15 @@ Status RunKvList(Context& ctx, const KvArgs& a) {
   if (!store.ok()) return store.status();
   Result<std::vector<KvRecord>> list = (*store)->ListKv(a.scope, a.ns, a.view.view());
   if (!list.ok()) return list.status();
-  if (ctx.json()) {
-    Json doc;
-    doc["scope"] = a.scope;
-    doc["ns"] = a.ns;
-    Json entries = Json::array();
-    for (const KvRecord& kv : *list) entries.push_back(KvToJson(kv));
-    doc["entries"] = std::move(entries);
-    ctx.Json(doc);
-  } else {
-    for (const KvRecord& kv : *list) {
-      ctx.Out() += OneLine(kv.key) + " = " + OneLine(kv.value) + "  (rev " +
-                   std::to_string(kv.rev) + ")\n";
-    }
-  }
+  Json doc;
+  doc["scope"] = a.scope;
+  doc["ns"] = a.ns;
+  EmitList(
+      ctx, std::move(doc), "entries", *list, [](const KvRecord& kv) { return KvToJson(kv); },
+      [](const KvRecord& kv, std::string* out) {
+        *out += OneLine(kv.key) + " = " + OneLine(kv.value) + "  (rev " +
+                std::to_string(kv.rev) + ")\n";
+      });
   return Status::OK();
 }
 
@@ -120,15 +105,10 @@ Status RunKvHistory(Context& ctx, const KvArgs& a) {
     if (kv.rev <= *last) versions.push_back(std::move(kv));
   }
   if (versions.empty()) return Status::NotFound("no history for " + KvPath(a));
-  if (ctx.json()) {
-    Json doc = KvDoc(a);
-    Json list = Json::array();
-    for (const KvRecord& kv : versions) list.push_back(KvToJson(kv, /*with_deleted=*/true));
-    doc["versions"] = std::move(list);
-    ctx.Json(doc);
-  } else {
-    for (const KvRecord& kv : versions) AppendKvVersionLine(kv, &ctx.Out());
-  }
+  EmitList(
+      ctx, KvDoc(a), "versions", versions,
+      [](const KvRecord& kv) { return KvToJson(kv, /*with_deleted=*/true); },
+      AppendKvVersionLine);
   return Status::OK();
 }
 

@@ -15,16 +15,6 @@ namespace {
 
 const char* kNodeHelp = "Node key (e.g. file:src/a.cc) or 16-hex-digit node id";
 
-// Writes that answer with the committed revision.
-void ReportWrite(Context& ctx, Json doc, const std::string& text, uint64_t rev) {
-  if (ctx.json()) {
-    doc["rev"] = rev;
-    ctx.Json(doc);
-  } else {
-    ctx.Out() += text + " at rev " + std::to_string(rev) + "\n";
-  }
-}
-
 // ---- init ----
 struct InitArgs {
   uint32_t dimension = kDefaultDimension;
@@ -108,7 +98,7 @@ Status RunPutNode(Context& ctx, const PutNodeArgs& a) {
   Json doc;
   doc["key"] = a.key;
   doc["id"] = FormatHexId(NodeIdForKey(a.key));
-  ReportWrite(ctx, doc, "put node " + OneLine(a.key) + " (id " + FormatHexId(NodeIdForKey(a.key)) + ")", *rev);
+  EmitWrite(ctx, doc, "put node " + OneLine(a.key) + " (id " + FormatHexId(NodeIdForKey(a.key)) + ")", *rev);
   return Status::OK();
 }
 
@@ -140,7 +130,7 @@ Status RunDelNode(Context& ctx, const NodeArgs& a) {
   if (!rev.ok()) return SingleWriteError(rev.status());
   Json doc;
   doc["key"] = key;
-  ReportWrite(ctx, doc, "deleted node " + OneLine(key), *rev);
+  EmitWrite(ctx, doc, "deleted node " + OneLine(key), *rev);
   return Status::OK();
 }
 
@@ -179,7 +169,7 @@ Status RunPutEdge(Context& ctx, const EdgeArgs& a) {
   std::string text = "put edge " + OneLine(edge.src) + " --" + edge.rel + "--> " + OneLine(edge.dst);
   Result<uint64_t> rev = (*store)->PutEdge(std::move(edge), a.write.options());
   if (!rev.ok()) return SingleWriteError(rev.status());
-  ReportWrite(ctx, doc, text, *rev);
+  EmitWrite(ctx, doc, text, *rev);
   return Status::OK();
 }
 
@@ -190,7 +180,7 @@ Status RunDelEdge(Context& ctx, const EdgeArgs& a) {
   std::string dst = NodeKeyForArg(**store, a.dst);
   Result<uint64_t> rev = (*store)->DeleteEdge(src, a.rel, dst, a.write.options());
   if (!rev.ok()) return SingleWriteError(rev.status());
-  ReportWrite(ctx, EdgeDoc(src, a.rel, dst),
+  EmitWrite(ctx, EdgeDoc(src, a.rel, dst),
               "deleted edge " + OneLine(src) + " --" + a.rel + "--> " + OneLine(dst), *rev);
   return Status::OK();
 }
@@ -213,7 +203,7 @@ Status RunDefRel(Context& ctx, const DefRelArgs& a) {
   Json doc;
   doc["name"] = a.name;
   doc["id"] = *id;
-  ReportWrite(ctx, doc, "relation " + a.name + " (id " + std::to_string(*id) + ")", *rev);
+  EmitWrite(ctx, doc, "relation " + a.name + " (id " + std::to_string(*id) + ")", *rev);
   return Status::OK();
 }
 
@@ -235,17 +225,10 @@ Status RunAdjacency(Context& ctx, const AdjacencyArgs& a, bool outgoing) {
       outgoing ? (*store)->Out(key, a.rel, view) : (*store)->In(key, a.rel, view);
   if (!edges.ok()) return edges.status();
   if (!node.ok() && edges->empty()) return node.status();
-  if (ctx.json()) {
-    Json doc;
-    doc["node"] = key;
-    doc["direction"] = outgoing ? "out" : "in";
-    Json list = Json::array();
-    for (const EdgeRecord& e : *edges) list.push_back(EdgeToJson(e));
-    doc["edges"] = std::move(list);
-    ctx.Json(doc);
-  } else {
-    for (const EdgeRecord& e : *edges) AppendEdgeLine(e, &ctx.Out());
-  }
+  Json doc;
+  doc["node"] = key;
+  doc["direction"] = outgoing ? "out" : "in";
+  EmitList(ctx, std::move(doc), "edges", *edges, EdgeToJson, AppendEdgeLine);
   return Status::OK();
 }
 
@@ -263,20 +246,13 @@ Status RunChanges(Context& ctx, const ChangesArgs& a) {
   Result<std::vector<Change>> changes = by_rev ? (*store)->ChangesSinceRevision(a.since_rev)
                                                : (*store)->ChangesSinceTime(a.since);
   if (!changes.ok()) return changes.status();
-  if (ctx.json()) {
-    Json doc;
-    if (by_rev) {
-      doc["since_rev"] = a.since_rev;
-    } else {
-      doc["since"] = a.since;
-    }
-    Json list = Json::array();
-    for (const Change& c : *changes) list.push_back(ChangeToJson(c));
-    doc["changes"] = std::move(list);
-    ctx.Json(doc);
+  Json doc;
+  if (by_rev) {
+    doc["since_rev"] = a.since_rev;
   } else {
-    for (const Change& c : *changes) AppendChangeLine(c, &ctx.Out());
+    doc["since"] = a.since;
   }
+  EmitList(ctx, std::move(doc), "changes", *changes, ChangeToJson, AppendChangeLine);
   return Status::OK();
 }
 

@@ -93,6 +93,15 @@ Status Context::UsageError(std::string_view message) {
   return Status::InvalidArgument(message);
 }
 
+void EmitWrite(Context& ctx, Json doc, const std::string& text, uint64_t rev) {
+  if (ctx.json()) {
+    doc["rev"] = rev;
+    ctx.Json(doc);
+  } else {
+    ctx.Out() += text + " at rev " + std::to_string(rev) + "\n";
+  }
+}
+
 ReadView ReadViewFlags::view() const {
   if (as_of_opt != nullptr && as_of_opt->count() > 0) return ReadView::AtRevision(as_of);
   if (at_opt != nullptr && at_opt->count() > 0) return ReadView::AtTime(at);

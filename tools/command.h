@@ -37,6 +37,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -110,6 +111,25 @@ class Context {
   bool answer_false_ = false;
   std::map<const CLI::App*, std::function<Status()>> actions_;
 };
+
+// Writes a list answer: with --json, `doc` plus `field`: [to_json(item), ...];
+// otherwise to_text(item, &ctx.Out()) for each item.
+template <typename T, typename ToJson, typename ToText>
+void EmitList(Context& ctx, Json doc, const char* field, const std::vector<T>& items,
+              ToJson to_json, ToText to_text) {
+  if (ctx.json()) {
+    Json list = Json::array();
+    for (const T& item : items) list.push_back(to_json(item));
+    doc[field] = std::move(list);
+    ctx.Json(doc);
+  } else {
+    for (const T& item : items) to_text(item, &ctx.Out());
+  }
+}
+
+// Writes the answer of a write: with --json, `doc` plus "rev"; otherwise the line
+// "<text> at rev <rev>".
+void EmitWrite(Context& ctx, Json doc, const std::string& text, uint64_t rev);
 
 // --as-of REV / --at TS (mutually exclusive) on a read command.
 struct ReadViewFlags {

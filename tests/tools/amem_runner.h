@@ -18,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/store/store_test_util.h"  // TempDir
+
 extern char** environ;
 
 namespace amem::testing {
@@ -46,43 +48,19 @@ inline void WriteFile(const std::string& path, const std::string& data) {
   out << data;
 }
 
-// A fresh temporary directory, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (std::filesystem::temp_directory_path() / "amem-cli-XXXXXX").string();
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    char* made = ::mkdtemp(buf.data());
-    if (made == nullptr) std::abort();
-    path_ = made;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
 // Runs a program with `args`; stdin is `input`; `env` entries ("NAME=value") are
 // added to the environment, from which AMEM_STORE is removed. `cwd` empty: inherit.
 inline RunResult RunProgram(const std::string& program, const std::vector<std::string>& args,
                             const std::string& input, const std::vector<std::string>& env,
                             const std::string& cwd) {
   TempDir io;
-  WriteFile(io / "in", input);
+  WriteFile(io.Sub("in"), input);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, (io / "in").c_str(), O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, (io / "out").c_str(),
+  posix_spawn_file_actions_addopen(&actions, 0, io.Sub("in").c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, io.Sub("out").c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, 2, (io / "err").c_str(),
+  posix_spawn_file_actions_addopen(&actions, 2, io.Sub("err").c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   std::vector<std::string> argv_s{program};
@@ -107,8 +85,8 @@ inline RunResult RunProgram(const std::string& program, const std::vector<std::s
   while (waitpid(pid, &status, 0) < 0) {
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = ReadFile(io / "out");
-  result.err = ReadFile(io / "err");
+  result.out = ReadFile(io.Sub("out"));
+  result.err = ReadFile(io.Sub("err"));
   return result;
 }
 
@@ -123,7 +101,7 @@ inline RunResult Amem(const std::string& store, const std::vector<std::string>& 
 // A temporary directory with an initialized store in it (dimension `dim`).
 class TempStore {
  public:
-  explicit TempStore(int dim = 4) : store_(dir_ / "store") {
+  explicit TempStore(int dim = 4) : store_(dir_.Sub("store")) {
     RunResult r = Amem(store_, {"init", "--dimension", std::to_string(dim)});
     if (r.exit_code != 0) std::abort();
   }

@@ -27,7 +27,7 @@ void RequireOk(const RunResult& r) {
 
 TEST_CASE("init creates a store once and reports it", "[tools][cli]") {
   TempDir dir;
-  std::string store = dir / "s";
+  std::string store = dir.Sub("s");
   RunResult r = Amem(store, {"init", "--dimension", "8", "--json"});
   RequireOk(r);
   nlohmann::json j = r.json();
@@ -41,15 +41,15 @@ TEST_CASE("init creates a store once and reports it", "[tools][cli]") {
   CHECK(r.out.find("already exists") != std::string::npos);
   CHECK(r.out.find("dimension 8") != std::string::npos);
   RequireError(Amem(store, {"init", "--dimension", "16"}), 4, "init", "dimension 8");
-  RequireError(Amem(dir / "t", {"init", "--dimension", "0"}), 2, "init");
-  RequireError(Amem(dir / "t", {"init", "--dimension", "x"}), 2, "init");
-  CHECK(!std::filesystem::exists(dir / "t"));
+  RequireError(Amem(dir.Sub("t"), {"init", "--dimension", "0"}), 2, "init");
+  RequireError(Amem(dir.Sub("t"), {"init", "--dimension", "x"}), 2, "init");
+  CHECK(!std::filesystem::exists(dir.Sub("t")));
 }
 
 TEST_CASE("commands on a missing store fail with NotFound and create nothing",
           "[tools][cli]") {
   TempDir dir;
-  std::string store = dir / "missing";
+  std::string store = dir.Sub("missing");
   RequireError(Amem(store, {"get-node", "file:a"}), 3, "get-node", "amem init");
   RequireError(Amem(store, {"put-node", "file:a", "--type", "file"}), 3, "put-node");
   RequireError(Amem(store, {"stats"}), 3, "stats");
@@ -355,13 +355,13 @@ TEST_CASE("changes since a revision or a time, stats and compact", "[tools][cli]
 
 TEST_CASE("the default store is $AMEM_STORE, else ./.amem", "[tools][cli]") {
   TempDir dir;
-  RunResult r = RunProgram(AMEM_BINARY, {"init"}, "", {"AMEM_STORE=" + (dir / "env")}, "");
+  RunResult r = RunProgram(AMEM_BINARY, {"init"}, "", {"AMEM_STORE=" + dir.Sub("env")}, "");
   RequireOk(r);
-  CHECK(std::filesystem::is_directory(dir / "env"));
+  CHECK(std::filesystem::is_directory(dir.Sub("env")));
   r = RunProgram(AMEM_BINARY, {"init", "--json"}, "", {}, dir.path());
   RequireOk(r);
   CHECK(r.json()["store"] == "./.amem");
-  CHECK(std::filesystem::is_directory(dir / ".amem"));
+  CHECK(std::filesystem::is_directory(dir.Sub(".amem")));
 }
 
 }  // namespace

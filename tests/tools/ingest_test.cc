@@ -128,8 +128,8 @@ std::string ChainFile(int n) {
 TEST_CASE("amem ingest applies a file in one revision, from a file or stdin",
           "[tools][ingest]") {
   TempStore s;
-  WriteFile(s.dir() / "a.jsonl", ChainFile(50));
-  RunResult r = s.Run({"ingest", s.dir() / "a.jsonl", "--ts", "1000", "--run", "r1", "--json"});
+  WriteFile(s.dir().Sub("a.jsonl"), ChainFile(50));
+  RunResult r = s.Run({"ingest", s.dir().Sub("a.jsonl"), "--ts", "1000", "--run", "r1", "--json"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   nlohmann::json j = r.json();
@@ -192,8 +192,8 @@ TEST_CASE("amem ingest rejects a bad file naming the line and writes nothing",
   };
   for (const Case& c : cases) {
     INFO(c.last_line.substr(0, 100));
-    WriteFile(s.dir() / "bad.jsonl", base + c.last_line + "\n");
-    RunResult r = s.Run({"ingest", s.dir() / "bad.jsonl", "--ts", "5"});
+    WriteFile(s.dir().Sub("bad.jsonl"), base + c.last_line + "\n");
+    RunResult r = s.Run({"ingest", s.dir().Sub("bad.jsonl"), "--ts", "5"});
     INFO(r.err.substr(0, 300));
     CHECK(r.exit_code == 4);
     CHECK(r.out.empty());
@@ -208,7 +208,7 @@ TEST_CASE("amem ingest rejects a bad file naming the line and writes nothing",
   CHECK(StartsWith(r.err, "amem ingest: Invalid argument: line 3: "));
   CHECK(s.Stats() == before);
   // A missing file is an I/O error.
-  r = s.Run({"ingest", s.dir() / "no-such.jsonl"});
+  r = s.Run({"ingest", s.dir().Sub("no-such.jsonl")});
   CHECK(r.exit_code == 6);
   CHECK(r.err_lines() == 1);
 }
