@@ -229,8 +229,10 @@ class Generator {
 
 void Generator::AppendSentences(size_t target, std::string* out) {
   while (out->size() < target) {
+    // The last sentence stops at the first word that reaches the target, so texts
+    // overshoot it by less than a word.
     uint64_t len = 6 + rnd_.Uniform(9);
-    for (uint64_t k = 0; k < len; ++k) {
+    for (uint64_t k = 0; k < len && (k < 3 || out->size() < target); ++k) {
       if (!out->empty()) out->push_back(' ');
       size_t start = out->size();
       *out += Word();

@@ -18,7 +18,7 @@
 //            8 episode, 6 constraint, 12 file, 12 symbol, 3 module, 3 entity
 //            (entity meta {"kind":"tool"}; file meta {"lang":"cpp"}); plus the
 //            planted corrections (type correction) below.
-//   content  ~200 bytes (a target uniform in 150..250, whole words) of sentences
+//   content  ~200 bytes (a target uniform in 150..250, plus part of a word) of sentences
 //            whose words are Zipf-distributed (exponent 1) over a fixed vocabulary
 //            of kVocabularySize words: common English words first (the most
 //            frequent), then made-up three-syllable words, a few with non-ASCII

@@ -9,7 +9,7 @@ using namespace amem::bench;
 
 TEST_CASE("The store accepts a workload and returns it intact", "[bench][workload][store]") {
   WorkloadOptions o;
-  o.num_nodes = 500;
+  o.num_nodes = 300;
   Workload w = GenerateWorkload(o);
   ScratchDir dir("amem-workload-test");
   StoreOptions so;
@@ -29,7 +29,7 @@ TEST_CASE("The store accepts a workload and returns it intact", "[bench][workloa
   CHECK(stats->live_edges == w.edges.size());
   CHECK(stats->dangling_edges == 0);
 
-  for (size_t i : {size_t{0}, size_t{123}, size_t{499}}) {
+  for (size_t i : {size_t{0}, size_t{123}, size_t{299}}) {
     const NodeInput& in = w.nodes[i];
     Result<NodeRecord> got = (*store)->GetNode(in.key);
     REQUIRE(got.ok());

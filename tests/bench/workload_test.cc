@@ -15,6 +15,12 @@
 using namespace amem;
 using namespace amem::bench;
 
+// Per-item checks in big loops: Catch's per-assertion cost only on failure.
+#define EXPECT_ITEM(cond, item)                            \
+  do {                                                     \
+    if (!(cond)) FAIL_CHECK(#cond << " for " << (item));   \
+  } while (0)
+
 namespace {
 
 Workload Make(uint64_t n, bool vectors = false, uint64_t seed = WorkloadOptions().seed) {
@@ -79,8 +85,8 @@ TEST_CASE("Vocabulary is fixed, unique, valid UTF-8", "[bench][workload]") {
 TEST_CASE("Workload is deterministic and pinned by a known checksum", "[bench][workload]") {
   Workload a = Make(1000), b = Make(1000);
   CHECK(WorkloadChecksum(a) == WorkloadChecksum(b));
-  CHECK(WorkloadChecksum(a) == 0xd8fd84eb0dfb4532ULL);
-  CHECK(WorkloadChecksum(Make(300, true)) == 0xa08c6579824de813ULL);
+  CHECK(WorkloadChecksum(a) == 0x6944192fe9d784c7ULL);
+  CHECK(WorkloadChecksum(Make(300, true)) == 0x0a0a94c07d630285ULL);
   CHECK(WorkloadChecksum(Make(1000, false, 1)) != WorkloadChecksum(a));
   // A prefix of a larger workload is not required to match, but sizes scale.
   CHECK(Make(0).nodes.empty());
@@ -107,7 +113,7 @@ TEST_CASE("Tiny workloads have exactly three unique edges per node", "[bench][wo
 }
 
 TEST_CASE("Workload shape matches workload.h", "[bench][workload]") {
-  const uint64_t n = 10000;
+  const uint64_t n = 5000;
   Workload w = Make(n, true);
   REQUIRE(w.nodes.size() == n);
   REQUIRE(w.edges.size() == 3 * n);
@@ -117,13 +123,13 @@ TEST_CASE("Workload shape matches workload.h", "[bench][workload]") {
   size_t content_bytes = 0, non_ascii_nodes = 0;
   for (size_t i = 0; i < w.nodes.size(); ++i) {
     const NodeInput& node = w.nodes[i];
-    INFO("node " << i << " " << node.key);
+    const std::string& item = node.key;
     REQUIRE(index.emplace(node.key, i).second);
-    CHECK(IsValidUtf8(node.key));
-    CHECK(node.key.size() <= kMaxKeyBytes);
-    CHECK(IsValidUtf8(node.content));
-    CHECK(node.content.size() >= 100);
-    CHECK(node.content.back() == '.');
+    EXPECT_ITEM(IsValidUtf8(node.key), item);
+    EXPECT_ITEM(node.key.size() <= kMaxKeyBytes, item);
+    EXPECT_ITEM(IsValidUtf8(node.content), item);
+    EXPECT_ITEM(node.content.size() >= 100, item);
+    EXPECT_ITEM(node.content.back() == '.', item);
     content_bytes += node.content.size();
     for (unsigned char c : node.content) {
       if (c >= 0x80) {
@@ -132,24 +138,24 @@ TEST_CASE("Workload shape matches workload.h", "[bench][workload]") {
       }
     }
     ++type_count[static_cast<int>(node.type)];
-    CHECK((node.confidence >= 0.3f && node.confidence <= 1.0f));
+    EXPECT_ITEM(node.confidence >= 0.3f && node.confidence <= 1.0f, item);
     REQUIRE(node.vector.size() == kDefaultDimension);
     bool vector_ok = true;
     for (float f : node.vector) {  // finite, inside (-1, 1), on the 2^-12 grid
       vector_ok &= std::isfinite(f) && std::fabs(f) < 1.0f &&
                    f * 4096.0f == std::trunc(f * 4096.0f);
     }
-    CHECK(vector_ok);
+    EXPECT_ITEM(vector_ok, item);
     REQUIRE(node.ts.has_value());
-    if (i > 0) CHECK(*node.ts > *w.nodes[i - 1].ts);
+    EXPECT_ITEM(i == 0 || *node.ts > *w.nodes[i - 1].ts, item);
     char run[32];
     std::snprintf(run, sizeof(run), "run-%05zu", i / 100);
-    CHECK(node.run == std::optional<std::string>(run));
-    CHECK(node.task.has_value());
-    CHECK(node.scope.has_value());
+    EXPECT_ITEM(node.run == std::optional<std::string>(run), item);
+    EXPECT_ITEM(node.task.has_value() && node.scope.has_value(), item);
   }
   double mean = static_cast<double>(content_bytes) / n;
-  CHECK((mean > 180 && mean < 230));
+  INFO("mean content bytes " << mean);
+  CHECK((mean > 195 && mean < 215));
   CHECK(non_ascii_nodes > 0);
   // Ordinary mix (per 100): 32 fact ... ; planted corrections ~3%, facts gain ~3%.
   auto share = [&](NodeType t) { return 100.0 * type_count[static_cast<int>(t)] / n; };
@@ -162,11 +168,11 @@ TEST_CASE("Workload shape matches workload.h", "[bench][workload]") {
   std::set<std::tuple<std::string, std::string, std::string>> triples;
   std::map<std::string, int> rel_count;
   for (const EdgeInput& e : w.edges) {
-    REQUIRE(index.count(e.src) == 1);
-    REQUIRE(index.count(e.dst) == 1);
-    CHECK(e.src != e.dst);
-    CHECK(ParseBuiltinRelation(e.rel).has_value());
-    CHECK((e.weight >= 0.125f && e.weight <= 1.0f));
+    const std::string item = e.src + " " + e.rel + " " + e.dst;
+    EXPECT_ITEM(index.count(e.src) == 1 && index.count(e.dst) == 1, item);
+    EXPECT_ITEM(e.src != e.dst, item);
+    EXPECT_ITEM(ParseBuiltinRelation(e.rel).has_value(), item);
+    EXPECT_ITEM(e.weight >= 0.125f && e.weight <= 1.0f, item);
     triples.emplace(e.src, e.rel, e.dst);
     ++rel_count[e.rel];
   }
@@ -190,15 +196,15 @@ TEST_CASE("Workload shape matches workload.h", "[bench][workload]") {
     }
   }
   CHECK(links == static_cast<size_t>(rel_count["supersedes"]));
-  CHECK(long_chains >= 20);
+  CHECK(long_chains >= 15);
 
-  CHECK((w.near_duplicates.size() > 150 && w.near_duplicates.size() < 250));
+  CHECK((w.near_duplicates.size() > 70 && w.near_duplicates.size() < 130));
   for (auto [a, b] : w.near_duplicates) {
     CHECK(a < b);
     CHECK(w.nodes[b].type == NodeType::kFact);
     CHECK(Jaccard(w.nodes[a].content, w.nodes[b].content) >= 0.9);
   }
-  CHECK((w.contradictions.size() > 50 && w.contradictions.size() < 150));
+  CHECK((w.contradictions.size() > 25 && w.contradictions.size() < 75));
   std::set<uint32_t> statements;
   for (auto [a, b] : w.contradictions) {
     CHECK(a < b);
