@@ -7,6 +7,7 @@
 // is the same as applying the batch in order. Endpoint checks for edges look at
 // the state at the end of the batch.
 #include <algorithm>
+#include <deque>
 #include <map>
 
 #include "common/clock.h"
@@ -23,25 +24,62 @@ namespace {
 
 using Kind = Change::Kind;
 
+// Per-operation state. Kept small: a batch may hold millions of operations.
 struct Prep {
   Kind kind = Kind::kPutNode;
-  uint64_t a = 0, b = 0;  // node: id. edge: src id, dst id.
   RelationId rel = 0;
-  std::string canon;   // canonical meta / payload
-  std::string kv_key;  // KvKey
-  std::optional<int64_t> given_ts;
-  int64_t ts = 0;  // given_ts, else the batch's, else the revision's
-  std::string_view run, task, scope;
-  // Per attempt (a map-full retry reruns the transaction).
-  bool effective = false;
-  bool new_edge = false;
-  uint8_t log_flags = 0;
   NodeType type = NodeType::kEntity;  // for telemetry of deletes
+  uint8_t log_flags = 0;              // per attempt (a map-full retry reruns)
+  bool effective = false;             // per attempt
+  bool new_edge = false;              // per attempt
+  bool has_ts = false;
+  uint64_t a = 0, b = 0;  // node: id. edge: src id, dst id.
+  int64_t ts = 0;         // the op's ts, else the batch's, else the revision's
+  std::string_view canon;  // canonical meta / payload; kv: the KvKey
 };
 
 Status OpError(size_t i, const Status& s) { return s.WithContext("op " + std::to_string(i)); }
 
 std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+Status Collision(std::string_view key, std::string_view other, std::string_view where,
+                 uint64_t id) {
+  return Status::InvalidArgument("id collision: key " + Quote(key) + " and " +
+                                 std::string(where) + "key " + Quote(other) +
+                                 " have the same id " + FormatHexId(id));
+}
+
+// Run, task and scope of an operation, falling back to the batch's.
+struct Attribution {
+  std::string_view run, task, scope;
+};
+Attribution AttributionOf(const Batch::Op& op, const WriteOptions& w) {
+  auto pick = [](const std::optional<std::string>& v, const std::string& dflt) {
+    return v ? std::string_view(*v) : std::string_view(dflt);
+  };
+  switch (op.kind) {
+    case Kind::kPutNode: case Kind::kDeleteNode:
+      return {pick(op.node().run, w.run), pick(op.node().task, w.task),
+              pick(op.node().scope, w.scope)};
+    case Kind::kPutEdge: case Kind::kDeleteEdge: case Kind::kDefineRelation:
+      return {pick(op.edge().run, w.run), pick(op.edge().task, w.task), w.scope};
+    case Kind::kPutKv: case Kind::kDeleteKv:
+      return {pick(op.kv().run, w.run), pick(op.kv().task, w.task), op.kv().scope};
+  }
+  return {};
+}
+
+// The fields every new node or edge version sets the same way. `cur` is the
+// current version (meaningful only when `live`).
+template <typename Value>
+void StartVersion(Value* next, const Value& cur, bool live, uint64_t rev, int64_t ts,
+                  const Attribution& attr) {
+  next->rev = rev;
+  next->updated_ts = ts;
+  next->created_ts = live ? cur.created_ts : ts;
+  next->run = attr.run;
+  next->task = attr.task;
+}
 
 // Interns `name`; *added tells whether it was new.
 Status DefineRelationTxn(MDB_txn* txn, const Dbs& dbs, std::string_view name, bool* added) {
@@ -79,22 +117,61 @@ void Supersede(MDB_txn* txn, const Dbs& dbs, char tag, std::string_view entity,
   Put(txn, dbs.hist, HistKey(tag, entity, rev), current);
 }
 
-// Checks that a stored node under `id` (if any, live or not) has key `key`.
-// *live tells whether a live node is there.
-Status CheckEndpoint(MDB_txn* txn, const Dbs& dbs, uint64_t id, std::string_view key,
-                     bool* live) {
-  *live = false;
-  std::string_view value;
-  if (!Get(txn, dbs.n, NodeKey(id), &value)) return Status::OK();
-  NodeValue v;
-  AMEM_RETURN_IF_ERROR(v.DecodeFrom(value).WithContext("node " + FormatHexId(id)));
-  if (v.key != key) {
-    return Status::InvalidArgument("id collision: key " + Quote(key) + " and stored key " +
-                                   Quote(v.key) + " have the same id " + FormatHexId(id));
-  }
-  *live = !v.tombstone;
-  return Status::OK();
+struct NodeRef { uint64_t id; uint32_t i; };
+struct EdgeRef { uint64_t x; RelationId rel; uint64_t y; uint32_t i; };
+struct KvRef { std::string_view key; uint32_t i; };
+
+bool EdgeLess(const EdgeRef& l, const EdgeRef& r) {
+  if (l.x != r.x) return l.x < r.x;
+  if (l.rel != r.rel) return l.rel < r.rel;
+  if (l.y != r.y) return l.y < r.y;
+  return l.i < r.i;
 }
+
+// Answers "is node `id` live at the end of this batch, and is its key `key`?"
+// for edge endpoints. Queries come in ascending id order, so the batch's own
+// node writes (sorted by id) are merged in; other ids are looked up.
+class EndpointChecker {
+ public:
+  EndpointChecker(MDB_txn* txn, const Dbs& dbs, const std::vector<NodeRef>& nodes,
+                  const std::vector<Prep>& preps, const std::vector<Batch::Op>& ops)
+      : txn_(txn), dbs_(dbs), nodes_(nodes), preps_(preps), ops_(ops) {}
+  void Restart() { pos_ = 0; }
+
+  Status Check(uint64_t id, std::string_view key, bool* live) {
+    while (pos_ < nodes_.size() && nodes_[pos_].id < id) ++pos_;
+    // The batch's last effective op on `id` decides, if it has one.
+    const Prep* last = nullptr;
+    const Batch::Op* last_op = nullptr;
+    for (size_t j = pos_; j < nodes_.size() && nodes_[j].id == id; ++j) {
+      if (preps_[nodes_[j].i].effective) {
+        last = &preps_[nodes_[j].i];
+        last_op = &ops_[nodes_[j].i];
+      }
+    }
+    if (last) {
+      if (last_op->node().key != key) return Collision(key, last_op->node().key, "", id);
+      *live = last->kind == Kind::kPutNode;
+      return Status::OK();
+    }
+    *live = false;
+    std::string_view value;
+    if (!Get(txn_, dbs_.n, NodeKey(id), &value)) return Status::OK();
+    NodeValue v;
+    AMEM_RETURN_IF_ERROR(v.DecodeFrom(value).WithContext("node " + FormatHexId(id)));
+    if (v.key != key) return Collision(key, v.key, "stored ", id);
+    *live = !v.tombstone;
+    return Status::OK();
+  }
+
+ private:
+  MDB_txn* txn_;
+  const Dbs& dbs_;
+  const std::vector<NodeRef>& nodes_;
+  const std::vector<Prep>& preps_;
+  const std::vector<Batch::Op>& ops_;
+  size_t pos_ = 0;
+};
 
 }  // namespace
 
@@ -110,15 +187,14 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
     }));
     return rev;
   }
-  if (options.ts.has_value() || !options.run.empty() || !options.task.empty() ||
-      !options.scope.empty()) {
-    AMEM_RETURN_IF_ERROR(ValidateName("run", options.run, true));
-    AMEM_RETURN_IF_ERROR(ValidateName("task", options.task, true));
-    AMEM_RETURN_IF_ERROR(ValidateName("scope", options.scope, true));
-  }
+  AMEM_RETURN_IF_ERROR(ValidateName("run", options.run, true));
+  AMEM_RETURN_IF_ERROR(ValidateName("task", options.task, true));
+  AMEM_RETURN_IF_ERROR(ValidateName("scope", options.scope, true));
 
   // ---- validation, before any transaction ----
   std::vector<Prep> preps(ops.size());
+  std::deque<std::string> owned;  // canonical forms that differ from the input, kv keys
+  std::string canon;
   std::optional<int64_t> max_op_ts;
   size_t node_ops = 0, edge_ops = 0, kv_ops = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -126,18 +202,17 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
     Prep& p = preps[i];
     p.kind = op.kind;
     const std::optional<int64_t>* ts = nullptr;
-    const std::optional<std::string>* run = nullptr;
-    const std::optional<std::string>* task = nullptr;
-    const std::optional<std::string>* scope = nullptr;
+    std::string_view input;  // what canon is compared with
     Status s;
     switch (op.kind) {
       case Kind::kPutNode:
       case Kind::kDeleteNode: {
         const NodeInput& n = op.node();
-        s = op.kind == Kind::kPutNode ? ValidateNode(n, dimension, &p.canon)
+        s = op.kind == Kind::kPutNode ? ValidateNode(n, dimension, &canon)
                                       : ValidateNodeKey("key", n.key);
+        input = n.meta;
         p.a = HashKey(n.key);
-        ts = &n.ts, run = &n.run, task = &n.task, scope = &n.scope;
+        ts = &n.ts;
         ++node_ops;
         break;
       }
@@ -145,14 +220,15 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       case Kind::kDeleteEdge: {
         const EdgeInput& e = op.edge();
         if (op.kind == Kind::kPutEdge) {
-          s = ValidateEdge(e, &p.canon);
+          s = ValidateEdge(e, &canon);
         } else {
           s = ValidateNodeKey("src", e.src);
           if (s.ok()) s = ValidateNodeKey("dst", e.dst);
         }
+        input = e.payload;
         p.a = HashKey(e.src);
         p.b = HashKey(e.dst);
-        ts = &e.ts, run = &e.run, task = &e.task;
+        ts = &e.ts;
         ++edge_ops;
         break;
       }
@@ -160,9 +236,8 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       case Kind::kDeleteKv: {
         const KvInput& kv = op.kv();
         s = op.kind == Kind::kPutKv ? ValidateKv(kv) : ValidateKvName(kv);
-        p.kv_key = KvKey(kv.scope, kv.ns, kv.key);
-        p.scope = kv.scope;
-        ts = &kv.ts, run = &kv.run, task = &kv.task;
+        canon = KvKey(kv.scope, kv.ns, kv.key);
+        ts = &kv.ts;
         ++kv_ops;
         break;
       }
@@ -174,23 +249,25 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
         break;
     }
     if (!s.ok()) return OpError(i, s);
-    if (ts && ts->has_value()) {
-      p.given_ts = **ts;
-      max_op_ts = std::max(max_op_ts.value_or(INT64_MIN), **ts);
+    if (op.kind == Kind::kPutNode || op.kind == Kind::kPutEdge || op.kind == Kind::kPutKv ||
+        op.kind == Kind::kDeleteKv) {
+      if (canon == "{}") {
+        p.canon = "{}";
+      } else if (canon == input) {
+        p.canon = input;
+      } else {
+        p.canon = owned.emplace_back(std::move(canon));
+      }
     }
-    p.run = run && run->has_value() ? std::string_view(**run) : std::string_view(options.run);
-    p.task = task && task->has_value() ? std::string_view(**task) : std::string_view(options.task);
-    if (op.kind != Kind::kPutKv && op.kind != Kind::kDeleteKv) {
-      p.scope = scope && scope->has_value() ? std::string_view(**scope)
-                                            : std::string_view(options.scope);
+    if (ts && ts->has_value()) {
+      p.has_ts = true;
+      p.ts = **ts;
+      max_op_ts = std::max(max_op_ts.value_or(INT64_MIN), p.ts);
     }
   }
   const int64_t base_ts = options.ts ? *options.ts : max_op_ts ? *max_op_ts : NowSeconds();
 
   // Key orders, independent of the transaction attempt.
-  struct NodeRef { uint64_t id; uint32_t i; };
-  struct EdgeRef { uint64_t x; RelationId rel; uint64_t y; uint32_t i; };
-  struct KvRef { std::string_view key; uint32_t i; };
   std::vector<NodeRef> nodes;
   std::vector<EdgeRef> edges;
   std::vector<KvRef> kvs;
@@ -207,7 +284,7 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
         edges.push_back({preps[i].a, 0, preps[i].b, idx});
         break;
       case Kind::kPutKv: case Kind::kDeleteKv:
-        kvs.push_back({preps[i].kv_key, idx});
+        kvs.push_back({preps[i].canon, idx});
         break;
       case Kind::kDefineRelation:
         break;
@@ -219,27 +296,26 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
   std::sort(kvs.begin(), kvs.end(), [](const KvRef& l, const KvRef& r) {
     return l.key != r.key ? l.key < r.key : l.i < r.i;
   });
-  auto edge_less = [](const EdgeRef& l, const EdgeRef& r) {
-    if (l.x != r.x) return l.x < r.x;
-    if (l.rel != r.rel) return l.rel < r.rel;
-    if (l.y != r.y) return l.y < r.y;
-    return l.i < r.i;
-  };
 
   uint64_t committed = 0;
-  int64_t rev_ts = 0;
   Status s = Write([&](MDB_txn* txn) -> Status {
     *effective = 0;
-    for (Prep& p : preps) p.effective = p.new_edge = false, p.log_flags = 0;
     const uint64_t prev_rev = GetMetaU64(txn, dbs, kMetaRevision, 0);
     const uint64_t rev = prev_rev + 1;
-    rev_ts = std::max(base_ts, static_cast<int64_t>(GetMetaU64(txn, dbs, kMetaRevisionTs,
-                                                               static_cast<uint64_t>(INT64_MIN))));
-    for (Prep& p : preps) p.ts = p.given_ts.value_or(options.ts.value_or(rev_ts));
-    std::string buf, current;
+    const int64_t rev_ts = std::max(
+        base_ts,
+        static_cast<int64_t>(GetMetaU64(txn, dbs, kMetaRevisionTs, static_cast<uint64_t>(INT64_MIN))));
+    for (Prep& p : preps) {
+      p.effective = p.new_edge = false;
+      p.log_flags = 0;
+      if (!p.has_ts) p.ts = options.ts.value_or(rev_ts);
+    }
+    std::string buf, current, scratch;
+    MDB_stat hist_stat;
+    lmdb::dbi_stat(txn, dbs.hist, &hist_stat);
+    const bool hist_empty = hist_stat.ms_entries == 0;
 
     // ---- relations, in batch order; then every edge's relation ----
-    std::map<std::string, RelationId, std::less<>> rel_ids;
     for (size_t i = 0; i < ops.size(); ++i) {
       if (ops[i].kind != Kind::kDefineRelation) continue;
       bool added = false;
@@ -247,177 +323,199 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       if (!rs.ok()) return OpError(i, rs);
       preps[i].effective = added;
     }
-    for (EdgeRef& ref : edges) {
-      const std::string& name = ops[ref.i].edge().rel;
-      auto it = rel_ids.find(name);
-      if (it == rel_ids.end()) {
-        auto id = LookupRelationTxn(txn, dbs, name);
-        if (!id.ok()) return OpError(ref.i, id.status());
-        it = rel_ids.emplace(name, *id).first;
+    {
+      std::map<std::string, RelationId, std::less<>> rel_ids;
+      for (EdgeRef& ref : edges) {
+        const std::string& name = ops[ref.i].edge().rel;
+        if (auto id = ParseBuiltinRelation(name)) {
+          ref.rel = preps[ref.i].rel = *id;
+          continue;
+        }
+        auto it = rel_ids.find(name);
+        if (it == rel_ids.end()) {
+          auto id = LookupRelationTxn(txn, dbs, name);
+          if (!id.ok()) return OpError(ref.i, id.status());
+          it = rel_ids.emplace(name, *id).first;
+        }
+        ref.rel = preps[ref.i].rel = it->second;
       }
-      ref.rel = preps[ref.i].rel = it->second;
     }
 
     // ---- nodes, by id ----
-    for (const NodeRef& ref : nodes) {
-      Prep& p = preps[ref.i];
-      const NodeInput& in = ops[ref.i].node();
-      const std::string key = NodeKey(p.a);
-      std::string_view value;
-      NodeValue cur;
-      bool found = Get(txn, dbs.n, key, &value);
-      if (found) {
-        current.assign(value);
-        AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("node " + FormatHexId(p.a)));
-        if (cur.key != in.key && p.kind == Kind::kPutNode) {
-          return OpError(ref.i, Status::InvalidArgument(
-                                    "id collision: key " + Quote(in.key) + " and stored key " +
-                                    Quote(cur.key) + " have the same id " + FormatHexId(p.a)));
-        }
-        if (cur.key != in.key) continue;  // deleting a key that is not stored
-      } else if (p.kind == Kind::kPutNode) {
-        // A removed tombstone leaves older versions in hist; they name the key.
-        Cursor c(txn, dbs.hist);
-        std::string prefix = HistKey(kHistNode, key, 0).substr(0, 1 + kNodeKeySize);
-        if (c.SeekRange(prefix) && c.key().substr(0, prefix.size()) == prefix) {
-          NodeValue old;
-          AMEM_RETURN_IF_ERROR(old.DecodeFrom(c.value()).WithContext("hist node"));
-          if (old.key != in.key) {
-            return OpError(ref.i, Status::InvalidArgument(
-                                      "id collision: key " + Quote(in.key) + " and key " +
-                                      Quote(old.key) + " (in history) have the same id " +
-                                      FormatHexId(p.a)));
+    {
+      AscendingWriter writer(txn, dbs.n);
+      for (const NodeRef& ref : nodes) {
+        Prep& p = preps[ref.i];
+        const NodeInput& in = ops[ref.i].node();
+        const std::string key = NodeKey(p.a);
+        std::string_view value;
+        NodeValue cur;
+        bool found = !writer.Absent(key) && Get(txn, dbs.n, key, &value);
+        if (found) {
+          current.assign(value);
+          AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("node " + FormatHexId(p.a)));
+          if (cur.key != in.key) {
+            if (p.kind == Kind::kDeleteNode) continue;  // that key is not stored
+            return OpError(ref.i, Collision(in.key, cur.key, "stored ", p.a));
+          }
+        } else if (p.kind == Kind::kPutNode && !hist_empty) {
+          // A removed tombstone leaves older versions in hist; they name the key.
+          Cursor c(txn, dbs.hist);
+          std::string prefix(1, kHistNode);
+          prefix.append(key);
+          if (c.SeekRange(prefix) && c.key().substr(0, prefix.size()) == prefix) {
+            NodeValue old;
+            AMEM_RETURN_IF_ERROR(old.DecodeFrom(c.value()).WithContext("hist node"));
+            if (old.key != in.key) return OpError(ref.i, Collision(in.key, old.key, "past ", p.a));
           }
         }
+        const bool live = found && !cur.tombstone;
+        const Attribution attr = AttributionOf(ops[ref.i], options);
+        NodeValue next;
+        StartVersion(&next, cur, live, rev, p.ts, attr);
+        next.scope = attr.scope;
+        if (p.kind == Kind::kPutNode) {
+          next.type = in.type;
+          next.key = in.key;
+          next.content = in.content;
+          next.meta = p.canon;
+          next.confidence = in.confidence;
+          next.floats = &in.vector;
+          if (live) p.log_flags |= kLogOverwrite;
+        } else {
+          if (!live) continue;
+          next.tombstone = true;
+          next.type = cur.type;
+          next.key = cur.key;
+          next.meta = "{}";
+        }
+        if (found) Supersede(txn, dbs, kHistNode, key, current, cur.rev, rev);
+        buf.clear();
+        next.EncodeTo(&buf);
+        writer.Put(key, buf);
+        p.type = next.type;
+        p.effective = true;
       }
-      const bool live = found && !cur.tombstone;
-      NodeValue next;
-      next.rev = rev;
-      next.updated_ts = p.ts;
-      next.created_ts = live ? cur.created_ts : p.ts;
-      next.scope = p.scope;
-      next.run = p.run;
-      next.task = p.task;
-      if (p.kind == Kind::kPutNode) {
-        next.type = in.type;
-        next.key = in.key;
-        next.content = in.content;
-        next.meta = p.canon;
-        next.confidence = in.confidence;
-        next.floats = &in.vector;
-        if (live) p.log_flags |= kLogOverwrite;
-      } else {
-        if (!live) continue;
-        next.tombstone = true;
-        next.type = cur.type;
-        next.key = cur.key;
-        next.meta = "{}";
-      }
-      if (found) Supersede(txn, dbs, kHistNode, key, current, cur.rev, rev);
-      buf.clear();
-      next.EncodeTo(&buf);
-      Put(txn, dbs.n, key, buf);
-      p.type = next.type;
-      p.effective = true;
     }
 
-    // ---- edges by (src, rel, dst): e records and out lists ----
-    std::sort(edges.begin(), edges.end(), edge_less);
-    for (const EdgeRef& ref : edges) {
-      Prep& p = preps[ref.i];
-      const EdgeInput& in = ops[ref.i].edge();
-      const std::string key = EdgeKey(p.a, p.rel, p.b);
-      std::string_view value;
-      EdgeValue cur;
-      bool found = Get(txn, dbs.e, key, &value);
-      if (found) {
-        current.assign(value);
-        AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("edge record"));
-        if (cur.src_key != in.src || cur.dst_key != in.dst) {
-          if (p.kind == Kind::kDeleteEdge) continue;
-          return OpError(ref.i, Status::InvalidArgument(
-                                    "id collision: edge " + Quote(in.src) + " -> " +
-                                    Quote(in.dst) + " has the same ids as stored edge " +
-                                    Quote(cur.src_key) + " -> " + Quote(cur.dst_key)));
+    // ---- edges by (src, rel, dst): e records, out lists, source checks ----
+    EndpointChecker endpoints(txn, dbs, nodes, preps, ops);
+    auto add_lists = [&](MDB_dbi list, bool outgoing) {
+      // New edges of one node become one MDB_MULTIPLE put.
+      AscendingWriter writer(txn, list);
+      std::string entries;
+      uint64_t owner = 0;
+      auto flush = [&] {
+        if (!entries.empty()) writer.PutDups(NodeKey(owner), entries, kAdjEntrySize);
+        entries.clear();
+      };
+      for (const EdgeRef& ref : edges) {
+        const Prep& p = preps[ref.i];
+        if (!p.new_edge) continue;
+        if (ref.x != owner) flush();
+        owner = ref.x;
+        entries.append(AdjEntry(ref.rel, outgoing ? p.b : p.a));
+      }
+      flush();
+    };
+    std::sort(edges.begin(), edges.end(), EdgeLess);
+    {
+      AscendingWriter writer(txn, dbs.e);
+      for (const EdgeRef& ref : edges) {
+        Prep& p = preps[ref.i];
+        const EdgeInput& in = ops[ref.i].edge();
+        const std::string key = EdgeKey(p.a, p.rel, p.b);
+        std::string_view value;
+        EdgeValue cur;
+        bool found = !writer.Absent(key) && Get(txn, dbs.e, key, &value);
+        if (found) {
+          current.assign(value);
+          AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("edge record"));
+          if (cur.src_key != in.src || cur.dst_key != in.dst) {
+            if (p.kind == Kind::kDeleteEdge) continue;
+            return OpError(ref.i, Status::InvalidArgument(
+                                      "id collision: edge " + Quote(in.src) + " -> " +
+                                      Quote(in.dst) + " has the same ids as stored edge " +
+                                      Quote(cur.src_key) + " -> " + Quote(cur.dst_key)));
+          }
         }
+        const bool live = found && !cur.tombstone;
+        const Attribution attr = AttributionOf(ops[ref.i], options);
+        EdgeValue next;
+        StartVersion(&next, cur, live, rev, p.ts, attr);
+        next.src_key = in.src;
+        next.dst_key = in.dst;
+        if (p.kind == Kind::kPutEdge) {
+          next.weight = in.weight;
+          next.payload = p.canon;
+          if (live) p.log_flags |= kLogOverwrite;
+          bool src_live = false;
+          Status es = endpoints.Check(p.a, in.src, &src_live);
+          if (!es.ok()) return OpError(ref.i, es);
+          if (!src_live) p.log_flags |= kLogSrcMissing;
+        } else {
+          if (!live) continue;
+          next.tombstone = true;
+          next.payload = "{}";
+        }
+        if (found) Supersede(txn, dbs, kHistEdge, key, current, cur.rev, rev);
+        buf.clear();
+        next.EncodeTo(&buf);
+        writer.Put(key, buf);
+        p.new_edge = !found;
+        p.effective = true;
       }
-      const bool live = found && !cur.tombstone;
-      EdgeValue next;
-      next.rev = rev;
-      next.updated_ts = p.ts;
-      next.created_ts = live ? cur.created_ts : p.ts;
-      next.src_key = in.src;
-      next.dst_key = in.dst;
-      next.run = p.run;
-      next.task = p.task;
-      if (p.kind == Kind::kPutEdge) {
-        next.weight = in.weight;
-        next.payload = p.canon;
-        if (live) p.log_flags |= kLogOverwrite;
-        bool src_live = false;
-        AMEM_RETURN_IF_ERROR(CheckEndpoint(txn, dbs, p.a, in.src, &src_live).WithContext(
-            "op " + std::to_string(ref.i)));
-        if (!src_live) p.log_flags |= kLogSrcMissing;
-      } else {
-        if (!live) continue;
-        next.tombstone = true;
-        next.payload = "{}";
-      }
-      if (found) Supersede(txn, dbs, kHistEdge, key, current, cur.rev, rev);
-      buf.clear();
-      next.EncodeTo(&buf);
-      Put(txn, dbs.e, key, buf);
-      if (!found) {
-        p.new_edge = true;
-        PutDup(txn, dbs.out, NodeKey(p.a), AdjEntry(p.rel, p.b));
-      }
-      p.effective = true;
     }
+    add_lists(dbs.out, true);
 
     // ---- in lists and destination checks, by (dst, rel, src) ----
     for (EdgeRef& ref : edges) std::swap(ref.x, ref.y);
-    std::sort(edges.begin(), edges.end(), edge_less);
-    for (EdgeRef& ref : edges) {
+    std::sort(edges.begin(), edges.end(), EdgeLess);
+    endpoints.Restart();
+    for (const EdgeRef& ref : edges) {
       Prep& p = preps[ref.i];
-      if (p.new_edge) PutDup(txn, dbs.in, NodeKey(p.b), AdjEntry(p.rel, p.a));
-      if (p.kind == Kind::kPutEdge && p.effective) {
-        bool dst_live = false;
-        AMEM_RETURN_IF_ERROR(CheckEndpoint(txn, dbs, p.b, ops[ref.i].edge().dst, &dst_live)
-                                 .WithContext("op " + std::to_string(ref.i)));
-        if (!dst_live) p.log_flags |= kLogDstMissing;
-      }
+      if (p.kind != Kind::kPutEdge || !p.effective) continue;
+      bool dst_live = false;
+      Status es = endpoints.Check(p.b, ops[ref.i].edge().dst, &dst_live);
+      if (!es.ok()) return OpError(ref.i, es);
+      if (!dst_live) p.log_flags |= kLogDstMissing;
     }
+    add_lists(dbs.in, false);
     for (EdgeRef& ref : edges) std::swap(ref.x, ref.y);
 
     // ---- kv, by key ----
-    for (const KvRef& ref : kvs) {
-      Prep& p = preps[ref.i];
-      const KvInput& in = ops[ref.i].kv();
-      std::string_view value;
-      KvValue cur;
-      bool found = Get(txn, dbs.kv, ref.key, &value);
-      if (found) {
-        current.assign(value);
-        AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("kv record"));
+    {
+      AscendingWriter writer(txn, dbs.kv);
+      for (const KvRef& ref : kvs) {
+        Prep& p = preps[ref.i];
+        const KvInput& in = ops[ref.i].kv();
+        std::string_view value;
+        KvValue cur;
+        bool found = !writer.Absent(ref.key) && Get(txn, dbs.kv, ref.key, &value);
+        if (found) {
+          current.assign(value);
+          AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("kv record"));
+        }
+        const bool live = found && !cur.tombstone;
+        const Attribution attr = AttributionOf(ops[ref.i], options);
+        KvValue next;
+        next.rev = rev;
+        next.ts = p.ts;
+        next.run = attr.run;
+        next.task = attr.task;
+        if (p.kind == Kind::kPutKv) {
+          next.value = in.value;
+          if (live) p.log_flags |= kLogOverwrite;
+        } else {
+          if (!live) continue;
+          next.tombstone = true;
+        }
+        if (found) Supersede(txn, dbs, kHistKv, ref.key, current, cur.rev, rev);
+        buf.clear();
+        next.EncodeTo(&buf);
+        writer.Put(ref.key, buf);
+        p.effective = true;
       }
-      const bool live = found && !cur.tombstone;
-      KvValue next;
-      next.rev = rev;
-      next.ts = p.ts;
-      next.run = p.run;
-      next.task = p.task;
-      if (p.kind == Kind::kPutKv) {
-        next.value = in.value;
-        if (live) p.log_flags |= kLogOverwrite;
-      } else {
-        if (!live) continue;
-        next.tombstone = true;
-      }
-      if (found) Supersede(txn, dbs, kHistKv, ref.key, current, cur.rev, rev);
-      buf.clear();
-      next.EncodeTo(&buf);
-      Put(txn, dbs.kv, ref.key, buf);
-      p.effective = true;
     }
 
     // ---- the log value, the time index and the counter ----
@@ -427,27 +525,41 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       return Status::OK();
     }
     buf.clear();
+    size_t estimate = 16;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (!preps[i].effective) continue;
+      const Batch::Op& op = ops[i];
+      estimate += 32 + (op.kind == Kind::kPutNode || op.kind == Kind::kDeleteNode
+                            ? op.node().key.size()
+                        : op.kind == Kind::kPutKv || op.kind == Kind::kDeleteKv
+                            ? preps[i].canon.size()
+                            : op.edge().src.size() + op.edge().dst.size() + op.edge().rel.size());
+    }
+    buf.reserve(estimate);
     PutFixed64(&buf, static_cast<uint64_t>(rev_ts));
     PutVarint32(&buf, static_cast<uint32_t>(*effective));
+    std::string rel_names[kMaxRelationId + 1];
     for (size_t i = 0; i < ops.size(); ++i) {
       const Prep& p = preps[i];
       if (!p.effective) continue;
+      const Attribution attr = AttributionOf(ops[i], options);
       LogEntry e;
       e.kind = static_cast<uint8_t>(p.kind);
       e.flags = p.log_flags;
-      e.run = p.run;
-      e.task = p.task;
-      std::string rel_name;
+      e.run = attr.run;
+      e.task = attr.task;
       switch (p.kind) {
         case Kind::kPutNode: case Kind::kDeleteNode:
           e.a = ops[i].node().key;
           break;
         case Kind::kPutEdge: case Kind::kDeleteEdge: {
-          auto name = RelationNameTxn(txn, dbs, p.rel);
-          if (!name.ok()) return name.status();
-          rel_name = std::move(name).value();
+          if (rel_names[p.rel].empty()) {
+            auto name = RelationNameTxn(txn, dbs, p.rel);
+            if (!name.ok()) return name.status();
+            rel_names[p.rel] = std::move(name).value();
+          }
           e.a = ops[i].edge().src;
-          e.b = rel_name;
+          e.b = rel_names[p.rel];
           e.c = ops[i].edge().dst;
           break;
         }
@@ -487,9 +599,10 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
         id = Hash64(EdgeKey(p.a, p.rel, p.b));
         type = "edge";
       } else {
-        id = Hash64(p.kv_key);
+        id = Hash64(p.canon);
       }
-      Telemetry::AddEvent(&lines, op, id, type, p.scope, p.run, p.task, p.ts);
+      const Attribution attr = AttributionOf(ops[i], options);
+      Telemetry::AddEvent(&lines, op, id, type, attr.scope, attr.run, attr.task, p.ts);
     }
     telemetry.Write(lines);
   }

@@ -59,6 +59,27 @@ bool Del(MDB_txn* txn, MDB_dbi dbi, std::string_view key, std::string_view dup =
 // Adds a duplicate to a DUPSORT database; false when it was already there.
 bool PutDup(MDB_txn* txn, MDB_dbi dbi, std::string_view key, std::string_view dup);
 
+// Puts keys that arrive in ascending order. While a key is past every key the
+// database held when the writer was created (and past the previous key), it is
+// known to be absent and is appended with MDB_APPEND, which fills pages
+// completely instead of splitting them in half.
+class AscendingWriter {
+ public:
+  AscendingWriter(MDB_txn* txn, MDB_dbi dbi);
+  // True when `key` is certainly not in the database. REQUIRES: keys passed to
+  // Absent/Put never decrease.
+  bool Absent(std::string_view key) const;
+  void Put(std::string_view key, std::string_view value);
+  // DUPSORT only: adds `dups` (sorted, fixed size, all `size` bytes) under `key`.
+  void PutDups(std::string_view key, std::string_view dups, size_t size);
+
+ private:
+  MDB_txn* txn_;
+  MDB_dbi dbi_;
+  std::string last_;  // the largest key seen, or the database's last key
+  bool empty_ = false;
+};
+
 // A cursor over one database; Seek/Next return false at the end.
 class Cursor {
  public:

@@ -154,6 +154,55 @@ Status FindDeadEntries(MDB_txn* txn, const Dbs& dbs, bool outgoing, bool rewrite
   return Status::OK();
 }
 
+// Sorts big records by sorting their positions, then moving each record once.
+template <typename T, typename Less>
+void SortByPermutation(std::vector<T>* v, Less less) {
+  std::vector<uint32_t> order(v->size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return less((*v)[a], (*v)[b]); });
+  std::vector<T> sorted;
+  sorted.reserve(v->size());
+  for (uint32_t i : order) sorted.push_back(std::move((*v)[i]));
+  v->swap(sorted);
+}
+
+// Sorts edges read in (src id, rel, dst id) order into (src_key, rel, dst_key)
+// order. Edges of one source are already together, so only the runs are sorted
+// by key, then each run by (rel, dst_key): far fewer string comparisons than
+// sorting all edges.
+void SortEdges(std::vector<EdgeRecord>* edges) {
+  const std::vector<EdgeRecord>& e = *edges;
+  std::vector<std::pair<uint32_t, uint32_t>> runs;  // [begin, end)
+  for (uint32_t i = 0; i < e.size();) {
+    uint32_t j = i + 1;
+    while (j < e.size() && e[j].src == e[i].src) ++j;
+    runs.emplace_back(i, j);
+    i = j;
+  }
+  std::sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) {
+    const EdgeRecord& x = e[a.first];
+    const EdgeRecord& y = e[b.first];
+    if (int c = x.src_key.compare(y.src_key); c != 0) return c < 0;
+    return x.src < y.src;  // only if two ids share a key, which Apply prevents
+  });
+  std::vector<uint32_t> order;
+  order.reserve(e.size());
+  for (const auto& [begin, end] : runs) {
+    size_t at = order.size();
+    for (uint32_t i = begin; i < end; ++i) order.push_back(i);
+    std::sort(order.begin() + static_cast<ptrdiff_t>(at), order.end(), [&](uint32_t a, uint32_t b) {
+      if (e[a].rel != e[b].rel) return e[a].rel < e[b].rel;
+      if (int c = e[a].dst_key.compare(e[b].dst_key); c != 0) return c < 0;
+      return e[a].dst < e[b].dst;
+    });
+  }
+  std::vector<EdgeRecord> sorted;
+  sorted.reserve(e.size());
+  for (uint32_t i : order) sorted.push_back(std::move((*edges)[i]));
+  edges->swap(sorted);
+}
+
 }  // namespace
 
 Result<StoreState> Store::ReadState(const ReadView& view) const {
@@ -172,6 +221,8 @@ Result<StoreState> Store::ReadState(const ReadView& view) const {
       state.revision_ts = static_cast<int64_t>(DecodeFixed64(log.data()));
     }
     AMEM_RETURN_IF_ERROR(LoadRelations(txn, dbs, &state.relations));
+    state.nodes.reserve(Entries(txn, dbs.n));
+    state.edges.reserve(Entries(txn, dbs.e));
     std::string names[kMaxRelationId + 1];
     for (const auto& [id, name] : state.relations) names[id] = name;
 
@@ -212,13 +263,9 @@ Result<StoreState> Store::ReadState(const ReadView& view) const {
                        return Status::OK();
                      });
   }));
-  std::sort(state.nodes.begin(), state.nodes.end(),
-            [](const NodeRecord& a, const NodeRecord& b) { return a.key < b.key; });
-  std::sort(state.edges.begin(), state.edges.end(), [](const EdgeRecord& a, const EdgeRecord& b) {
-    if (int c = a.src_key.compare(b.src_key); c != 0) return c < 0;
-    if (a.rel != b.rel) return a.rel < b.rel;
-    return a.dst_key < b.dst_key;
-  });
+  SortByPermutation(&state.nodes,
+                    [](const NodeRecord& a, const NodeRecord& b) { return a.key < b.key; });
+  SortEdges(&state.edges);
   return state;
 }
 
@@ -227,7 +274,7 @@ Result<StoreStats> Store::Stats() const {
   AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
     st = StoreStats();
     st.dimension = rep_->dimension;
-    return TakeCensus(txn, rep_->dbs, rep_->env.handle(), &st);
+    return TakeCensus(txn, rep_->dbs, rep_->env(), &st);
   }));
   return st;
 }
@@ -248,7 +295,7 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
                                          std::to_string(latest));
         }
         StoreStats census;
-        AMEM_RETURN_IF_ERROR(TakeCensus(txn, dbs, rep_->env.handle(), &census));
+        AMEM_RETURN_IF_ERROR(TakeCensus(txn, dbs, rep_->env(), &census));
         const bool rewrite_all = census.compaction_recommended;
 
         // 1. Move dead adjacency entries to the dead lists, which only as-of
@@ -265,7 +312,8 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
           report.adjacency_entries_removed += dead.size();
         }
 
-        // 2. Tombstones no live list points at. Their earlier versions stay in
+        // 2. Edge tombstones no live list points at, node tombstones and kv
+        //    tombstones older than the history floor. Earlier versions stay in
         //    hist, so keyed as-of reads are unchanged.
         std::vector<std::string> doomed;
         {
@@ -286,6 +334,9 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
         }
         for (const std::string& k : doomed) Del(txn, dbs.e, k);
         report.tombstones_removed += doomed.size();
+        // kv tombstones are what KvHistory reports as deletes, so they stay until
+        // the history before them is dropped.
+        const uint64_t new_floor = std::max(floor, drop);
         for (MDB_dbi dbi : {dbs.n, dbs.kv}) {
           doomed.clear();
           {
@@ -294,7 +345,7 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
               uint64_t rev = 0;
               bool tombstone = false;
               if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("record header");
-              if (tombstone) doomed.emplace_back(c.key());
+              if (tombstone && (dbi == dbs.n || rev <= new_floor)) doomed.emplace_back(c.key());
             }
           }
           for (const std::string& k : doomed) Del(txn, dbi, k);
@@ -302,9 +353,7 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
         }
 
         // 3. History, dead lists and log before `drop`.
-        uint64_t new_floor = floor;
         if (drop > floor) {
-          new_floor = drop;
           std::vector<std::string> keys;
           {
             Cursor c(txn, dbs.hist);

@@ -7,7 +7,9 @@
 // tombstone. Several processes may open and write one store at once.
 //
 // Thread safety: a Store may be used from several threads; each call runs in its
-// own LMDB transaction. Records returned own their bytes.
+// own LMDB transaction. Records returned own their bytes. Stores opened on one
+// directory in one process share its LMDB environment; never use a Store in a
+// child after fork (open the directory again there).
 #ifndef AMEM_STORE_STORE_H_
 #define AMEM_STORE_STORE_H_
 
@@ -42,7 +44,9 @@ struct StoreOptions {
 
 // Where a read looks. Latest, or the state after the last commit at or before a
 // revision or a timestamp. A view before the oldest kept history is NotFound-free:
-// it is an InvalidArgument error naming the oldest readable revision.
+// it is an InvalidArgument error naming the oldest readable revision. A revision
+// after the latest one is InvalidArgument too; a time after the latest commit
+// reads the latest state.
 struct ReadView {
   enum class Kind : uint8_t { kLatest, kRevision, kTimestamp };
   Kind kind = Kind::kLatest;
@@ -94,7 +98,8 @@ struct KvInput {
 
 // Many operations applied in one transaction, all or nothing. Validation happens
 // when the batch is applied; the first bad operation fails the whole batch with
-// InvalidArgument naming its position ("op 17: ...").
+// InvalidArgument naming its 0-based position in ops() ("op 17: ..."). Deleting
+// an absent item is a no-op; a batch that changes nothing commits no revision.
 class Batch {
  public:
   struct Op;  // defined in store/batch.h (internal); complete wherever ops are used

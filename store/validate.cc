@@ -42,6 +42,46 @@ Status ParseJson(std::string_view field, std::string_view text, size_t limit,
   return Status::OK();
 }
 
+// Reads a JSON string that needs no escaping ("..." of bytes >= 0x20 other
+// than '"' and '\\'), as nlohmann's dump would write it. false otherwise.
+bool TakePlainString(std::string_view* in, std::string_view* out) {
+  if (in->empty() || (*in)[0] != '"') return false;
+  size_t i = 1;
+  while (i < in->size()) {
+    auto c = static_cast<unsigned char>((*in)[i]);
+    if (c == '"') break;
+    if (c < 0x20 || c == '\\') return false;
+    ++i;
+  }
+  if (i == in->size()) return false;
+  *out = in->substr(1, i - 1);
+  in->remove_prefix(i + 1);
+  return true;
+}
+
+// True if `text` is already what CanonicalMeta would produce: a compact object
+// of plain strings with strictly ascending keys. Lets the common case skip the
+// JSON parser.
+bool IsCanonicalFlatObject(std::string_view text) {
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return false;
+  std::string_view in = text.substr(1, text.size() - 2);
+  std::string_view prev_key, key, value;
+  bool first = true;
+  while (!in.empty()) {
+    if (!first) {
+      if (in[0] != ',') return false;
+      in.remove_prefix(1);
+    }
+    if (!TakePlainString(&in, &key) || in.empty() || in[0] != ':') return false;
+    in.remove_prefix(1);
+    if (!TakePlainString(&in, &value)) return false;
+    if (!first && !(prev_key < key)) return false;
+    prev_key = key;
+    first = false;
+  }
+  return IsValidUtf8(text);
+}
+
 Status Dump(std::string_view field, const nlohmann::json& j, std::string* out) {
   try {
     *out = j.dump();
@@ -76,6 +116,10 @@ Status CanonicalMeta(std::string_view text, std::string* out) {
     *out = "{}";
     return Status::OK();
   }
+  if (text.size() <= kMaxMetaBytes && IsCanonicalFlatObject(text)) {
+    *out = text;
+    return Status::OK();
+  }
   nlohmann::json j;
   AMEM_RETURN_IF_ERROR(ParseJson("meta", text, kMaxMetaBytes, &j));
   if (!j.is_object()) return Invalid("meta", "not a JSON object");
@@ -88,6 +132,10 @@ Status CanonicalMeta(std::string_view text, std::string* out) {
 Status CanonicalPayload(std::string_view text, std::string* out) {
   if (text == "{}" || text.empty()) {
     *out = "{}";
+    return Status::OK();
+  }
+  if (text.size() <= kMaxPayloadBytes && IsCanonicalFlatObject(text)) {
+    *out = text;
     return Status::OK();
   }
   nlohmann::json j;

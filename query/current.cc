@@ -1,0 +1,163 @@
+// Why a lock and not only rename: two exporters racing could rename current.amem
+// in one order and write current.rev in the other, leaving a rev file that names a
+// revision the file does not hold, which would serve stale answers until the next
+// write. Holding current.lock across check-export-rename-record makes the pair
+// consistent; readers take no lock (rename is atomic).
+#include "query/current.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "snapshot/writer.h"
+
+namespace amem::query {
+
+namespace {
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+std::string UniqueTemp(const std::string& path) {
+  std::random_device rd;
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), ".%ld.%08x.tmp", static_cast<long>(::getpid()), rd());
+  return path + buf;
+}
+
+// WriteFileAtomic under a name no other process uses, then renamed into place.
+Status WriteUnique(const std::string& path, std::string_view data) {
+  std::string tmp = UniqueTemp(path);
+  if (Status s = snapshot::WriteFileAtomic(tmp, data); !s.ok()) {
+    std::remove(tmp.c_str());
+    return s;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    Status s = Status::IOError(Errno("rename " + tmp));
+    std::remove(tmp.c_str());
+    return s;
+  }
+  return Status::OK();
+}
+
+bool ReadRevisionFile(const std::string& path, uint64_t* rev) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.empty()) return false;
+  for (char c : line) {
+    if (c < '0' || c > '9') return false;
+  }
+  try {
+    *rev = std::stoull(line);
+  } catch (...) {
+    return false;
+  }
+  return true;
+}
+
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path)
+      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {}
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  Status Lock(const std::string& path) {
+    if (fd_ < 0) return Status::IOError(Errno("open " + path));
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) return Status::IOError(Errno("flock " + path));
+    }
+    return Status::OK();
+  }
+
+ private:
+  int fd_;
+};
+
+// Returns the revision exported.
+Result<uint64_t> Export(const Store& store, const ReadView& view, const std::string& path) {
+  auto state = store.ReadState(view);
+  if (!state.ok()) return state.status();
+  auto bytes = snapshot::BuildSnapshot(*state);
+  if (!bytes.ok()) return bytes.status().WithContext("export");
+  AMEM_RETURN_IF_ERROR(WriteUnique(path, *bytes));
+  return state->revision;
+}
+
+}  // namespace
+
+Result<SnapshotFile> EnsureSnapshot(const std::string& store_dir, const ReadView& view) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(store_dir, ec)) {
+    return Status::NotFound("no store at " + store_dir);
+  }
+  StoreOptions options;
+  options.create_if_missing = false;
+  auto store = Store::Open(store_dir, options);
+  if (!store.ok()) return store.status();
+  return EnsureSnapshot(**store, view);
+}
+
+Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view) {
+  namespace fs = std::filesystem;
+  const std::string dir = store.path();
+  auto latest = store.ResolveRevision(ReadView::Latest());
+  if (!latest.ok()) return latest.status();
+  auto wanted = store.ResolveRevision(view);
+  if (!wanted.ok()) return wanted.status();
+  SnapshotFile file;
+  file.revision = *wanted;
+
+  if (view.kind != ReadView::Kind::kLatest && *wanted != *latest) {
+    // A past revision: its snapshot never changes, so a cached file is final.
+    std::error_code ec;
+    fs::create_directories(dir + "/snapshots", ec);
+    if (ec) return Status::IOError("create " + dir + "/snapshots: " + ec.message());
+    file.path = dir + "/snapshots/rev-" + std::to_string(*wanted) + ".amem";
+    if (fs::exists(file.path, ec)) return file;
+    auto done = Export(store, ReadView::AtRevision(*wanted), file.path);
+    if (!done.ok()) return done.status();
+    file.exported = true;
+    return file;
+  }
+
+  file.path = dir + "/current.amem";
+  const std::string rev_path = dir + "/current.rev";
+  const auto fresh = [&](uint64_t rev) {
+    uint64_t recorded = 0;
+    std::error_code ec;
+    return ReadRevisionFile(rev_path, &recorded) && recorded == rev &&
+           fs::exists(file.path, ec);
+  };
+  file.revision = *latest;
+  if (fresh(*latest)) return file;
+
+  const std::string lock_path = dir + "/current.lock";
+  FileLock lock(lock_path);
+  AMEM_RETURN_IF_ERROR(lock.Lock(lock_path));
+  // Another process may have exported while we waited; the store may also have
+  // moved on again, in which case we export what is latest now.
+  auto now = store.ResolveRevision(ReadView::Latest());
+  if (!now.ok()) return now.status();
+  file.revision = *now;
+  if (fresh(*now)) return file;
+  // A write landing during the export only makes the file newer than recorded; the
+  // next query then re-exports once more. Recording the state's own revision keeps
+  // the pair honest.
+  auto exported = Export(store, ReadView::Latest(), file.path);
+  if (!exported.ok()) return exported.status();
+  file.revision = *exported;
+  AMEM_RETURN_IF_ERROR(WriteUnique(rev_path, std::to_string(*exported) + "\n"));
+  file.exported = true;
+  return file;
+}
+
+}  // namespace amem::query

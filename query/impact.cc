@@ -1,0 +1,57 @@
+// impact (QUERIES.md #4). Choices where QUERIES.md is silent: the root is not
+// counted even when a cycle leads back to it; each dependent is reported once, at
+// its smallest depth, with the first edge (in BFS order) that reached it.
+#include "query/impact.h"
+
+#include "query/scratch.h"
+
+namespace amem::query {
+
+ImpactResult Impact(const snapshot::Reader& reader, uint32_t root, const ImpactOptions& options) {
+  assert(root < reader.node_count());
+  ImpactResult result;
+  result.root = root;
+  NodeMap<uint8_t>& seen = ThreadScratch<uint8_t, kScratchA>();
+  seen.Reset(reader.node_count());
+  seen.Set(root, 1);
+  // All reached nodes are kept for the walk itself; only `limit` become rows.
+  std::vector<ImpactedNode> queue;
+  queue.push_back({root, 0, 0});
+  for (size_t head = 0; head < queue.size(); ++head) {
+    const ImpactedNode cur = queue[head];
+    if (cur.depth >= options.depth) break;
+    ForEachDependent(reader, cur.node, [&](uint32_t dep, uint32_t edge) {
+      if (!seen.Insert(dep, 1)) return;
+      queue.push_back({dep, cur.depth + 1, edge});
+      ++result.reached;
+      if (reader.type(dep) == NodeType::kDecision) ++result.decisions;
+      if (reader.type(dep) == NodeType::kInference) ++result.inferences;
+    });
+  }
+  size_t rows = std::min<size_t>(queue.size() - 1, options.limit);
+  result.nodes.assign(queue.begin() + 1, queue.begin() + 1 + rows);
+  result.truncated = rows < queue.size() - 1;
+  return result;
+}
+
+Json ImpactJson(const snapshot::Reader& reader, const ImpactResult& result) {
+  Json doc;
+  doc["query"] = "impact";
+  doc["root"] = NodeJson(reader, result.root);
+  doc["reached"] = result.reached;
+  doc["affected_decisions"] = result.decisions;
+  doc["affected_inferences"] = result.inferences;
+  doc["truncated"] = result.truncated;
+  Json rows = Json::array();
+  for (const ImpactedNode& n : result.nodes) {
+    Json row = NodeJson(reader, n.node);
+    row["depth"] = n.depth;
+    row["confidence"] = reader.confidence(n.node);
+    row["via"] = EdgeJson(reader, n.edge);
+    rows.push_back(std::move(row));
+  }
+  doc["dependents"] = std::move(rows);
+  return doc;
+}
+
+}  // namespace amem::query

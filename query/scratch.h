@@ -1,0 +1,80 @@
+// Per-thread scratch arrays over dense node numbers, reused across queries so that a
+// query touching a few hundred nodes of a 1M-node snapshot neither allocates nor
+// clears V-sized arrays (first-touch page faults cost more than the search itself).
+//
+// NodeMap<T> is a map from dense node number to T with O(1) Reset(): each slot
+// carries the epoch that wrote it, and Reset() starts a new epoch.
+//
+//   NodeMap<uint32_t>& parent = ThreadScratch<uint32_t, kSlot>();
+//   parent.Reset(reader.node_count());
+//
+// A query owns the slots it uses for the duration of one call; two queries that can
+// run nested on one thread must use different slot numbers (see kScratch* below).
+#ifndef AMEM_QUERY_SCRATCH_H_
+#define AMEM_QUERY_SCRATCH_H_
+
+#include <cassert>
+#include <cstdint>
+#include <vector>
+
+namespace amem::query {
+
+template <typename T>
+class NodeMap {
+ public:
+  // Forgets every entry; the map then covers nodes [0, n).
+  void Reset(uint32_t n) {
+    if (slots_.size() < n) slots_.resize(n);
+    if (++epoch_ == 0) {  // wrapped: old stamps could collide with new epochs
+      for (Slot& s : slots_) s.stamp = 0;
+      epoch_ = 1;
+    }
+  }
+  bool Has(uint32_t i) const {
+    assert(i < slots_.size());
+    return slots_[i].stamp == epoch_;
+  }
+  // REQUIRES: Has(i).
+  const T& Get(uint32_t i) const {
+    assert(Has(i));
+    return slots_[i].value;
+  }
+  T& Mutable(uint32_t i) {
+    assert(Has(i));
+    return slots_[i].value;
+  }
+  void Set(uint32_t i, const T& v) {
+    assert(i < slots_.size());
+    slots_[i].stamp = epoch_;
+    slots_[i].value = v;
+  }
+  // Sets i to v and returns true when i had no entry; returns false otherwise.
+  bool Insert(uint32_t i, const T& v) {
+    if (Has(i)) return false;
+    Set(i, v);
+    return true;
+  }
+
+ private:
+  // Stamp and value side by side: one cache line per lookup.
+  struct Slot {
+    uint32_t stamp = 0;
+    T value{};
+  };
+  std::vector<Slot> slots_;
+  uint32_t epoch_ = 0;
+};
+
+// Slot numbers used by the query-core queries.
+inline constexpr int kScratchA = 0;
+inline constexpr int kScratchB = 1;
+
+template <typename T, int kSlot>
+NodeMap<T>& ThreadScratch() {
+  thread_local NodeMap<T> map;
+  return map;
+}
+
+}  // namespace amem::query
+
+#endif  // AMEM_QUERY_SCRATCH_H_
