@@ -38,11 +38,17 @@ std::map<std::string, uint32_t> KvByKey(const Reader& r) {
   return out;
 }
 
+// Collects the names of the fields whose values differ.
+struct FieldDiff {
+  std::vector<std::string> names;
+  template <typename T>
+  void operator()(const char* name, const T& x, const T& y) {
+    if (!(x == y)) names.push_back(name);
+  }
+};
+
 std::vector<std::string> NodeFieldsDiffer(const Reader& a, uint32_t i, const Reader& b, uint32_t k) {
-  std::vector<std::string> f;
-  auto cmp = [&](const char* name, auto x, auto y) {
-    if (!(x == y)) f.push_back(name);
-  };
+  FieldDiff cmp;
   cmp("type", a.type_code(i), b.type_code(k));
   cmp("content", a.content(i), b.content(k));
   cmp("meta", a.meta(i), b.meta(k));
@@ -58,32 +64,29 @@ std::vector<std::string> NodeFieldsDiffer(const Reader& a, uint32_t i, const Rea
   bool same_vec = (va == nullptr) == (vb == nullptr) &&
                   (va == nullptr || (a.dimension() == b.dimension() &&
                                      std::equal(va, va + a.dimension(), vb)));
-  if (!same_vec) f.push_back("vector");
-  return f;
+  cmp("vector", same_vec, true);
+  return cmp.names;
 }
 
 std::vector<std::string> EdgeFieldsDiffer(const Reader& a, uint32_t i, const Reader& b, uint32_t k) {
-  std::vector<std::string> f;
-  auto cmp = [&](const char* name, auto x, auto y) {
-    if (!(x == y)) f.push_back(name);
-  };
+  FieldDiff cmp;
   cmp("weight", a.edge_weight(i), b.edge_weight(k));
   cmp("payload", a.edge_payload(i), b.edge_payload(k));
   cmp("created_ts", a.edge_created_ts(i), b.edge_created_ts(k));
   cmp("updated_ts", a.edge_updated_ts(i), b.edge_updated_ts(k));
   cmp("run", a.edge_run(i), b.edge_run(k));
   cmp("task", a.edge_task(i), b.edge_task(k));
-  return f;
+  return cmp.names;
 }
 
 std::vector<std::string> KvFieldsDiffer(const Reader& a, uint32_t i, const Reader& b, uint32_t k) {
   KvEntry x = a.kv(i), y = b.kv(k);
-  std::vector<std::string> f;
-  if (x.value != y.value) f.push_back("value");
-  if (x.ts != y.ts) f.push_back("ts");
-  if (x.run != y.run) f.push_back("run");
-  if (x.task != y.task) f.push_back("task");
-  return f;
+  FieldDiff cmp;
+  cmp("value", x.value, y.value);
+  cmp("ts", x.ts, y.ts);
+  cmp("run", x.run, y.run);
+  cmp("task", x.task, y.task);
+  return cmp.names;
 }
 
 template <typename FieldsFn>

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <numeric>
 #include <random>
 #include <variant>
 
@@ -105,6 +106,12 @@ std::vector<Group> History() {
   return groups;
 }
 
+std::vector<size_t> InOrder(size_t n) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  return order;
+}
+
 void Add(Batch* b, const Op& op) {
   switch (op.kind) {
     case Op::kNode: b->PutNode(op.node); break;
@@ -181,8 +188,7 @@ std::string ExportBytes(const Store& s, const std::string& path, ReadView view =
 TEST_CASE("Export is deterministic across write order and batching", "[snapshot][export]") {
   TempDir dir;
   const auto groups = History();
-  std::vector<size_t> order(groups.size());
-  for (size_t g = 0; g < order.size(); ++g) order[g] = g;
+  std::vector<size_t> order = InOrder(groups.size());
 
   auto a = NewStore(dir.Sub("a"));
   ApplyHistory(a.get(), groups, order, 1);
@@ -224,8 +230,7 @@ TEST_CASE("Export is deterministic across write order and batching", "[snapshot]
 TEST_CASE("Export -> import -> export gives identical bytes", "[snapshot][export][import]") {
   TempDir dir;
   const auto groups = History();
-  std::vector<size_t> order(groups.size());
-  for (size_t g = 0; g < order.size(); ++g) order[g] = g;
+  std::vector<size_t> order = InOrder(groups.size());
   auto a = NewStore(dir.Sub("a"));
   ApplyHistory(a.get(), groups, order, 13);
   if (!StoreCanReadState(*a)) return;
