@@ -1,0 +1,173 @@
+// Several processes writing one store, a writer killed mid-batch, telemetry.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/hash.h"
+#include "store/store.h"
+#include "tests/store/store_test_util.h"
+
+using namespace amem;
+using namespace amem::testing;
+
+namespace {
+// Runs fn in a child process; returns its pid. The child exits 0 if fn returns
+// true. The child never touches the parent's Store: it opens its own.
+template <typename Fn>
+pid_t Spawn(Fn fn) {
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) _exit(fn() ? 0 : 1);
+  return pid;
+}
+
+int Wait(pid_t pid) {
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return status;
+}
+}  // namespace
+
+TEST_CASE("Concurrent writer processes lose nothing", "[store][process]") {
+  TempDir dir;
+  { OpenStore(dir.path()); }  // create it first so children only open
+  constexpr int kChildren = 4, kBatches = 25;
+  std::vector<pid_t> pids;
+  for (int c = 0; c < kChildren; ++c) {
+    pids.push_back(Spawn([&, c] {
+      StoreOptions opts;
+      opts.durable = false;
+      auto store = Store::Open(dir.path(), opts);
+      if (!store.ok()) return false;
+      for (int i = 0; i < kBatches; ++i) {
+        Batch b;
+        std::string key = "c" + std::to_string(c) + ":" + std::to_string(i);
+        b.PutNode(Node(key, "x"));
+        b.PutEdge(Edge("shared:hub", "related_to", key));
+        b.PutKv(Kv("s", "ns", key, "v"));
+        if (!(*store)->Apply(b).ok()) return false;
+      }
+      return true;
+    }));
+  }
+  for (pid_t pid : pids) {
+    int status = Wait(pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  auto store = OpenStore(dir.path());
+  CHECK(store->revision() == kChildren * kBatches);
+  auto stats = Must(store->Stats());
+  CHECK(stats.live_nodes == kChildren * kBatches);
+  CHECK(stats.live_edges == kChildren * kBatches);
+  CHECK(Must(store->Out("shared:hub")).size() == kChildren * kBatches);
+  CHECK(Must(store->ListKv("s", "ns")).size() == kChildren * kBatches);
+  CHECK(Must(store->ChangesSinceRevision(0)).size() == 3 * kChildren * kBatches);
+}
+
+TEST_CASE("A writer killed mid-batch leaves every committed batch and none of its own",
+          "[store][process]") {
+  TempDir dir;
+  {
+    auto store = OpenStore(dir.path());
+    for (int i = 0; i < 3; ++i) {
+      REQUIRE(store->PutNode(Node("kept:" + std::to_string(i), "committed")).ok());
+    }
+  }
+  // The child commits big batches back to back until it is killed, so the kill
+  // lands inside a write transaction (that is where nearly all its time goes).
+  constexpr int kPerBatch = 20000;
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  pid_t pid = Spawn([&] {
+    close(pipe_fds[0]);
+    StoreOptions opts;
+    opts.durable = false;
+    auto store = Store::Open(dir.path(), opts);
+    if (!store.ok()) return false;
+    for (int iter = 0;; ++iter) {
+      Batch b;
+      for (int i = 0; i < kPerBatch; ++i) {
+        b.PutNode(Node("doomed:" + std::to_string(iter) + ":" + std::to_string(i),
+                       std::string(200, 'd')));
+      }
+      if (!(*store)->Apply(b).ok()) return false;
+      char done = 1;
+      if (write(pipe_fds[1], &done, 1) != 1) return false;
+    }
+  });
+  close(pipe_fds[1]);
+  char done = 0;
+  REQUIRE(read(pipe_fds[0], &done, 1) == 1);  // one big batch committed
+  usleep(30 * 1000);
+  kill(pid, SIGKILL);
+  int status = Wait(pid);
+  close(pipe_fds[0]);
+  CHECK(WIFSIGNALED(status));
+
+  auto store = OpenStore(dir.path());
+  uint64_t rev = store->revision();
+  REQUIRE(rev >= 4);
+  const uint64_t committed_batches = rev - 3;
+  for (int i = 0; i < 3; ++i) {
+    CHECK(Must(store->GetNode("kept:" + std::to_string(i))).content == "committed");
+  }
+  CHECK(Must(store->Stats()).live_nodes == 3 + committed_batches * kPerBatch);
+  std::string last = std::to_string(committed_batches - 1);
+  CHECK(store->GetNode("doomed:" + last + ":0").ok());
+  CHECK(store->GetNode("doomed:" + last + ":" + std::to_string(kPerBatch - 1)).ok());
+  std::string killed = std::to_string(committed_batches);
+  CHECK(store->GetNode("doomed:" + killed + ":0").status().IsNotFound());
+  // And it takes writes again: the dead writer's lock is gone.
+  CHECK(Must(store->PutNode(Node("after"))) == rev + 1);
+}
+
+TEST_CASE("Telemetry events are appended as JSON Lines", "[store][telemetry]") {
+  TempDir dir;
+  StoreOptions opts;
+  opts.telemetry_path = dir.Sub("events.jsonl");
+  auto store = OpenStore(dir.Sub("db"), opts);
+  WriteOptions w;
+  w.ts = 1000;
+  w.run = "run-1";
+  w.task = "task-9";
+  w.scope = "proj";
+  REQUIRE(store->PutNode(Node("file:x.cc", "", NodeType::kFile), w).ok());
+  REQUIRE(store->PutNode(Node("file:x.cc", "v2", NodeType::kFile), w).ok());
+  REQUIRE(store->PutEdge(Edge("file:x.cc", "defines", "symbol:f"), w).ok());
+  REQUIRE(store->PutKv(Kv("proj", "decisions", "d", "v"), w).ok());
+  REQUIRE(store->GetNode("file:x.cc").ok());
+  REQUIRE(store->Out("file:x.cc").ok());
+  REQUIRE(store->DeleteNode("file:x.cc", w).ok());
+  CHECK_FALSE(store->PutNode(Node("")).ok());  // failed writes emit nothing
+
+  std::ifstream in(opts.telemetry_path);
+  std::vector<nlohmann::json> events;
+  for (std::string line; std::getline(in, line);) events.push_back(nlohmann::json::parse(line));
+  REQUIRE(events.size() == 7);
+  auto expect = [&](size_t i, const char* op, const char* type, uint64_t id) {
+    INFO("event " << i << ": " << events[i].dump());
+    CHECK(events[i]["op"] == op);
+    CHECK(events[i]["entity_type"] == type);
+    CHECK(events[i]["memory_id"] == FormatHexId(id));
+    for (const char* field : {"scope", "run_id", "task_id", "timestamp"}) {
+      CHECK(events[i].contains(field));
+    }
+  };
+  uint64_t id = NodeIdForKey("file:x.cc");
+  expect(0, "write", "file", id);
+  CHECK(events[0]["run_id"] == "run-1");
+  CHECK(events[0]["task_id"] == "task-9");
+  CHECK(events[0]["scope"] == "proj");
+  CHECK(events[0]["timestamp"] == 1000);
+  expect(1, "overwrite", "file", id);
+  CHECK(events[2]["entity_type"] == "edge");
+  CHECK(events[3]["entity_type"] == "kv");
+  expect(4, "read", "file", id);
+  expect(5, "query", "edge", id);
+  expect(6, "delete", "file", id);
+}
