@@ -1,0 +1,71 @@
+// Query 14, `analogy`: have I seen this pattern before (QUERIES.md 14, paper §4.7).
+//
+// sim(anchor, c) = 0.6 · structural + 0.4 · content, where
+//   structural = cosine of the fingerprints (in-degree, out-degree, incident edges of
+//     each built-in relation 0..15, incident edges of all custom relations together):
+//     18 + 1 dimensions instead of the paper's 9, because amem has 16 built-in
+//     relations; 0 when either fingerprint is all zero (an isolated node);
+//   content = cosine of the two stored vectors when both nodes have one, else the
+//     Jaccard overlap of their distinct content words (negation.h TermSignature).
+// Fingerprints are read straight off the CSR adjacency (O(degree) per node, so
+// O(V + E) for the scan) rather than materialised; candidates are every node but
+// the anchor, its 1-hop neighbours (either direction, any relation) and stubs.
+// Token overlap is computed only for nodes sharing a word with the anchor (found
+// through the term index's postings; by scanning without one): the others have 0.
+// Ranked by sim descending, then index ascending.
+#ifndef AMEM_QUERY_ANALOGY_H_
+#define AMEM_QUERY_ANALOGY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "query/query.h"
+#include "query/render.h"
+
+namespace amem::snapshot {
+class Reader;
+}
+
+namespace amem::query {
+
+inline constexpr int kFingerprintDims = 2 + kBuiltinRelationCount + 1;
+inline constexpr double kStructuralWeight = 0.6;
+inline constexpr double kContentWeight = 0.4;
+
+struct AnalogyOptions {
+  size_t limit = 5;
+  TypeFilter types;  // candidates' types
+};
+
+struct AnalogyRow {
+  NodeRow node;
+  double score = 0;
+  double structural = 0;
+  double content = 0;
+  bool content_from_vectors = false;  // else token overlap
+};
+
+struct AnalogyResult {
+  NodeRow anchor;
+  size_t candidates = 0;  // nodes scored
+  std::vector<AnalogyRow> rows;
+};
+
+// The fingerprint of node i (see above), in `out[kFingerprintDims]`.
+void Fingerprint(const snapshot::Reader& reader, uint32_t i, float* out);
+
+// InvalidArgument when anchor is out of range.
+Result<AnalogyResult> Analogy(const snapshot::Reader& reader, uint32_t anchor,
+                              const AnalogyOptions& options = {});
+// The anchor is the best BM25 match for `text`; NotFound when no node matches.
+Result<AnalogyResult> AnalogyForText(const snapshot::Reader& reader, std::string_view text,
+                                     const AnalogyOptions& options = {});
+
+Json AnalogyJson(const AnalogyResult& result);
+
+}  // namespace amem::query
+
+#endif  // AMEM_QUERY_ANALOGY_H_

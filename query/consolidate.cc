@@ -1,0 +1,419 @@
+#include "query/consolidate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "common/hash.h"
+#include "common/tokenizer.h"
+#include "query/cog_graph.h"
+#include "query/negation.h"
+#include "snapshot/reader.h"
+
+namespace amem::query {
+
+namespace {
+
+// Rounding slack: prefix lengths and overlap bounds are rounded towards more
+// candidates, never fewer.
+constexpr double kSlack = 1e-9;
+
+// Each node's distinct content words (negations excluded) as ranks in one global
+// order, rarest first: (content document frequency, word bytes). Both paths below
+// give the same ranks, so findings never depend on whether the file has a term
+// index.
+struct DocTerms {
+  std::vector<uint32_t> offsets;  // n + 1
+  std::vector<uint32_t> ranks;    // per node ascending
+  std::vector<uint8_t> negated;   // an odd number of negation words (negation.h)
+
+  std::span<const uint32_t> of(uint32_t i) const {
+    return {ranks.data() + offsets[i], ranks.data() + offsets[i + 1]};
+  }
+  uint32_t size(uint32_t i) const { return offsets[i + 1] - offsets[i]; }
+};
+
+// Turns per-term postings into per-node rank lists. `for_each_posting(fn)` calls
+// fn(term, node, tf) once per (term, node) with the term's occurrence count.
+template <typename ForEachPosting>
+void FillDocTerms(uint32_t n, const std::vector<uint32_t>& rank,
+                  const std::vector<uint8_t>& is_negation, ForEachPosting&& for_each_posting,
+                  DocTerms* d) {
+  d->negated.assign(n, 0);
+  d->offsets.assign(n + 1, 0);
+  for_each_posting([&](uint32_t t, uint32_t node, uint32_t tf) {
+    if (is_negation[t]) {
+      d->negated[node] ^= static_cast<uint8_t>(tf & 1);
+    } else {
+      ++d->offsets[node + 1];
+    }
+  });
+  std::partial_sum(d->offsets.begin(), d->offsets.end(), d->offsets.begin());
+  d->ranks.resize(d->offsets[n]);
+  std::vector<uint32_t> fill(d->offsets.begin(), d->offsets.end() - 1);
+  for_each_posting([&](uint32_t t, uint32_t node, uint32_t) {
+    if (!is_negation[t]) d->ranks[fill[node]++] = rank[t];
+  });
+  for (uint32_t i = 0; i < n; ++i) {
+    std::sort(d->ranks.begin() + d->offsets[i], d->ranks.begin() + d->offsets[i + 1]);
+  }
+}
+
+// rank[t] for terms ordered by (df, name); `names` gives the name of term t.
+template <typename NameOf>
+std::vector<uint32_t> RankTerms(const std::vector<uint32_t>& df, NameOf&& name_of) {
+  std::vector<uint32_t> order(df.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (df[a] != df[b]) return df[a] < df[b];
+    return name_of(a) < name_of(b);
+  });
+  std::vector<uint32_t> rank(df.size());
+  for (uint32_t k = 0; k < order.size(); ++k) rank[order[k]] = k;
+  return rank;
+}
+
+DocTerms BuildDocTerms(const snapshot::Reader& r) {
+  const uint32_t n = r.node_count();
+  DocTerms d;
+  if (r.has_term_index()) {
+    const uint32_t terms = r.term_count();
+    std::vector<uint32_t> df(terms);
+    std::vector<uint8_t> neg(terms);
+    for (uint32_t t = 0; t < terms; ++t) {
+      df[t] = r.doc_frequency(t);
+      neg[t] = IsNegationWord(r.term(t));
+    }
+    // Term ids are in byte order already, so (df, id) is (df, name).
+    std::vector<uint32_t> rank = RankTerms(df, [](uint32_t t) { return t; });
+    FillDocTerms(n, rank, neg, [&](auto&& fn) {
+      for (uint32_t t = 0; t < terms; ++t) {
+        snapshot::PostingList pl = r.postings(t, snapshot::Field::kContent);
+        for (uint32_t k = 0; k < pl.size(); ++k) fn(t, pl.node(k), pl.tf(k));
+      }
+    }, &d);
+    return d;
+  }
+  // No term index: tokenize every content once into a local dictionary.
+  std::unordered_map<std::string, uint32_t> ids;
+  std::vector<std::string> names;
+  struct Posting {
+    uint32_t node, term, tf;
+  };
+  std::vector<Posting> postings;
+  std::vector<uint32_t> doc;
+  for (uint32_t i = 0; i < n; ++i) {
+    doc.clear();
+    ForEachToken(r.content(i), [&](std::string_view tok) {
+      auto [it, inserted] = ids.try_emplace(std::string(tok), static_cast<uint32_t>(names.size()));
+      if (inserted) names.emplace_back(tok);
+      doc.push_back(it->second);
+    });
+    std::sort(doc.begin(), doc.end());
+    for (size_t a = 0; a < doc.size();) {
+      size_t b = a;
+      while (b < doc.size() && doc[b] == doc[a]) ++b;
+      postings.push_back({i, doc[a], static_cast<uint32_t>(b - a)});
+      a = b;
+    }
+  }
+  std::vector<uint32_t> df(names.size(), 0);
+  std::vector<uint8_t> neg(names.size());
+  for (const Posting& p : postings) ++df[p.term];
+  for (size_t t = 0; t < names.size(); ++t) neg[t] = IsNegationWord(names[t]);
+  std::vector<uint32_t> rank = RankTerms(df, [&](uint32_t t) -> const std::string& {
+    return names[t];
+  });
+  FillDocTerms(n, rank, neg, [&](auto&& fn) {
+    for (const Posting& p : postings) fn(p.term, p.node, p.tf);
+  }, &d);
+  return d;
+}
+
+bool AlreadyLinked(const snapshot::Reader& r, uint32_t a, uint32_t b) {
+  return Linked(r, a, b, kSupersedes) || Linked(r, a, b, kContradicts);
+}
+
+bool IsBelief(NodeType t) {
+  return t == NodeType::kFact || t == NodeType::kDecision || t == NodeType::kInference ||
+         t == NodeType::kConstraint || t == NodeType::kCorrection;
+}
+
+// A node is newer than another by created_ts, then by index.
+bool Newer(const snapshot::Reader& r, uint32_t a, uint32_t b) {
+  if (r.created_ts(a) != r.created_ts(b)) return r.created_ts(a) > r.created_ts(b);
+  return a > b;
+}
+
+// Winner of a duplicate pair: higher confidence, then newer, then smaller index.
+bool Wins(const snapshot::Reader& r, uint32_t a, uint32_t b) {
+  if (r.confidence(a) != r.confidence(b)) return r.confidence(a) > r.confidence(b);
+  if (r.created_ts(a) != r.created_ts(b)) return r.created_ts(a) > r.created_ts(b);
+  return a < b;
+}
+
+uint32_t PrefixLength(uint32_t size, double t) {
+  double need = std::ceil(t * size - kSlack);
+  if (need <= 1) return size;
+  return size - static_cast<uint32_t>(std::min<double>(need, size)) + 1;
+}
+
+void FindDuplicates(const snapshot::Reader& r, const DocTerms& d, double t,
+                    ConsolidatePlan* plan) {
+  const uint32_t n = r.node_count();
+  // Groups: (type, polarity); inside each, nodes ascending.
+  std::vector<uint32_t> nodes;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!r.is_stub(i) && d.size(i) > 0) nodes.push_back(i);
+  }
+  auto group_of = [&](uint32_t i) { return r.type_code(i) * 2u + d.negated[i]; };
+  std::stable_sort(nodes.begin(), nodes.end(),
+                   [&](uint32_t a, uint32_t b) { return group_of(a) < group_of(b); });
+
+  struct Entry {
+    uint32_t rank, node, pos;
+  };
+  std::vector<Entry> index;
+  std::vector<int32_t> acc(n, 0);
+  constexpr int32_t kPruned = -1;
+  std::vector<uint32_t> touched;
+
+  for (size_t g = 0; g < nodes.size();) {
+    size_t g_end = g;
+    while (g_end < nodes.size() && group_of(nodes[g_end]) == group_of(nodes[g])) ++g_end;
+    index.clear();
+    for (size_t k = g; k < g_end; ++k) {
+      uint32_t x = nodes[k];
+      std::span<const uint32_t> terms = d.of(x);
+      uint32_t p = PrefixLength(d.size(x), t);
+      for (uint32_t i = 0; i < p; ++i) index.push_back({terms[i], x, i});
+    }
+    std::sort(index.begin(), index.end(), [](const Entry& a, const Entry& b) {
+      return a.rank != b.rank ? a.rank < b.rank : a.node < b.node;
+    });
+
+    for (size_t k = g; k < g_end; ++k) {
+      uint32_t x = nodes[k];
+      std::span<const uint32_t> xt = d.of(x);
+      const uint32_t sx = d.size(x);
+      const uint32_t px = PrefixLength(sx, t);
+      touched.clear();
+      for (uint32_t i = 0; i < px; ++i) {
+        auto it = std::lower_bound(index.begin(), index.end(), xt[i],
+                                   [](const Entry& e, uint32_t rank) { return e.rank < rank; });
+        for (; it != index.end() && it->rank == xt[i] && it->node < x; ++it) {
+          uint32_t y = it->node;
+          if (acc[y] == kPruned) continue;
+          if (acc[y] == 0) touched.push_back(y);
+          const uint32_t sy = d.size(y);
+          // Length filter, then PPJoin's positional bound on the overlap.
+          double lo = t * std::max(sx, sy) - kSlack;
+          if (std::min(sx, sy) < lo) {
+            acc[y] = kPruned;
+            continue;
+          }
+          auto alpha = static_cast<int64_t>(std::ceil(t / (1 + t) * (sx + sy) - kSlack));
+          int64_t bound = acc[y] + 1 + std::min(sx - i - 1, sy - it->pos - 1);
+          acc[y] = bound >= alpha ? acc[y] + 1 : kPruned;
+        }
+      }
+      for (uint32_t y : touched) {
+        if (acc[y] > 0) {
+          std::span<const uint32_t> yt = d.of(y);
+          size_t common = 0;
+          for (size_t a = 0, b = 0; a < xt.size() && b < yt.size();) {
+            if (xt[a] < yt[b]) {
+              ++a;
+            } else if (yt[b] < xt[a]) {
+              ++b;
+            } else {
+              ++common, ++a, ++b;
+            }
+          }
+          double sim = static_cast<double>(common) / static_cast<double>(sx + d.size(y) - common);
+          if (sim >= t && !AlreadyLinked(r, x, y)) {
+            bool x_wins = Wins(r, x, y);
+            plan->duplicates.push_back({x_wins ? x : y, x_wins ? y : x, sim});
+          }
+        }
+        acc[y] = 0;
+      }
+    }
+    g = g_end;
+  }
+  std::sort(plan->duplicates.begin(), plan->duplicates.end(),
+            [](const DuplicatePair& a, const DuplicatePair& b) {
+              if (a.similarity != b.similarity) return a.similarity > b.similarity;
+              uint32_t amin = std::min(a.keep, a.drop), bmin = std::min(b.keep, b.drop);
+              if (amin != bmin) return amin < bmin;
+              return std::max(a.keep, a.drop) < std::max(b.keep, b.drop);
+            });
+}
+
+void FindContradictions(const snapshot::Reader& r, const DocTerms& d, ConsolidatePlan* plan) {
+  std::vector<std::pair<uint64_t, uint32_t>> keyed;  // (word-set hash, node)
+  for (uint32_t i = 0; i < r.node_count(); ++i) {
+    if (r.is_stub(i) || d.size(i) == 0 || !IsBelief(r.type(i))) continue;
+    std::span<const uint32_t> terms = d.of(i);
+    keyed.emplace_back(Hash64(terms.data(), terms.size_bytes(), 0), i);
+  }
+  std::sort(keyed.begin(), keyed.end());
+  for (size_t g = 0; g < keyed.size();) {
+    size_t g_end = g;
+    while (g_end < keyed.size() && keyed[g_end].first == keyed[g].first) ++g_end;
+    for (size_t a = g; a < g_end; ++a) {
+      for (size_t b = a + 1; b < g_end; ++b) {
+        uint32_t x = keyed[a].second, y = keyed[b].second;
+        if (d.negated[x] == d.negated[y]) continue;
+        std::span<const uint32_t> xt = d.of(x), yt = d.of(y);
+        if (!std::equal(xt.begin(), xt.end(), yt.begin(), yt.end())) continue;
+        if (AlreadyLinked(r, x, y)) continue;
+        bool x_newer = Newer(r, x, y);
+        plan->contradictions.push_back({x_newer ? x : y, x_newer ? y : x});
+      }
+    }
+    g = g_end;
+  }
+  std::sort(plan->contradictions.begin(), plan->contradictions.end(),
+            [](const ContradictionPair& a, const ContradictionPair& b) {
+              uint32_t amin = std::min(a.src, a.dst), bmin = std::min(b.src, b.dst);
+              if (amin != bmin) return amin < bmin;
+              return std::max(a.src, a.dst) < std::max(b.src, b.dst);
+            });
+}
+
+}  // namespace
+
+Result<ConsolidatePlan> PlanConsolidation(const snapshot::Reader& r,
+                                          const ConsolidateOptions& options) {
+  double t = options.dedup_threshold;
+  if (!(t > 0 && t <= 1)) {
+    return Status::InvalidArgument("consolidate: --dedup-threshold must be in (0, 1]");
+  }
+  if (Status s = r.EnsureContent(); !s.ok()) return s;
+  ConsolidatePlan plan;
+  DocTerms d = BuildDocTerms(r);
+  FindDuplicates(r, d, t, &plan);
+  FindContradictions(r, d, &plan);
+  for (uint32_t i = 0; i < r.node_count(); ++i) {
+    if (r.is_stub(i)) continue;
+    if (r.type(i) == NodeType::kInference && r.confidence(i) > 0.9f &&
+        DistinctSupporters(r, i, 3) >= 3) {
+      plan.promotions.push_back(i);
+    }
+    if (r.in_degree(i) == 0 && r.out_degree(i) == 0) plan.orphans.push_back(i);
+  }
+  return plan;
+}
+
+Result<ApplyReport> ApplyConsolidation(Store& store, const snapshot::Reader& r,
+                                       const ConsolidatePlan& plan,
+                                       const WriteOptions& options) {
+  auto key = [&](uint32_t i) { return std::string(r.key(i)); };
+  ApplyReport report;
+  Batch batch;
+  auto add_edge = [&](uint32_t src, const char* rel, uint32_t dst) -> Status {
+    if (r.key(src).empty() || r.key(dst).empty()) {
+      return Status::InvalidArgument("consolidate: the snapshot has no node keys");
+    }
+    EdgeInput e;
+    e.src = key(src);
+    e.rel = rel;
+    e.dst = key(dst);
+    e.payload = R"({"by":"consolidate"})";
+    batch.PutEdge(std::move(e));
+    return Status::OK();
+  };
+  for (const DuplicatePair& p : plan.duplicates) {
+    AMEM_RETURN_IF_ERROR(add_edge(p.keep, "supersedes", p.drop));
+    ++report.supersedes_written;
+  }
+  for (const ContradictionPair& p : plan.contradictions) {
+    AMEM_RETURN_IF_ERROR(add_edge(p.src, "contradicts", p.dst));
+    ++report.contradicts_written;
+  }
+  for (uint32_t i : plan.promotions) {
+    Result<NodeRecord> rec = store.GetNode(key(i));
+    if (!rec.ok() && !rec.status().IsNotFound()) return rec.status();
+    if (!rec.ok() || rec->type != NodeType::kInference) {
+      report.skipped.push_back(key(i));
+      continue;
+    }
+    NodeInput in;
+    in.key = rec->key;
+    in.type = NodeType::kFact;
+    in.content = std::move(rec->content);
+    in.meta = std::move(rec->meta);
+    in.confidence = rec->confidence;
+    in.vector = std::move(rec->vector);
+    in.run = rec->run;
+    in.task = rec->task;
+    in.scope = rec->scope;
+    batch.PutNode(std::move(in));
+    ++report.promoted;
+  }
+  Result<uint64_t> rev = store.Apply(batch, options);
+  if (!rev.ok()) return rev.status();
+  report.revision = *rev;
+  return report;
+}
+
+namespace {
+template <typename T, typename Fn>
+Json Limited(const std::vector<T>& items, size_t limit, Fn&& fn) {
+  Json a = Json::array();
+  for (size_t k = 0; k < items.size() && k < limit; ++k) a.push_back(fn(items[k]));
+  return a;
+}
+}  // namespace
+
+Json ConsolidateJson(const snapshot::Reader& r, const ConsolidatePlan& plan,
+                     const ConsolidateOptions& options, const ApplyReport* applied) {
+  auto row = [&](uint32_t i) { return NodeRowJson(MakeNodeRow(r, i)); };
+  Json doc;
+  doc["query"] = "consolidate";
+  doc["dry_run"] = applied == nullptr;
+  doc["dedup_threshold"] = options.dedup_threshold;
+  doc["duplicate_count"] = plan.duplicates.size();
+  doc["contradiction_count"] = plan.contradictions.size();
+  doc["promotion_count"] = plan.promotions.size();
+  doc["orphan_count"] = plan.orphans.size();
+  doc["duplicates"] = Limited(plan.duplicates, options.limit, [&](const DuplicatePair& p) {
+    Json j;
+    j["similarity"] = p.similarity;
+    j["keep"] = row(p.keep);
+    j["drop"] = row(p.drop);
+    return j;
+  });
+  doc["contradictions"] =
+      Limited(plan.contradictions, options.limit, [&](const ContradictionPair& p) {
+        Json j;
+        j["src"] = row(p.src);
+        j["dst"] = row(p.dst);
+        return j;
+      });
+  doc["promotions"] = Limited(plan.promotions, options.limit, [&](uint32_t i) {
+    Json j = row(i);
+    j["confidence"] = r.confidence(i);
+    j["supporters"] = DistinctSupporters(r, i, UINT32_MAX);
+    return j;
+  });
+  doc["orphans"] = Limited(plan.orphans, options.limit, row);
+  if (applied) {
+    Json a;
+    a["revision"] = applied->revision;
+    a["supersedes_written"] = applied->supersedes_written;
+    a["contradicts_written"] = applied->contradicts_written;
+    a["promoted"] = applied->promoted;
+    a["skipped"] = applied->skipped;
+    doc["applied"] = std::move(a);
+  } else {
+    doc["applied"] = nullptr;
+  }
+  return doc;
+}
+
+}  // namespace amem::query

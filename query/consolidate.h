@@ -1,0 +1,95 @@
+// Query 15, `consolidate`: what should be cleaned up (QUERIES.md 15, paper §4.8).
+//
+// Four findings, each computed without looking at all pairs:
+//   duplicates      same type, same polarity (negation.h), Jaccard overlap of their
+//                   distinct content words >= dedup_threshold. Candidates come from
+//                   prefix filtering over words ordered rarest first (a pair above
+//                   the threshold must share one of each side's few rarest words;
+//                   exact, no pair is missed) with PPJoin's positional bound, inside
+//                   each (type, polarity) group. The higher-confidence node wins
+//                   (then the newer created_ts, then the smaller index): the
+//                   planned edge is `winner supersedes loser`.
+//   contradictions  belief nodes (fact, decision, inference, constraint, correction)
+//                   whose content words are equal and whose polarity differs
+//                   (negation.h; whole words, so "know"/"node" never count). Found
+//                   by grouping on the word set. The planned edge is `newer
+//                   contradicts older` (created_ts, then index).
+//   promotions      inferences with confidence > 0.9 and >= 3 distinct supporters:
+//                   planned type change inference -> fact.
+//   orphans         nodes with no edge at all (reported only).
+// Pairs already linked by supersedes or contradicts (either direction) are skipped,
+// which makes the operation idempotent: after Apply, a second run plans nothing.
+// Stub nodes and nodes without content words take no part.
+//
+// `limit` bounds the rows shown per finding; the counts and the plan are complete,
+// and Apply writes the whole plan.
+#ifndef AMEM_QUERY_CONSOLIDATE_H_
+#define AMEM_QUERY_CONSOLIDATE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "query/query.h"
+#include "query/render.h"
+#include "store/store.h"
+
+namespace amem::snapshot {
+class Reader;
+}
+
+namespace amem::query {
+
+struct ConsolidateOptions {
+  double dedup_threshold = 0.9;  // in (0, 1]
+  size_t limit = 50;
+};
+
+struct DuplicatePair {
+  uint32_t keep = 0, drop = 0;  // keep supersedes drop
+  double similarity = 0;
+};
+struct ContradictionPair {
+  uint32_t src = 0, dst = 0;  // src contradicts dst
+};
+
+// Everything found, as dense indices (complete: the plan Apply writes).
+struct ConsolidatePlan {
+  std::vector<DuplicatePair> duplicates;         // similarity desc, keep, drop
+  std::vector<ContradictionPair> contradictions; // by (min, max) index
+  std::vector<uint32_t> promotions;              // ascending
+  std::vector<uint32_t> orphans;                 // ascending
+};
+
+Result<ConsolidatePlan> PlanConsolidation(const snapshot::Reader& reader,
+                                          const ConsolidateOptions& options = {});
+
+// What Apply wrote (or skipped: a node to promote that the store no longer holds
+// as an inference).
+struct ApplyReport {
+  uint64_t revision = 0;  // the committed revision (the old one when nothing changed)
+  size_t supersedes_written = 0;
+  size_t contradicts_written = 0;
+  size_t promoted = 0;
+  std::vector<std::string> skipped;  // keys
+};
+
+// Writes the plan to `store` in one transaction (store.h Batch): the supersedes and
+// contradicts edges, and each promotion as a re-put of the store's current record
+// with type fact. `reader` must be the snapshot the plan was made on; its keys name
+// the nodes. `options` attributes the writes (ts, run, task).
+Result<ApplyReport> ApplyConsolidation(Store& store, const snapshot::Reader& reader,
+                                       const ConsolidatePlan& plan,
+                                       const WriteOptions& options = {});
+
+// {"query": "consolidate", "dry_run", counts, "duplicates": [...],
+//  "contradictions": [...], "promotions": [...], "orphans": [...], "applied"?}.
+// `applied` is null for a dry run.
+Json ConsolidateJson(const snapshot::Reader& reader, const ConsolidatePlan& plan,
+                     const ConsolidateOptions& options, const ApplyReport* applied);
+
+}  // namespace amem::query
+
+#endif  // AMEM_QUERY_CONSOLIDATE_H_

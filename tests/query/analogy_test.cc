@@ -1,0 +1,161 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "query/analogy.h"
+#include "tests/query/cog_test_util.h"
+#include "tests/query/fixture.h"
+
+using namespace amem;
+using namespace amem::query;
+using amem::testing::GraphFixture;
+
+namespace {
+
+// A decision caused by two facts and decided for a module: the anchor, a twin of it
+// elsewhere, a neighbour with the same shape (excluded) and distractors.
+GraphFixture Patterns(bool vectors) {
+  GraphFixture g(4);
+  auto add = [&](const std::string& key, NodeType t, const std::string& text,
+                 std::vector<float> v) {
+    auto ref = g.Node(key, t, text);
+    if (vectors) ref.Vector(std::move(v));
+  };
+  auto decision = [&](const std::string& p, const std::string& text, std::vector<float> v) {
+    add("decision:" + p, NodeType::kDecision, text, v);
+    add("fact:" + p + "-1", NodeType::kFact, p + " evidence one", {0, 0, 1, 0});
+    add("fact:" + p + "-2", NodeType::kFact, p + " evidence two", {0, 0, 0, 1});
+    add("module:" + p, NodeType::kModule, p + " module", {0, 1, 0, 0});
+    g.Edge("decision:" + p, "caused_by", "fact:" + p + "-1");
+    g.Edge("decision:" + p, "caused_by", "fact:" + p + "-2");
+    g.Edge("decision:" + p, "decided_for", "module:" + p);
+  };
+  decision("anchor", "use lmdb for the store", {1, 0, 0, 0});
+  decision("twin", "use sqlite for the index", {0.8f, 0.6f, 0, 0});
+  add("entity:peer", NodeType::kEntity, "peer", {0, 0, 1, 1});
+  g.Edge("entity:peer", "related_to", "decision:twin");  // the twin's in-edge
+  // Same shape but 1 hop from the anchor: excluded.
+  add("decision:near", NodeType::kDecision, "use lmdb for the store", {1, 0, 0, 0});
+  g.Edge("decision:near", "caused_by", "fact:anchor-1");
+  g.Edge("decision:near", "caused_by", "fact:anchor-2");
+  g.Edge("decision:near", "decided_for", "module:anchor");
+  g.Edge("decision:near", "related_to", "decision:anchor");
+  // Similar words, different shape.
+  add("fact:words", NodeType::kFact, "use lmdb always", {1, 0, 0, 0});
+  g.Edge("fact:words", "supports", "fact:twin-1");
+  add("entity:lonely", NodeType::kEntity, "nothing in common", {0, 0, 1, 1});
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("analogy: a planted structural twin is the top analogy", "[query][analogy]") {
+  for (bool vectors : {false, true}) {
+    for (bool term_index : {true, false}) {
+      INFO("vectors " << vectors << " term_index " << term_index);
+      GraphFixture g = Patterns(vectors);
+      snapshot::WriterOptions wo;
+      wo.term_index = term_index;
+      auto r = g.Open(wo);
+      uint32_t anchor = GraphFixture::Index(*r, "decision:anchor");
+      AnalogyOptions o;
+      o.limit = 20;
+      auto res = Analogy(*r, anchor, o);
+      REQUIRE(res.ok());
+      CHECK(res->anchor.key == "decision:anchor");
+      REQUIRE(!res->rows.empty());
+      const AnalogyRow& top = res->rows[0];
+      CHECK(top.node.key == "decision:twin");
+      CHECK(top.structural == Approx(1.0));
+      CHECK(top.content_from_vectors == vectors);
+      if (vectors) {
+        CHECK(top.content == Approx(0.8));
+      } else {
+        // {use, lmdb, store} vs {use, sqlite, index}: 1 / 5.
+        CHECK(top.content == Approx(0.2));
+      }
+      CHECK(top.score == Approx(0.6 * top.structural + 0.4 * top.content));
+      // Excluded: the anchor and its neighbours.
+      for (const AnalogyRow& row : res->rows) {
+        CHECK(row.node.key != "decision:anchor");
+        CHECK(row.node.key != "decision:near");
+        CHECK(row.node.key != "fact:anchor-1");
+        CHECK(row.node.key != "module:anchor");
+      }
+      CHECK(res->candidates == r->node_count() - 5);
+      for (size_t k = 1; k < res->rows.size(); ++k) {
+        const AnalogyRow& a = res->rows[k - 1];
+        const AnalogyRow& b = res->rows[k];
+        CHECK((a.score > b.score || (a.score == b.score && a.node.index < b.node.index)));
+      }
+    }
+  }
+}
+
+TEST_CASE("analogy: text anchor, type filter, limit and errors", "[query][analogy]") {
+  GraphFixture g = Patterns(false);
+  auto r = g.Open();
+  AnalogyOptions o;
+  auto res = AnalogyForText(*r, "sqlite index", o);
+  REQUIRE(res.ok());
+  CHECK(res->anchor.key == "decision:twin");
+  REQUIRE(!res->rows.empty());
+  CHECK(res->rows[0].node.key == "decision:anchor");
+  CHECK(AnalogyForText(*r, "zebra", o).status().IsNotFound());
+  CHECK(AnalogyForText(*r, "", o).status().IsNotFound());
+  CHECK(Analogy(*r, r->node_count(), o).status().IsInvalidArgument());
+  o.types.Add(NodeType::kFact);
+  o.limit = 2;
+  res = Analogy(*r, GraphFixture::Index(*r, "decision:anchor"), o);
+  REQUIRE(res.ok());
+  CHECK(res->rows.size() == 2);
+  for (const AnalogyRow& row : res->rows) CHECK(row.node.type == NodeType::kFact);
+  o.limit = 0;
+  res = Analogy(*r, GraphFixture::Index(*r, "decision:anchor"), o);
+  REQUIRE(res.ok());
+  CHECK(res->rows.empty());
+}
+
+TEST_CASE("analogy: fingerprints count degrees and relations", "[query][analogy]") {
+  GraphFixture g = Patterns(false);
+  auto r = g.Open();
+  float f[kFingerprintDims];
+  Fingerprint(*r, GraphFixture::Index(*r, "decision:anchor"), f);
+  CHECK(f[0] == 1);  // in: related_to from near
+  CHECK(f[1] == 3);
+  CHECK(f[2 + kCausedBy] == 2);
+  CHECK(f[2 + kDecidedFor] == 1);
+  CHECK(f[2 + kRelatedTo] == 1);
+  Fingerprint(*r, GraphFixture::Index(*r, "entity:lonely"), f);
+  for (float v : f) CHECK(v == 0);
+}
+
+TEST_CASE("analogy matches a brute-force reference on random graphs", "[query][analogy]") {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    auto r = cogtest::MakeRandomGraph(seed, 50, 120).fixture.Open();
+    uint32_t anchor = static_cast<uint32_t>(seed % r->node_count());
+    AnalogyOptions o;
+    o.limit = r->node_count();
+    auto res = Analogy(*r, anchor, o);
+    REQUIRE(res.ok());
+    // Every row's structural score is the plain cosine of the two fingerprints.
+    float fa[kFingerprintDims], fc[kFingerprintDims];
+    Fingerprint(*r, anchor, fa);
+    for (const AnalogyRow& row : res->rows) {
+      Fingerprint(*r, row.node.index, fc);
+      double dot = 0, na = 0, nc = 0;
+      for (int k = 0; k < kFingerprintDims; ++k) {
+        dot += fa[k] * fc[k];
+        na += fa[k] * fa[k];
+        nc += fc[k] * fc[k];
+      }
+      double expect = na > 0 && nc > 0 ? dot / std::sqrt(na * nc) : 0;
+      CHECK(row.structural == Approx(expect));
+      CHECK(row.content >= 0);
+      CHECK(row.content <= 1);
+    }
+    auto again = Analogy(*r, anchor, o);
+    REQUIRE(again.ok());
+    CHECK(RenderJson(AnalogyJson(*res)) == RenderJson(AnalogyJson(*again)));
+  }
+}
