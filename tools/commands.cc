@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tools/command.h"
+#include "tools/cmd_query_core.h"
 
 namespace amem::cli {
 
@@ -14,6 +15,7 @@ namespace {
 constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddStoreCommands,
     AddKvCommands,
+    AddQueryCoreCommands,
     AddIngestCommands,
     AddSnapshotCommands,
 };
