@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "tools/cmd_query_rank.h"
 #include "tools/command.h"
 
 namespace amem::cli {
@@ -13,6 +14,7 @@ namespace {
 // Every family of subcommands, in --help order. Add new families here.
 constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddStoreCommands,
+    AddQueryRankCommands,
     AddKvCommands,
     AddIngestCommands,
 };
