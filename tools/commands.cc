@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "tools/cmd_query_rank.h"
 #include "tools/command.h"
 #include "tools/cmd_query_core.h"
 
@@ -14,6 +15,7 @@ namespace {
 // Every family of subcommands, in --help order. Add new families here.
 constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddStoreCommands,
+    AddQueryRankCommands,
     AddKvCommands,
     AddQueryCoreCommands,
     AddIngestCommands,
