@@ -173,7 +173,7 @@ TEST_CASE("consolidate duplicates equal a brute-force all-pairs scan", "[query][
 }
 
 TEST_CASE("consolidate --execute writes exactly the plan; a second run finds nothing",
-          "[query][consolidate][.needs-store-readstate]") {
+          "[query][consolidate]") {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() /
                  ("amem-consolidate-test-" + std::to_string(::getpid()));
