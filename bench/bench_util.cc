@@ -7,6 +7,8 @@
 #include <ctime>
 #include <filesystem>
 
+#include <sys/resource.h>
+
 #include "common/clock.h"
 
 namespace amem::bench {
@@ -109,6 +111,12 @@ double CpuSeconds() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+uint64_t MinorFaults() {
+  rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<uint64_t>(usage.ru_minflt);
 }
 
 double Median(std::vector<double> samples) {

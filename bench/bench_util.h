@@ -53,19 +53,26 @@ void RemoveAll(const std::string& path);
 double NowSeconds();
 // CPU seconds (user + system) this process has used, all threads.
 double CpuSeconds();
+// Minor page faults this process has taken (first touches of memory).
+uint64_t MinorFaults();
 
-// Wall and CPU time of one timed region. On a shared machine the CPU time is the
-// steadier figure; the wall time includes waiting for fsync and for other processes.
+// Wall and CPU time and page faults of one timed region. On a shared machine the
+// CPU time is the steadier figure; the wall time includes waiting for fsync and for
+// other processes. On these VMs a first-touch fault costs ~13 us (DESIGN.md §8).
 struct Sample {
   double wall = 0, cpu = 0;
+  uint64_t faults = 0;
 };
 class Stopwatch {
  public:
-  Stopwatch() : wall_(NowSeconds()), cpu_(CpuSeconds()) {}
-  Sample Elapsed() const { return {NowSeconds() - wall_, CpuSeconds() - cpu_}; }
+  Stopwatch() : wall_(NowSeconds()), cpu_(CpuSeconds()), faults_(MinorFaults()) {}
+  Sample Elapsed() const {
+    return {NowSeconds() - wall_, CpuSeconds() - cpu_, MinorFaults() - faults_};
+  }
 
  private:
   double wall_, cpu_;
+  uint64_t faults_;
 };
 
 // The median of `samples` (the mean of the middle two for an even count).

@@ -11,8 +11,9 @@
 //            ("task-00000-0".."-4"); 4 scopes ("project:p0".."p3") by session.
 //            ts strictly increasing: session s starts at start_ts + s * 21600,
 //            nodes 30 s apart within it. Every node carries ts, run, task, scope.
-//   keys     "<type>:<...>-<index>", unique: file:src/<module>/<word>-<i>.cc,
-//            symbol:<module>::<word>-<i>, module:<word>-<i>, fact:n<i>, ...
+//   keys     unique, <i> = the node index in 7 digits: file:src/<module>/<word>-<i>.cc,
+//            symbol:<module>::<word>_<i>, module:<module>-<i>, fact:n<i>,
+//            decision:n<i>, ... (32 module names, made-up words).
 //   types    per 100 ordinary nodes: 32 fact, 8 decision, 12 inference, 4 skill,
 //            8 episode, 6 constraint, 12 file, 12 symbol, 3 module, 3 entity
 //            (entity meta {"kind":"tool"}; file meta {"lang":"cpp"}); plus the
@@ -37,8 +38,9 @@
 //            inferences: caused_by/derived_from/supports, decisions: caused_by/
 //            decided_for, files: defines/imports/part_of, symbols: calls/references/
 //            part_of, ...). Weights are multiples of 1/64 in [0.125, 1].
-// Planted, each at a fixed rate among nodes with an eligible target (else the
-// node is ordinary):
+// Planted, each drawn at a fixed rate; a draw whose target is not eligible (no
+// candidate yet, or the fact picked is already superseded) gives an ordinary node,
+// so the realised rates are slightly lower:
 //   corrections     3%: a correction whose first edge `supersedes` an earlier fact
 //                   or, 40% of the time, the newest member of an existing chain,
 //                   giving supersedes chains of length 3 and more. Its content is

@@ -2,9 +2,14 @@
 // NodeMaps (query/scratch.h), so a query that meets after a few hundred nodes costs
 // a few hundred nodes, not V.
 //
-// Unweighted. Whole levels are expanded, so when a level first touches the other
-// side's labels, every path of the current total length has been seen within that
-// level; the shortest candidate found while finishing the level is the answer.
+// Unweighted. Levels are expanded whole, one side at a time, and a meeting is
+// checked whenever a node gets its first label. Then the first meeting is a
+// shortest path: if the new node v (depth d+1 on this side) had a label k below the
+// other side's frontier depth, the other side expanded v at level k and labelled
+// its neighbour u (depth d here), and whichever of u's two labels came second
+// would have reported a meeting earlier. So every meeting found in this level has
+// the same length d + 1 + (the other side's depth), and the search can stop at
+// the first one.
 //
 // Weighted. Classic bidirectional Dijkstra: mu is the best s-t cost seen when an
 // edge joins the two searches; stop once top_f + top_b >= mu.
@@ -100,41 +105,37 @@ PathResult Bfs(const snapshot::Reader& reader, uint32_t s, uint32_t t, const Pat
     NodeMap<Label>& mine = from_source ? fwd : bwd;
     const NodeMap<Label>& other = from_source ? bwd : fwd;
     const uint32_t depth = from_source ? depth_s : depth_t;
-    uint32_t best = std::numeric_limits<uint32_t>::max();
-    uint32_t best_u = 0, best_v = 0, best_edge = 0;
+    bool met = false;
+    uint32_t meet_u = 0, meet_v = 0, meet_edge = 0;
     next.clear();
     for (uint32_t u : front) {
       ForEachNeighbor(reader, u, from_source ? dir_s : dir_t, o.relations,
                       [&](uint32_t v, uint32_t edge, bool) {
+                        if (met || !mine.Insert(v, {u, edge, depth + 1})) return;
+                        next.push_back(v);
+                        ++result.visited;
                         if (other.Has(v)) {
-                          uint32_t total = depth + 1 + other.Get(v).dist;
-                          if (total < best) {
-                            best = total;
-                            best_u = u;
-                            best_v = v;
-                            best_edge = edge;
-                          }
-                        }
-                        if (mine.Insert(v, {u, edge, depth + 1})) {
-                          next.push_back(v);
-                          ++result.visited;
+                          met = true;
+                          meet_u = u;
+                          meet_v = v;
+                          meet_edge = edge;
                         }
                       });
+      if (met) break;
     }
-    front.swap(next);
-    (from_source ? depth_s : depth_t) = depth + 1;
-    if (best != std::numeric_limits<uint32_t>::max()) {
-      if (best > o.max_depth) break;
+    if (met) {
       result.found = true;
-      result.cost = best;
+      result.cost = depth + 1 + other.Get(meet_v).dist;
       if (from_source) {
-        BuildPath(fwd, bwd, best_u, best_edge, best_v, &result);
+        BuildPath(fwd, bwd, meet_u, meet_edge, meet_v, &result);
       } else {
-        // The target side found it: best_u is on its side, best_v on the source's.
-        BuildPath(fwd, bwd, best_v, best_edge, best_u, &result);
+        // The target side met: meet_u is on its side, meet_v on the source's.
+        BuildPath(fwd, bwd, meet_v, meet_edge, meet_u, &result);
       }
       return result;
     }
+    front.swap(next);
+    (from_source ? depth_s : depth_t) = depth + 1;
   }
   return result;
 }

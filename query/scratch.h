@@ -13,7 +13,6 @@
 #ifndef AMEM_QUERY_SCRATCH_H_
 #define AMEM_QUERY_SCRATCH_H_
 
-#include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <vector>
@@ -25,32 +24,29 @@ class NodeMap {
  public:
   // Forgets every entry; the map then covers nodes [0, n).
   void Reset(uint32_t n) {
-    if (stamp_.size() < n) {
-      stamp_.resize(n, 0);
-      value_.resize(n);
-    }
+    if (slots_.size() < n) slots_.resize(n);
     if (++epoch_ == 0) {  // wrapped: old stamps could collide with new epochs
-      std::fill(stamp_.begin(), stamp_.end(), 0);
+      for (Slot& s : slots_) s.stamp = 0;
       epoch_ = 1;
     }
   }
   bool Has(uint32_t i) const {
-    assert(i < stamp_.size());
-    return stamp_[i] == epoch_;
+    assert(i < slots_.size());
+    return slots_[i].stamp == epoch_;
   }
   // REQUIRES: Has(i).
   const T& Get(uint32_t i) const {
     assert(Has(i));
-    return value_[i];
+    return slots_[i].value;
   }
   T& Mutable(uint32_t i) {
     assert(Has(i));
-    return value_[i];
+    return slots_[i].value;
   }
   void Set(uint32_t i, const T& v) {
-    assert(i < stamp_.size());
-    stamp_[i] = epoch_;
-    value_[i] = v;
+    assert(i < slots_.size());
+    slots_[i].stamp = epoch_;
+    slots_[i].value = v;
   }
   // Sets i to v and returns true when i had no entry; returns false otherwise.
   bool Insert(uint32_t i, const T& v) {
@@ -60,8 +56,12 @@ class NodeMap {
   }
 
  private:
-  std::vector<uint32_t> stamp_;
-  std::vector<T> value_;
+  // Stamp and value side by side: one cache line per lookup.
+  struct Slot {
+    uint32_t stamp = 0;
+    T value{};
+  };
+  std::vector<Slot> slots_;
   uint32_t epoch_ = 0;
 };
 

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <atomic>
 #include <mutex>
 #include <tuple>
 
@@ -74,6 +75,9 @@ struct Reader::Rep {
   const char* edge_attrs = nullptr;
   const char* kv_fixed = nullptr;
   bool has_ext = false;
+  // Per term: 0 unchecked, 1 postings valid, 2 postings corrupt (read as empty).
+  std::unique_ptr<std::atomic<uint8_t>[]> term_state;
+  bool CheckTerm(uint32_t t, uint32_t node_count) const;
 
   // In-memory replacements for blocks a seed-spec file lacks (same encodings).
   std::string built_out, built_in, built_time, built_sessions;
@@ -303,18 +307,12 @@ Status Reader::Rep::ParseBlocks(Reader* r) {
             std::string_view term(names + nb, ne - nb);
             if (k > 0 && !(prev < term)) return Corrupt(name, "terms not sorted");
             prev = term;
-            for (uint32_t q = pb; q < pe; ++q) {
-              const char* pp = post + uint64_t{q} * kPostingLength;
-              uint32_t node = DecodeFixed32(pp);
-              uint32_t field = DecodeFixed32(pp + 4) >> 24;
-              bool first_of_field = q == pb || q == pb + content;
-              if (node >= n || field != (q < pb + content ? 0u : 1u) ||
-                  (!first_of_field && node <= DecodeFixed32(pp - kPostingLength))) {
-                return Corrupt(name, "posting out of range or out of order");
-              }
-            }
           }
           r->term_count_ = static_cast<uint32_t>(t);
+          // Postings are checked per term on first use (CheckTerm): at 100K nodes
+          // they are ~18 MB, too much to touch inside the 5 ms open budget.
+          rep.term_state.reset(new std::atomic<uint8_t>[t]);
+          for (uint64_t k = 0; k < t; ++k) rep.term_state[k].store(0, std::memory_order_relaxed);
           rep.term_entries = dir;
           rep.postings = post;
           rep.term_names = names;
@@ -695,6 +693,12 @@ std::string_view Reader::meta(uint32_t i) const {
 }
 
 Status Reader::Verify() const {
+  for (uint32_t t = 0; t < term_count_; ++t) {
+    if (!rep_->CheckTerm(t, node_count_)) {
+      return Status::Corruption("term index: postings of term " + std::to_string(t) +
+                                " out of range or out of order");
+    }
+  }
   if (rep_->checksum_block != kNone) {
     uint64_t stored = DecodeFixed64(base_ + rep_->checksum_block + kBlockHeaderLength);
     if (Hash64(base_, rep_->checksum_block, 0) != stored) {
@@ -872,6 +876,26 @@ std::string_view Reader::type_name(uint8_t type) const {
 
 // ---- term index ----
 
+bool Reader::Rep::CheckTerm(uint32_t t, uint32_t n) const {
+  uint8_t state = term_state[t].load(std::memory_order_acquire);
+  if (state != 0) return state == 1;
+  const char* e = term_entries + size_t{t} * kTermEntryLength;
+  const uint32_t pb = DecodeFixed32(e + 4), pe = DecodeFixed32(e + kTermEntryLength + 4);
+  const uint32_t content = DecodeFixed32(e + 8);
+  bool ok = true;
+  for (uint32_t q = pb; q < pe && ok; ++q) {
+    const char* pp = postings + uint64_t{q} * kPostingLength;
+    uint32_t node = DecodeFixed32(pp);
+    uint32_t field = DecodeFixed32(pp + 4) >> 24;
+    bool first_of_field = q == pb || q == pb + content;
+    ok = node < n && field == (q < pb + content ? 0u : 1u) &&
+         (first_of_field || node > DecodeFixed32(pp - kPostingLength));
+  }
+  // Racing first uses compute the same answer; either store wins.
+  term_state[t].store(ok ? 1 : 2, std::memory_order_release);
+  return ok;
+}
+
 std::string_view Reader::term(uint32_t t) const {
   const char* e = rep_->term_entries + size_t{t} * kTermEntryLength;
   uint32_t b = DecodeFixed32(e), end = DecodeFixed32(e + kTermEntryLength);
@@ -889,12 +913,14 @@ std::optional<uint32_t> Reader::FindTerm(std::string_view t) const {
 }
 
 PostingList Reader::postings(uint32_t t) const {
+  if (!rep_->CheckTerm(t, node_count_)) return {};
   const char* e = rep_->term_entries + size_t{t} * kTermEntryLength;
   uint32_t b = DecodeFixed32(e + 4), end = DecodeFixed32(e + kTermEntryLength + 4);
   return PostingList(rep_->postings + size_t{b} * kPostingLength, end - b);
 }
 
 PostingList Reader::postings(uint32_t t, Field field) const {
+  if (!rep_->CheckTerm(t, node_count_)) return {};
   const char* e = rep_->term_entries + size_t{t} * kTermEntryLength;
   uint32_t b = DecodeFixed32(e + 4), end = DecodeFixed32(e + kTermEntryLength + 4);
   uint32_t content = DecodeFixed32(e + 8);

@@ -232,6 +232,8 @@ class Reader {
   uint32_t term_count() const { return term_count_; }
   std::string_view term(uint32_t t) const;  // REQUIRES: t < term_count()
   std::optional<uint32_t> FindTerm(std::string_view term) const;  // O(log T)
+  // A term's postings are validated on its first use (not at open: they are the
+  // biggest block); a damaged list reads as empty and Verify() reports it.
   PostingList postings(uint32_t t) const;                      // all fields
   PostingList postings(uint32_t t, Field field) const;
   // Number of nodes whose content contains term t (BM25 df).

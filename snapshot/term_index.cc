@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <numeric>
-#include <unordered_map>
 
 #include "common/coding.h"
+#include "common/hash.h"
 #include "common/tokenizer.h"
 #include "snapshot/format.h"
 
@@ -19,17 +19,57 @@ struct RawPosting {
   uint8_t field;
 };
 
+// Open-addressing intern table: term -> provisional id. Names live in one arena.
+class TermTable {
+ public:
+  TermTable() : slots_(1 << 16, 0) {}
+  uint32_t Intern(std::string_view term) {
+    if (2 * (offsets_.size() - 1) >= slots_.size()) Grow();
+    const uint64_t h = Hash64(term);
+    for (size_t i = h & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+      uint32_t slot = slots_[i];
+      if (slot == 0) {
+        uint32_t id = static_cast<uint32_t>(offsets_.size() - 1);
+        arena_.append(term);
+        offsets_.push_back(arena_.size());
+        hashes_.push_back(h);
+        slots_[i] = id + 1;
+        return id;
+      }
+      if (hashes_[slot - 1] == h && name(slot - 1) == term) return slot - 1;
+    }
+  }
+  uint32_t size() const { return static_cast<uint32_t>(offsets_.size() - 1); }
+  std::string_view name(uint32_t id) const {
+    return std::string_view(arena_).substr(offsets_[id], offsets_[id + 1] - offsets_[id]);
+  }
+
+ private:
+  void Grow() {
+    std::vector<uint32_t> bigger(slots_.size() * 2, 0);
+    for (uint32_t id = 0; id < size(); ++id) {
+      size_t i = hashes_[id] & (bigger.size() - 1);
+      while (bigger[i] != 0) i = (i + 1) & (bigger.size() - 1);
+      bigger[i] = id + 1;
+    }
+    slots_.swap(bigger);
+  }
+
+  std::vector<uint32_t> slots_;  // id + 1, 0 = empty
+  std::vector<uint64_t> hashes_;
+  std::string arena_;
+  std::vector<uint64_t> offsets_ = {0};
+};
+
 }  // namespace
 
 Status BuildTermIndex(const std::vector<std::string_view>& contents,
                       const std::vector<std::string_view>& metas, std::string* term_body,
                       std::string* doc_lengths_body) {
   const uint32_t n = static_cast<uint32_t>(contents.size());
-  // Provisional ids follow first appearance, which depends only on the input;
-  // the final order is bytewise term order, so the hash map's iteration order
-  // never reaches the output.
-  std::unordered_map<std::string, uint32_t> ids;
-  std::vector<std::string_view> names;
+  // Provisional ids follow first appearance; the final order is bytewise term
+  // order, so nothing about the hash table reaches the output.
+  TermTable terms;
   std::vector<RawPosting> raw;
   std::vector<uint32_t> doc_tokens;  // provisional ids of one field, reused
   doc_lengths_body->clear();
@@ -37,11 +77,7 @@ Status BuildTermIndex(const std::vector<std::string_view>& contents,
 
   auto add_field = [&](uint32_t node, std::string_view text, uint8_t field) -> uint32_t {
     doc_tokens.clear();
-    ForEachToken(text, [&](std::string_view tok) {
-      auto [it, inserted] = ids.try_emplace(std::string(tok), static_cast<uint32_t>(names.size()));
-      if (inserted) names.push_back(it->first);
-      doc_tokens.push_back(it->second);
-    });
+    ForEachToken(text, [&](std::string_view tok) { doc_tokens.push_back(terms.Intern(tok)); });
     std::sort(doc_tokens.begin(), doc_tokens.end());
     for (size_t k = 0; k < doc_tokens.size();) {
       size_t e = k;
@@ -59,7 +95,9 @@ Status BuildTermIndex(const std::vector<std::string_view>& contents,
   }
   if (raw.size() >= UINT32_MAX) return Status::InvalidArgument("term index: too many postings");
 
-  const uint32_t t_count = static_cast<uint32_t>(names.size());
+  const uint32_t t_count = terms.size();
+  std::vector<std::string_view> names(t_count);
+  for (uint32_t id = 0; id < t_count; ++id) names[id] = terms.name(id);
   std::vector<uint32_t> order(t_count);
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(),

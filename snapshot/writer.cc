@@ -10,6 +10,7 @@
 #include <cstring>
 #include <numeric>
 #include <tuple>
+#include <unordered_map>
 
 #include "common/coding.h"
 #include "common/hash.h"
@@ -18,7 +19,12 @@
 #include "snapshot/string_list.h"
 #include "snapshot/term_index.h"
 
+#include <bit>
+
 namespace amem::snapshot {
+
+static_assert(std::endian::native == std::endian::little,
+              "the vector block is copied from host floats");
 
 namespace {
 
@@ -44,37 +50,50 @@ struct WEdge {
   const EdgeRecord* rec = nullptr;
 };
 
-// Sorted distinct strings with "" at index 0.
+// Sorted distinct strings with "" at index 0. The hash map only dedupes and
+// answers IndexOf; the order written is the sorted one.
 class Dictionary {
  public:
-  void Add(std::string_view s) { items_.push_back(s); }
+  void Add(std::string_view s) { index_.try_emplace(s, 0); }
   void Seal() {
-    items_.push_back({});
+    index_.try_emplace(std::string_view(), 0);
+    items_.reserve(index_.size());
+    for (const auto& [s, unused] : index_) items_.push_back(s);
     std::sort(items_.begin(), items_.end());
-    items_.erase(std::unique(items_.begin(), items_.end()), items_.end());
+    for (uint32_t k = 0; k < items_.size(); ++k) index_[items_[k]] = k;
   }
-  uint32_t IndexOf(std::string_view s) const {
-    return static_cast<uint32_t>(std::lower_bound(items_.begin(), items_.end(), s) -
-                                 items_.begin());
-  }
+  // REQUIRES: Add(s) was called before Seal().
+  uint32_t IndexOf(std::string_view s) const { return index_.at(s); }
   const std::vector<std::string_view>& items() const { return items_; }
 
  private:
+  std::unordered_map<std::string_view, uint32_t> index_;
   std::vector<std::string_view> items_;
 };
 
 std::string_view Identity(std::string_view s) { return s; }
 
-Status AppendBlock(std::string* file, BlockTag tag, std::string_view body) {
-  uint64_t padded = AlignUp(body.size(), kBlockAlignment);
-  if (padded > UINT32_MAX) {
+struct Block {
+  BlockTag tag;
+  std::string body;
+};
+
+// Queues a block; the file is assembled once its exact size is known.
+Status AddBlock(std::vector<Block>* blocks, BlockTag tag, std::string* body) {
+  if (AlignUp(body->size(), kBlockAlignment) > UINT32_MAX) {
     return Status::InvalidArgument(BlockName(static_cast<uint32_t>(tag)) + ": larger than 4 GiB");
   }
+  blocks->push_back({tag, std::move(*body)});
+  body->clear();
+  return Status::OK();
+}
+
+void AppendBlock(std::string* file, BlockTag tag, std::string_view body) {
+  uint64_t padded = AlignUp(body.size(), kBlockAlignment);
   PutFixed32(file, static_cast<uint32_t>(tag));
   PutFixed32(file, static_cast<uint32_t>(padded));
   file->append(body);
   file->append(padded - body.size(), '\0');
-  return Status::OK();
 }
 
 Status Compress(std::string_view raw, std::string* out) {
@@ -131,11 +150,10 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
       return Status::InvalidArgument("node " + live[k]->key + ": vector dimension mismatch");
     }
   }
-  auto is_live = [&](std::string_view key) {
-    auto it = std::lower_bound(live.begin(), live.end(), key,
-                               [](const NodeRecord* a, std::string_view k) { return a->key < k; });
-    return it != live.end() && (*it)->key == key;
-  };
+  std::unordered_map<std::string_view, uint32_t> key_index;  // key -> position
+  key_index.reserve(live.size());
+  for (uint32_t k = 0; k < live.size(); ++k) key_index.emplace(live[k]->key, k);
+  auto is_live = [&](std::string_view key) { return key_index.count(key) != 0; };
   std::vector<std::pair<std::string_view, int64_t>> stub_refs;
   for (const EdgeRecord& e : state.edges) {
     if (!is_live(e.src_key)) stub_refs.emplace_back(e.src_key, e.created_ts);
@@ -204,10 +222,10 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
   std::iota(by_key.begin(), by_key.end(), 0u);
   std::sort(by_key.begin(), by_key.end(),
             [&](uint32_t a, uint32_t b) { return nodes[a].key < nodes[b].key; });
-  auto dense_of = [&](std::string_view key) {
-    return *std::lower_bound(by_key.begin(), by_key.end(), key,
-                             [&](uint32_t a, std::string_view k) { return nodes[a].key < k; });
-  };
+  key_index.clear();
+  key_index.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) key_index.emplace(nodes[i].key, i);
+  auto dense_of = [&](std::string_view key) { return key_index.at(key); };
 
   // ---- relations and edges ----
   std::vector<std::string> rel_names(kRelationSlots);
@@ -312,25 +330,9 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
                (options.extensions ? kFeatureExtensions : 0) |
                (options.checksum ? kFeatureChecksum : 0);
 
-  std::string file;
-  file.reserve(h.index_offset + 64 * static_cast<size_t>(n) + 64 * static_cast<size_t>(m));
-  h.EncodeTo(&file);
-  for (const NodeEntry& r : records) r.EncodeTo(&file);
-  for (const WEdge& e : edges) EdgeEntry{e.src, e.dst, e.rel, e.rec->weight}.EncodeTo(&file);
-  file.append(stored);
-  file.resize(h.vector_offset, '\0');
-  if (any_vector) {
-    for (uint32_t i = 0; i < n; ++i) {
-      if (nodes[i].vector) {
-        for (float f : *nodes[i].vector) PutFloat(&file, f);
-      } else {
-        file.append(dim * sizeof(float), '\0');
-      }
-    }
-  }
-  file.resize(h.index_offset, '\0');
 
   // ---- index blocks, ascending tags ----
+  std::vector<Block> blocks;
   std::string body;
   {  // 0x01 type index
     body.clear();
@@ -340,7 +342,7 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
     for (uint32_t i = 0; i < n; ++i) {
       body[4 + nodes[i].type * bits + i / 8] |= static_cast<char>(1u << (i % 8));
     }
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kTypeIndex, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTypeIndex, &body));
   }
   {  // 0x02 session index
     body.clear();
@@ -353,7 +355,7 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
       PutFixed32(&body, begin);
       PutFixed32(&body, i);
     }
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kSessionIndex, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kSessionIndex, &body));
   }
   {  // 0x03 time index
     std::vector<uint32_t> order(n);
@@ -367,13 +369,13 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
       PutFixed64(&body, static_cast<uint64_t>(nodes[i].created_ts));
       PutFixed32(&body, i);
     }
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kTimeIndex, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTimeIndex, &body));
   }
   {  // 0x04 cluster map: no clusters (k = 0)
     body.clear();
     PutFixed32(&body, 0);
     PutFixed32(&body, dim);
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kClusterMap, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kClusterMap, &body));
   }
   if (options.term_index) {  // 0x05, 0x06
     std::vector<std::string_view> contents(n), metas(n);
@@ -383,8 +385,8 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
     }
     std::string doc_lengths;
     AMEM_RETURN_IF_ERROR(BuildTermIndex(contents, metas, &body, &doc_lengths));
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kTermIndex, body));
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kDocLengths, doc_lengths));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTermIndex, &body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kDocLengths, &doc_lengths));
   }
   if (options.extensions) {
     body.clear();  // 0x10 info
@@ -393,7 +395,7 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
     PutFixed32(&body, stub_count);
     PutFixed32(&body, static_cast<uint32_t>(state.kv.size()));
     PutFixed32(&body, 0);
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kInfo, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kInfo, &body));
 
     body.clear();  // 0x11 node ids
     std::vector<uint32_t> by_id(n);
@@ -403,17 +405,17 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
     });
     for (const WNode& w : nodes) PutFixed64(&body, w.id);
     for (uint32_t i : by_id) PutFixed32(&body, i);
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kNodeIds, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kNodeIds, &body));
 
     body.clear();  // 0x12 node keys
     for (uint32_t i : by_key) PutFixed32(&body, i);
     AMEM_RETURN_IF_ERROR(PutStringList(&body, nodes, [](const WNode& w) { return w.key; }));
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kNodeKeys, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kNodeKeys, &body));
 
     body.clear();  // 0x13 relation names
     AMEM_RETURN_IF_ERROR(
         PutStringList(&body, rel_names, [](const std::string& s) { return std::string_view(s); }));
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kRelationNames, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kRelationNames, &body));
 
     body.clear();  // 0x14 type names
     std::vector<std::string_view> type_names;
@@ -421,15 +423,15 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
       type_names.push_back(NodeTypeName(static_cast<NodeType>(t)));
     }
     AMEM_RETURN_IF_ERROR(PutStringList(&body, type_names, Identity));
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kTypeNames, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTypeNames, &body));
 
     body.clear();  // 0x15 runs
     AMEM_RETURN_IF_ERROR(PutStringList(&body, runs.items(), Identity));
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kRuns, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kRuns, &body));
 
     body.clear();  // 0x16 labels
     AMEM_RETURN_IF_ERROR(PutStringList(&body, labels.items(), Identity));
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kLabels, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kLabels, &body));
 
     body.clear();  // 0x17 node attributes
     for (const WNode& w : nodes) {
@@ -438,7 +440,7 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
       PutFixed32(&body, labels.IndexOf(w.task));
       PutFixed32(&body, w.stub ? kNodeFlagStub : 0);
     }
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kNodeAttrs, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kNodeAttrs, &body));
 
     body.clear();  // 0x18 edge attributes
     for (const WEdge& e : edges) {
@@ -447,12 +449,12 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
       PutFixed32(&body, runs.IndexOf(e.rec->run));
       PutFixed32(&body, labels.IndexOf(e.rec->task));
     }
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kEdgeAttrs, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kEdgeAttrs, &body));
 
     body.clear();  // 0x19 edge payloads
     AMEM_RETURN_IF_ERROR(PutStringList(
         &body, edges, [](const WEdge& e) { return std::string_view(e.rec->payload); }));
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kEdgePayloads, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kEdgePayloads, &body));
 
     body.clear();  // 0x1A kv, sorted by (scope, ns, key)
     std::vector<const KvRecord*> kv(state.kv.size());
@@ -475,7 +477,7 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
       PutFixed32(&body, labels.IndexOf(r->task));
     }
     AMEM_RETURN_IF_ERROR(PutStringList(&body, kv_strings, Identity));
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kKv, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kKv, &body));
 
     body.clear();  // 0x1B out index
     {
@@ -485,28 +487,52 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
         PutFixed32(&body, j);
       }
     }
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kOutIndex, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kOutIndex, &body));
 
-    body.clear();  // 0x1C in index: counting sort by target keeps (rel, source) order
-    {            // only after a stable re-sort by rel within each target
+    body.clear();  // 0x1C in index: counting sort by target, then (rel, source) within
+    {
       std::vector<uint32_t> start(static_cast<size_t>(n) + 1, 0);
       for (const WEdge& e : edges) ++start[e.dst + 1];
       for (uint32_t i = 0; i < n; ++i) start[i + 1] += start[i];
       std::vector<uint32_t> list(m), fill(start.begin(), start.end() - 1);
       for (uint32_t j = 0; j < m; ++j) list[fill[edges[j].dst]++] = j;
       for (uint32_t i = 0; i < n; ++i) {
-        std::stable_sort(list.begin() + start[i], list.begin() + start[i + 1],
-                         [&](uint32_t a, uint32_t b) { return edges[a].rel < edges[b].rel; });
+        if (start[i + 1] - start[i] < 2) continue;
+        // (rel, source) is unique per target, so a plain sort is deterministic.
+        std::sort(list.begin() + start[i], list.begin() + start[i + 1], [&](uint32_t a, uint32_t b) {
+          return std::tie(edges[a].rel, edges[a].src) < std::tie(edges[b].rel, edges[b].src);
+        });
       }
       for (uint32_t v : start) PutFixed32(&body, v);
       for (uint32_t v : list) PutFixed32(&body, v);
     }
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kInIndex, body));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kInIndex, &body));
   }
+  std::string file;
+  uint64_t total = h.index_offset + (options.checksum ? kBlockHeaderLength + 8 : 0);
+  for (const Block& b : blocks) total += kBlockHeaderLength + AlignUp(b.body.size(), kBlockAlignment);
+  file.reserve(total);
+  h.EncodeTo(&file);
+  for (const NodeEntry& r : records) r.EncodeTo(&file);
+  for (const WEdge& e : edges) EdgeEntry{e.src, e.dst, e.rel, e.rec->weight}.EncodeTo(&file);
+  file.append(stored);
+  file.resize(h.vector_offset, '\0');
+  if (any_vector) {
+    for (uint32_t i = 0; i < n; ++i) {
+      if (nodes[i].vector) {
+        // Little-endian host (static_assert above): the floats' bytes are the format's.
+        file.append(reinterpret_cast<const char*>(nodes[i].vector->data()), dim * sizeof(float));
+      } else {
+        file.append(dim * sizeof(float), '\0');
+      }
+    }
+  }
+  file.resize(h.index_offset, '\0');
+  for (const Block& b : blocks) AppendBlock(&file, b.tag, b.body);
   if (options.checksum) {  // 0x1F, over every byte before it
     body.clear();
     PutFixed64(&body, Hash64(file));
-    AMEM_RETURN_IF_ERROR(AppendBlock(&file, BlockTag::kChecksum, body));
+    AppendBlock(&file, BlockTag::kChecksum, body);
   }
   return file;
 }

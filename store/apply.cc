@@ -69,6 +69,18 @@ Attribution AttributionOf(const Batch::Op& op, const WriteOptions& w) {
   return {};
 }
 
+// The fields every new node or edge version sets the same way. `cur` is the
+// current version (meaningful only when `live`).
+template <typename Value>
+void StartVersion(Value* next, const Value& cur, bool live, uint64_t rev, int64_t ts,
+                  const Attribution& attr) {
+  next->rev = rev;
+  next->updated_ts = ts;
+  next->created_ts = live ? cur.created_ts : ts;
+  next->run = attr.run;
+  next->task = attr.task;
+}
+
 // Interns `name`; *added tells whether it was new.
 Status DefineRelationTxn(MDB_txn* txn, const Dbs& dbs, std::string_view name, bool* added) {
   *added = false;
@@ -360,12 +372,8 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
         const bool live = found && !cur.tombstone;
         const Attribution attr = AttributionOf(ops[ref.i], options);
         NodeValue next;
-        next.rev = rev;
-        next.updated_ts = p.ts;
-        next.created_ts = live ? cur.created_ts : p.ts;
+        StartVersion(&next, cur, live, rev, p.ts, attr);
         next.scope = attr.scope;
-        next.run = attr.run;
-        next.task = attr.task;
         if (p.kind == Kind::kPutNode) {
           next.type = in.type;
           next.key = in.key;
@@ -434,13 +442,9 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
         const bool live = found && !cur.tombstone;
         const Attribution attr = AttributionOf(ops[ref.i], options);
         EdgeValue next;
-        next.rev = rev;
-        next.updated_ts = p.ts;
-        next.created_ts = live ? cur.created_ts : p.ts;
+        StartVersion(&next, cur, live, rev, p.ts, attr);
         next.src_key = in.src;
         next.dst_key = in.dst;
-        next.run = attr.run;
-        next.task = attr.task;
         if (p.kind == Kind::kPutEdge) {
           next.weight = in.weight;
           next.payload = p.canon;
@@ -521,6 +525,17 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       return Status::OK();
     }
     buf.clear();
+    size_t estimate = 16;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (!preps[i].effective) continue;
+      const Batch::Op& op = ops[i];
+      estimate += 32 + (op.kind == Kind::kPutNode || op.kind == Kind::kDeleteNode
+                            ? op.node().key.size()
+                        : op.kind == Kind::kPutKv || op.kind == Kind::kDeleteKv
+                            ? preps[i].canon.size()
+                            : op.edge().src.size() + op.edge().dst.size() + op.edge().rel.size());
+    }
+    buf.reserve(estimate);
     PutFixed64(&buf, static_cast<uint64_t>(rev_ts));
     PutVarint32(&buf, static_cast<uint32_t>(*effective));
     std::string rel_names[kMaxRelationId + 1];

@@ -167,6 +167,42 @@ void SortByPermutation(std::vector<T>* v, Less less) {
   v->swap(sorted);
 }
 
+// Sorts edges read in (src id, rel, dst id) order into (src_key, rel, dst_key)
+// order. Edges of one source are already together, so only the runs are sorted
+// by key, then each run by (rel, dst_key): far fewer string comparisons than
+// sorting all edges.
+void SortEdges(std::vector<EdgeRecord>* edges) {
+  const std::vector<EdgeRecord>& e = *edges;
+  std::vector<std::pair<uint32_t, uint32_t>> runs;  // [begin, end)
+  for (uint32_t i = 0; i < e.size();) {
+    uint32_t j = i + 1;
+    while (j < e.size() && e[j].src == e[i].src) ++j;
+    runs.emplace_back(i, j);
+    i = j;
+  }
+  std::sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) {
+    const EdgeRecord& x = e[a.first];
+    const EdgeRecord& y = e[b.first];
+    if (int c = x.src_key.compare(y.src_key); c != 0) return c < 0;
+    return x.src < y.src;  // only if two ids share a key, which Apply prevents
+  });
+  std::vector<uint32_t> order;
+  order.reserve(e.size());
+  for (const auto& [begin, end] : runs) {
+    size_t at = order.size();
+    for (uint32_t i = begin; i < end; ++i) order.push_back(i);
+    std::sort(order.begin() + static_cast<ptrdiff_t>(at), order.end(), [&](uint32_t a, uint32_t b) {
+      if (e[a].rel != e[b].rel) return e[a].rel < e[b].rel;
+      if (int c = e[a].dst_key.compare(e[b].dst_key); c != 0) return c < 0;
+      return e[a].dst < e[b].dst;
+    });
+  }
+  std::vector<EdgeRecord> sorted;
+  sorted.reserve(e.size());
+  for (uint32_t i : order) sorted.push_back(std::move((*edges)[i]));
+  edges->swap(sorted);
+}
+
 }  // namespace
 
 Result<StoreState> Store::ReadState(const ReadView& view) const {
@@ -229,11 +265,7 @@ Result<StoreState> Store::ReadState(const ReadView& view) const {
   }));
   SortByPermutation(&state.nodes,
                     [](const NodeRecord& a, const NodeRecord& b) { return a.key < b.key; });
-  SortByPermutation(&state.edges, [](const EdgeRecord& a, const EdgeRecord& b) {
-    if (int c = a.src_key.compare(b.src_key); c != 0) return c < 0;
-    if (a.rel != b.rel) return a.rel < b.rel;
-    return a.dst_key < b.dst_key;
-  });
+  SortEdges(&state.edges);
   return state;
 }
 
@@ -242,7 +274,7 @@ Result<StoreStats> Store::Stats() const {
   AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
     st = StoreStats();
     st.dimension = rep_->dimension;
-    return TakeCensus(txn, rep_->dbs, rep_->env.handle(), &st);
+    return TakeCensus(txn, rep_->dbs, rep_->env(), &st);
   }));
   return st;
 }
@@ -263,7 +295,7 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
                                          std::to_string(latest));
         }
         StoreStats census;
-        AMEM_RETURN_IF_ERROR(TakeCensus(txn, dbs, rep_->env.handle(), &census));
+        AMEM_RETURN_IF_ERROR(TakeCensus(txn, dbs, rep_->env(), &census));
         const bool rewrite_all = census.compaction_recommended;
 
         // 1. Move dead adjacency entries to the dead lists, which only as-of

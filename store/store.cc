@@ -1,7 +1,10 @@
 // Store: open, view resolution and the read API (docs/STORE.md).
 #include <algorithm>
+#include <unistd.h>
+
 #include <charconv>
 #include <filesystem>
+#include <map>
 #include <mutex>
 
 #include "common/clock.h"
@@ -208,14 +211,14 @@ bool OpenDbs(MDB_txn* txn, Dbs* dbs, bool create) {
 }  // namespace
 
 Status Store::Rep::Remap(Retry why) const {
-  std::unique_lock lock(resize_mu);
+  std::unique_lock lock(shared->resize_mu);
   try {
     if (why == Retry::kAdopt) {
-      lmdb::env_set_mapsize(env.handle(), 0);
+      lmdb::env_set_mapsize(env(), 0);
     } else {
       MDB_envinfo info;
-      lmdb::env_info(env.handle(), &info);
-      lmdb::env_set_mapsize(env.handle(), info.me_mapsize * 2);
+      lmdb::env_info(env(), &info);
+      lmdb::env_set_mapsize(env(), info.me_mapsize * 2);
     }
   } catch (const lmdb::error& e) {
     return FromLmdb(e);
@@ -273,6 +276,61 @@ void Store::Rep::ReadEvent(std::string_view op, uint64_t memory_id,
   telemetry.Write(line);
 }
 
+namespace {
+// Opens (creating when allowed) the environment and its databases.
+Status OpenEnv(const std::string& dir, const StoreOptions& options, SharedEnv* shared) {
+  shared->pid = ::getpid();
+  try {
+    shared->env = lmdb::env::create();
+    MDB_env* env = shared->env.handle();
+    lmdb::env_set_max_dbs(env, kMaxDbs);
+    lmdb::env_set_mapsize(env, options.TEST_map_size ? options.TEST_map_size : kDefaultMapSize);
+    // MDB_WRITEMAP: dirty pages live in the file mapping instead of malloc'd
+    // buffers that commit then copies with pwrite; large batches touch half as
+    // many fresh pages. (The data file is sized to the map, sparsely.)
+    unsigned flags = MDB_NOTLS | MDB_WRITEMAP | (options.durable ? 0 : MDB_NOSYNC);
+    lmdb::env_open(env, dir.c_str(), flags, 0644);
+    bool opened = false;
+    {
+      auto txn = Txn::Begin(env, MDB_RDONLY);
+      opened = OpenDbs(txn.handle(), &shared->dbs, false);
+      if (opened) {
+        shared->dimension = static_cast<uint32_t>(
+            GetMetaU64(txn.handle(), shared->dbs, kMetaDimension, kDefaultDimension));
+        uint64_t format = GetMetaU64(txn.handle(), shared->dbs, kMetaFormat, 0);
+        if (format != kFormatVersion) {
+          return Status::NotSupported("store format " + std::to_string(format) +
+                                      "; this build reads format " +
+                                      std::to_string(kFormatVersion));
+        }
+        txn.commit();
+      }
+    }
+    if (!opened) {
+      if (!options.create_if_missing) return Status::NotFound("no store at " + dir);
+      // Another process may be creating it too: whoever commits first writes meta.
+      auto txn = Txn::Begin(env, 0);
+      OpenDbs(txn.handle(), &shared->dbs, true);
+      std::string_view v;
+      if (!Get(txn.handle(), shared->dbs.meta, kMetaFormat, &v)) {
+        PutMetaU64(txn.handle(), shared->dbs, kMetaFormat, kFormatVersion);
+        PutMetaU64(txn.handle(), shared->dbs, kMetaDimension, options.dimension);
+        PutMetaU64(txn.handle(), shared->dbs, kMetaRevision, 0);
+      }
+      shared->dimension = static_cast<uint32_t>(
+          GetMetaU64(txn.handle(), shared->dbs, kMetaDimension, options.dimension));
+      txn.commit();
+    }
+  } catch (const lmdb::error& e) {
+    return FromLmdb(e).WithContext(dir);
+  }
+  if (shared->dimension == 0 || shared->dimension > kMaxDimension) {
+    return Status::Corruption("store dimension " + std::to_string(shared->dimension));
+  }
+  return Status::OK();
+}
+}  // namespace
+
 Store::Store(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
 Store::~Store() = default;
 
@@ -290,53 +348,22 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
   rep->path = dir;
   rep->options = options;
   rep->telemetry = Telemetry(options.telemetry_path);
-  try {
-    rep->env = lmdb::env::create();
-    lmdb::env_set_max_dbs(rep->env.handle(), kMaxDbs);
-    lmdb::env_set_mapsize(rep->env.handle(),
-                          options.TEST_map_size ? options.TEST_map_size : kDefaultMapSize);
-    // MDB_WRITEMAP: dirty pages live in the file mapping instead of malloc'd
-    // buffers that commit then copies with pwrite; large batches touch half as
-    // many fresh pages. (The data file is sized to the map, sparsely.)
-    unsigned flags = MDB_NOTLS | MDB_WRITEMAP | (options.durable ? 0 : MDB_NOSYNC);
-    lmdb::env_open(rep->env.handle(), dir.c_str(), flags, 0644);
-    bool opened = false;
-    {
-      auto txn = Txn::Begin(rep->env.handle(), MDB_RDONLY);
-      opened = OpenDbs(txn.handle(), &rep->dbs, false);
-      if (opened) {
-        rep->dimension = static_cast<uint32_t>(
-            GetMetaU64(txn.handle(), rep->dbs, kMetaDimension, kDefaultDimension));
-        uint64_t format = GetMetaU64(txn.handle(), rep->dbs, kMetaFormat, 0);
-        if (format != kFormatVersion) {
-          return Status::NotSupported("store format " + std::to_string(format) +
-                                      "; this build reads format " +
-                                      std::to_string(kFormatVersion));
-        }
-        txn.commit();
-      }
-    }
-    if (!opened) {
-      if (!options.create_if_missing) return Status::NotFound("no store at " + dir);
-      // Another process may be creating it too: whoever commits first writes meta.
-      auto txn = Txn::Begin(rep->env.handle(), 0);
-      OpenDbs(txn.handle(), &rep->dbs, true);
-      std::string_view v;
-      if (!Get(txn.handle(), rep->dbs.meta, kMetaFormat, &v)) {
-        PutMetaU64(txn.handle(), rep->dbs, kMetaFormat, kFormatVersion);
-        PutMetaU64(txn.handle(), rep->dbs, kMetaDimension, options.dimension);
-        PutMetaU64(txn.handle(), rep->dbs, kMetaRevision, 0);
-      }
-      rep->dimension = static_cast<uint32_t>(
-          GetMetaU64(txn.handle(), rep->dbs, kMetaDimension, options.dimension));
-      txn.commit();
-    }
-  } catch (const lmdb::error& e) {
-    return FromLmdb(e).WithContext(dir);
+  std::string canonical = std::filesystem::weakly_canonical(dir, ec).string();
+  if (ec) canonical = dir;
+
+  static std::mutex registry_mu;
+  static std::map<std::string, std::weak_ptr<SharedEnv>> registry;
+  std::lock_guard registry_lock(registry_mu);
+  std::shared_ptr<SharedEnv> shared = registry[canonical].lock();
+  if (!shared || shared->pid != ::getpid()) {
+    auto fresh = std::make_shared<SharedEnv>();
+    AMEM_RETURN_IF_ERROR(OpenEnv(dir, options, fresh.get()));
+    registry[canonical] = fresh;
+    shared = std::move(fresh);
   }
-  if (rep->dimension == 0 || rep->dimension > kMaxDimension) {
-    return Status::Corruption("store dimension " + std::to_string(rep->dimension));
-  }
+  rep->shared = shared;
+  rep->dbs = shared->dbs;
+  rep->dimension = shared->dimension;
   return std::unique_ptr<Store>(new Store(std::move(rep)));
 }
 

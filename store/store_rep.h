@@ -4,6 +4,7 @@
 #define AMEM_STORE_STORE_REP_H_
 
 #include <algorithm>
+#include <memory>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -128,18 +129,31 @@ Status ForEachAt(MDB_txn* txn, const Dbs& dbs, MDB_dbi main, char tag,
   return Status::OK();
 }
 
+// One LMDB environment per directory per process: LMDB forbids opening an
+// environment twice in one process (closing either would drop the other's
+// locks), so Stores opened on the same directory share it. Never shared across
+// fork: a child opening the directory gets its own.
+struct SharedEnv {
+  lmdb::env env{nullptr};
+  Dbs dbs;
+  uint32_t dimension = kDefaultDimension;
+  int pid = 0;
+  // Held shared by every transaction, exclusively while the map is resized:
+  // mdb_env_set_mapsize needs no transaction active in this process.
+  std::shared_mutex resize_mu;
+};
+
 }  // namespace store_internal
 
 struct Store::Rep {
   std::string path;
   StoreOptions options;
-  lmdb::env env{nullptr};
-  store_internal::Dbs dbs;
+  std::shared_ptr<store_internal::SharedEnv> shared;
+  store_internal::Dbs dbs;  // copies of shared's: dbi handles are env-wide
   uint32_t dimension = kDefaultDimension;
   store_internal::Telemetry telemetry{""};
-  // Held shared by every transaction, exclusively while the map is resized:
-  // mdb_env_set_mapsize needs no transaction active in this process.
-  mutable std::shared_mutex resize_mu;
+
+  MDB_env* env() const { return shared->env.handle(); }
 
   uint64_t HashKey(std::string_view key) const {
     return options.TEST_key_hash ? options.TEST_key_hash(key) : NodeIdForKey(key);
@@ -176,9 +190,9 @@ Status Store::Rep::Run(unsigned flags, bool commit, Fn&& fn) const {
   for (;;) {
     Retry retry = Retry::kNone;
     {
-      std::shared_lock lock(resize_mu);
+      std::shared_lock lock(shared->resize_mu);
       try {
-        auto txn = store_internal::Txn::Begin(env.handle(), flags);
+        auto txn = store_internal::Txn::Begin(env(), flags);
         Status s = fn(txn.handle());
         if (!s.ok()) return s;
         if (commit) txn.commit();

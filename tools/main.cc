@@ -1,6 +1,4 @@
-#include <cstdio>
+// amem: the command line (tools/command.h describes how commands are added).
+#include "tools/command.h"
 
-int main(int argc, char** argv) {
-  std::fprintf(stderr, "usage: amem <command> [options]\n");
-  return 2;
-}
+int main(int argc, char** argv) { return amem::cli::RunCli(argc, argv); }

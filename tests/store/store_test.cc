@@ -33,6 +33,21 @@ TEST_CASE("Open creates a store and reopens it", "[store]") {
   CHECK(missing.status().IsNotFound());
 }
 
+TEST_CASE("Two Stores on one directory in one process share its environment",
+          "[store]") {
+  TempDir dir;
+  auto a = OpenStore(dir.path());
+  auto b = OpenStore(dir.path() + "/.");  // same directory, spelled differently
+  REQUIRE(a->PutNode(Node("x", "from a")).ok());
+  CHECK(Must(b->GetNode("x")).content == "from a");
+  REQUIRE(b->PutNode(Node("y", "from b")).ok());
+  a.reset();  // closing one leaves the other working
+  CHECK(Must(b->GetNode("x")).content == "from a");
+  CHECK(b->revision() == 2);
+  auto c = OpenStore(dir.path());
+  CHECK(Must(c->GetNode("y")).content == "from b");
+}
+
 TEST_CASE("Node put, overwrite, delete and as-of reads", "[store]") {
   TempDir dir;
   auto store = OpenStore(dir.path());
@@ -133,4 +148,56 @@ TEST_CASE("Kv put, list, history and as-of", "[store][kv]") {
   CHECK_FALSE(hist[0].deleted);
   CHECK(hist[1].deleted);
   CHECK(Must(store->ListKv("proj", "constraints")).empty());
+}
+
+TEST_CASE("ReadState is sorted and independent of write order and batching",
+          "[store][state]") {
+  TempDir dir;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 40; ++i) keys.push_back("k" + std::to_string((i * 7919) % 40));
+  auto describe = [](Store* store) {
+    auto st = Must(store->ReadState());
+    std::string out;
+    for (const auto& n : st.nodes) out += "N " + n.key + " " + n.content + "\n";
+    for (const auto& e : st.edges) {
+      out += "E " + e.src_key + " " + e.rel_name + " " + e.dst_key + " " + e.payload + "\n";
+    }
+    for (const auto& kv : st.kv) out += "K " + kv.scope + " " + kv.ns + " " + kv.key + "\n";
+    return out;
+  };
+  // One store in one batch, in order...
+  auto one = OpenStore(dir.Sub("one"));
+  {
+    Batch b;
+    for (const auto& k : keys) b.PutNode(Node(k, "c" + k));
+    for (size_t i = 0; i < keys.size(); ++i) {
+      b.PutEdge(Edge(keys[i], "calls", keys[(i + 1) % keys.size()]));
+      b.PutEdge(Edge(keys[i], "supports", "missing:" + keys[i]));
+      b.PutKv(Kv("s" + std::to_string(i % 3), "ns", keys[i], "v"));
+    }
+    REQUIRE(one->Apply(b).ok());
+  }
+  // ...and another one op per revision, in reverse, with detours.
+  auto two = OpenStore(dir.Sub("two"));
+  for (size_t n = keys.size(); n-- > 0;) {
+    REQUIRE(two->PutEdge(Edge(keys[n], "supports", "missing:" + keys[n])).ok());
+    REQUIRE(two->PutEdge(Edge(keys[n], "calls", keys[(n + 1) % keys.size()])).ok());
+    REQUIRE(two->PutNode(Node(keys[n], "draft")).ok());
+    REQUIRE(two->PutEdge(Edge(keys[n], "related_to", keys[0])).ok());
+    REQUIRE(two->DeleteEdge(keys[n], "related_to", keys[0]).ok());
+    REQUIRE(two->PutNode(Node(keys[n], "c" + keys[n])).ok());
+    REQUIRE(two->PutKv(Kv("s" + std::to_string(n % 3), "ns", keys[n], "v")).ok());
+  }
+  CHECK(describe(one.get()) == describe(two.get()));
+  auto st = Must(one->ReadState());
+  REQUIRE(st.nodes.size() == 40);
+  REQUIRE(st.edges.size() == 80);
+  for (size_t i = 1; i < st.nodes.size(); ++i) CHECK(st.nodes[i - 1].key < st.nodes[i].key);
+  for (size_t i = 1; i < st.edges.size(); ++i) {
+    const auto& a = st.edges[i - 1];
+    const auto& b = st.edges[i];
+    CHECK(std::tie(a.src_key, a.rel, a.dst_key) < std::tie(b.src_key, b.rel, b.dst_key));
+  }
+  CHECK(st.kv.front().scope == "s0");
+  CHECK(st.kv.back().scope == "s2");
 }

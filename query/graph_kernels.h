@@ -1,0 +1,85 @@
+// Whole-graph kernels behind `centrality` (QUERIES.md #10): compact CSR views built
+// once per query from a snapshot::Reader, PageRank and Brandes betweenness.
+//
+// The kernels work on plain arrays so tests can check them against reference
+// implementations on hand-built graphs without writing a snapshot.
+#ifndef AMEM_QUERY_GRAPH_KERNELS_H_
+#define AMEM_QUERY_GRAPH_KERNELS_H_
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "query/query.h"
+
+namespace amem::snapshot {
+class Reader;
+}
+
+namespace amem::query {
+
+// Compressed sparse rows: the neighbours of u are targets[offsets[u] .. offsets[u+1]).
+struct Csr {
+  uint32_t node_count = 0;
+  std::vector<uint32_t> offsets;  // node_count + 1 entries
+  std::vector<uint32_t> targets;
+
+  uint32_t begin(uint32_t u) const { return offsets[u]; }
+  uint32_t end(uint32_t u) const { return offsets[u + 1]; }
+  uint32_t degree(uint32_t u) const { return offsets[u + 1] - offsets[u]; }
+  // Builds from an edge list (source, target); lists keep the input order.
+  static Csr FromEdges(uint32_t node_count,
+                       const std::vector<std::pair<uint32_t, uint32_t>>& edges);
+};
+
+// The directed graph as PageRank pulls it: for each node, the sources of its
+// in-edges (one entry per edge, sources ascending), and every node's out-degree.
+struct PullGraph {
+  Csr in;  // in.targets holds sources
+  std::vector<uint32_t> out_degree;
+};
+PullGraph BuildPullGraph(const snapshot::Reader& reader, const RelationFilter& rels);
+PullGraph PullGraphFromEdges(uint32_t node_count,
+                             const std::vector<std::pair<uint32_t, uint32_t>>& edges);
+
+// The undirected simple graph betweenness runs on: u and v are neighbours when an
+// edge joins them in either direction (parallel edges merged, self-loops dropped).
+// Neighbour lists are sorted ascending.
+Csr BuildUndirectedGraph(const snapshot::Reader& reader, const RelationFilter& rels);
+Csr UndirectedFromEdges(uint32_t node_count,
+                        const std::vector<std::pair<uint32_t, uint32_t>>& edges);
+
+struct PageRankOptions {
+  double damping = 0.85;
+  double tolerance = 1e-6;  // stop when the L1 change of one iteration is below
+  int max_iterations = 100;
+};
+struct PageRankResult {
+  std::vector<double> scores;  // sums to 1 (for a non-empty graph)
+  int iterations = 0;
+  bool converged = false;
+};
+// The paper's formula: PR(v) = (1-a)/N + a * (sum over u->v of PR(u)/L(u) + D/N)
+// where D is the rank held by nodes without out-edges (spread uniformly).
+// Starts from 1/N. Deterministic: sums run in a fixed order.
+PageRankResult PageRank(const PullGraph& graph, const PageRankOptions& options);
+
+// Brandes' dependency accumulation from each of `sources` over the undirected graph,
+// summed: result[v] = sum over s in sources of delta_s(v). Both orders of a pair are
+// counted (divide by (N-1)(N-2) for the usual normalised undirected score).
+// `threads` workers (>= 1) take sources one at a time; each source's dependencies
+// are added as fixed-point integers, so the sum is exact and identical for any
+// thread count and any schedule. InvalidArgument if N * |sources| is too large for
+// the fixed-point range (never for the sizes the query uses).
+Result<std::vector<double>> BetweennessSums(const Csr& undirected,
+                                            const std::vector<uint32_t>& sources,
+                                            int threads);
+
+// `count` distinct nodes of [0, node_count) drawn with a fixed-seed generator
+// (the same on every machine), ascending. All nodes when count >= node_count.
+std::vector<uint32_t> SampleSources(uint32_t node_count, uint32_t count, uint64_t seed);
+
+}  // namespace amem::query
+
+#endif  // AMEM_QUERY_GRAPH_KERNELS_H_

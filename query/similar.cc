@@ -1,0 +1,172 @@
+#include "query/similar.h"
+
+#include <cmath>
+
+#include "common/model.h"
+#include "common/tokenizer.h"
+#include "query/ranked_rows.h"
+#include "query/topk.h"
+#include "snapshot/reader.h"
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+namespace amem::query {
+
+namespace {
+
+constexpr int kLanes = 8;
+
+// Lane l accumulates elements i with i % 8 == l: dot(q, v) and |v|^2 in float, in
+// the same order on every path, then the lanes are reduced in double, lane 0 first.
+struct DotNorm {
+  double dot = 0;
+  double norm2 = 0;
+};
+
+DotNorm ReduceLanes(const float* dot, const float* norm) {
+  DotNorm r;
+  for (int l = 0; l < kLanes; ++l) {
+    r.dot += dot[l];
+    r.norm2 += norm[l];
+  }
+  return r;
+}
+
+DotNorm DotAndNorm(const float* q, const float* v, uint32_t n) {
+  alignas(32) float dot[kLanes] = {0}, norm[kLanes] = {0};
+  uint32_t i = 0;
+#if defined(__SSE2__)
+  __m128 d0 = _mm_setzero_ps(), d1 = _mm_setzero_ps();
+  __m128 n0 = _mm_setzero_ps(), n1 = _mm_setzero_ps();
+  for (; i + kLanes <= n; i += kLanes) {
+    __m128 v0 = _mm_loadu_ps(v + i), v1 = _mm_loadu_ps(v + i + 4);
+    d0 = _mm_add_ps(d0, _mm_mul_ps(_mm_loadu_ps(q + i), v0));
+    d1 = _mm_add_ps(d1, _mm_mul_ps(_mm_loadu_ps(q + i + 4), v1));
+    n0 = _mm_add_ps(n0, _mm_mul_ps(v0, v0));
+    n1 = _mm_add_ps(n1, _mm_mul_ps(v1, v1));
+  }
+  _mm_store_ps(dot, d0);
+  _mm_store_ps(dot + 4, d1);
+  _mm_store_ps(norm, n0);
+  _mm_store_ps(norm + 4, n1);
+#else
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      dot[l] += q[i + l] * v[i + l];
+      norm[l] += v[i + l] * v[i + l];
+    }
+  }
+#endif
+  for (int l = 0; i < n; ++i, ++l) {
+    dot[l] += q[i] * v[i];
+    norm[l] += v[i] * v[i];
+  }
+  return ReduceLanes(dot, norm);
+}
+
+double Norm(const float* v, uint32_t n) { return std::sqrt(DotAndNorm(v, v, n).norm2); }
+
+}  // namespace
+
+uint32_t QueryDimension(const snapshot::Reader& reader) {
+  return reader.dimension() ? reader.dimension() : kDefaultDimension;
+}
+
+double Cosine(const float* a, const float* b, uint32_t n) {
+  double na = Norm(a, n);
+  DotNorm r = DotAndNorm(a, b, n);
+  if (na == 0 || r.norm2 == 0) return 0;
+  return r.dot / (na * std::sqrt(r.norm2));
+}
+
+Result<SimilarResult> Similar(const snapshot::Reader& reader, const SimilarOptions& options) {
+  SimilarResult result;
+  const uint32_t dim = QueryDimension(reader);
+  result.dimension = dim;
+  std::vector<float> query;
+  if (!options.vector.empty()) {
+    if (options.vector.size() != dim) {
+      return Status::InvalidArgument("similar: the query vector has " +
+                                     std::to_string(options.vector.size()) +
+                                     " values; the snapshot's dimension is " +
+                                     std::to_string(dim));
+    }
+    for (float f : options.vector) {
+      if (!std::isfinite(f)) return Status::InvalidArgument("similar: query vector value is not finite");
+    }
+    query = options.vector;
+    result.query_source = "vector";
+  } else if (!options.text.empty()) {
+    query = HashEmbed(options.text, dim);
+    result.query_source = "text";
+  } else if (options.node) {
+    if (*options.node >= reader.node_count()) {
+      return Status::NotFound("similar: node #" + std::to_string(*options.node) +
+                              " is not in the snapshot");
+    }
+    if (const float* v = reader.vector(*options.node)) {
+      query.assign(v, v + dim);
+      result.query_source = "node vector";
+    } else {
+      AMEM_RETURN_IF_ERROR(reader.EnsureContent());
+      query = HashEmbed(reader.content(*options.node), dim);
+      result.query_source = "node text";
+    }
+  } else {
+    return Status::InvalidArgument("similar: give a node, --vector or --text");
+  }
+  const double query_norm = Norm(query.data(), dim);
+  if (query_norm == 0) {
+    return Status::InvalidArgument(
+        "similar: the query vector is all zeros (text with no searchable terms, or a "
+        "node without vector or content)");
+  }
+
+  std::vector<float> embedded(dim);
+  bool content_ready = false;
+  TopK top(options.limit);
+  const uint32_t n = reader.node_count();
+  for (uint32_t i = 0; i < n; ++i) {
+    if (options.node && i == *options.node) continue;
+    if (!options.types.Matches(reader.type(i)) || !options.runs.Matches(reader.session(i))) {
+      continue;
+    }
+    const float* v = reader.vector(i);
+    if (v == nullptr) {
+      if (!content_ready) {
+        AMEM_RETURN_IF_ERROR(reader.EnsureContent());
+        content_ready = true;
+      }
+      HashEmbed(reader.content(i), dim, embedded.data());
+      v = embedded.data();
+      ++result.embedded;
+    }
+    ++result.scanned;
+    DotNorm r = DotAndNorm(query.data(), v, dim);
+    if (r.norm2 == 0) continue;
+    double sim = r.dot / (query_norm * std::sqrt(r.norm2));
+    if (!(sim >= options.min_similarity)) continue;
+    ++result.matched;
+    top.Push(sim, i);
+  }
+  for (const Scored& s : top.Take()) result.hits.push_back({s.index, s.score});
+  return result;
+}
+
+Json SimilarJson(const snapshot::Reader& reader, const SimilarResult& result) {
+  Json doc;
+  doc["query"] = "similar";
+  doc["query_source"] = result.query_source;
+  doc["dimension"] = result.dimension;
+  doc["scanned"] = result.scanned;
+  doc["embedded"] = result.embedded;
+  doc["matched"] = result.matched;
+  doc["results"] = RankedRowsJson(reader, result.hits, [](const SimilarHit& hit, Json& r) {
+    r["similarity"] = hit.similarity;
+  });
+  return doc;
+}
+
+}  // namespace amem::query

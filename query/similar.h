@@ -1,0 +1,72 @@
+// Query 5, `similar`: which memories are semantically close (QUERIES.md #5).
+//
+// Exact cosine top-k: one pass over the contiguous vector block, each vector's dot
+// product with the query and its own norm computed together in 8 float lanes (SSE
+// on x86-64, the same lanes in plain C elsewhere, so every machine gets the same
+// floats). A node without a stored vector is scored with the built-in embedding
+// of its content (common/tokenizer.h HashEmbed), as is a `--text` query; a caller's
+// vector wins over both.
+//
+// Choices where QUERIES.md is silent: the query is the caller's vector if given,
+// else the embedding of `text`, else the node's vector (or its content's
+// embedding); a node query never returns the node itself; a node or query whose
+// vector is all zeros has no direction, so such nodes are skipped and such a query
+// is InvalidArgument; rows need similarity >= min_similarity. The cluster map is
+// not used for pruning (the reader exposes no cluster assignments), so results are
+// always exact.
+#ifndef AMEM_QUERY_SIMILAR_H_
+#define AMEM_QUERY_SIMILAR_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "query/query.h"
+#include "query/render.h"
+
+namespace amem::snapshot {
+class Reader;
+}
+
+namespace amem::query {
+
+struct SimilarOptions {
+  std::optional<uint32_t> node;  // dense index (resolve arguments with ResolveNode)
+  std::vector<float> vector;     // caller's query vector: dimension() finite floats
+  std::string text;
+  uint32_t limit = 10;
+  double min_similarity = 0;
+  TypeFilter types;
+  RunFilter runs;
+};
+
+struct SimilarHit {
+  uint32_t index = 0;
+  double similarity = 0;
+};
+
+struct SimilarResult {
+  std::vector<SimilarHit> hits;  // similarity descending, then index ascending
+  uint32_t dimension = 0;
+  const char* query_source = "";  // "vector", "text", "node vector", "node text"
+  uint32_t scanned = 0;           // nodes compared
+  uint32_t embedded = 0;          // of which scored with the built-in embedding
+  uint32_t matched = 0;           // at or above min_similarity, before the limit
+};
+
+Result<SimilarResult> Similar(const snapshot::Reader& reader, const SimilarOptions& options);
+
+// The dimension queries use: the file's, or kDefaultDimension when it has none.
+uint32_t QueryDimension(const snapshot::Reader& reader);
+
+// Cosine of a and b over n floats, computed as Similar does (8 float lanes, then a
+// double reduction); 0 when either is all zeros. Exposed for tests and benches.
+double Cosine(const float* a, const float* b, uint32_t n);
+
+Json SimilarJson(const snapshot::Reader& reader, const SimilarResult& result);
+
+}  // namespace amem::query
+
+#endif  // AMEM_QUERY_SIMILAR_H_

@@ -1,0 +1,287 @@
+// The MCP protocol core (tools/mcp_server.h) with a fake tool: framing, lifecycle,
+// JSON-RPC errors, ids, notifications, oversized lines, argument validation.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <thread>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "tools/mcp_schema.h"
+#include "tools/mcp_server.h"
+
+using namespace amem::mcp;
+
+namespace {
+
+ToolRegistry EchoRegistry() {
+  ToolRegistry reg;
+  Tool echo;
+  echo.name = "echo";
+  echo.description = "Echoes its text.";
+  echo.read_only = true;
+  echo.input_schema = Json::parse(R"({
+    "type": "object",
+    "properties": {
+      "text": {"type": "string", "minLength": 1},
+      "times": {"type": "integer", "minimum": 1, "maximum": 3}
+    },
+    "required": ["text"],
+    "additionalProperties": false
+  })");
+  echo.handler = [](const Json& args) {
+    ToolResult r;
+    std::string out;
+    for (int64_t i = 0; i < ArgInt(args, "times", 1); ++i) out += ArgString(args, "text");
+    r.structured = {{"text", out}};
+    return r;
+  };
+  reg.Add(std::move(echo));
+  Tool boom;
+  boom.name = "boom";
+  boom.description = "Always throws.";
+  boom.handler = [](const Json&) -> ToolResult { throw std::runtime_error("kaboom"); };
+  reg.Add(std::move(boom));
+  return reg;
+}
+
+Json Call(Server& s, std::string_view line) {
+  auto r = s.HandleLine(line);
+  REQUIRE(r.has_value());
+  CHECK(r->find('\n') == std::string::npos);  // one message per line
+  return Json::parse(*r);
+}
+
+}  // namespace
+
+TEST_CASE("initialize negotiates the protocol version", "[mcp][protocol]") {
+  ToolRegistry reg = EchoRegistry();
+  for (std::string v : {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}) {
+    Server s(&reg, "use it");
+    Json r = Call(s, R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":")" +
+                         v + R"(","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
+    CHECK(r["id"] == 1);
+    CHECK(r["result"]["protocolVersion"] == v);
+    CHECK(r["result"]["capabilities"]["tools"].is_object());
+    CHECK(r["result"]["serverInfo"]["name"] == "amem");
+    CHECK(r["result"]["instructions"] == "use it");
+  }
+  Server s(&reg);
+  Json r = Call(s, R"({"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"1999-01-01"}})");
+  CHECK(r["result"]["protocolVersion"] == "2025-11-25");
+  CHECK(!r["result"].contains("instructions"));
+  r = Call(s, R"({"jsonrpc":"2.0","id":2,"method":"initialize","params":{}})");
+  CHECK(r["error"]["code"] == -32602);
+}
+
+TEST_CASE("ids are echoed exactly; notifications get no answer", "[mcp][protocol]") {
+  ToolRegistry reg = EchoRegistry();
+  Server s(&reg);
+  CHECK(Call(s, R"({"jsonrpc":"2.0","id":"req-7","method":"ping"})")["id"] == "req-7");
+  CHECK(Call(s, R"({"jsonrpc":"2.0","id":0,"method":"ping"})")["id"] == 0);
+  CHECK(Call(s, R"({"jsonrpc":"2.0","id":-5,"method":"ping"})")["id"] == -5);
+  Json big = Call(s, R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"})");
+  CHECK(big["id"].get<uint64_t>() == 18446744073709551615ull);
+  CHECK(Call(s, R"({"jsonrpc":"2.0","id":"","method":"ping"})")["id"] == "");
+  CHECK(Call(s, R"({"jsonrpc":"2.0","id":1,"method":"ping"})")["result"] == Json::object());
+  CHECK(!s.HandleLine(R"({"jsonrpc":"2.0","method":"notifications/initialized"})"));
+  CHECK(!s.HandleLine(R"({"jsonrpc":"2.0","method":"no/such/notification"})"));
+  CHECK(!s.HandleLine(R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"boom"}})"));
+  // A response sent by the client (we never ask) is ignored.
+  CHECK(!s.HandleLine(R"({"jsonrpc":"2.0","id":9,"result":{}})"));
+  CHECK(!s.HandleLine(""));
+  CHECK(!s.HandleLine("   \r"));
+}
+
+TEST_CASE("protocol errors keep the server answering", "[mcp][protocol]") {
+  ToolRegistry reg = EchoRegistry();
+  Server s(&reg);
+  Json r = Call(s, R"({"jsonrpc":"2.0","id":3,"method":"resources/list"})");
+  CHECK(r["error"]["code"] == -32601);
+  CHECK(r["id"] == 3);
+  r = Call(s, R"({"jsonrpc":"2.0","id":3,"method":)");
+  CHECK(r["error"]["code"] == -32700);
+  CHECK(r["id"].is_null());
+  r = Call(s, "\xff\xfe");
+  CHECK(r["error"]["code"] == -32700);
+  r = Call(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xc3\"}");
+  CHECK(r["error"]["code"] == -32700);  // invalid UTF-8 inside a string
+  r = Call(s, R"([1])");
+  REQUIRE(r.is_array());
+  CHECK(r[0]["error"]["code"] == -32600);
+  CHECK(Call(s, "[]")["error"]["code"] == -32600);
+  CHECK(Call(s, "42")["error"]["code"] == -32600);
+  CHECK(Call(s, R"({"id":4,"method":"ping"})")["error"]["code"] == -32600);
+  CHECK(Call(s, R"({"jsonrpc":"1.0","id":4,"method":"ping"})")["error"]["code"] == -32600);
+  CHECK(Call(s, R"({"jsonrpc":"2.0","id":4,"method":7})")["error"]["code"] == -32600);
+  r = Call(s, R"({"jsonrpc":"2.0","id":{"a":1},"method":"ping"})");
+  CHECK(r["error"]["code"] == -32600);
+  CHECK(r["id"].is_null());
+  CHECK(Call(s, R"({"jsonrpc":"2.0","id":null,"method":"ping"})")["error"]["code"] == -32600);
+  CHECK(Call(s, R"({"jsonrpc":"2.0","id":5,"method":"ping","params":[1]})")["error"]["code"] ==
+        -32600);
+  CHECK(Call(s, R"({"jsonrpc":"2.0","id":6})")["error"]["code"] == -32600);
+  // Still alive.
+  CHECK(Call(s, R"({"jsonrpc":"2.0","id":7,"method":"ping"})")["result"] == Json::object());
+}
+
+TEST_CASE("batches answer every request in order", "[mcp][protocol]") {
+  ToolRegistry reg = EchoRegistry();
+  Server s(&reg);
+  Json r = Call(s, R"([{"jsonrpc":"2.0","id":1,"method":"ping"},
+                       {"jsonrpc":"2.0","method":"notifications/initialized"},
+                       {"jsonrpc":"2.0","id":"b","method":"nope"}])");
+  REQUIRE(r.size() == 2);
+  CHECK(r[0]["id"] == 1);
+  CHECK(r[1]["id"] == "b");
+  CHECK(r[1]["error"]["code"] == -32601);
+  CHECK(!s.HandleLine(R"([{"jsonrpc":"2.0","method":"notifications/initialized"}])"));
+}
+
+TEST_CASE("tools/list describes every tool with annotations", "[mcp][protocol]") {
+  ToolRegistry reg = EchoRegistry();
+  Server s(&reg);
+  Json r = Call(s, R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+  const Json& tools = r["result"]["tools"];
+  REQUIRE(tools.size() == 2);
+  CHECK(tools[0]["name"] == "echo");
+  CHECK(tools[0]["inputSchema"]["type"] == "object");
+  CHECK(tools[0]["annotations"]["readOnlyHint"] == true);
+  CHECK(tools[0]["annotations"]["destructiveHint"] == false);
+  CHECK(tools[1]["inputSchema"] == Json::object());
+}
+
+TEST_CASE("tools/call: results, bad arguments and failures", "[mcp][protocol]") {
+  ToolRegistry reg = EchoRegistry();
+  Server s(&reg);
+  Json r = Call(s, R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ab","times":2}}})");
+  CHECK(r["result"]["isError"] == false);
+  CHECK(r["result"]["structuredContent"]["text"] == "abab");
+  CHECK(r["result"]["content"][0]["type"] == "text");
+  CHECK(Json::parse(r["result"]["content"][0]["text"].get<std::string>())["text"] == "abab");
+
+  auto tool_error = [&](std::string_view args) {
+    Json r = Call(s, R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":)" +
+                         std::string(args) + "}}");
+    REQUIRE(r.contains("result"));
+    CHECK(r["result"]["isError"] == true);
+    CHECK(!r["result"].contains("structuredContent"));
+    return r["result"]["content"][0]["text"].get<std::string>();
+  };
+  CHECK_THAT(tool_error("{}"), Catch::Contains("missing required field \"text\""));
+  CHECK_THAT(tool_error(R"({"text":5})"), Catch::Contains("text: expected a string, got an integer"));
+  CHECK_THAT(tool_error(R"({"text":""})"), Catch::Contains("text: must not be empty"));
+  CHECK_THAT(tool_error(R"({"text":"a","times":9})"), Catch::Contains("times: must be at most 3"));
+  CHECK_THAT(tool_error(R"({"text":"a","times":1.5})"), Catch::Contains("expected an integer"));
+  CHECK_THAT(tool_error(R"({"text":"a","tmes":1})"), Catch::Contains("unknown field \"tmes\""));
+  CHECK_THAT(tool_error(R"([1,2])"), Catch::Contains("expected an object"));
+  // 2.0 is an integer for JSON Schema.
+  r = Call(s, R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","times":2.0}}})");
+  CHECK(r["result"]["structuredContent"]["text"] == "xx");
+
+  r = Call(s, R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"boom"}})");
+  CHECK(r["result"]["isError"] == true);
+  CHECK_THAT(r["result"]["content"][0]["text"].get<std::string>(), Catch::Contains("kaboom"));
+  r = Call(s, R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope"}})");
+  CHECK(r["error"]["code"] == -32602);
+  r = Call(s, R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{}})");
+  CHECK(r["error"]["code"] == -32602);
+}
+
+TEST_CASE("schema validation names nested places", "[mcp][schema]") {
+  Json schema = Json::parse(R"({
+    "type": "object",
+    "properties": {"items": {"type": "array", "maxItems": 2, "items": {
+      "type": "object", "required": ["n"], "additionalProperties": false,
+      "properties": {"n": {"type": ["string", "null"]}, "k": {"enum": ["a", "b"]}}}}},
+    "required": ["items"]
+  })");
+  CHECK(ValidateAgainstSchema(schema, Json::parse(R"({"items":[{"n":"x"},{"n":null,"k":"a"}]})")).ok());
+  CHECK(ValidateAgainstSchema(schema, Json::parse(R"({"items":[],"extra":1})")).ok());  // open
+  auto msg = [&](std::string_view v) {
+    amem::Status st = ValidateAgainstSchema(schema, Json::parse(v));
+    REQUIRE(!st.ok());
+    CHECK(st.IsInvalidArgument());
+    return st.message();
+  };
+  CHECK(msg(R"({"items":[{"n":1}]})") == "items[0].n: expected a string or a null, got an integer");
+  CHECK(msg(R"({"items":[{"n":"a"},{}]})") == "items[1]: missing required field \"n\"");
+  CHECK(msg(R"({"items":[{"n":"a","k":"c"}]})") == R"(items[0].k: must be one of "a", "b", got "c")");
+  CHECK_THAT(msg(R"({"items":[{"n":"a"},{"n":"a"},{"n":"a"}]})"), Catch::Contains("at most 2 items"));
+  CHECK(msg("3") == "arguments: expected an object, got an integer");
+  // Lengths count characters, not bytes.
+  Json s2 = Json::parse(R"({"type":"string","maxLength":2})");
+  CHECK(ValidateAgainstSchema(s2, Json("é€")).ok());
+  CHECK(!ValidateAgainstSchema(s2, Json("abc")).ok());
+}
+
+namespace {
+
+// Runs Serve over pipes: writes `input`, closes, returns everything written back.
+std::string ServeOver(Server& s, const std::string& input, size_t max_line, int* rc) {
+  int in[2], out[2];
+  REQUIRE(pipe(in) == 0);
+  REQUIRE(pipe(out) == 0);
+  std::thread writer([&] {
+    size_t off = 0;
+    while (off < input.size()) {
+      ssize_t n = write(in[1], input.data() + off, input.size() - off);
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    close(in[1]);
+  });
+  std::string output;
+  std::thread reader([&] {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(out[0], buf, sizeof(buf))) > 0) output.append(buf, static_cast<size_t>(n));
+  });
+  *rc = s.Serve(in[0], out[1], max_line);
+  close(out[1]);
+  writer.join();
+  reader.join();
+  close(in[0]);
+  close(out[0]);
+  return output;
+}
+
+}  // namespace
+
+TEST_CASE("Serve frames lines, survives oversized ones, exits at end of input",
+          "[mcp][protocol]") {
+  ToolRegistry reg = EchoRegistry();
+  Server s(&reg);
+  std::string huge(300000, 'x');  // spans several reads
+  std::string input =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n"
+      "\n"
+      "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+      "\"arguments\":{\"text\":\"" + huge + "\"}}}\n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+      "not json\n"
+      "{\"jsonrpc\":\"2.0\",\"id\":\"last\",\"method\":\"ping\"}";  // no final newline
+  int rc = -1;
+  std::string out = ServeOver(s, input, 1000, &rc);
+  CHECK(rc == 0);
+  std::vector<Json> lines;
+  size_t pos = 0;
+  while (pos < out.size()) {
+    size_t nl = out.find('\n', pos);
+    REQUIRE(nl != std::string::npos);
+    lines.push_back(Json::parse(out.substr(pos, nl - pos)));
+    pos = nl + 1;
+  }
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0]["id"] == 1);
+  CHECK(lines[1]["error"]["code"] == -32600);
+  CHECK_THAT(lines[1]["error"]["message"].get<std::string>(), Catch::Contains("longer than 1000"));
+  CHECK(lines[2]["error"]["code"] == -32700);
+  CHECK(lines[3]["id"] == "last");
+
+  // With the default limit the same big call goes through.
+  out = ServeOver(s, input, kMaxLineBytes, &rc);
+  CHECK(rc == 0);
+  CHECK(out.find(huge) != std::string::npos);
+}

@@ -1,0 +1,152 @@
+// Test helpers that run the real amem binary (AMEM_BINARY) in a temporary
+// directory and capture its exit code, stdout and stderr.
+#ifndef AMEM_TESTS_TOOLS_AMEM_RUNNER_H_
+#define AMEM_TESTS_TOOLS_AMEM_RUNNER_H_
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace amem::testing {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out, err;
+  // Number of lines on stderr.
+  int err_lines() const {
+    int n = 0;
+    for (char c : err) n += c == '\n';
+    return n;
+  }
+  nlohmann::json json() const { return nlohmann::json::parse(out); }
+};
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+}
+
+// A fresh temporary directory, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    std::string templ = (std::filesystem::temp_directory_path() / "amem-cli-XXXXXX").string();
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    char* made = ::mkdtemp(buf.data());
+    if (made == nullptr) std::abort();
+    path_ = made;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Runs a program with `args`; stdin is `input`; `env` entries ("NAME=value") are
+// added to the environment, from which AMEM_STORE is removed. `cwd` empty: inherit.
+inline RunResult RunProgram(const std::string& program, const std::vector<std::string>& args,
+                            const std::string& input, const std::vector<std::string>& env,
+                            const std::string& cwd) {
+  TempDir io;
+  WriteFile(io / "in", input);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, (io / "in").c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, (io / "out").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 2, (io / "err").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  std::vector<std::string> argv_s{program};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "AMEM_STORE=", 11) != 0) env_s.emplace_back(*e);
+  }
+  env_s.insert(env_s.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (std::string& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  RunResult result;
+  if (rc != 0) return result;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = ReadFile(io / "out");
+  result.err = ReadFile(io / "err");
+  return result;
+}
+
+// Runs amem with --store `store` prepended.
+inline RunResult Amem(const std::string& store, const std::vector<std::string>& args,
+                      const std::string& input = "") {
+  std::vector<std::string> full{"--store", store};
+  full.insert(full.end(), args.begin(), args.end());
+  return RunProgram(AMEM_BINARY, full, input, {}, "");
+}
+
+// A temporary directory with an initialized store in it (dimension `dim`).
+class TempStore {
+ public:
+  explicit TempStore(int dim = 4) : store_(dir_ / "store") {
+    RunResult r = Amem(store_, {"init", "--dimension", std::to_string(dim)});
+    if (r.exit_code != 0) std::abort();
+  }
+  const std::string& store() const { return store_; }
+  const TempDir& dir() const { return dir_; }
+  RunResult Run(const std::vector<std::string>& args, const std::string& input = "") const {
+    return Amem(store_, args, input);
+  }
+  // stats --json, for "nothing changed" checks (revision and counts).
+  std::string Stats() const {
+    RunResult r = Run({"stats", "--json"});
+    if (r.exit_code != 0) return "stats failed: " + r.err;
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    j.erase("map_size");
+    j.erase("used_bytes");
+    return j.dump();
+  }
+
+ private:
+  TempDir dir_;
+  std::string store_;
+};
+
+}  // namespace amem::testing
+
+#endif  // AMEM_TESTS_TOOLS_AMEM_RUNNER_H_

@@ -1,0 +1,153 @@
+// The amem command line: how subcommands are declared and run.
+//
+// Every subcommand is a CLI11 sub-app plus an action (a function returning Status)
+// registered on a shared Context. RunCli (tools/commands.cc) parses the command line,
+// runs the action of the chosen subcommand, prints its buffered output and maps the
+// Status to an exit code. Actions never print errors themselves and never exit.
+//
+// Adding a family of subcommands (queries, snapshot commands, mcp, ...):
+//   1. Create tools/cmd_<family>.cc defining
+//        void AddFooCommands(CLI::App& app, Context& ctx);
+//      For each subcommand:
+//        auto args = std::make_shared<FooArgs>();          // outlives parsing
+//        CLI::App* cmd = ctx.AddCommand(app, "foo", "One line: what it does.",
+//                                       "amem foo file:src/a.cc --limit 5");
+//        cmd->add_option("NODE", args->node, "Key or 16-hex-digit id")->required();
+//        AddReadViewFlags(cmd, &args->view);               // --as-of / --at
+//        ctx.SetAction(cmd, [&ctx, args] { return RunFoo(ctx, *args); });
+//      RunFoo opens the store with ctx.OpenStore(), writes its answer with
+//      ctx.Out() (plain text) or ctx.Json() (when ctx.json() is set) and returns
+//      a Status.
+//   2. Declare AddFooCommands below and add it to the list in tools/commands.cc.
+//
+// Conventions (STYLE.md, DESIGN.md §6):
+//   - Global flags --store DIR (default $AMEM_STORE, else ./.amem) and --json may be
+//     given before or after the subcommand.
+//   - Output is buffered and written to stdout only when the action succeeds (or
+//     answers "false/different"), so a failed command prints nothing on stdout and
+//     exactly one line on stderr: "amem <cmd>: <Status::ToString()>".
+//   - With --json, stdout holds exactly one JSON document (one line).
+//   - Exit codes: see ExitCode.
+#ifndef AMEM_TOOLS_COMMAND_H_
+#define AMEM_TOOLS_COMMAND_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "store/store.h"
+
+namespace amem::cli {
+
+using Json = nlohmann::ordered_json;
+
+// One exit code per error class; documented in `amem --help` and README.md.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFalse = 1,  // a "false/different" answer (diff, verify)
+  kExitUsage = 2,
+  kExitNotFound = 3,
+  kExitInvalid = 4,
+  kExitCorruption = 5,
+  kExitIOError = 6,
+  kExitNotSupported = 7,
+};
+int ExitCodeForStatus(const Status& status);
+// The `amem --help` epilogue listing the exit codes.
+const char* ExitCodeHelp();
+
+class Context {
+ public:
+  Context() = default;
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // Registers a subcommand. `example` (one or more lines) is shown by --help.
+  CLI::App* AddCommand(CLI::App& app, const std::string& name,
+                       const std::string& description, const std::string& example);
+  void SetAction(CLI::App* cmd, std::function<Status()> action);
+  // The action of `cmd`; nullptr if none was set.
+  const std::function<Status()>* ActionFor(const CLI::App* cmd) const;
+
+  // ---- global flags ----
+  const std::string& store_dir() const { return store_dir_; }
+  bool json() const { return json_; }
+  std::string* mutable_store_dir() { return &store_dir_; }
+  bool* mutable_json() { return &json_; }
+
+  // Opens the store at store_dir(), once. A missing store is NotFound (only
+  // `amem init` creates one). The store lives as long as the Context.
+  Result<Store*> OpenStore();
+  // Opens or creates the store (for `amem init`).
+  Result<Store*> OpenOrCreateStore(const StoreOptions& options);
+
+  // ---- output, buffered until the action returns ----
+  std::string& Out() { return out_; }
+  // Sets the one JSON document of this command (--json).
+  void Json(const cli::Json& doc);
+  const std::string& buffered_output() const { return out_; }
+
+  // An argument error found after parsing: exit code 2 instead of 4.
+  Status UsageError(std::string_view message);
+  bool usage_error() const { return usage_error_; }
+  // For "false/different" answers: the command succeeded but exits with 1.
+  void set_answer_false() { answer_false_ = true; }
+  bool answer_false() const { return answer_false_; }
+
+ private:
+  std::string store_dir_;
+  bool json_ = false;
+  std::unique_ptr<Store> store_;
+  std::string out_;
+  bool usage_error_ = false;
+  bool answer_false_ = false;
+  std::map<const CLI::App*, std::function<Status()>> actions_;
+};
+
+// --as-of REV / --at TS (mutually exclusive) on a read command.
+struct ReadViewFlags {
+  uint64_t as_of = 0;
+  int64_t at = 0;
+  CLI::Option* as_of_opt = nullptr;
+  CLI::Option* at_opt = nullptr;
+  ReadView view() const;
+};
+void AddReadViewFlags(CLI::App* cmd, ReadViewFlags* flags);
+
+// --ts TS, --run ID, --task ID and (when the write has one) --scope S.
+struct WriteFlags {
+  int64_t ts = 0;
+  std::string run, task, scope;
+  CLI::Option* ts_opt = nullptr;
+  WriteOptions options() const;
+};
+void AddWriteFlags(CLI::App* cmd, WriteFlags* flags, bool with_scope);
+
+// The key of the node named by `arg` (a key or a 16-hex-digit id) as of `view`.
+// An argument that names no node is returned as a key: edges may point at nodes that
+// do not exist yet.
+std::string NodeKeyForArg(const Store& store, std::string_view arg,
+                          const ReadView& view = {});
+
+// An error of a one-operation write without the "op 0: " the store puts first.
+Status SingleWriteError(const Status& status);
+
+// Builds the whole `amem` app, parses argv, runs the command and returns the exit
+// code; writes stdout/stderr. main() is just this.
+int RunCli(int argc, char** argv);
+
+// ---- command families (tools/cmd_*.cc); listed in tools/commands.cc ----
+void AddStoreCommands(CLI::App& app, Context& ctx);  // init, nodes, edges, stats ...
+void AddKvCommands(CLI::App& app, Context& ctx);     // kv-put, kv-get, kv-list, ...
+void AddIngestCommands(CLI::App& app, Context& ctx);  // ingest
+
+}  // namespace amem::cli
+
+#endif  // AMEM_TOOLS_COMMAND_H_

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The demo's steps: runs the amem binary given as $1 on the default store ./.amem of
+# the current directory (which must not exist yet), ingesting the agent run in
+# tests/data/demo/, then asks what an agent would ask. Every timestamp is fixed, so
+# the output is the same on every run and machine (tests/data/demo/expected.txt).
+# tools/demo.sh builds amem and calls this in a fresh directory.
+set -euo pipefail
+bin=$1
+data=$(cd "$(dirname "$0")/../tests/data/demo" && pwd)
+
+step() { printf '\n== %s\n' "$*"; }
+run() {  # prints the command as a user would type it, then runs it
+  local shown="$*"
+  printf '$ amem %s\n' "${shown//$data\//tests/data/demo/}"
+  "$bin" "$@"
+}
+
+step "Create the embedded store (./.amem)"
+run init
+
+step "Run 1 explores the repository: modules, files, symbols, first facts, decisions"
+run ingest "$data/1-explore.jsonl" --ts 1700000000 --run run-1 --scope amem
+step "Run 1 finds the build files and corrects a wrong fact"
+run ingest "$data/2-correct.jsonl" --ts 1700000600 --run run-1 --scope amem
+step "Run 2 adds the ingest code, a decision and a constraint"
+run ingest "$data/3-next-run.jsonl" --ts 1700003600 --run run-2 --scope amem
+
+step "Neighbours of a file: what store/store.cc defines and what points at it"
+run out file:store/store.cc
+run in file:store/store.cc
+
+step "Constraints in scope amem"
+run kv-list amem constraints
+
+step "History of a decision: how the adjacency layout was chosen"
+run kv-history amem decisions adjacency
+
+step "The build fact now, what superseded it, and the state before the correction"
+run get-node fact:build-system
+run in fact:build-system --rel supersedes
+run get-node fact:build-system --at 1700000000
+
+step "What changed since run 2 began"
+run changes --since 1700003000
+
+step "Any answer for a program: one JSON document (--json)"
+run kv-get amem constraints atomic-ingest --json

@@ -1,0 +1,948 @@
+#include "tools/mcp_compat.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "common/hash.h"
+#include "common/model.h"
+#include "tools/mcp_schema.h"
+#include "tools/mcp_server.h"
+
+namespace amem::mcp {
+namespace {
+
+constexpr std::string_view kEntityPrefix = "entity:";
+constexpr std::string_view kObsPrefix = "obs:";
+constexpr size_t kHashSuffix = 17;  // "#" + 16 hex digits
+// Keeps both `entity:NAME` and `obs:NAME#hash` within kMaxKeyBytes.
+constexpr size_t kMaxEntityNameBytes = 1000;
+constexpr int kMaxCustomRelations = kMaxRelationId - kFirstCustomRelation + 1;
+
+bool EntityNameOf(std::string_view key, std::string_view* name) {
+  if (!key.starts_with(kEntityPrefix)) return false;
+  *name = key.substr(kEntityPrefix.size());
+  return true;
+}
+
+bool ObservationEntityOf(std::string_view key, std::string_view* entity) {
+  if (!key.starts_with(kObsPrefix) || key.size() < kObsPrefix.size() + kHashSuffix) return false;
+  if (key[key.size() - kHashSuffix] != '#') return false;
+  *entity = key.substr(kObsPrefix.size(), key.size() - kObsPrefix.size() - kHashSuffix);
+  return true;
+}
+
+int64_t SeqOf(const NodeRecord& n) {
+  Json meta = ParseJsonText(n.meta);
+  int64_t seq = 0;
+  if (auto it = meta.find("seq"); it != meta.end() && it->is_string()) {
+    const std::string& s = it->get_ref<const std::string&>();
+    std::from_chars(s.data(), s.data() + s.size(), seq);
+  }
+  return seq;
+}
+
+std::string EntityTypeOf(const NodeRecord& n) {
+  Json meta = ParseJsonText(n.meta);
+  for (const char* field : {"entityType", "kind"}) {
+    if (auto it = meta.find(field); it != meta.end() && it->is_string()) return *it;
+  }
+  return NodeTypeName(n.type) ? NodeTypeName(n.type) : "entity";
+}
+
+// The relation types an edge between two entities stands for.
+std::vector<std::string> RelationTypesOf(const EdgeRecord& e) {
+  Json payload = ParseJsonText(e.payload);
+  if (payload.is_object()) {
+    auto it = payload.find("relationTypes");
+    if (it != payload.end() && it->is_array() && !it->empty()) {
+      std::vector<std::string> types;
+      for (const auto& t : *it) {
+        if (t.is_string()) types.push_back(t);
+      }
+      return types;
+    }
+  }
+  return {e.rel_name};
+}
+
+Json EntityJson(const Entity& e) {
+  return Json{{"name", e.name}, {"entityType", e.entity_type}, {"observations", e.observations}};
+}
+
+Json RelationJson(const Relation& r) {
+  return Json{{"from", r.from}, {"to", r.to}, {"relationType", r.relation_type}};
+}
+
+Status CheckName(std::string_view name) {
+  if (name.size() > kMaxEntityNameBytes) {
+    return Status::InvalidArgument("entity name longer than " +
+                                   std::to_string(kMaxEntityNameBytes) + " bytes");
+  }
+  return Status::OK();
+}
+
+// Stages compatibility-graph changes into one Batch, reading the store as it goes
+// so that the ops of one call see each other (a relation to an entity created by
+// the same import, the second copy of a duplicate, ...).
+class GraphWriter {
+ public:
+  explicit GraphWriter(Store* store) : store_(store) {}
+
+  Result<bool> EntityExists(const std::string& name) {
+    auto st = Load(name);
+    if (!st.ok()) return st.status();
+    return (*st)->exists;
+  }
+
+  // Creates the entity unless one of that name exists (then *created = false and,
+  // when `merge`, the observations missing from it are added).
+  Status CreateEntity(const Entity& e, bool merge, bool* created, size_t* observations_added) {
+    AMEM_RETURN_IF_ERROR(CheckName(e.name));
+    auto loaded = Load(e.name);
+    if (!loaded.ok()) return loaded.status();
+    EntityState* st = *loaded;
+    *created = !st->exists;
+    if (st->exists && !merge) return Status::OK();
+    if (!st->exists) {
+      NodeInput n;
+      n.key = EntityKey(e.name);
+      n.type = ParseNodeType(e.entity_type).value_or(NodeType::kEntity);
+      n.content = e.name;
+      n.meta = DumpLine(Json{{"entityType", e.entity_type}, {"kind", e.entity_type}});
+      batch_.PutNode(std::move(n));
+      st->exists = true;
+    }
+    for (const auto& o : e.observations) {
+      bool added = false;
+      AMEM_RETURN_IF_ERROR(AddObservation(e.name, o, &added));
+      *observations_added += added;
+    }
+    return Status::OK();
+  }
+
+  // REQUIRES: the entity exists (checked by the caller with EntityExists).
+  Status AddObservation(const std::string& name, const std::string& text, bool* added) {
+    auto loaded = LoadObservations(name);
+    if (!loaded.ok()) return loaded.status();
+    EntityState* st = *loaded;
+    std::string key = ObservationKey(name, text);
+    *added = st->observations.insert(key).second;
+    if (!*added) return Status::OK();
+    NodeInput n;
+    n.key = key;
+    n.type = NodeType::kFact;
+    n.content = text;
+    n.meta = DumpLine(Json{{"entity", name}, {"seq", std::to_string(st->next_seq++)}});
+    batch_.PutNode(std::move(n));
+    EdgeInput edge;
+    edge.src = key;
+    edge.rel = "part_of";
+    edge.dst = EntityKey(name);
+    batch_.PutEdge(std::move(edge));
+    return Status::OK();
+  }
+
+  Status DeleteObservation(const std::string& name, const std::string& text, bool* deleted) {
+    auto loaded = LoadObservations(name);
+    if (!loaded.ok()) return loaded.status();
+    std::string key = ObservationKey(name, text);
+    *deleted = (*loaded)->observations.erase(key) > 0;
+    if (*deleted) {
+      DeleteEdgeOnce(key, "part_of", EntityKey(name));
+      batch_.DeleteNode(key);
+    }
+    return Status::OK();
+  }
+
+  // Deletes the entity, its observations and every edge touching it.
+  Status DeleteEntity(const std::string& name, bool* existed) {
+    auto loaded = LoadObservations(name);
+    if (!loaded.ok()) return loaded.status();
+    EntityState* st = *loaded;
+    *existed = st->exists;
+    if (!st->exists) return Status::OK();
+    std::string key = EntityKey(name);
+    for (bool outgoing : {true, false}) {
+      auto edges = outgoing ? store_->Out(key) : store_->In(key);
+      if (!edges.ok()) return edges.status();
+      for (const auto& e : *edges) DeleteEdgeOnce(e.src_key, e.rel_name, e.dst_key);
+    }
+    for (const auto& obs : st->observations) batch_.DeleteNode(obs);
+    batch_.DeleteNode(key);
+    st->exists = false;
+    st->observations.clear();
+    return Status::OK();
+  }
+
+  Status CreateRelation(const Relation& r, bool* created) {
+    AMEM_RETURN_IF_ERROR(CheckName(r.from));
+    AMEM_RETURN_IF_ERROR(CheckName(r.to));
+    auto slot = MapRelation(r.relation_type, /*define=*/true);
+    if (!slot.ok()) return slot.status();
+    if (slot->listed) {
+      auto list = LoadList(r.from, r.to);
+      if (!list.ok()) return list.status();
+      auto& types = (*list)->types;
+      *created = std::find(types.begin(), types.end(), r.relation_type) == types.end();
+      if (*created) {
+        types.push_back(r.relation_type);
+        (*list)->dirty = true;
+      }
+      return Status::OK();
+    }
+    auto present = DirectEdge(r.from, slot->rel, r.to);
+    if (!present.ok()) return present.status();
+    *created = !**present;
+    if (*created) {
+      EdgeInput edge;
+      edge.src = EntityKey(r.from);
+      edge.rel = slot->rel;
+      edge.dst = EntityKey(r.to);
+      batch_.PutEdge(std::move(edge));
+      **present = true;
+    }
+    return Status::OK();
+  }
+
+  Status DeleteRelation(const Relation& r, bool* deleted) {
+    *deleted = false;
+    auto slot = MapRelation(r.relation_type, /*define=*/false);
+    if (!slot.ok()) return slot.status();
+    if (!slot->listed) {
+      auto present = DirectEdge(r.from, slot->rel, r.to);
+      if (!present.ok()) return present.status();
+      if (**present) {
+        DeleteEdgeOnce(EntityKey(r.from), slot->rel, EntityKey(r.to));
+        **present = false;
+        *deleted = true;
+      }
+    }
+    // A custom-looking type may also sit in the related_to list (when the custom
+    // relation table was full at the time), so look there as well.
+    auto list = LoadList(r.from, r.to);
+    if (!list.ok()) return list.status();
+    auto& types = (*list)->types;
+    auto it = std::find(types.begin(), types.end(), r.relation_type);
+    if (it != types.end()) {
+      types.erase(it);
+      (*list)->dirty = true;
+      *deleted = true;
+    }
+    return Status::OK();
+  }
+
+  Result<uint64_t> Commit() {
+    for (auto& [ends, list] : lists_) {
+      if (!list.dirty) continue;
+      std::string src = EntityKey(ends.first), dst = EntityKey(ends.second);
+      if (list.types.empty()) {
+        if (list.edge_exists) DeleteEdgeOnce(src, "related_to", dst);
+        continue;
+      }
+      Json payload = list.payload.is_object() ? list.payload : Json::object();
+      payload["relationTypes"] = list.types;
+      EdgeInput edge;
+      edge.src = src;
+      edge.rel = "related_to";
+      edge.dst = dst;
+      edge.weight = list.weight;
+      edge.payload = DumpLine(payload);
+      batch_.PutEdge(std::move(edge));
+    }
+    return store_->Apply(batch_);
+  }
+
+ private:
+  struct EntityState {
+    bool exists = false;
+    bool observations_loaded = false;
+    std::set<std::string> observations;  // node keys
+    int64_t next_seq = 0;
+  };
+  struct ListState {
+    bool edge_exists = false;
+    bool dirty = false;
+    float weight = 1.0f;
+    Json payload = Json::object();
+    std::vector<std::string> types;
+  };
+  struct Slot {
+    std::string rel;
+    bool listed = false;
+  };
+
+  Result<EntityState*> Load(const std::string& name) {
+    auto [it, inserted] = entities_.try_emplace(name);
+    if (inserted) {
+      auto node = store_->GetNode(EntityKey(name));
+      if (!node.ok() && !node.status().IsNotFound()) {
+        entities_.erase(it);
+        return node.status();
+      }
+      it->second.exists = node.ok();
+    }
+    return &it->second;
+  }
+
+  Result<EntityState*> LoadObservations(const std::string& name) {
+    auto loaded = Load(name);
+    if (!loaded.ok()) return loaded;
+    EntityState* st = *loaded;
+    if (st->observations_loaded) return st;
+    st->observations_loaded = true;
+    if (!st->exists) return st;
+    auto edges = store_->In(EntityKey(name), "part_of");
+    if (!edges.ok()) return edges.status();
+    for (const auto& e : *edges) {
+      std::string_view owner;
+      if (!ObservationEntityOf(e.src_key, &owner) || owner != name) continue;
+      auto obs = store_->GetNode(e.src_key);
+      if (!obs.ok()) {
+        if (obs.status().IsNotFound()) continue;
+        return obs.status();
+      }
+      st->observations.insert(e.src_key);
+      st->next_seq = std::max(st->next_seq, SeqOf(*obs) + 1);
+    }
+    return st;
+  }
+
+  Result<ListState*> LoadList(const std::string& from, const std::string& to) {
+    auto [it, inserted] = lists_.try_emplace({from, to});
+    if (inserted) {
+      auto edge = store_->GetEdge(EntityKey(from), "related_to", EntityKey(to));
+      if (edge.ok()) {
+        it->second.edge_exists = true;
+        it->second.weight = edge->weight;
+        it->second.payload = ParseJsonText(edge->payload);
+        it->second.types = RelationTypesOf(*edge);
+      } else if (!edge.status().IsNotFound()) {
+        lists_.erase(it);
+        return edge.status();
+      }
+    }
+    return &it->second;
+  }
+
+  // Whether entity:from --rel--> entity:to is live (as staged so far).
+  Result<bool*> DirectEdge(const std::string& from, const std::string& rel,
+                           const std::string& to) {
+    auto [it, inserted] = direct_.try_emplace({from, rel, to}, false);
+    if (inserted && !defined_.contains(rel)) {
+      auto edge = store_->GetEdge(EntityKey(from), rel, EntityKey(to));
+      if (!edge.ok() && !edge.status().IsNotFound() && !edge.status().IsInvalidArgument()) {
+        direct_.erase(it);
+        return edge.status();
+      }
+      it->second = edge.ok();
+    }
+    return &it->second;
+  }
+
+  // Where a relation type lives. With `define`, a valid custom name that is not yet
+  // known is defined (while the custom relation table has room).
+  Result<Slot> MapRelation(const std::string& type, bool define) {
+    if (type == "related_to") return Slot{"related_to", true};
+    if (ParseBuiltinRelation(type)) return Slot{type, false};
+    if (IsValidRelationName(type)) {
+      if (defined_.contains(type) || store_->LookupRelation(type).ok()) return Slot{type, false};
+      if (define) {
+        auto stats = store_->Stats();
+        if (!stats.ok()) return stats.status();
+        if (stats->custom_relations + defined_.size() < kMaxCustomRelations) {
+          batch_.DefineRelation(type);
+          defined_.insert(type);
+          return Slot{type, false};
+        }
+      }
+    }
+    return Slot{"related_to", true};
+  }
+
+  void DeleteEdgeOnce(const std::string& src, const std::string& rel, const std::string& dst) {
+    if (deleted_edges_.insert({src, rel, dst}).second) batch_.DeleteEdge(src, rel, dst);
+  }
+
+  Store* store_;
+  Batch batch_;
+  std::map<std::string, EntityState> entities_;
+  std::map<std::pair<std::string, std::string>, ListState> lists_;
+  std::map<std::tuple<std::string, std::string, std::string>, bool> direct_;
+  std::set<std::tuple<std::string, std::string, std::string>> deleted_edges_;
+  std::set<std::string> defined_;
+};
+
+// ---- reads ----
+
+struct ObservationSlot {
+  int64_t seq;
+  std::string key;
+  std::string text;
+  bool operator<(const ObservationSlot& o) const { return std::tie(seq, key) < std::tie(o.seq, o.key); }
+};
+
+void SortObservations(std::vector<ObservationSlot>* slots, Entity* e) {
+  std::sort(slots->begin(), slots->end());
+  for (auto& s : *slots) e->observations.push_back(std::move(s.text));
+}
+
+// One entity with its observations, and the relations touching it; NotFound if
+// there is no such entity.
+Result<Entity> ReadEntity(const Store& store, const std::string& name, const ReadView& view,
+                          std::vector<Relation>* relations) {
+  std::string key = EntityKey(name);
+  auto node = store.GetNode(key, view);
+  if (!node.ok()) return node.status();
+  Entity e{name, EntityTypeOf(*node), {}};
+  auto in = store.In(key, {}, view);
+  if (!in.ok()) return in.status();
+  std::vector<ObservationSlot> slots;
+  for (const auto& edge : *in) {
+    std::string_view owner, src_name;
+    if (edge.rel_name == "part_of" && ObservationEntityOf(edge.src_key, &owner) && owner == name) {
+      auto obs = store.GetNode(edge.src_key, view);
+      if (obs.ok()) slots.push_back({SeqOf(*obs), obs->key, obs->content});
+      continue;
+    }
+    if (!EntityNameOf(edge.src_key, &src_name) || edge.src_key == key) continue;
+    for (auto& t : RelationTypesOf(edge)) relations->push_back({std::string(src_name), name, t});
+  }
+  auto out = store.Out(key, {}, view);
+  if (!out.ok()) return out.status();
+  for (const auto& edge : *out) {
+    std::string_view dst_name;
+    if (!EntityNameOf(edge.dst_key, &dst_name)) continue;
+    for (auto& t : RelationTypesOf(edge)) relations->push_back({name, std::string(dst_name), t});
+  }
+  SortObservations(&slots, &e);
+  return e;
+}
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+bool Contains(std::string_view haystack, const std::string& lowered_needle) {
+  return AsciiLower(haystack).find(lowered_needle) != std::string::npos;
+}
+
+// ---- tool plumbing ----
+
+std::vector<std::string> StringArray(const Json& a) {
+  std::vector<std::string> out;
+  for (const auto& s : a) out.push_back(s.get<std::string>());
+  return out;
+}
+
+Entity EntityFromJson(const Json& j) {
+  return Entity{j["name"].get<std::string>(), j["entityType"].get<std::string>(),
+                StringArray(j["observations"])};
+}
+
+Relation RelationFromJson(const Json& j) {
+  return Relation{j["from"].get<std::string>(), j["to"].get<std::string>(),
+                  j["relationType"].get<std::string>()};
+}
+
+Json EntitySchema() {
+  return ObjectSchema(Json::parse(R"({
+    "name": {"type": "string", "description": "The name of the entity"},
+    "entityType": {"type": "string", "description": "The type of the entity"},
+    "observations": {"type": "array", "items": {"type": "string"},
+                     "description": "An array of observation contents associated with the entity"}
+  })"), {"name", "entityType", "observations"});
+}
+
+Json RelationSchema() {
+  return ObjectSchema(Json::parse(R"({
+    "from": {"type": "string", "description": "The name of the entity where the relation starts"},
+    "to": {"type": "string", "description": "The name of the entity where the relation ends"},
+    "relationType": {"type": "string", "description": "The type of the relation"}
+  })"), {"from", "to", "relationType"});
+}
+
+constexpr int kDefaultGraphLimit = 1000;
+constexpr int kMaxGraphLimit = 10000;
+
+// A page of a graph listing: entities first, then relations, `offset` items in.
+ToolResult GraphPage(const KnowledgeGraph& g, const Json& args, const PageStart& start,
+                     uint64_t revision) {
+  size_t limit = static_cast<size_t>(ArgInt(args, "limit", kDefaultGraphLimit));
+  size_t n_entities = g.entities.size(), total = n_entities + g.relations.size();
+  Json entities = Json::array(), relations = Json::array();
+  size_t i = start.offset, taken = 0, bytes = 0;
+  for (; i < total && taken < limit; ++i, ++taken) {
+    Json item = i < n_entities ? EntityJson(g.entities[i]) : RelationJson(g.relations[i - n_entities]);
+    size_t n = DumpLine(item).size() + 1;
+    if (taken > 0 && bytes + n > kMaxResultBytes) break;
+    bytes += n;
+    (i < n_entities ? entities : relations).push_back(std::move(item));
+  }
+  ToolResult r;
+  r.structured["entities"] = std::move(entities);
+  r.structured["relations"] = std::move(relations);
+  if (i < total) r.structured["nextCursor"] = MakeCursor(revision, i);
+  return r;
+}
+
+ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* query) {
+  auto start = PageStartFromArgs(args);
+  if (!start.ok()) return ToolError(start.status().message());
+  auto view = PageViewFromArgs(args, *start);
+  if (!view.ok()) return ToolError(view.status().message());
+  auto rev = ctx->store->ResolveRevision(*view);
+  if (!rev.ok()) return ToolErrorFromStatus("reading the graph", rev.status());
+  auto graph = ReadKnowledgeGraph(*ctx->store, ReadView::AtRevision(*rev));
+  if (!graph.ok()) return ToolErrorFromStatus("reading the graph", graph.status());
+  if (query != nullptr) {
+    std::string q = AsciiLower(*query);
+    KnowledgeGraph hits;
+    std::set<std::string> names;
+    for (auto& e : graph->entities) {
+      bool match = Contains(e.name, q) || Contains(e.entity_type, q);
+      for (size_t i = 0; !match && i < e.observations.size(); ++i) {
+        match = Contains(e.observations[i], q);
+      }
+      if (match) {
+        names.insert(e.name);
+        hits.entities.push_back(std::move(e));
+      }
+    }
+    for (auto& r : graph->relations) {
+      if (names.contains(r.from) || names.contains(r.to)) hits.relations.push_back(std::move(r));
+    }
+    return GraphPage(hits, args, *start, *rev);
+  }
+  return GraphPage(*graph, args, *start, *rev);
+}
+
+std::string Joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+ToolResult Committed(GraphWriter* w, std::string_view what, ToolResult ok) {
+  auto rev = w->Commit();
+  if (!rev.ok()) return ToolErrorFromStatus(what, rev.status());
+  return ok;
+}
+
+ToolResult SuccessMessage(std::string message) {
+  ToolResult r;
+  r.structured["success"] = true;
+  r.structured["message"] = message;
+  r.text = std::move(message);
+  return r;
+}
+
+}  // namespace
+
+std::string EntityKey(std::string_view name) {
+  return std::string(kEntityPrefix) + std::string(name);
+}
+
+std::string ObservationKey(std::string_view entity, std::string_view observation) {
+  return std::string(kObsPrefix) + std::string(entity) + "#" + FormatHexId(Hash64(observation));
+}
+
+Result<KnowledgeGraph> ReadKnowledgeGraph(const Store& store, const ReadView& view) {
+  auto state = store.ReadState(view);
+  if (!state.ok()) return state.status();
+  KnowledgeGraph g;
+  std::map<std::string, size_t, std::less<>> index;
+  for (const auto& n : state->nodes) {
+    std::string_view name;
+    if (!EntityNameOf(n.key, &name)) continue;
+    index.emplace(std::string(name), g.entities.size());
+    g.entities.push_back(Entity{std::string(name), EntityTypeOf(n), {}});
+  }
+  std::vector<std::vector<ObservationSlot>> slots(g.entities.size());
+  for (const auto& n : state->nodes) {
+    std::string_view owner;
+    if (!ObservationEntityOf(n.key, &owner)) continue;
+    auto it = index.find(owner);
+    if (it == index.end()) continue;
+    slots[it->second].push_back({SeqOf(n), n.key, n.content});
+  }
+  for (size_t i = 0; i < slots.size(); ++i) SortObservations(&slots[i], &g.entities[i]);
+  for (const auto& e : state->edges) {
+    std::string_view from, to;
+    if (!EntityNameOf(e.src_key, &from) || !EntityNameOf(e.dst_key, &to)) continue;
+    for (auto& t : RelationTypesOf(e)) {
+      g.relations.push_back({std::string(from), std::string(to), std::move(t)});
+    }
+  }
+  return g;
+}
+
+Result<KnowledgeGraph> ParseMemoryJsonl(std::string_view text) {
+  KnowledgeGraph g;
+  size_t line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    auto fail = [&](std::string_view what) {
+      return Status::InvalidArgument("line " + std::to_string(line_no) + ": " + std::string(what));
+    };
+    Json j = Json::parse(line.begin(), line.end(), nullptr, false);
+    if (j.is_discarded()) return fail("not valid JSON");
+    if (!j.is_object()) return fail("expected a JSON object");
+    auto type_it = j.find("type");
+    if (type_it == j.end() || !type_it->is_string()) return fail("missing \"type\"");
+    std::string type = *type_it;
+    j.erase("type");
+    Status s;
+    if (type == "entity") {
+      s = ValidateAgainstSchema(EntitySchema(), j);
+      if (s.ok()) g.entities.push_back(EntityFromJson(j));
+    } else if (type == "relation") {
+      s = ValidateAgainstSchema(RelationSchema(), j);
+      if (s.ok()) g.relations.push_back(RelationFromJson(j));
+    } else {
+      return fail("\"type\" must be \"entity\" or \"relation\"");
+    }
+    if (!s.ok()) return fail(s.message());
+  }
+  return g;
+}
+
+Result<ImportReport> ImportKnowledgeGraph(Store* store, const KnowledgeGraph& graph) {
+  GraphWriter w(store);
+  ImportReport report;
+  for (const auto& e : graph.entities) {
+    bool created = false;
+    AMEM_RETURN_IF_ERROR(w.CreateEntity(e, /*merge=*/true, &created, &report.observations_added)
+                             .WithContext("entity " + e.name));
+    (created ? report.entities_created : report.entities_merged)++;
+  }
+  for (const auto& r : graph.relations) {
+    bool created = false;
+    AMEM_RETURN_IF_ERROR(w.CreateRelation(r, &created)
+                             .WithContext("relation " + r.from + " -" + r.relation_type + "-> " + r.to));
+    report.relations_created += created;
+  }
+  auto rev = w.Commit();
+  if (!rev.ok()) return rev.status();
+  report.revision = *rev;
+  return report;
+}
+
+void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
+  Store* store = ctx->store;
+  auto not_found = [](const std::string& name) {
+    return ToolError("Entity with name " + name + " not found");
+  };
+
+  Tool t;
+  t.name = "create_entities";
+  t.title = "Create Entities";
+  t.description =
+      "Create multiple new entities in the knowledge graph. Entities whose name already "
+      "exists are skipped; the result lists the ones created. (amem: each entity is the "
+      "node `entity:<name>`, each observation a fact node linked part_of it.)";
+  t.input_schema = ObjectSchema(Json{{"entities", ArrayOf(EntitySchema(), "Entities to create")}},
+                                {"entities"});
+  t.handler = [store](const Json& args) {
+    GraphWriter w(store);
+    Json created = Json::array();
+    for (const auto& j : args["entities"]) {
+      Entity e = EntityFromJson(j);
+      bool is_new = false;
+      size_t added = 0;
+      if (Status s = w.CreateEntity(e, /*merge=*/false, &is_new, &added); !s.ok()) {
+        return ToolErrorFromStatus("create_entities: entity " + e.name, s);
+      }
+      if (is_new) created.push_back(EntityJson(e));
+    }
+    ToolResult r;
+    r.structured["entities"] = std::move(created);
+    return Committed(&w, "create_entities", std::move(r));
+  };
+  registry->Add(t);
+
+  t = Tool();
+  t.name = "create_relations";
+  t.title = "Create Relations";
+  t.description =
+      "Create multiple new relations between entities in the knowledge graph. Relations "
+      "should be in active voice. Both entities must exist. Existing relations are skipped; "
+      "the result lists the ones created. (amem: a relationType that is an amem relation "
+      "such as part_of, calls, supports, caused_by, or a snake_case name, becomes a typed "
+      "edge that graph queries follow.)";
+  t.input_schema = ObjectSchema(
+      Json{{"relations", ArrayOf(RelationSchema(), "Relations to create")}}, {"relations"});
+  t.handler = [store, not_found](const Json& args) {
+    GraphWriter w(store);
+    Json created = Json::array();
+    for (const auto& j : args["relations"]) {
+      Relation r = RelationFromJson(j);
+      for (const auto* end : {&r.from, &r.to}) {
+        auto exists = w.EntityExists(*end);
+        if (!exists.ok()) return ToolErrorFromStatus("create_relations", exists.status());
+        if (!*exists) return not_found(*end);
+      }
+      bool is_new = false;
+      if (Status s = w.CreateRelation(r, &is_new); !s.ok()) {
+        return ToolErrorFromStatus("create_relations", s);
+      }
+      if (is_new) created.push_back(RelationJson(r));
+    }
+    ToolResult r;
+    r.structured["relations"] = std::move(created);
+    return Committed(&w, "create_relations", std::move(r));
+  };
+  registry->Add(t);
+
+  t = Tool();
+  t.name = "add_observations";
+  t.title = "Add Observations";
+  t.description =
+      "Add new observations to existing entities in the knowledge graph. Observations an "
+      "entity already has are skipped; the result lists what was added per entity. Fails "
+      "(and adds nothing) if an entity does not exist.";
+  t.input_schema = ObjectSchema(
+      Json{{"observations",
+            ArrayOf(ObjectSchema(Json::parse(R"({
+              "entityName": {"type": "string", "description": "The name of the entity to add the observations to"},
+              "contents": {"type": "array", "items": {"type": "string"}, "description": "An array of observation contents to add"}
+            })"), {"entityName", "contents"}), "Observations to add, per entity")}},
+      {"observations"});
+  t.handler = [store, not_found](const Json& args) {
+    GraphWriter w(store);
+    Json results = Json::array();
+    for (const auto& j : args["observations"]) {
+      std::string name = j["entityName"];
+      auto exists = w.EntityExists(name);
+      if (!exists.ok()) return ToolErrorFromStatus("add_observations", exists.status());
+      if (!*exists) return not_found(name);
+      Json added = Json::array();
+      for (const auto& c : j["contents"]) {
+        bool is_new = false;
+        if (Status s = w.AddObservation(name, c, &is_new); !s.ok()) {
+          return ToolErrorFromStatus("add_observations", s);
+        }
+        if (is_new) added.push_back(c);
+      }
+      results.push_back(Json{{"entityName", name}, {"addedObservations", std::move(added)}});
+    }
+    ToolResult r;
+    r.structured["results"] = std::move(results);
+    return Committed(&w, "add_observations", std::move(r));
+  };
+  registry->Add(t);
+
+  t = Tool();
+  t.name = "delete_entities";
+  t.title = "Delete Entities";
+  t.description =
+      "Delete multiple entities and their associated relations from the knowledge graph. "
+      "amem keeps history: the deleted state stays readable with as_of on read tools.";
+  t.input_schema = ObjectSchema(
+      Json{{"entityNames", ArrayOf(Json{{"type", "string"}}, "An array of entity names to delete")}},
+      {"entityNames"});
+  t.destructive = true;
+  t.idempotent = true;
+  t.handler = [store](const Json& args) {
+    GraphWriter w(store);
+    std::vector<std::string> names, missing;
+    std::set<std::string> seen;
+    for (auto& name : StringArray(args["entityNames"])) {
+      if (seen.insert(name).second) names.push_back(std::move(name));
+    }
+    size_t deleted = 0;
+    for (const auto& name : names) {
+      bool existed = false;
+      if (Status s = w.DeleteEntity(name, &existed); !s.ok()) {
+        return ToolErrorFromStatus("delete_entities", s);
+      }
+      deleted += existed;
+      if (!existed) missing.push_back(name);
+    }
+    return Committed(&w, "delete_entities",
+                     SuccessMessage(missing.empty()
+                                        ? "Entities deleted successfully"
+                                        : "Deleted " + std::to_string(deleted) + " of " +
+                                              std::to_string(names.size()) +
+                                              " entities. Not found: " + Joined(missing)));
+  };
+  registry->Add(t);
+
+  t = Tool();
+  t.name = "delete_observations";
+  t.title = "Delete Observations";
+  t.description = "Delete specific observations from entities in the knowledge graph.";
+  t.input_schema = ObjectSchema(
+      Json{{"deletions",
+            ArrayOf(ObjectSchema(Json::parse(R"({
+              "entityName": {"type": "string", "description": "The name of the entity containing the observations"},
+              "observations": {"type": "array", "items": {"type": "string"}, "description": "An array of observations to delete"}
+            })"), {"entityName", "observations"}), "Observations to delete, per entity")}},
+      {"deletions"});
+  t.destructive = true;
+  t.idempotent = true;
+  t.handler = [store](const Json& args) {
+    GraphWriter w(store);
+    std::vector<std::string> missing;
+    size_t requested = 0, deleted = 0;
+    for (const auto& j : args["deletions"]) {
+      std::string name = j["entityName"];
+      requested += j["observations"].size();
+      auto exists = w.EntityExists(name);
+      if (!exists.ok()) return ToolErrorFromStatus("delete_observations", exists.status());
+      if (!*exists) {
+        missing.push_back(name);
+        continue;
+      }
+      for (const auto& o : j["observations"]) {
+        bool gone = false;
+        if (Status s = w.DeleteObservation(name, o, &gone); !s.ok()) {
+          return ToolErrorFromStatus("delete_observations", s);
+        }
+        deleted += gone;
+      }
+    }
+    std::string message = deleted == requested ? "Observations deleted successfully"
+                                               : "Deleted " + std::to_string(deleted) + " of " +
+                                                     std::to_string(requested) + " observations.";
+    if (!missing.empty()) message += " Entities not found: " + Joined(missing);
+    return Committed(&w, "delete_observations", SuccessMessage(message));
+  };
+  registry->Add(t);
+
+  t = Tool();
+  t.name = "delete_relations";
+  t.title = "Delete Relations";
+  t.description = "Delete multiple relations from the knowledge graph.";
+  t.input_schema = ObjectSchema(
+      Json{{"relations", ArrayOf(RelationSchema(), "An array of relations to delete")}},
+      {"relations"});
+  t.destructive = true;
+  t.idempotent = true;
+  t.handler = [store](const Json& args) {
+    GraphWriter w(store);
+    size_t deleted = 0, requested = args["relations"].size();
+    for (const auto& j : args["relations"]) {
+      bool gone = false;
+      if (Status s = w.DeleteRelation(RelationFromJson(j), &gone); !s.ok()) {
+        return ToolErrorFromStatus("delete_relations", s);
+      }
+      deleted += gone;
+    }
+    return Committed(&w, "delete_relations",
+                     SuccessMessage(deleted == requested
+                                        ? "Relations deleted successfully"
+                                        : "Deleted " + std::to_string(deleted) + " of " +
+                                              std::to_string(requested) +
+                                              " relations. The rest matched nothing."));
+  };
+  registry->Add(t);
+
+  Json page = Merge(PageProperties(kDefaultGraphLimit, kMaxGraphLimit), AsOfProperties());
+
+  t = Tool();
+  t.name = "read_graph";
+  t.title = "Read Graph";
+  t.description =
+      "Read the knowledge graph: entities (with their observations), then relations. Large "
+      "graphs come in pages: when the result has nextCursor, call again with cursor set to "
+      "it. Prefer search_nodes or open_nodes when you know what you are looking for.";
+  t.input_schema = ObjectSchema(page);
+  t.read_only = true;
+  t.idempotent = true;
+  t.handler = [ctx](const Json& args) { return ListGraph(ctx, args, nullptr); };
+  registry->Add(t);
+
+  t = Tool();
+  t.name = "search_nodes";
+  t.title = "Search Nodes";
+  t.description =
+      "Search for nodes in the knowledge graph based on a query: entities whose name, type "
+      "or an observation contains the query (case-insensitive substring), and the relations "
+      "touching them. For ranked keyword search over all memories use text_search.";
+  t.input_schema = ObjectSchema(
+      Merge(Json{{"query",
+                  {{"type", "string"},
+                   {"maxLength", 2048},
+                   {"description",
+                    "The search query to match against entity names, types, and observation "
+                    "content"}}}},
+            page),
+      {"query"});
+  t.read_only = true;
+  t.idempotent = true;
+  t.handler = [ctx](const Json& args) {
+    std::string q = args["query"];
+    return ListGraph(ctx, args, &q);
+  };
+  registry->Add(t);
+
+  t = Tool();
+  t.name = "open_nodes";
+  t.title = "Open Nodes";
+  t.description =
+      "Open specific nodes in the knowledge graph by their names: the entities with their "
+      "observations and every relation touching them. Names that do not exist are left out.";
+  t.input_schema = ObjectSchema(
+      Merge(Json{{"names", Merge(ArrayOf(Json{{"type", "string"}},
+                                         "An array of entity names to retrieve"),
+                                 Json{{"maxItems", 1000}})}},
+            AsOfProperties()),
+      {"names"});
+  t.read_only = true;
+  t.idempotent = true;
+  t.handler = [store](const Json& args) {
+    auto view = ViewFromArgs(args);
+    if (!view.ok()) return ToolError(view.status().message());
+    Json entities = Json::array(), relations = Json::array(), omitted = Json::array();
+    std::set<std::string> seen_names;
+    std::set<std::tuple<std::string, std::string, std::string>> seen_relations;
+    size_t bytes = 0;
+    for (const auto& j : args["names"]) {
+      std::string name = j;
+      if (!seen_names.insert(name).second) continue;
+      if (bytes > kMaxResultBytes) {
+        omitted.push_back(name);
+        continue;
+      }
+      std::vector<Relation> rels;
+      auto e = ReadEntity(*store, name, *view, &rels);
+      if (!e.ok()) {
+        if (e.status().IsNotFound()) continue;
+        return ToolErrorFromStatus("open_nodes", e.status());
+      }
+      Json ej = EntityJson(*e);
+      bytes += DumpLine(ej).size();
+      entities.push_back(std::move(ej));
+      for (const auto& r : rels) {
+        if (!seen_relations.insert({r.from, r.to, r.relation_type}).second) continue;
+        Json rj = RelationJson(r);
+        bytes += DumpLine(rj).size();
+        relations.push_back(std::move(rj));
+      }
+    }
+    ToolResult r;
+    r.structured["entities"] = std::move(entities);
+    r.structured["relations"] = std::move(relations);
+    if (!omitted.empty()) {
+      r.structured["omitted"] = std::move(omitted);
+      r.structured["note"] = "output limit reached: call open_nodes again with the omitted names";
+    }
+    return r;
+  };
+  registry->Add(t);
+}
+
+}  // namespace amem::mcp
