@@ -116,8 +116,9 @@ std::string Describe(const snapshot::Reader& r, const Candidate& c, const GapsOp
                     c.value, c.value - 1);
       return buf;
     case GapKind::kStaleEvidence:
-      std::snprintf(buf, sizeof(buf), "not updated for %.0f days (> %lld) yet supports active decision ",
-                    c.value, static_cast<long long>(o.stale_days));
+      std::snprintf(buf, sizeof(buf),
+                    "not updated for %.0f days (> %lld) yet supports active decision ", c.value,
+                    static_cast<long long>(o.stale_days));
       return buf + other;
   }
   return {};

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "tools/cmd_query_cog.h"
 #include "tools/command.h"
 
 namespace amem::cli {
@@ -15,6 +16,7 @@ constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddStoreCommands,
     AddKvCommands,
     AddIngestCommands,
+    AddQueryCogCommands,
 };
 
 // The most deeply selected subcommand's name ("amem" when none was selected).
