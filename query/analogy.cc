@@ -83,6 +83,7 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
   if (anchor >= n) {
     return Status::InvalidArgument("analogy: node " + std::to_string(anchor) + " out of range");
   }
+  AMEM_RETURN_IF_ERROR(r.EnsureContent());
   // Excluded: the anchor and its 1-hop neighbours, as a sorted list.
   std::vector<uint32_t> excluded{anchor};
   for (uint32_t j = r.out_begin(anchor); j < r.out_end(anchor); ++j) {
@@ -169,6 +170,7 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
 
 Result<AnalogyResult> AnalogyForText(const snapshot::Reader& r, std::string_view text,
                                      const AnalogyOptions& options) {
+  AMEM_RETURN_IF_ERROR(r.EnsureContent());
   std::optional<uint32_t> anchor = BestTextMatch(r, text);
   if (!anchor) return Status::NotFound("analogy: no node matches the text");
   return Analogy(r, *anchor, options);

@@ -31,12 +31,9 @@ bool Linked(const snapshot::Reader& r, uint32_t a, uint32_t b, RelationId rel) {
 }
 
 bool IsSuperseded(const snapshot::Reader& r, uint32_t i) {
-  for (uint32_t k = r.in_begin(i), end = r.in_end(i); k < end; ++k) {
-    uint32_t j = r.in_edge(k);
-    RelationId rel = r.edge_rel(j);
-    if (rel < kSupersedes) continue;
-    if (rel > kSupersedes) break;
-    if (r.edge_source(j) != i) return true;
+  auto [kb, ke] = r.InEdgesWithRel(i, kSupersedes);
+  for (uint32_t k = kb; k < ke; ++k) {
+    if (r.in_source(k) != i) return true;
   }
   return false;
 }

@@ -4,8 +4,8 @@
 //
 // Dependents of X: the D with `D caused_by X` (in-edges of X) and the C with
 // `X supports C` (out-edges of X). Support of Y: the B with `Y caused_by B`
-// (out-edges of Y) and the A with `A supports Y` (in-edges of Y). Self-loops are
-// neither: a belief cannot support itself.
+// (out-edges of Y) and the A with `A supports Y` (in-edges of Y). A self-loop is no
+// support (a belief cannot support itself); callers of ForEachDependent skip it.
 #ifndef AMEM_QUERY_COG_GRAPH_H_
 #define AMEM_QUERY_COG_GRAPH_H_
 
@@ -14,49 +14,24 @@
 #include <vector>
 
 #include "common/model.h"
+#include "query/impact.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {
 
-// Adjacency lists are sorted by relation first, and caused_by (0) and supports (1)
-// are the two smallest ids, so both loops stop at the first larger relation.
-static_assert(kCausedBy == 0 && kSupports == 1);
-
-// Calls fn(dependent, edge) for every dependent edge of x, in (in-edges, out-edges)
-// order. A node reached by two edges is reported twice.
-template <typename Fn>
-void ForEachDependent(const snapshot::Reader& r, uint32_t x, Fn&& fn) {
-  for (uint32_t k = r.in_begin(x), end = r.in_end(x); k < end; ++k) {
-    uint32_t j = r.in_edge(k);
-    RelationId rel = r.edge_rel(j);
-    if (rel > kCausedBy) break;
-    uint32_t d = r.edge_source(j);
-    if (d != x) fn(d, j);
-  }
-  for (uint32_t j = r.out_begin(x), end = r.out_end(x); j < end; ++j) {
-    RelationId rel = r.edge_rel(j);
-    if (rel < kSupports) continue;
-    if (rel > kSupports) break;
-    uint32_t c = r.edge_target(j);
-    if (c != x) fn(c, j);
-  }
-}
-
+// Dependents come from query/impact.h (ForEachDependent, shared with `impact`);
+// supports are their mirror image.
 // Calls fn(supporter, edge) for every support edge of y.
 template <typename Fn>
 void ForEachSupport(const snapshot::Reader& r, uint32_t y, Fn&& fn) {
-  for (uint32_t j = r.out_begin(y), end = r.out_end(y); j < end; ++j) {
-    if (r.edge_rel(j) > kCausedBy) break;
-    uint32_t b = r.edge_target(j);
-    if (b != y) fn(b, j);
+  auto [ob, oe] = r.OutEdgesWithRel(y, kCausedBy);
+  for (uint32_t j = ob; j < oe; ++j) {
+    if (uint32_t b = r.edge_target(j); b != y) fn(b, j);
   }
-  for (uint32_t k = r.in_begin(y), end = r.in_end(y); k < end; ++k) {
+  auto [kb, ke] = r.InEdgesWithRel(y, kSupports);
+  for (uint32_t k = kb; k < ke; ++k) {
     uint32_t j = r.in_edge(k);
-    RelationId rel = r.edge_rel(j);
-    if (rel < kSupports) continue;
-    if (rel > kSupports) break;
-    uint32_t a = r.edge_source(j);
-    if (a != y) fn(a, j);
+    if (uint32_t a = r.edge_source(j); a != y) fn(a, j);
   }
 }
 

@@ -293,7 +293,7 @@ Result<ConsolidatePlan> PlanConsolidation(const snapshot::Reader& r,
   if (!(t > 0 && t <= 1)) {
     return Status::InvalidArgument("consolidate: --dedup-threshold must be in (0, 1]");
   }
-  if (Status s = r.EnsureContent(); !s.ok()) return s;
+  AMEM_RETURN_IF_ERROR(r.EnsureContent());
   ConsolidatePlan plan;
   DocTerms d = BuildDocTerms(r);
   FindDuplicates(r, d, t, &plan);

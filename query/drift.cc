@@ -69,12 +69,10 @@ std::vector<uint32_t> TopicClusters(const snapshot::Reader& r,
           stack.push_back(w);
         }
       };
-      for (uint32_t j = r.out_begin(v); j < r.out_end(v); ++j) {
-        if (r.edge_rel(j) == kSupersedes) visit(r.edge_target(j));
-      }
-      for (uint32_t k = r.in_begin(v); k < r.in_end(v); ++k) {
-        if (r.edge_rel(r.in_edge(k)) == kSupersedes) visit(r.in_source(k));
-      }
+      auto [ob, oe] = r.OutEdgesWithRel(v, kSupersedes);
+      for (uint32_t j = ob; j < oe; ++j) visit(r.edge_target(j));
+      auto [kb, ke] = r.InEdgesWithRel(v, kSupersedes);
+      for (uint32_t k = kb; k < ke; ++k) visit(r.in_source(k));
     }
     labels->push_back(label);
   }
@@ -90,6 +88,7 @@ Result<DriftResult> Drift(const snapshot::Reader& r, const DriftOptions& options
   std::vector<uint32_t> topic_cluster, labels;
   size_t cluster_count;
   if (out.by_topic) {
+    AMEM_RETURN_IF_ERROR(r.EnsureContent());
     std::vector<uint32_t> relevant = NodesMatchingText(r, options.topic);
     if (relevant.empty() && DistinctTokens(options.topic).empty()) {
       return Status::InvalidArgument("drift: the topic has no words to match");

@@ -71,10 +71,9 @@ class ChainLengths {
 };
 
 bool HasSupersedesOut(const snapshot::Reader& r, uint32_t i) {
-  for (uint32_t j = r.out_begin(i), end = r.out_end(i); j < end; ++j) {
-    RelationId rel = r.edge_rel(j);
-    if (rel > kSupersedes) break;
-    if (rel == kSupersedes && r.edge_target(j) != i) return true;
+  auto [ob, oe] = r.OutEdgesWithRel(i, kSupersedes);
+  for (uint32_t j = ob; j < oe; ++j) {
+    if (r.edge_target(j) != i) return true;
   }
   return false;
 }
@@ -117,8 +116,9 @@ std::string Describe(const snapshot::Reader& r, const Candidate& c, const GapsOp
                     c.value, c.value - 1);
       return buf;
     case GapKind::kStaleEvidence:
-      std::snprintf(buf, sizeof(buf), "not updated for %.0f days (> %lld) yet supports active decision ",
-                    c.value, static_cast<long long>(o.stale_days));
+      std::snprintf(buf, sizeof(buf),
+                    "not updated for %.0f days (> %lld) yet supports active decision ", c.value,
+                    static_cast<long long>(o.stale_days));
       return buf + other;
   }
   return {};
@@ -181,6 +181,7 @@ Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
       float best_conf = conf;
       uint32_t best_dep = kNoNode, decision = kNoNode;
       ForEachDependent(r, i, [&](uint32_t d, uint32_t) {
+        if (d == i) return;
         float dc = r.confidence(d);
         if (low && dc > conf &&
             (best_dep == kNoNode || dc > best_conf || (dc == best_conf && d < best_dep))) {

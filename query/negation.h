@@ -7,9 +7,10 @@
 // enabled". Parity rather than presence, so that an unrelated "not" elsewhere in
 // both texts does not hide the one that differs ("... is not enabled. It is not
 // fast." against "... is enabled. It is not fast."). Matching is by whole token,
-// never by substring, so "know" and "node" are not negations. Contractions split at the apostrophe ("isn't" -> "isn"), so
-// their stems are negation words; "can't" and "won't" give "can" and "won", which
-// are ordinary words and therefore not treated as negations ("cannot" is).
+// never by substring, so "know" and "node" are not negations. Contractions split
+// at the apostrophe ("isn't" -> "isn"), so their stems are negation words; "can't"
+// and "won't" give "can" and "won", which are ordinary words and therefore not
+// treated as negations ("cannot" is).
 #ifndef AMEM_QUERY_NEGATION_H_
 #define AMEM_QUERY_NEGATION_H_
 

@@ -48,6 +48,7 @@ Result<ReviseResult> Revise(const snapshot::Reader& r, std::vector<uint32_t> nod
     queue.pop_front();
     uint32_t next_depth = state[u].depth + 1;
     ForEachDependent(r, u, [&](uint32_t w, uint32_t) {
+      if (w == u) return;  // a self-loop is no support
       auto [it, inserted] = state.try_emplace(w);
       State& s = it->second;
       if (inserted) {
@@ -115,6 +116,7 @@ Result<ReviseResult> Revise(const snapshot::Reader& r, std::vector<uint32_t> nod
 
 Result<std::vector<uint32_t>> ContradictedBy(const snapshot::Reader& r,
                                              std::string_view hypothesis) {
+  AMEM_RETURN_IF_ERROR(r.EnsureContent());
   TermSignature hyp;
   hyp.Assign(hypothesis);
   if (hyp.terms.empty()) {

@@ -4,9 +4,10 @@
 #include <iostream>
 #include <string>
 
+#include "tools/cmd_query_cog.h"
+#include "tools/cmd_query_core.h"
 #include "tools/cmd_query_rank.h"
 #include "tools/command.h"
-#include "tools/cmd_query_core.h"
 
 namespace amem::cli {
 
@@ -15,11 +16,12 @@ namespace {
 // Every family of subcommands, in --help order. Add new families here.
 constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddStoreCommands,
-    AddQueryRankCommands,
     AddKvCommands,
-    AddQueryCoreCommands,
     AddIngestCommands,
     AddSnapshotCommands,
+    AddQueryCoreCommands,
+    AddQueryRankCommands,
+    AddQueryCogCommands,
 };
 
 // The most deeply selected subcommand's name ("amem" when none was selected).

@@ -73,12 +73,16 @@ void Plant(GraphFixture& g) {
 
 std::set<KeyPair> Dups(const snapshot::Reader& r, const ConsolidatePlan& p) {
   std::set<KeyPair> out;
-  for (const auto& d : p.duplicates) out.insert({std::string(r.key(d.keep)), std::string(r.key(d.drop))});
+  for (const auto& d : p.duplicates) {
+    out.insert({std::string(r.key(d.keep)), std::string(r.key(d.drop))});
+  }
   return out;
 }
 std::set<KeyPair> Contras(const snapshot::Reader& r, const ConsolidatePlan& p) {
   std::set<KeyPair> out;
-  for (const auto& c : p.contradictions) out.insert({std::string(r.key(c.src)), std::string(r.key(c.dst))});
+  for (const auto& c : p.contradictions) {
+    out.insert({std::string(r.key(c.src)), std::string(r.key(c.dst))});
+  }
   return out;
 }
 std::set<std::string> Keys(const snapshot::Reader& r, const std::vector<uint32_t>& v) {
@@ -173,7 +177,7 @@ TEST_CASE("consolidate duplicates equal a brute-force all-pairs scan", "[query][
 }
 
 TEST_CASE("consolidate --execute writes exactly the plan; a second run finds nothing",
-          "[query][consolidate][.needs-store-readstate]") {
+          "[query][consolidate]") {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() /
                  ("amem-consolidate-test-" + std::to_string(::getpid()));
