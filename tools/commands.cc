@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tools/command.h"
+#include "tools/mcp_command.h"
 
 namespace amem::cli {
 
@@ -15,6 +16,7 @@ constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddStoreCommands,
     AddKvCommands,
     AddIngestCommands,
+    AddMcpCommands,
 };
 
 // The most deeply selected subcommand's name ("amem" when none was selected).
