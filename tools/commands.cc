@@ -8,6 +8,7 @@
 #include "tools/cmd_query_core.h"
 #include "tools/cmd_query_rank.h"
 #include "tools/command.h"
+#include "tools/mcp_command.h"
 
 namespace amem::cli {
 
@@ -22,6 +23,7 @@ constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddQueryCoreCommands,
     AddQueryRankCommands,
     AddQueryCogCommands,
+    AddMcpCommands,
 };
 
 // The most deeply selected subcommand's name ("amem" when none was selected).
