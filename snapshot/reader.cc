@@ -303,7 +303,11 @@ Status Reader::Rep::ParseBlocks(Reader* r) {
             uint32_t nb = DecodeFixed32(e), ne = DecodeFixed32(e + kTermEntryLength);
             uint32_t pb = DecodeFixed32(e + 4), pe = DecodeFixed32(e + kTermEntryLength + 4);
             uint32_t content = DecodeFixed32(e + 8);
-            if (nb > ne || pb > pe || content > pe - pb) return Corrupt(name, "directory not monotone");
+            // ne <= name_bytes and pe <= p before any use: monotonicity alone is only
+            // proven once the loop reaches the last entry.
+            if (nb > ne || ne > name_bytes || pb > pe || pe > p || content > pe - pb) {
+              return Corrupt(name, "directory not monotone");
+            }
             std::string_view term(names + nb, ne - nb);
             if (k > 0 && !(prev < term)) return Corrupt(name, "terms not sorted");
             prev = term;

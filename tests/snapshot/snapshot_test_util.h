@@ -20,10 +20,12 @@ inline std::string ReadFileBytes(const std::string& path) {
 
 // Calls every accessor over every element; returns a digest so nothing is skipped.
 inline uint64_t TouchEverything(const snapshot::Reader& r) {
-  uint64_t h = r.node_count() + r.edge_count() + r.newest_timestamp();
+  // Unsigned sums only: a corrupted file may hold timestamps that would overflow int64.
+  auto u = [](auto v) { return static_cast<uint64_t>(v); };
+  uint64_t h = u(r.node_count()) + u(r.edge_count()) + u(r.newest_timestamp());
   auto mix = [&](std::string_view s) { h = h * 31 + s.size() + (s.empty() ? 0 : s[0]); };
   for (uint32_t i = 0; i < r.node_count(); ++i) {
-    h += r.type_code(i) + r.session(i) + r.created_ts(i) + r.updated_ts(i) + r.id(i);
+    h += u(r.type_code(i)) + u(r.session(i)) + u(r.created_ts(i)) + u(r.updated_ts(i)) + r.id(i);
     h += static_cast<uint64_t>(r.confidence(i) * 8);
     mix(r.content(i));
     mix(r.meta(i));
@@ -45,7 +47,7 @@ inline uint64_t TouchEverything(const snapshot::Reader& r) {
   }
   for (uint32_t j = 0; j < r.edge_count(); ++j) {
     snapshot::Edge e = r.edge(j);
-    h += e.source + e.target + e.rel + r.edge_created_ts(j) + r.edge_updated_ts(j);
+    h += u(e.source) + u(e.target) + u(e.rel) + u(r.edge_created_ts(j)) + u(r.edge_updated_ts(j));
     mix(r.edge_payload(j));
     mix(r.edge_run(j));
     mix(r.edge_task(j));
@@ -82,7 +84,8 @@ inline uint64_t TouchEverything(const snapshot::Reader& r) {
     mix(e.task);
     if (auto f = r.FindKv(e.scope, e.ns, e.key)) h += *f;
   }
-  return h + static_cast<uint64_t>(r.average_doc_length());
+  double avg = r.average_doc_length();  // may be NaN or huge in a corrupted file
+  return h + (avg >= 0.0 && avg < 1e18 ? static_cast<uint64_t>(avg) : 1);
 }
 
 }  // namespace amem::snapshot_test

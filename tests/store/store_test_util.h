@@ -31,6 +31,7 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
   std::string Sub(const std::string& name) const { return path_ + "/" + name; }
+  std::string operator/(const std::string& name) const { return Sub(name); }
 
  private:
   std::string path_;
