@@ -45,3 +45,29 @@ run changes --since 1700003000
 
 step "Any answer for a program: one JSON document (--json)"
 run kv-get amem constraints atomic-ingest --json
+
+step "Compile the store into a read-only snapshot, check it and describe it"
+run export after.amem
+run verify after.amem
+run info after.amem
+
+step "What the correction changed: the snapshot as of run 1's first commit against now"
+run export before.amem --at 1700000000
+run diff before.amem after.amem || true  # exit 1: the snapshots differ, like diff(1)
+
+step "Next task starts: recall what surrounds a file, within a token budget"
+run context file:store/store.cc --depth 1 --budget-tokens 300
+
+step "Keyword recall (BM25) and the current version of a corrected belief"
+run text-search "snapshot cache" --limit 3
+run resolve fact:build-system
+
+step "If LMDB's single writer were wrong, what would fall? What depends on it?"
+run revise fact:lmdb-one-writer
+run impact fact:lmdb-one-writer
+
+step "Audit the memory: weak reasoning, then contradictions to clean up"
+run gaps
+run consolidate
+run consolidate --execute
+run consolidate
