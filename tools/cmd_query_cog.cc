@@ -18,45 +18,11 @@
 #include "query/revise.h"
 #include "snapshot/reader.h"
 #include "tools/cmd_query_cog.h"
+#include "tools/query_cli.h"
 
 namespace amem::cli {
 
 namespace {
-
-// What every cognitive query takes.
-struct SnapshotArgs {
-  std::string snapshot;
-  ReadViewFlags view;
-};
-
-void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args) {
-  cmd->add_option("--snapshot", args->snapshot,
-                  "Query this .amem file instead of the store's current snapshot")
-      ->type_name("FILE");
-  AddReadViewFlags(cmd, &args->view);
-}
-
-Result<std::unique_ptr<snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args) {
-  std::string path = args.snapshot;
-  if (path.empty()) {
-    Result<Store*> store = ctx.OpenStore();
-    if (!store.ok()) return store.status();
-    Result<query::SnapshotFile> file = query::EnsureSnapshot(**store, args.view.view());
-    if (!file.ok()) return file.status();
-    path = file->path;
-  } else if (args.view.as_of_opt->count() > 0 || args.view.at_opt->count() > 0) {
-    return ctx.UsageError("--as-of/--at choose a store revision; not with --snapshot");
-  }
-  return snapshot::Reader::Open(path);
-}
-
-void Emit(Context& ctx, const query::Json& doc) {
-  if (ctx.json()) {
-    ctx.Json(doc);
-  } else {
-    ctx.Out() += query::RenderText(doc);
-  }
-}
 
 // ---- revise ----
 struct ReviseArgs {
@@ -86,7 +52,7 @@ Status RunRevise(Context& ctx, ReviseArgs& a) {
   o.limit = a.limit;
   auto res = query::Revise(r, retract, o);
   if (!res.ok()) return res.status();
-  Emit(ctx, query::ReviseJson(*res, a.hypothesis));
+  EmitQuery(ctx, query::ReviseJson(*res, a.hypothesis));
   return Status::OK();
 }
 
@@ -104,7 +70,7 @@ Status RunGaps(Context& ctx, GapsArgs& a) {
   if (a.now_opt->count() > 0) a.options.now = a.now;
   auto res = query::FindGaps(**reader, a.options);
   if (!res.ok()) return res.status();
-  Emit(ctx, query::GapsJson(*res));
+  EmitQuery(ctx, query::GapsJson(*res));
   return Status::OK();
 }
 
@@ -135,7 +101,7 @@ Status RunAnalogy(Context& ctx, AnalogyArgs& a) {
     res = query::AnalogyForText(r, a.text, o);
   }
   if (!res.ok()) return res.status();
-  Emit(ctx, query::AnalogyJson(*res));
+  EmitQuery(ctx, query::AnalogyJson(*res));
   return Status::OK();
 }
 
@@ -165,7 +131,7 @@ Status RunConsolidate(Context& ctx, ConsolidateArgs& a) {
     if (!report.ok()) return report.status();
     applied = std::move(*report);
   }
-  Emit(ctx, query::ConsolidateJson(**reader, *plan, a.options,
+  EmitQuery(ctx, query::ConsolidateJson(**reader, *plan, a.options,
                                    applied ? &*applied : nullptr));
   return Status::OK();
 }
@@ -181,7 +147,7 @@ Status RunDrift(Context& ctx, DriftArgs& a) {
   if (!reader.ok()) return reader.status();
   auto res = query::Drift(**reader, a.options);
   if (!res.ok()) return res.status();
-  Emit(ctx, query::DriftJson(*res, a.options));
+  EmitQuery(ctx, query::DriftJson(*res, a.options));
   return Status::OK();
 }
 

@@ -19,47 +19,13 @@
 #include "query/temporal.h"
 #include "query/traverse.h"
 #include "snapshot/reader.h"
+#include "tools/query_cli.h"
 
 namespace amem::cli {
 
 namespace {
 
 using query::Json;
-
-// Flags every query shares.
-struct SnapshotArgs {
-  std::string snapshot;
-  ReadViewFlags view;
-};
-
-void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args) {
-  cmd->add_option("--snapshot", args->snapshot,
-                  "Query this .amem file instead of the store's current snapshot")
-      ->type_name("FILE");
-  AddReadViewFlags(cmd, &args->view);
-}
-
-Result<std::unique_ptr<snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args) {
-  std::string path = args.snapshot;
-  if (path.empty()) {
-    auto store = ctx.OpenStore();
-    if (!store.ok()) return store.status();
-    auto file = query::EnsureSnapshot(**store, args.view.view());
-    if (!file.ok()) return file.status();
-    path = file->path;
-  } else if (args.view.view().kind != ReadView::Kind::kLatest) {
-    return ctx.UsageError("--as-of/--at apply to the store, not to --snapshot");
-  }
-  return snapshot::Reader::Open(path);
-}
-
-void Emit(Context& ctx, const Json& doc) {
-  if (ctx.json()) {
-    ctx.Json(doc);
-  } else {
-    ctx.Out() += query::RenderText(doc);
-  }
-}
 
 // Adds `name` as a node argument (key, 16-hex-digit id or dense index).
 CLI::Option* AddNodeArg(CLI::App* cmd, const std::string& name, std::string* out,
@@ -99,7 +65,7 @@ Status RunTraverse(Context& ctx, const TraverseArgs& a) {
   o.depth = a.depth;
   o.min_confidence = a.min_confidence;
   o.limit = a.limit;
-  Emit(ctx, query::TraverseJson(*reader, query::Traverse(*reader, start, o), o));
+  EmitQuery(ctx, query::TraverseJson(*reader, query::Traverse(*reader, start, o), o));
   return Status::OK();
 }
 
@@ -131,7 +97,7 @@ Status RunSearch(Context& ctx, const SearchArgs& a) {
   if (a.after_opt->count() > 0) o.after = a.after;
   if (a.before_opt->count() > 0) o.before = a.before;
   o.limit = a.limit;
-  Emit(ctx, query::SearchJson(*reader, query::Search(*reader, o), o));
+  EmitQuery(ctx, query::SearchJson(*reader, query::Search(*reader, o), o));
   return Status::OK();
 }
 
@@ -150,7 +116,7 @@ Status RunTemporal(Context& ctx, const TemporalArgs& args) {
   o.a = a;
   o.b = b;
   o.limit = args.limit;
-  Emit(ctx, query::TemporalJson(*reader, query::Temporal(*reader, o)));
+  EmitQuery(ctx, query::TemporalJson(*reader, query::Temporal(*reader, o)));
   return Status::OK();
 }
 
@@ -168,7 +134,7 @@ Status RunImpact(Context& ctx, const ImpactArgs& a) {
   query::ImpactOptions o;
   o.depth = a.depth;
   o.limit = a.limit;
-  Emit(ctx, query::ImpactJson(*reader, query::Impact(*reader, root, o)));
+  EmitQuery(ctx, query::ImpactJson(*reader, query::Impact(*reader, root, o)));
   return Status::OK();
 }
 
@@ -222,7 +188,7 @@ Status RunResolve(Context& ctx, const ResolveArgs& a) {
   AMEM_ASSIGN_OR_RETURN(node, Node(*reader, a.node));
   query::ResolveOptions o;
   o.limit = a.limit;
-  Emit(ctx, query::ResolveJson(*reader, query::Resolve(*reader, node, o)));
+  EmitQuery(ctx, query::ResolveJson(*reader, query::Resolve(*reader, node, o)));
   return Status::OK();
 }
 
@@ -260,7 +226,7 @@ Status RunPath(Context& ctx, const PathArgs& a) {
   }
   Json doc = query::PathJson(*reader, r, o);
   doc["truncated"] = truncated;
-  Emit(ctx, doc);
+  EmitQuery(ctx, doc);
   return Status::OK();
 }
 

@@ -16,46 +16,11 @@
 #include "query/text_search.h"
 #include "snapshot/reader.h"
 #include "tools/cmd_query_rank.h"
+#include "tools/query_cli.h"
 
 namespace amem::cli {
 
 namespace {
-
-struct Source {
-  std::string snapshot;
-  ReadViewFlags view;
-};
-
-void AddSourceFlags(CLI::App* cmd, Source* src) {
-  cmd->add_option("--snapshot", src->snapshot,
-                  "Query this .amem file instead of the store's current snapshot "
-                  "(which is re-exported when the store has changed)")
-      ->type_name("FILE");
-  AddReadViewFlags(cmd, &src->view);
-}
-
-Result<std::unique_ptr<snapshot::Reader>> OpenSource(Context& ctx, const Source& src) {
-  if (!src.snapshot.empty()) {
-    if (src.view.view().kind != ReadView::Kind::kLatest) {
-      return ctx.UsageError("--as-of/--at read the store; they cannot apply to --snapshot");
-    }
-    return snapshot::Reader::Open(src.snapshot);
-  }
-  auto store = ctx.OpenStore();
-  if (!store.ok()) return store.status();
-  auto file = query::EnsureSnapshot(**store, src.view.view());
-  if (!file.ok()) return file.status();
-  return snapshot::Reader::Open(file->path);
-}
-
-Status Print(Context& ctx, const query::Json& doc) {
-  if (ctx.json()) {
-    ctx.Json(doc);
-  } else {
-    ctx.Out() += query::RenderText(doc);
-  }
-  return Status::OK();
-}
 
 // "--vector '[0.1, 0.2, ...]'": a JSON array of finite numbers.
 Result<std::vector<float>> ParseVector(const std::string& text) {
@@ -111,7 +76,7 @@ Status ApplyFilters(const snapshot::Reader& reader, const Filters& f, query::Typ
 
 // ---- similar ----
 struct SimilarArgs {
-  Source src;
+  SnapshotArgs src;
   Filters filters;
   std::string node, vector, text;
   uint32_t limit = 10;
@@ -122,7 +87,7 @@ Status RunSimilar(Context& ctx, const SimilarArgs& a) {
   if (a.node.empty() && a.vector.empty() && a.text.empty()) {
     return ctx.UsageError("give a NODE, --vector or --text");
   }
-  auto reader = OpenSource(ctx, a.src);
+  auto reader = OpenSnapshot(ctx, a.src);
   if (!reader.ok()) return reader.status();
   const snapshot::Reader& r = **reader;
   query::SimilarOptions o;
@@ -140,12 +105,13 @@ Status RunSimilar(Context& ctx, const SimilarArgs& a) {
   AMEM_RETURN_IF_ERROR(ApplyFilters(r, a.filters, &o.types, &o.runs));
   auto res = query::Similar(r, o);
   if (!res.ok()) return res.status();
-  return Print(ctx, query::SimilarJson(r, *res));
+  EmitQuery(ctx, query::SimilarJson(r, *res));
+  return Status::OK();
 }
 
 // ---- text-search ----
 struct TextSearchArgs {
-  Source src;
+  SnapshotArgs src;
   Filters filters;
   std::vector<std::string> words;
   uint32_t limit = 10;
@@ -154,7 +120,7 @@ struct TextSearchArgs {
 };
 
 Status RunTextSearch(Context& ctx, const TextSearchArgs& a) {
-  auto reader = OpenSource(ctx, a.src);
+  auto reader = OpenSnapshot(ctx, a.src);
   if (!reader.ok()) return reader.status();
   const snapshot::Reader& r = **reader;
   query::TextSearchOptions o;
@@ -165,12 +131,13 @@ Status RunTextSearch(Context& ctx, const TextSearchArgs& a) {
   AMEM_RETURN_IF_ERROR(ApplyFilters(r, a.filters, &o.types, &o.runs));
   auto res = query::TextSearch(r, o);
   if (!res.ok()) return res.status();
-  return Print(ctx, query::TextSearchJson(r, *res));
+  EmitQuery(ctx, query::TextSearchJson(r, *res));
+  return Status::OK();
 }
 
 // ---- hybrid-search ----
 struct HybridArgs {
-  Source src;
+  SnapshotArgs src;
   Filters filters;
   std::vector<std::string> words;
   std::string vector;
@@ -179,7 +146,7 @@ struct HybridArgs {
 };
 
 Status RunHybrid(Context& ctx, const HybridArgs& a) {
-  auto reader = OpenSource(ctx, a.src);
+  auto reader = OpenSnapshot(ctx, a.src);
   if (!reader.ok()) return reader.status();
   const snapshot::Reader& r = **reader;
   query::HybridSearchOptions o;
@@ -194,12 +161,13 @@ Status RunHybrid(Context& ctx, const HybridArgs& a) {
   AMEM_RETURN_IF_ERROR(ApplyFilters(r, a.filters, &o.types, &o.runs));
   auto res = query::HybridSearch(r, o);
   if (!res.ok()) return res.status();
-  return Print(ctx, query::HybridSearchJson(r, *res));
+  EmitQuery(ctx, query::HybridSearchJson(r, *res));
+  return Status::OK();
 }
 
 // ---- centrality ----
 struct CentralityArgs {
-  Source src;
+  SnapshotArgs src;
   std::string metric = "pagerank";
   std::vector<std::string> types, rels;
   uint32_t limit = 20;
@@ -209,7 +177,7 @@ struct CentralityArgs {
 Status RunCentrality(Context& ctx, const CentralityArgs& a) {
   auto metric = query::ParseCentralityMetric(a.metric);
   if (!metric.ok()) return ctx.UsageError(metric.status().message());
-  auto reader = OpenSource(ctx, a.src);
+  auto reader = OpenSnapshot(ctx, a.src);
   if (!reader.ok()) return reader.status();
   const snapshot::Reader& r = **reader;
   query::CentralityOptions o;
@@ -224,7 +192,8 @@ Status RunCentrality(Context& ctx, const CentralityArgs& a) {
   o.threads = a.threads;
   auto res = query::Centrality(r, o);
   if (!res.ok()) return res.status();
-  return Print(ctx, query::CentralityJson(r, *res));
+  EmitQuery(ctx, query::CentralityJson(r, *res));
+  return Status::OK();
 }
 
 }  // namespace
@@ -251,7 +220,7 @@ void AddQueryRankCommands(CLI::App& app, Context& ctx) {
     cmd->add_option("--min-similarity", a->min_similarity,
                     "Drop rows with a cosine below this (default 0)");
     AddFilterFlags(cmd, &a->filters);
-    AddSourceFlags(cmd, &a->src);
+    AddSnapshotFlags(cmd, &a->src);
     ctx.SetAction(cmd, [&ctx, a] { return RunSimilar(ctx, *a); });
   }
   {
@@ -269,7 +238,7 @@ void AddQueryRankCommands(CLI::App& app, Context& ctx) {
     cmd->add_flag("--all", a->all, "Only rows containing every query term (AND); default OR");
     cmd->add_flag("--scan", a->scan, "Ignore the term index and scan every content");
     AddFilterFlags(cmd, &a->filters);
-    AddSourceFlags(cmd, &a->src);
+    AddSnapshotFlags(cmd, &a->src);
     ctx.SetAction(cmd, [&ctx, a] { return RunTextSearch(ctx, *a); });
   }
   {
@@ -293,7 +262,7 @@ void AddQueryRankCommands(CLI::App& app, Context& ctx) {
                     "Weight of the cosine ranking (default 0.5)");
     cmd->add_option("--k", a->k, "RRF constant k (default 60)");
     AddFilterFlags(cmd, &a->filters);
-    AddSourceFlags(cmd, &a->src);
+    AddSnapshotFlags(cmd, &a->src);
     ctx.SetAction(cmd, [&ctx, a] { return RunHybrid(ctx, *a); });
   }
   {
@@ -317,7 +286,7 @@ void AddQueryRankCommands(CLI::App& app, Context& ctx) {
     cmd->add_option("--threads", a->threads,
                     "Betweenness worker threads (default: all cores; results are "
                     "identical for any count)");
-    AddSourceFlags(cmd, &a->src);
+    AddSnapshotFlags(cmd, &a->src);
     ctx.SetAction(cmd, [&ctx, a] { return RunCentrality(ctx, *a); });
   }
 }
