@@ -4,7 +4,8 @@
 //
 //   ingest_bench [--benchmarks=LIST] [--num=10000,100000] [--runs=5] [--vectors=1]
 //                [--commit_ops=1000] [--opens=200] [--sqlite_sync=normal]
-//                [--malloc_trim=0]
+//                [--malloc_trim=0] [--hub_edges=100000] [--hub_batch=1000]
+//                [--hub_commits=100000]
 //
 // Benchmarks (default: all, in this order), each run for every size in --num:
 //   ingest          amem: one Batch of N nodes + 3N edges, Store::Apply into a fresh
@@ -31,6 +32,18 @@
 //   open            amem: median of --opens Store::Open calls on that store.
 //   lmdb_open       raw LMDB on the same directory: env create+open, a read txn
 //                   opening the main db.
+//   hub             run once, not per size: one node receives --hub_edges edges
+//                   (src:i -calls-> hub, so the hub's in list grows to that
+//                   size) into a fresh store, in batches of --hub_batch, durable
+//                   (hub_batched) and not (hub_batched_nosync), then
+//                   --hub_commits edges as single-edge commits, not durable
+//                   (hub_commits: an fsync per commit would measure the disk, not
+//                   the list). Prints wall and CPU us/edge for the first and the
+//                   last 10K edges: equal figures mean appending stays O(1). The
+//                   durable run also pays the write-back of every page a commit
+//                   dirtied, which grows with the store (random source keys touch
+//                   more distinct e/out pages per batch) until a batch's edges each
+//                   dirty their own pages; the nosync runs isolate the list.
 // By default malloc keeps freed memory, so timed runs reuse pages the warm-up touched;
 // --malloc_trim=1 keeps glibc's default (large frees go back to the kernel, every run
 // pays first-touch page faults, as a one-shot `amem ingest` process would).
@@ -453,6 +466,81 @@ void LmdbOpens(const std::string& dir, const Config& config) {
   Report("lmdb_open", median, 1, 0, extra);
 }
 
+// ---- a hub: one node receiving many edges ----
+
+struct HubConfig {
+  uint64_t edges = 100000;
+  uint64_t batch = 1000;
+  uint64_t commits = 100000;
+};
+
+EdgeInput HubEdge(uint64_t i) {
+  EdgeInput e;
+  e.src = "symbol:caller-" + std::to_string(i);
+  e.rel = "calls";
+  e.dst = "symbol:hub";
+  return e;
+}
+
+// Adds `edges` edges into the hub, `per_commit` per Store::Apply, and reports the
+// time per edge over the first and the last `window` edges and overall.
+void HubRun(const ScratchDir& scratch, const char* name, uint64_t edges, uint64_t per_commit,
+            bool durable) {
+  const std::string dir = scratch.Sub(name);
+  RemoveAll(dir);
+  std::unique_ptr<Store> store = OpenStore(dir, durable);
+  const uint64_t window = std::min<uint64_t>(10000, edges / 2);
+  double first = 0, last = 0, total = 0, first_cpu = 0, last_cpu = 0;
+  for (uint64_t begin = 0; begin < edges; begin += per_commit) {
+    const uint64_t end = std::min(edges, begin + per_commit);
+    Batch batch;
+    for (uint64_t i = begin; i < end; ++i) batch.PutEdge(HubEdge(i));
+    Stopwatch watch;
+    Result<uint64_t> rev = store->Apply(batch);
+    const Sample sample = watch.Elapsed();
+    if (!rev.ok()) Die(kProgram, "Apply: " + rev.status().ToString());
+    total += sample.wall;
+    // A commit straddling a window boundary is split by its share of edges.
+    const double per_edge = sample.wall / static_cast<double>(end - begin);
+    const double cpu_per_edge = sample.cpu / static_cast<double>(end - begin);
+    auto overlap = [&](uint64_t lo, uint64_t hi) {
+      return static_cast<double>(std::min(end, hi) > std::max(begin, lo)
+                                     ? std::min(end, hi) - std::max(begin, lo)
+                                     : 0);
+    };
+    first += per_edge * overlap(0, window);
+    last += per_edge * overlap(edges - window, edges);
+    first_cpu += cpu_per_edge * overlap(0, window);
+    last_cpu += cpu_per_edge * overlap(edges - window, edges);
+  }
+  Result<std::vector<EdgeRecord>> in = store->In("symbol:hub");
+  if (!in.ok()) Die(kProgram, "In: " + in.status().ToString());
+  if (in->size() != edges) Die(kProgram, "hub has " + std::to_string(in->size()) + " edges");
+  const double w = static_cast<double>(window);
+  char extra[256];
+  std::snprintf(extra, sizeof(extra),
+                "%llu edges, %llu per commit%s: first %lluK %.2f us/edge (cpu %.2f), "
+                "last %lluK %.2f us/edge (cpu %.2f), last/first %.2fx (cpu %.2fx); "
+                "in(hub) lists %zu",
+                static_cast<unsigned long long>(edges),
+                static_cast<unsigned long long>(per_commit), durable ? "" : ", nosync",
+                static_cast<unsigned long long>(window / 1000), first * 1e6 / w,
+                first_cpu * 1e6 / w, static_cast<unsigned long long>(window / 1000),
+                last * 1e6 / w, last_cpu * 1e6 / w, last / first, last_cpu / first_cpu,
+                in->size());
+  Report(name, total, edges, 0, extra);
+}
+
+void HubBench(const HubConfig& config) {
+  std::printf("== hub: one node receiving %llu edges\n",
+              static_cast<unsigned long long>(config.edges));
+  ScratchDir scratch("amem-hub-bench");
+  HubRun(scratch, "hub_batched", config.edges, config.batch, true);
+  HubRun(scratch, "hub_batched_nosync", config.edges, config.batch, false);
+  HubRun(scratch, "hub_commits", config.commits, 1, false);
+  std::fflush(stdout);
+}
+
 // ---- driver ----
 
 bool Wanted(const std::vector<std::string>& list, std::string_view name) {
@@ -566,7 +654,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> known = {
       "ingest",      "ingest_nosync", "ingest_nodes", "ingest_edges", "lmdb_ingest",
       "lmdb_ingest_writemap", "sqlite_ingest", "commit", "commit_nosync", "lmdb_commit",
-      "lmdb_commit_nosync", "open", "lmdb_open"};
+      "lmdb_commit_nosync", "open", "lmdb_open", "hub"};
   std::string all_names;
   for (const std::string& k : known) all_names += (all_names.empty() ? "" : ",") + k;
   std::vector<std::string> benchmarks = flags.List("benchmarks", all_names);
@@ -578,11 +666,16 @@ int main(int argc, char** argv) {
   std::string sync = flags.String("sqlite_sync", "normal");
   bool vectors = flags.Bool("vectors", true);
   bool malloc_trim = flags.Bool("malloc_trim", false);
+  HubConfig hub;
+  hub.edges = flags.Uint("hub_edges", hub.edges);
+  hub.batch = flags.Uint("hub_batch", hub.batch);
+  hub.commits = flags.Uint("hub_commits", hub.commits);
   if (!flags.Unknown().empty()) {
     Die(kProgram, "unknown argument " + flags.Unknown()[0] +
                       "\nusage: ingest_bench [--benchmarks=a,b] [--num=10000,100000] "
                       "[--runs=5] [--vectors=0|1] [--commit_ops=1000] [--opens=200] "
-                      "[--sqlite_sync=normal|full] [--malloc_trim=0|1]", 2);
+                      "[--sqlite_sync=normal|full] [--malloc_trim=0|1] [--hub_edges=100000] "
+                      "[--hub_batch=1000] [--hub_commits=100000]", 2);
   }
   for (const std::string& b : benchmarks) {
     if (!Wanted(known, b)) Die(kProgram, "unknown benchmark " + b + "; known: " + all_names, 2);
@@ -591,6 +684,9 @@ int main(int argc, char** argv) {
   config.sqlite_full_sync = sync == "full";
   if (config.runs < 1 || config.commit_ops < 1 || config.opens < 1) {
     Die(kProgram, "--runs, --commit_ops and --opens must be at least 1", 2);
+  }
+  if (hub.edges < 2 || hub.commits < 2 || hub.batch < 1) {
+    Die(kProgram, "--hub_edges and --hub_commits must be at least 2, --hub_batch 1", 2);
   }
   std::vector<uint64_t> nums;
   for (const std::string& s : sizes) {
@@ -613,6 +709,11 @@ int main(int argc, char** argv) {
               MDB_VERSION_STRING, sqlite3_libversion(), sync.c_str(), config.runs,
               malloc_trim ? "returns memory to the kernel (cold pages)"
                           : "keeps freed memory (warm pages)");
-  for (uint64_t n : nums) RunSize(n, benchmarks, vectors, config);
+  // The hub runs once; the rest per size, and only if one of them was asked for.
+  if (std::any_of(benchmarks.begin(), benchmarks.end(),
+                  [](const std::string& b) { return b != "hub"; })) {
+    for (uint64_t n : nums) RunSize(n, benchmarks, vectors, config);
+  }
+  if (Wanted(benchmarks, "hub")) HubBench(hub);
   return 0;
 }

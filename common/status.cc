@@ -11,6 +11,7 @@ const char* CodeName(Status::Code code) {
     case Status::Code::kInvalidArgument: return "Invalid argument";
     case Status::Code::kIOError: return "IO error";
     case Status::Code::kNotSupported: return "Not supported";
+    case Status::Code::kAborted: return "Aborted";
   }
   return "Unknown";
 }

@@ -21,6 +21,9 @@ class [[nodiscard]] Status {
     kInvalidArgument = 3,
     kIOError = 4,
     kNotSupported = 5,
+    // An optimistic write found the store changed since the revision it expected
+    // (WriteOptions::expected_revision): nothing was written; read again and retry.
+    kAborted = 6,
   };
 
   Status() = default;
@@ -32,6 +35,7 @@ class [[nodiscard]] Status {
   }
   static Status IOError(std::string_view msg) { return Status(Code::kIOError, msg); }
   static Status NotSupported(std::string_view msg) { return Status(Code::kNotSupported, msg); }
+  static Status Aborted(std::string_view msg) { return Status(Code::kAborted, msg); }
 
   bool ok() const { return code_ == Code::kOk; }
   bool IsNotFound() const { return code_ == Code::kNotFound; }
@@ -39,6 +43,7 @@ class [[nodiscard]] Status {
   bool IsInvalidArgument() const { return code_ == Code::kInvalidArgument; }
   bool IsIOError() const { return code_ == Code::kIOError; }
   bool IsNotSupported() const { return code_ == Code::kNotSupported; }
+  bool IsAborted() const { return code_ == Code::kAborted; }
 
   Code code() const { return code_; }
   const std::string& message() const { return message_; }

@@ -49,6 +49,39 @@ Status Collision(std::string_view key, std::string_view other, std::string_view 
                                  " have the same id " + FormatHexId(id));
 }
 
+// The key that edge records name for node `id` (an edge to or from it keeps its
+// endpoint's key even while the node is missing): one seek of its out list, else
+// of its in list. Empty when the node has no adjacency entry.
+Status AdjacentEndpointKey(MDB_txn* txn, const Dbs& dbs, uint64_t id, std::string* key) {
+  key->clear();
+  const std::string node_key = NodeKey(id);
+  for (bool outgoing : {true, false}) {
+    std::string_view entry, value;
+    if (!Get(txn, outgoing ? dbs.out : dbs.in, node_key, &entry)) continue;
+    if (entry.size() != kAdjEntrySize) return Status::Corruption("adjacency entry size");
+    auto rel = static_cast<RelationId>(entry[0]);
+    uint64_t other = DecodeBig64(entry.data() + 1);
+    if (!Get(txn, dbs.e, outgoing ? EdgeKey(id, rel, other) : EdgeKey(other, rel, id), &value)) {
+      return Status::Corruption(std::string(outgoing ? "out" : "in") + " adjacency of node " +
+                                FormatHexId(id) + " points at no edge record");
+    }
+    EdgeValue v;
+    AMEM_RETURN_IF_ERROR(v.DecodeFrom(value).WithContext("edge record"));
+    key->assign(outgoing ? v.src_key : v.dst_key);
+    return Status::OK();
+  }
+  return Status::OK();
+}
+
+// Aborted when the write expects another latest revision than `latest` (the one
+// its transaction started at): someone else committed since the caller read.
+Status CheckExpectedRevision(const WriteOptions& options, uint64_t latest) {
+  if (!options.expected_revision || *options.expected_revision == latest) return Status::OK();
+  return Status::Aborted("conflict: the write expected the store at revision " +
+                         std::to_string(*options.expected_revision) + " but it is at " +
+                         std::to_string(latest) + "; nothing was written");
+}
+
 // Run, task and scope of an operation, falling back to the batch's.
 struct Attribution {
   std::string_view run, task, scope;
@@ -183,7 +216,7 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
     uint64_t rev = 0;
     AMEM_RETURN_IF_ERROR(Read([&](MDB_txn* txn) {
       rev = GetMetaU64(txn, dbs, kMetaRevision, 0);
-      return Status::OK();
+      return CheckExpectedRevision(options, rev);
     }));
     return rev;
   }
@@ -301,6 +334,7 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
   Status s = Write([&](MDB_txn* txn) -> Status {
     *effective = 0;
     const uint64_t prev_rev = GetMetaU64(txn, dbs, kMetaRevision, 0);
+    AMEM_RETURN_IF_ERROR(CheckExpectedRevision(options, prev_rev));
     const uint64_t rev = prev_rev + 1;
     const int64_t rev_ts = std::max(
         base_ts,
@@ -341,6 +375,7 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       }
     }
 
+    int64_t tombstone_delta = 0;  // node and edge tombstones written minus replaced
     // ---- nodes, by id ----
     {
       AscendingWriter writer(txn, dbs.n);
@@ -358,15 +393,25 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
             if (p.kind == Kind::kDeleteNode) continue;  // that key is not stored
             return OpError(ref.i, Collision(in.key, cur.key, "stored ", p.a));
           }
-        } else if (p.kind == Kind::kPutNode && !hist_empty) {
-          // A removed tombstone leaves older versions in hist; they name the key.
-          Cursor c(txn, dbs.hist);
-          std::string prefix(1, kHistNode);
-          prefix.append(key);
-          if (c.SeekRange(prefix) && c.key().substr(0, prefix.size()) == prefix) {
-            NodeValue old;
-            AMEM_RETURN_IF_ERROR(old.DecodeFrom(c.value()).WithContext("hist node"));
-            if (old.key != in.key) return OpError(ref.i, Collision(in.key, old.key, "past ", p.a));
+        } else if (p.kind == Kind::kPutNode) {
+          // No node record. A removed tombstone leaves older versions in hist, and
+          // an edge to or from a missing node keeps its key; both name the key.
+          if (!hist_empty) {
+            Cursor c(txn, dbs.hist);
+            std::string prefix(1, kHistNode);
+            prefix.append(key);
+            if (c.SeekRange(prefix) && c.key().substr(0, prefix.size()) == prefix) {
+              NodeValue old;
+              AMEM_RETURN_IF_ERROR(old.DecodeFrom(c.value()).WithContext("hist node"));
+              if (old.key != in.key) {
+                return OpError(ref.i, Collision(in.key, old.key, "past ", p.a));
+              }
+            }
+          }
+          std::string endpoint;
+          AMEM_RETURN_IF_ERROR(AdjacentEndpointKey(txn, dbs, p.a, &endpoint));
+          if (!endpoint.empty() && endpoint != in.key) {
+            return OpError(ref.i, Collision(in.key, endpoint, "edge endpoint ", p.a));
           }
         }
         const bool live = found && !cur.tombstone;
@@ -393,6 +438,7 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
         buf.clear();
         next.EncodeTo(&buf);
         writer.Put(key, buf);
+        tombstone_delta += int{next.tombstone} - int{found && cur.tombstone};
         p.type = next.type;
         p.effective = true;
       }
@@ -418,6 +464,12 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       }
       flush();
     };
+    // (src, dst) order: an attempt that a full map cut short in the in-list
+    // phase below left `edges` in (dst, src) order.
+    for (EdgeRef& ref : edges) {
+      ref.x = preps[ref.i].a;
+      ref.y = preps[ref.i].b;
+    }
     std::sort(edges.begin(), edges.end(), EdgeLess);
     {
       AscendingWriter writer(txn, dbs.e);
@@ -462,6 +514,7 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
         buf.clear();
         next.EncodeTo(&buf);
         writer.Put(key, buf);
+        tombstone_delta += int{next.tombstone} - int{found && cur.tombstone};
         p.new_edge = !found;
         p.effective = true;
       }
@@ -576,6 +629,7 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
     }
     Put(txn, dbs.log, RevKey(rev), buf);
     Put(txn, dbs.time, TimeKey(rev_ts, rev), {});
+    AMEM_RETURN_IF_ERROR(AddTombstones(txn, dbs, tombstone_delta));
     PutMetaU64(txn, dbs, kMetaRevision, rev);
     PutMetaU64(txn, dbs, kMetaRevisionTs, static_cast<uint64_t>(rev_ts));
     committed = rev;

@@ -10,6 +10,66 @@ using namespace store_internal;
 
 namespace {
 
+uint64_t Entries(MDB_txn* txn, MDB_dbi dbi) {
+  MDB_stat st;
+  lmdb::dbi_stat(txn, dbi, &st);
+  return st.ms_entries;
+}
+
+}  // namespace
+
+namespace store_internal {
+
+std::string TombstoneWarningText(uint64_t tombstones, uint64_t records) {
+  if (tombstones < kWarnMinTombstones ||
+      static_cast<double>(tombstones) < kWarnTombstoneRatio * static_cast<double>(records)) {
+    return {};
+  }
+  return std::to_string(tombstones) + " tombstones (" +
+         std::to_string(tombstones * 100 / std::max<uint64_t>(records, 1)) +
+         "% of node and edge records) have accumulated; compaction is recommended "
+         "(amem compact)";
+}
+
+Status CountTombstones(MDB_txn* txn, const Dbs& dbs, uint64_t* tombstones) {
+  std::string_view stored;
+  if (Get(txn, dbs.meta, kMetaTombstones, &stored) && stored.size() == 8) {
+    *tombstones = DecodeBig64(stored.data());
+    return Status::OK();
+  }
+  *tombstones = 0;
+  for (MDB_dbi dbi : {dbs.n, dbs.e}) {
+    Cursor c(txn, dbi);
+    for (bool ok = c.First(); ok; ok = c.Next()) {
+      uint64_t rev = 0;
+      bool tombstone = false;
+      if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("record header");
+      *tombstones += tombstone ? 1 : 0;
+    }
+  }
+  return Status::OK();
+}
+
+Status AddTombstones(MDB_txn* txn, const Dbs& dbs, int64_t delta) {
+  if (delta == 0) return Status::OK();
+  std::string_view stored;
+  const bool kept = Get(txn, dbs.meta, kMetaTombstones, &stored) && stored.size() == 8;
+  uint64_t count = 0;
+  // Without the counter, the scan already sees this transaction's writes.
+  AMEM_RETURN_IF_ERROR(CountTombstones(txn, dbs, &count));
+  if (kept) {
+    count = delta < 0 && static_cast<uint64_t>(-delta) > count
+                ? 0
+                : count + static_cast<uint64_t>(delta);
+  }
+  PutMetaU64(txn, dbs, kMetaTombstones, count);
+  return Status::OK();
+}
+
+}  // namespace store_internal
+
+namespace {
+
 bool IsLiveNode(MDB_txn* txn, const Dbs& dbs, uint64_t id) {
   std::string_view value;
   uint64_t rev = 0;
@@ -20,12 +80,6 @@ bool IsLiveNode(MDB_txn* txn, const Dbs& dbs, uint64_t id) {
 bool HasDup(MDB_txn* txn, MDB_dbi dbi, std::string_view key, std::string_view dup) {
   Cursor c(txn, dbi);
   return c.SeekDupRange(key, dup) && c.value() == dup;
-}
-
-uint64_t Entries(MDB_txn* txn, MDB_dbi dbi) {
-  MDB_stat st;
-  lmdb::dbi_stat(txn, dbi, &st);
-  return st.ms_entries;
 }
 
 // Counts that Stats reports and Compact's store-wide trigger uses.
@@ -89,37 +143,38 @@ Status TakeCensus(MDB_txn* txn, const Dbs& dbs, MDB_env* env, StoreStats* st) {
 
   uint64_t tombstones = st->deleted_nodes + st->deleted_edges;
   uint64_t records = tombstones + st->live_nodes + st->live_edges;
-  if (tombstones >= kWarnMinTombstones &&
-      static_cast<double>(tombstones) >= kWarnTombstoneRatio * static_cast<double>(records)) {
+  if (std::string warning = TombstoneWarningText(tombstones, records); !warning.empty()) {
     st->compaction_recommended = true;
-    st->warnings.push_back(
-        std::to_string(tombstones) + " tombstones (" +
-        std::to_string(tombstones * 100 / std::max<uint64_t>(records, 1)) +
-        "% of node and edge records) and " + std::to_string(st->dead_adjacency_entries) +
-        " dead adjacency entries have accumulated; compaction is recommended (amem compact)");
+    st->warnings.push_back(std::move(warning));
   }
   return Status::OK();
 }
 
-struct DeadEntry {
-  std::string list_key;  // NodeKey
+// A deleted edge whose adjacency entries compaction moves to the dead lists.
+struct DeadEdge {
+  uint64_t src;
   RelationId rel;
-  uint64_t other;
-  uint64_t deleted_rev;
+  uint64_t dst;
+  uint64_t deleted_rev;  // the revision of its tombstone
+  bool operator<(const DeadEdge& o) const {
+    return src != o.src ? src < o.src : rel != o.rel ? rel < o.rel : dst < o.dst;
+  }
+  bool operator==(const DeadEdge& o) const {
+    return src == o.src && rel == o.rel && dst == o.dst;
+  }
 };
 
 // Scans every list of `list` (out when outgoing, else in) and appends the dead
-// entries of the lists that qualify for rewriting.
-Status FindDeadEntries(MDB_txn* txn, const Dbs& dbs, bool outgoing, bool rewrite_all,
-                       std::vector<DeadEntry>* out, uint64_t* lists) {
+// edges of the lists that qualify for rewriting.
+Status FindDeadEdges(MDB_txn* txn, const Dbs& dbs, bool outgoing, bool rewrite_all,
+                     std::vector<DeadEdge>* out) {
   Cursor c(txn, outgoing ? dbs.out : dbs.in);
-  std::vector<DeadEntry> dead;
+  std::vector<DeadEdge> dead;
   uint64_t total = 0;
   auto flush = [&] {
     uint64_t d = dead.size();
     if (d > 0 && (rewrite_all || d >= kCompactListMinDead ||
                   static_cast<double>(d) >= kCompactListDeadRatio * static_cast<double>(total))) {
-      ++*lists;
       out->insert(out->end(), dead.begin(), dead.end());
     }
     dead.clear();
@@ -138,20 +193,38 @@ Status FindDeadEntries(MDB_txn* txn, const Dbs& dbs, bool outgoing, bool rewrite
     uint64_t id = DecodeBig64(c.key().data());
     auto rel = static_cast<RelationId>(v[0]);
     uint64_t other = DecodeBig64(v.data() + 1);
-    std::string edge_key = outgoing ? EdgeKey(id, rel, other) : EdgeKey(other, rel, id);
+    const uint64_t src = outgoing ? id : other, dst = outgoing ? other : id;
     std::string_view value;
     uint64_t rev = 0;
     bool tombstone = false;
-    if (!Get(txn, dbs.e, edge_key, &value)) {
+    if (!Get(txn, dbs.e, EdgeKey(src, rel, dst), &value)) {
       return Status::Corruption(std::string(outgoing ? "out" : "in") + " adjacency of node " +
                                 FormatHexId(id) + " points at no edge record");
     }
     if (!PeekRev(value, &rev, &tombstone)) return Status::Corruption("edge record header");
     ++total;
-    if (tombstone) dead.push_back({current, rel, other, rev});
+    if (tombstone) dead.push_back({src, rel, dst, rev});
   }
   flush();
   return Status::OK();
+}
+
+// Moves the out and in entries of the deleted edge `d` to the dead lists; adds the
+// lists it changed to `lists` (outgoing flag, node id) and returns how many entries
+// moved (2, or 1 in a store an older amem left with only one of them).
+uint64_t MoveToDeadLists(MDB_txn* txn, const Dbs& dbs, const DeadEdge& d,
+                         std::vector<std::pair<bool, uint64_t>>* lists) {
+  uint64_t moved = 0;
+  for (bool outgoing : {true, false}) {
+    const uint64_t owner = outgoing ? d.src : d.dst, other = outgoing ? d.dst : d.src;
+    const std::string list_key = NodeKey(owner);
+    if (!Del(txn, outgoing ? dbs.out : dbs.in, list_key, AdjEntry(d.rel, other))) continue;
+    PutDup(txn, outgoing ? dbs.out_dead : dbs.in_dead, list_key,
+           DeadAdjEntry(d.rel, other, d.deleted_rev));
+    lists->emplace_back(outgoing, owner);
+    ++moved;
+  }
+  return moved;
 }
 
 // Sorts big records by sorting their positions, then moving each record once.
@@ -220,7 +293,7 @@ Result<StoreState> Store::ReadState(const ReadView& view) const {
                                      log.size() >= 8) {
       state.revision_ts = static_cast<int64_t>(DecodeFixed64(log.data()));
     }
-    AMEM_RETURN_IF_ERROR(LoadRelations(txn, dbs, &state.relations));
+    AMEM_RETURN_IF_ERROR(LoadRelations(txn, dbs, at, &state.relations));
     state.nodes.reserve(Entries(txn, dbs.n));
     state.edges.reserve(Entries(txn, dbs.e));
     std::string names[kMaxRelationId + 1];
@@ -279,12 +352,26 @@ Result<StoreStats> Store::Stats() const {
   return st;
 }
 
+Result<std::string> Store::TombstoneWarning() const {
+  std::string warning;
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+    const Dbs& dbs = rep_->dbs;
+    uint64_t tombstones = 0;
+    AMEM_RETURN_IF_ERROR(CountTombstones(txn, dbs, &tombstones));
+    warning = TombstoneWarningText(tombstones, Entries(txn, dbs.n) + Entries(txn, dbs.e));
+    return Status::OK();
+  }));
+  return warning;
+}
+
 Result<CompactReport> Store::Compact(const CompactOptions& options) {
   CompactReport report;
+  std::string repairs;  // what step 2 repaired, if anything
   const Dbs& dbs = rep_->dbs;
   AMEM_RETURN_IF_ERROR(rep_->Write(
       [&](MDB_txn* txn) -> Status {
         report = CompactReport();
+        repairs.clear();
         report.dry_run = options.dry_run;
         const uint64_t latest = GetMetaU64(txn, dbs, kMetaRevision, 0);
         const uint64_t floor = GetMetaU64(txn, dbs, kMetaFloor, 0);
@@ -299,41 +386,66 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
         const bool rewrite_all = census.compaction_recommended;
 
         // 1. Move dead adjacency entries to the dead lists, which only as-of
-        //    reads consult.
+        //    reads consult. A deleted edge leaves out and in together, whichever
+        //    of its two lists qualified, so that out and in always hold the same
+        //    edges and every e record keeps both of its entries or neither.
+        std::vector<DeadEdge> dead;
         for (bool outgoing : {true, false}) {
-          std::vector<DeadEntry> dead;
-          AMEM_RETURN_IF_ERROR(
-              FindDeadEntries(txn, dbs, outgoing, rewrite_all, &dead, &report.lists_rewritten));
-          for (const DeadEntry& d : dead) {
-            Del(txn, outgoing ? dbs.out : dbs.in, d.list_key, AdjEntry(d.rel, d.other));
-            PutDup(txn, outgoing ? dbs.out_dead : dbs.in_dead, d.list_key,
-                   DeadAdjEntry(d.rel, d.other, d.deleted_rev));
-          }
-          report.adjacency_entries_removed += dead.size();
+          AMEM_RETURN_IF_ERROR(FindDeadEdges(txn, dbs, outgoing, rewrite_all, &dead));
+        }
+        std::sort(dead.begin(), dead.end());
+        dead.erase(std::unique(dead.begin(), dead.end()), dead.end());
+        std::vector<std::pair<bool, uint64_t>> lists;
+        for (const DeadEdge& d : dead) {
+          report.adjacency_entries_removed += MoveToDeadLists(txn, dbs, d, &lists);
         }
 
         // 2. Edge tombstones no live list points at, node tombstones and kv
         //    tombstones older than the history floor. Earlier versions stay in
-        //    hist, so keyed as-of reads are unchanged.
+        //    hist, so keyed as-of reads are unchanged. Edges an older amem left
+        //    with one adjacency entry are repaired on the way: a deleted edge's
+        //    remaining entry moves to the dead lists (then its tombstone goes),
+        //    a live edge gets its missing entry back.
         std::vector<std::string> doomed;
+        std::vector<DeadEdge> one_sided;
+        std::vector<std::pair<bool, std::string>> restore;  // outgoing, edge key
         {
           Cursor c(txn, dbs.e);
           for (bool ok = c.First(); ok; ok = c.Next()) {
             uint64_t rev = 0, src = 0, dst = 0;
             RelationId rel = 0;
             bool tombstone = false;
+            if (c.key().size() != kEdgeKeySize) return Status::Corruption("edge key size");
             if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("edge header");
-            if (!tombstone) continue;
             DecodeEdgeKey(c.key(), &src, &rel, &dst);
-            if (HasDup(txn, dbs.out, NodeKey(src), AdjEntry(rel, dst)) ||
-                HasDup(txn, dbs.in, NodeKey(dst), AdjEntry(rel, src))) {
-              continue;
+            const bool has_out = HasDup(txn, dbs.out, NodeKey(src), AdjEntry(rel, dst));
+            const bool has_in = HasDup(txn, dbs.in, NodeKey(dst), AdjEntry(rel, src));
+            if (tombstone) {
+              if (has_out && has_in) continue;
+              if (has_out || has_in) one_sided.push_back({src, rel, dst, rev});
+              doomed.emplace_back(c.key());
+            } else {
+              if (!has_out) restore.emplace_back(true, c.key());
+              if (!has_in) restore.emplace_back(false, c.key());
             }
-            doomed.emplace_back(c.key());
           }
         }
+        for (const DeadEdge& d : one_sided) {
+          report.adjacency_entries_removed += MoveToDeadLists(txn, dbs, d, &lists);
+        }
+        for (const auto& [outgoing, k] : restore) {
+          uint64_t src = 0, dst = 0;
+          RelationId rel = 0;
+          DecodeEdgeKey(k, &src, &rel, &dst);
+          PutDup(txn, outgoing ? dbs.out : dbs.in, NodeKey(outgoing ? src : dst),
+                 AdjEntry(rel, outgoing ? dst : src));
+        }
+        std::sort(lists.begin(), lists.end());
+        report.lists_rewritten =
+            static_cast<uint64_t>(std::unique(lists.begin(), lists.end()) - lists.begin());
         for (const std::string& k : doomed) Del(txn, dbs.e, k);
         report.tombstones_removed += doomed.size();
+        uint64_t tombstones_left = census.deleted_nodes + census.deleted_edges - doomed.size();
         // kv tombstones are what KvHistory reports as deletes, so they stay until
         // the history before them is dropped.
         const uint64_t new_floor = std::max(floor, drop);
@@ -350,6 +462,14 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
           }
           for (const std::string& k : doomed) Del(txn, dbi, k);
           report.tombstones_removed += doomed.size();
+          if (dbi == dbs.n) tombstones_left -= doomed.size();
+        }
+        PutMetaU64(txn, dbs, kMetaTombstones, tombstones_left);
+        if (!restore.empty() || !one_sided.empty()) {
+          repairs = std::string(options.dry_run ? "would repair" : "repaired") +
+                    " out/in lists that disagreed (left by an older amem's compaction): " +
+                    std::to_string(restore.size()) + " missing entries of live edges, " +
+                    std::to_string(one_sided.size()) + " deleted edges with one entry";
         }
 
         // 3. History, dead lists and log before `drop`.
@@ -397,6 +517,7 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
       !options.dry_run));
   auto st = Stats();
   if (st.ok()) report.warnings = st->warnings;
+  if (!repairs.empty()) report.warnings.push_back(std::move(repairs));
   return report;
 }
 

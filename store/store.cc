@@ -64,8 +64,8 @@ Status VersionAt(MDB_txn* txn, const Dbs& dbs, MDB_dbi main, char tag,
 Status UnknownRelation(std::string_view name) {
   return Status::InvalidArgument(
       "unknown relation '" + std::string(name) +
-      "': use a built-in relation or define it first (Batch::DefineRelation, or a "
-      "{\"op\":\"relation\",\"name\":...} ingest line)");
+      "': use a built-in relation or define it first (amem def-rel NAME, an ingest line "
+      "{\"op\":\"rel\",\"name\":NAME}, or Batch::DefineRelation)");
 }
 
 Result<RelationId> LookupRelationTxn(MDB_txn* txn, const Dbs& dbs, std::string_view name) {
@@ -104,7 +104,7 @@ Result<std::string> RelationNameTxn(MDB_txn* txn, const Dbs& dbs, RelationId id)
   return std::string(stored);
 }
 
-Status LoadRelations(MDB_txn* txn, const Dbs& dbs,
+Status LoadRelations(MDB_txn* txn, const Dbs& dbs, const At& at,
                      std::vector<std::pair<RelationId, std::string>>* out) {
   out->clear();
   for (int i = 0; i < kBuiltinRelationCount; ++i) {
@@ -118,6 +118,30 @@ Status LoadRelations(MDB_txn* txn, const Dbs& dbs,
     }
     out->emplace_back(static_cast<RelationId>(c.key().back()), std::string(c.value()));
   }
+  if (at.latest) return Status::OK();
+  // meta holds only the current table (ids never change once defined). A past
+  // view drops the relations whose define_relation entry is logged after at.rev;
+  // compaction keeps every log value at or after the floor, and at.rev >= floor.
+  std::vector<std::string> later;
+  Cursor log(txn, dbs.log);
+  for (bool ok = log.SeekRange(RevKey(at.rev + 1)); ok; ok = log.Next()) {
+    std::string_view in = log.value();
+    uint64_t ts = 0;
+    uint32_t count = 0;
+    if (!GetFixed64(&in, &ts) || !GetVarint32(&in, &count)) {
+      return Status::Corruption("log value after revision " + std::to_string(at.rev));
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+      LogEntry e;
+      AMEM_RETURN_IF_ERROR(e.DecodeFrom(&in).WithContext("log"));
+      if (e.kind == static_cast<uint8_t>(Change::Kind::kDefineRelation)) later.emplace_back(e.a);
+    }
+  }
+  if (later.empty()) return Status::OK();
+  std::erase_if(*out, [&](const auto& rel) {
+    return rel.first >= kFirstCustomRelation &&
+           std::find(later.begin(), later.end(), rel.second) != later.end();
+  });
   return Status::OK();
 }
 
@@ -268,11 +292,12 @@ Status Store::Rep::Resolve(MDB_txn* txn, const ReadView& view, At* at) const {
   return Status::OK();
 }
 
-void Store::Rep::ReadEvent(std::string_view op, uint64_t memory_id,
-                           std::string_view type) const {
+void Store::Rep::ReadEvent(std::string_view op, uint64_t memory_id, std::string_view type,
+                           std::string_view scope, std::string_view run,
+                           std::string_view task) const {
   if (!telemetry.enabled()) return;
   std::string line;
-  Telemetry::AddEvent(&line, op, memory_id, type, "", "", "", NowSeconds());
+  Telemetry::AddEvent(&line, op, memory_id, type, scope, run, task, NowSeconds());
   telemetry.Write(line);
 }
 
@@ -316,6 +341,7 @@ Status OpenEnv(const std::string& dir, const StoreOptions& options, SharedEnv* s
         PutMetaU64(txn.handle(), shared->dbs, kMetaFormat, kFormatVersion);
         PutMetaU64(txn.handle(), shared->dbs, kMetaDimension, options.dimension);
         PutMetaU64(txn.handle(), shared->dbs, kMetaRevision, 0);
+        PutMetaU64(txn.handle(), shared->dbs, kMetaTombstones, 0);
       }
       shared->dimension = static_cast<uint32_t>(
           GetMetaU64(txn.handle(), shared->dbs, kMetaDimension, options.dimension));
@@ -424,7 +450,7 @@ Result<NodeRecord> Store::GetNode(std::string_view key, const ReadView& view) co
     if (s.ok() && rec.key != key) return Status::NotFound("node " + Quoted(key));
     return s.IsNotFound() ? Status::NotFound("node " + Quoted(key)) : s;
   }));
-  rep_->ReadEvent("read", id, NodeTypeName(rec.type));
+  rep_->ReadEvent("read", id, NodeTypeName(rec.type), rec.scope, rec.run, rec.task);
   return rec;
 }
 
@@ -435,7 +461,7 @@ Result<NodeRecord> Store::GetNodeById(uint64_t id, const ReadView& view) const {
     AMEM_RETURN_IF_ERROR(rep_->Resolve(txn, view, &at));
     return ReadNode(txn, rep_->dbs, id, at, &rec);
   }));
-  rep_->ReadEvent("read", id, NodeTypeName(rec.type));
+  rep_->ReadEvent("read", id, NodeTypeName(rec.type), rec.scope, rec.run, rec.task);
   return rec;
 }
 
@@ -471,7 +497,7 @@ Result<EdgeRecord> Store::GetEdge(std::string_view src, std::string_view rel,
     rec = ToEdgeRecord(edge_key, std::move(name).value(), v);
     return Status::OK();
   }));
-  rep_->ReadEvent("read", Hash64(edge_key), "edge");
+  rep_->ReadEvent("read", Hash64(edge_key), "edge", "", rec.run, rec.task);
   return rec;
 }
 
@@ -605,7 +631,7 @@ Result<KvRecord> Store::GetKv(std::string_view scope, std::string_view ns, std::
     rec = ToKvRecord(kv_key, v);
     return Status::OK();
   }));
-  rep_->ReadEvent("read", Hash64(kv_key), "kv");
+  rep_->ReadEvent("read", Hash64(kv_key), "kv", rec.scope, rec.run, rec.task);
   return rec;
 }
 
@@ -625,7 +651,7 @@ Result<std::vector<KvRecord>> Store::ListKv(std::string_view scope, std::string_
                        return Status::OK();
                      });
   }));
-  rep_->ReadEvent("query", Hash64(prefix), "kv");
+  rep_->ReadEvent("query", Hash64(prefix), "kv", scope);
   return out;
 }
 
@@ -655,8 +681,21 @@ Result<std::vector<KvRecord>> Store::KvHistory(std::string_view scope, std::stri
     }
     return Status::OK();
   }));
-  rep_->ReadEvent("query", Hash64(kv_key), "kv");
+  rep_->ReadEvent("query", Hash64(kv_key), "kv", scope);
   return out;
+}
+
+Result<uint64_t> Store::DeleteKv(std::string_view scope, std::string_view ns,
+                                std::string_view key, const WriteOptions& options) {
+  Batch b;
+  b.DeleteKv(std::string(scope), std::string(ns), std::string(key));
+  size_t effective = 0;
+  auto r = rep_->Apply(b, options, &effective);
+  if (r.ok() && effective == 0) {
+    return Status::NotFound("kv " + std::string(scope) + "/" + std::string(ns) + "/" +
+                            std::string(key));
+  }
+  return r;
 }
 
 Result<std::vector<Change>> Store::ChangesSinceRevision(uint64_t rev) const {

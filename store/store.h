@@ -65,6 +65,12 @@ struct WriteOptions {
   std::string run;
   std::string task;
   std::string scope;
+  // Optimistic concurrency (docs/STORE.md §7): when set, the write happens only if
+  // the store's latest revision is still this one when the write transaction
+  // starts; otherwise the call returns Aborted and writes nothing. Read as of
+  // revision R, build the batch from what you read, apply it with
+  // expected_revision = R, and on Aborted read again and rebuild.
+  std::optional<uint64_t> expected_revision;
 };
 
 struct NodeInput {
@@ -238,7 +244,8 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   // ---- writes: each is one transaction, returns the committed revision ----
-  // An empty batch commits nothing and returns the current revision.
+  // An empty batch commits nothing and returns the current revision (Aborted when
+  // options.expected_revision is set and differs from it).
   Result<uint64_t> Apply(const Batch& batch, const WriteOptions& options = {});
   Result<uint64_t> PutNode(NodeInput node, const WriteOptions& options = {});
   Result<uint64_t> DeleteNode(std::string_view key, const WriteOptions& options = {});
@@ -246,6 +253,9 @@ class Store {
   Result<uint64_t> DeleteEdge(std::string_view src, std::string_view rel,
                               std::string_view dst, const WriteOptions& options = {});
   Result<uint64_t> PutKv(KvInput kv, const WriteOptions& options = {});
+  // NotFound when there is no live entry to delete (as DeleteNode, DeleteEdge).
+  Result<uint64_t> DeleteKv(std::string_view scope, std::string_view ns, std::string_view key,
+                            const WriteOptions& options = {});
 
   // ---- reads: NotFound when absent or deleted as of the view ----
   Result<NodeRecord> GetNode(std::string_view key, const ReadView& view = {}) const;
@@ -275,6 +285,10 @@ class Store {
 
   Result<StoreState> ReadState(const ReadView& view = {}) const;
   Result<StoreStats> Stats() const;
+  // The warning Stats() gives when tombstones have accumulated past the threshold
+  // (docs/STORE.md §5), from a counter kept in meta: O(1), for writers to check
+  // after deleting. Empty when below it.
+  Result<std::string> TombstoneWarning() const;
   Result<CompactReport> Compact(const CompactOptions& options = {});
 
   // Relation name <-> id, including custom ones. InvalidArgument if unknown.

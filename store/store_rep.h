@@ -30,6 +30,7 @@ inline constexpr std::string_view kMetaFloor = "floor";
 inline constexpr std::string_view kMetaNextRelation = "next_rel";
 inline constexpr std::string_view kMetaRelationById = "rel:";      // + id byte
 inline constexpr std::string_view kMetaRelationByName = "relname:";  // + name
+inline constexpr std::string_view kMetaTombstones = "tombstones";  // node + edge tombstones
 inline constexpr uint32_t kFormatVersion = 1;
 
 // Compaction thresholds (STORE.md §5).
@@ -37,6 +38,16 @@ inline constexpr uint64_t kCompactListMinDead = 64;  // rewrite a list with this
 inline constexpr double kCompactListDeadRatio = 0.25;  // ... or this share dead
 inline constexpr uint64_t kWarnMinTombstones = 100;
 inline constexpr double kWarnTombstoneRatio = 0.2;
+
+// The tombstone-accumulation warning (STORE.md §5) for `tombstones` node and edge
+// tombstones among `records` node and edge records; empty below the threshold.
+std::string TombstoneWarningText(uint64_t tombstones, uint64_t records);
+// Node and edge tombstones: meta "tombstones", or counted (a scan of n and e) in a
+// store written before that counter existed.
+Status CountTombstones(MDB_txn* txn, const Dbs& dbs, uint64_t* tombstones);
+// Adds `delta` to meta "tombstones" in a write transaction (writing the counted
+// total, after this transaction's writes, when the key is absent).
+Status AddTombstones(MDB_txn* txn, const Dbs& dbs, int64_t delta);
 
 // A resolved ReadView.
 struct At {
@@ -75,8 +86,9 @@ template <typename Fn>
 Status ForEachAt(MDB_txn* txn, const Dbs& dbs, MDB_dbi main, char tag,
                  std::string_view prefix, const At& at, Fn&& fn);
 
-// Relation id -> name for every known relation, built-in and custom.
-Status LoadRelations(MDB_txn* txn, const Dbs& dbs,
+// Relation id -> name for every relation known at `at`, built-in and custom
+// (a past view scans the log after at.rev for later definitions, STORE.md §4.7).
+Status LoadRelations(MDB_txn* txn, const Dbs& dbs, const At& at,
                      std::vector<std::pair<RelationId, std::string>>* out);
 
 template <typename Fn>
@@ -175,8 +187,11 @@ struct Store::Rep {
   // something (deleting an absent item does not); 0 commits no revision.
   Result<uint64_t> Apply(const Batch& batch, const WriteOptions& options, size_t* effective);
 
-  // Sends events for reads (op "read" or "query"); no-op when telemetry is off.
-  void ReadEvent(std::string_view op, uint64_t memory_id, std::string_view type) const;
+  // Sends events for reads (op "read" or "query"), attributed to the record read
+  // (scope, run, task) where there is one; no-op when telemetry is off.
+  void ReadEvent(std::string_view op, uint64_t memory_id, std::string_view type,
+                 std::string_view scope = {}, std::string_view run = {},
+                 std::string_view task = {}) const;
 
  private:
   enum class Retry { kNone, kGrow, kAdopt };

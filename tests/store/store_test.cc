@@ -1,6 +1,9 @@
 #include "store/store.h"
 
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "common/hash.h"
 #include "tests/store/store_test_util.h"
@@ -200,4 +203,127 @@ TEST_CASE("ReadState is sorted and independent of write order and batching",
   }
   CHECK(st.kv.front().scope == "s0");
   CHECK(st.kv.back().scope == "s2");
+}
+
+TEST_CASE("DeleteKv deletes one entry or is NotFound", "[store][kv]") {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  KvInput kv = Kv("proj", "constraints", "no-exceptions", "Status everywhere");
+  kv.run = "r1";
+  REQUIRE(Must(store->PutKv(kv, At(10))) == 1);
+  WriteOptions w = At(20);
+  w.run = "r2";
+  w.task = "t2";
+  CHECK(Must(store->DeleteKv("proj", "constraints", "no-exceptions", w)) == 2);
+  CHECK(store->GetKv("proj", "constraints", "no-exceptions").status().IsNotFound());
+  CHECK(Must(store->GetKv("proj", "constraints", "no-exceptions", ReadView::AtRevision(1)))
+            .value == "Status everywhere");
+  auto hist = Must(store->KvHistory("proj", "constraints", "no-exceptions"));
+  REQUIRE(hist.size() == 2);
+  CHECK(hist[1].deleted);
+  CHECK(hist[1].ts == 20);
+  CHECK(hist[1].run == "r2");
+  CHECK(hist[1].task == "t2");
+  auto changes = Must(store->ChangesSinceRevision(1));
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].kind == Change::Kind::kDeleteKv);
+
+  // Nothing to delete: NotFound, and no revision is committed.
+  auto again = store->DeleteKv("proj", "constraints", "no-exceptions");
+  REQUIRE(again.status().IsNotFound());
+  CHECK(again.status().message().find("proj/constraints/no-exceptions") != std::string::npos);
+  CHECK(store->DeleteKv("proj", "constraints", "never").status().IsNotFound());
+  CHECK(store->revision() == 2);
+  // Bad names are InvalidArgument, as in a batch.
+  CHECK(store->DeleteKv("", "constraints", "k").status().IsInvalidArgument());
+  CHECK(store->revision() == 2);
+}
+
+TEST_CASE("A node put that collides with a missing node's edge endpoint is an error",
+          "[store][collision]") {
+  TempDir dir;
+  StoreOptions opts;
+  opts.TEST_key_hash = [](std::string_view key) -> uint64_t {
+    return key.rfind("clash:", 0) == 0 ? 42 : NodeIdForKey(key);
+  };
+  auto store = OpenStore(dir.path(), opts);
+  // clash:ghost exists only as an edge endpoint (as a destination, then a source).
+  REQUIRE(store->PutEdge(Edge("file:a", "references", "clash:ghost")).ok());
+  auto r = store->PutNode(Node("clash:other"));
+  REQUIRE(r.status().IsInvalidArgument());
+  CHECK(r.status().message().find("id collision") != std::string::npos);
+  CHECK(r.status().message().find("clash:ghost") != std::string::npos);
+  CHECK(store->revision() == 1);
+  CHECK(store->GetNode("clash:other").status().IsNotFound());
+
+  TempDir dir2;
+  auto store2 = OpenStore(dir2.path(), opts);
+  REQUIRE(store2->PutEdge(Edge("clash:ghost", "calls", "file:b")).ok());
+  Batch b;
+  b.PutNode(Node("fact:fine"));
+  b.PutNode(Node("clash:other"));
+  r = store2->Apply(b);
+  REQUIRE(r.status().IsInvalidArgument());
+  CHECK(r.status().message().find("op 1: id collision") != std::string::npos);
+  CHECK(store2->revision() == 1);
+  // The endpoint's own key is fine and turns the edge's source into a live node.
+  REQUIRE(store2->PutNode(Node("clash:ghost", "here now")).ok());
+  CHECK(Must(store2->Stats()).dangling_edges == 1);  // file:b is still missing
+}
+
+TEST_CASE("An unknown relation error says how to define one", "[store][relations]") {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  auto r = store->PutEdge(Edge("a", "blocks", "b"));
+  REQUIRE(r.status().IsInvalidArgument());
+  const std::string& m = r.status().message();
+  CHECK(m.find("unknown relation 'blocks'") != std::string::npos);
+  CHECK(m.find("amem def-rel NAME") != std::string::npos);
+  CHECK(m.find(R"({"op":"rel","name":NAME})") != std::string::npos);
+}
+
+TEST_CASE("Read telemetry events carry the record's scope, run and task",
+          "[store][telemetry]") {
+  TempDir dir;
+  StoreOptions opts;
+  opts.telemetry_path = dir.Sub("events.jsonl");
+  auto store = OpenStore(dir.Sub("db"), opts);
+  WriteOptions w = At(1000);
+  w.run = "run-1";
+  w.task = "task-9";
+  w.scope = "proj";
+  REQUIRE(store->PutNode(Node("file:x.cc", "", NodeType::kFile), w).ok());
+  REQUIRE(store->PutEdge(Edge("file:x.cc", "defines", "symbol:f"), w).ok());
+  REQUIRE(store->PutKv(Kv("proj", "decisions", "d", "v"), w).ok());
+  std::remove(opts.telemetry_path.c_str());  // only the reads below
+
+  REQUIRE(store->GetNode("file:x.cc").ok());
+  REQUIRE(store->GetNodeById(NodeIdForKey("file:x.cc")).ok());
+  REQUIRE(store->GetEdge("file:x.cc", "defines", "symbol:f").ok());
+  REQUIRE(store->GetKv("proj", "decisions", "d").ok());
+  REQUIRE(store->ListKv("proj", "decisions").ok());
+  REQUIRE(store->KvHistory("proj", "decisions", "d").ok());
+  CHECK(store->GetNode("file:none").status().IsNotFound());  // failed reads emit nothing
+
+  std::ifstream in(opts.telemetry_path);
+  std::vector<nlohmann::json> events;
+  for (std::string line; std::getline(in, line);) events.push_back(nlohmann::json::parse(line));
+  REQUIRE(events.size() == 6);
+  for (size_t i = 0; i < 4; ++i) {
+    INFO("event " << i << ": " << events[i].dump());
+    CHECK(events[i]["op"] == "read");
+    CHECK(events[i]["run_id"] == "run-1");
+    CHECK(events[i]["task_id"] == "task-9");
+    CHECK(events[i]["scope"] == (i == 2 ? "" : "proj"));  // edges have no scope
+  }
+  CHECK(events[0]["entity_type"] == "file");
+  CHECK(events[0]["memory_id"] == FormatHexId(NodeIdForKey("file:x.cc")));
+  CHECK(events[1]["entity_type"] == "file");
+  CHECK(events[2]["entity_type"] == "edge");
+  CHECK(events[3]["entity_type"] == "kv");
+  for (size_t i = 4; i < 6; ++i) {
+    INFO("event " << i << ": " << events[i].dump());
+    CHECK(events[i]["op"] == "query");
+    CHECK(events[i]["scope"] == "proj");
+  }
 }
