@@ -2,16 +2,22 @@
 
 #include <optional>
 
+#include "common/progress.h"
 #include "snapshot/reader.h"
 
 namespace amem::snapshot {
 
 Result<ExportResult> ExportSnapshot(const Store& store, const std::string& path,
                                     const ExportOptions& options) {
+  Progress progress("amem export");
+  progress.Stage("reading the store");
   Result<StoreState> state = store.ReadState(options.view);
   if (!state.ok()) return state.status();
+  progress.Stage("building " + std::to_string(state->nodes.size()) + " nodes, " +
+                 std::to_string(state->edges.size()) + " edges");
   Result<std::string> bytes = BuildSnapshot(*state, options.writer);
   if (!bytes.ok()) return bytes.status();
+  progress.Stage("writing " + std::to_string(bytes->size()) + " bytes to " + path);
   AMEM_RETURN_IF_ERROR(WriteFileAtomic(path, *bytes));
   // Counts come from the header just written, so they match `amem info`.
   ExportResult out;

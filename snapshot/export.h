@@ -27,8 +27,9 @@ struct ExportResult {
   uint64_t bytes = 0;  // file size
 };
 
-// Writes the store's state as of options.view to `path` atomically (`path`.tmp,
-// fsync, rename, fsync of the directory): a crash leaves the previous file.
+// Writes the store's state as of options.view to `path` atomically (a temp file
+// of its own, fsync, rename, fsync of the directory; WriteFileAtomic): a crash
+// leaves the previous file.
 Result<ExportResult> ExportSnapshot(const Store& store, const std::string& path,
                                     const ExportOptions& options = {});
 

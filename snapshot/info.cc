@@ -25,6 +25,7 @@ InfoResult SnapshotInfo(const Reader& r) {
   out.has_extensions = r.has_extensions();
   out.has_checksum = r.has_checksum();
   out.content_compressed = r.content_compressed();
+  out.index_ignored = r.index_section_ignored();
   out.content_bytes = r.content_compressed_size();
   out.content_uncompressed = r.content_uncompressed_size();
   out.newest_ts = r.newest_timestamp();
@@ -67,6 +68,7 @@ std::string InfoToJson(const InfoResult& in) {
   j["has_extensions"] = in.has_extensions;
   j["has_checksum"] = in.has_checksum;
   j["content_compressed"] = in.content_compressed;
+  j["index_ignored"] = in.index_ignored;
   j["content_bytes"] = in.content_bytes;
   j["content_uncompressed"] = in.content_uncompressed;
   j["newest_ts"] = in.newest_ts;
@@ -102,6 +104,7 @@ std::string InfoToText(const InfoResult& in) {
   line("doc lengths", yes(in.has_doc_lengths));
   line("extensions", yes(in.has_extensions));
   line("checksum", yes(in.has_checksum));
+  if (in.index_ignored) line("index section", "ignored (seed v0.1 blocks without lengths; rebuilt)");
   line("content", std::to_string(in.content_bytes) + " bytes" +
                       (in.content_compressed ? " LZ4" : " stored") + ", " +
                       std::to_string(in.content_uncompressed) + " uncompressed");

@@ -20,6 +20,7 @@ struct InfoResult {
   uint32_t dimension = 0, sessions = 0;
   bool has_vectors = false, has_term_index = false, has_doc_lengths = false;
   bool has_extensions = false, has_checksum = false, content_compressed = false;
+  bool index_ignored = false;  // a seed v0.1 index section, ignored (Reader)
   uint64_t content_bytes = 0, content_uncompressed = 0;
   int64_t newest_ts = 0;
   std::vector<uint32_t> type_counts;  // index = node type (0..10)

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <mutex>
 #include <tuple>
+#include <utility>
 
 #include "common/hash.h"
 #include "snapshot/string_list.h"
@@ -75,6 +76,10 @@ struct Reader::Rep {
   const char* edge_attrs = nullptr;
   const char* kv_fixed = nullptr;
   bool has_ext = false;
+  // Set while the index section's blocks are parsed: a failure there in a file
+  // without feature flags makes Finish() retry with the section ignored.
+  bool in_index_section = false;
+  bool index_ignored = false;
   // Per term: 0 unchecked, 1 postings valid, 2 postings corrupt (read as empty).
   std::unique_ptr<std::atomic<uint8_t>[]> term_state;
   bool CheckTerm(uint32_t t, uint32_t node_count) const;
@@ -89,8 +94,10 @@ struct Reader::Rep {
     if (map) ::munmap(map, map_len);
   }
 
-  static Status Load(Reader* r, const ReadOptions& options);
-  static Status ParseBlocks(Reader* r);
+  static Result<std::unique_ptr<Reader>> Finish(std::unique_ptr<Reader> r,
+                                                const ReadOptions& options);
+  static Status Load(Reader* r, const ReadOptions& options, bool ignore_index);
+  static Status ParseBlocks(Reader* r, bool ignore_index);
   static Status CheckNodes(Reader* r);
   static Status CheckEdges(Reader* r);
   static Status DecodeContent(const Reader* r);
@@ -122,8 +129,9 @@ Result<std::unique_ptr<Reader>> Reader::Open(const std::string& path, const Read
   r->rep_->map_len = size;
   r->base_ = static_cast<const char*>(map);
   r->size_ = size;
-  if (Status s = Rep::Load(r.get(), options); !s.ok()) return s.WithContext(path);
-  return r;
+  auto done = Rep::Finish(std::move(r), options);
+  if (!done.ok()) return done.status().WithContext(path);
+  return done;
 }
 
 Result<std::unique_ptr<Reader>> Reader::OpenBuffer(std::string_view data,
@@ -134,11 +142,33 @@ Result<std::unique_ptr<Reader>> Reader::OpenBuffer(std::string_view data,
   if (!data.empty()) std::memcpy(r->rep_->owned.get(), data.data(), data.size());
   r->base_ = r->rep_->owned.get();
   r->size_ = data.size();
-  AMEM_RETURN_IF_ERROR(Rep::Load(r.get(), options));
-  return r;
+  return Rep::Finish(std::move(r), options);
 }
 
-Status Reader::Rep::Load(Reader* r, const ReadOptions& options) {
+// A seed-spec (v0.1) index section has no length after each tag, so it does not
+// parse as our blocks. A file without feature flags whose index section fails to
+// parse is read again with the section ignored; the reader rebuilds what it needs
+// from the records, as for a file without indexes (FORMAT.md §10). Files with
+// feature flags were written by amem: their index section must parse.
+Result<std::unique_ptr<Reader>> Reader::Rep::Finish(std::unique_ptr<Reader> r,
+                                                    const ReadOptions& options) {
+  Status s = Load(r.get(), options, /*ignore_index=*/false);
+  if (s.ok()) return r;
+  if (!s.IsCorruption() || !r->rep_->in_index_section || r->features_ != 0) return s;
+  std::unique_ptr<Reader> fresh(new Reader());
+  Rep& from = *r->rep_;
+  Rep& to = *fresh->rep_;
+  to.map = std::exchange(from.map, nullptr);
+  to.map_len = from.map_len;
+  to.owned = std::move(from.owned);
+  fresh->base_ = r->base_;
+  fresh->size_ = r->size_;
+  AMEM_RETURN_IF_ERROR(Load(fresh.get(), options, /*ignore_index=*/true));
+  to.index_ignored = true;
+  return fresh;
+}
+
+Status Reader::Rep::Load(Reader* r, const ReadOptions& options, bool ignore_index) {
   Rep& rep = *r->rep_;
   Header& h = rep.header;
   AMEM_RETURN_IF_ERROR(h.DecodeFrom(std::string_view(r->base_, r->size_)));
@@ -198,14 +228,14 @@ Status Reader::Rep::Load(Reader* r, const ReadOptions& options) {
     rep.vectors = reinterpret_cast<const float*>(r->base_ + h.vector_offset);
   }
 
-  AMEM_RETURN_IF_ERROR(ParseBlocks(r));
+  AMEM_RETURN_IF_ERROR(ParseBlocks(r, ignore_index));
   AMEM_RETURN_IF_ERROR(CheckNodes(r));
   AMEM_RETURN_IF_ERROR(CheckEdges(r));
   if (options.verify_checksum) AMEM_RETURN_IF_ERROR(r->Verify());
   return Status::OK();
 }
 
-Status Reader::Rep::ParseBlocks(Reader* r) {
+Status Reader::Rep::ParseBlocks(Reader* r, bool ignore_index) {
   Rep& rep = *r->rep_;
   const Header& h = rep.header;
   const uint64_t n = h.node_count, m = h.edge_count, size = r->size_;
@@ -221,7 +251,8 @@ Status Reader::Rep::ParseBlocks(Reader* r) {
 
   if (!(h.flags & kFlagHasIndexes)) {
     if (h.features != 0) return Corrupt("header", "feature flags set without indexes");
-  } else {
+  } else if (!ignore_index) {
+    rep.in_index_section = true;
     const uint64_t records_end = Header::kEncodedLength + n * NodeEntry::kEncodedLength +
                                  m * EdgeEntry::kEncodedLength;
     if (h.index_offset < records_end || h.index_offset > size ||
@@ -431,6 +462,7 @@ Status Reader::Rep::ParseBlocks(Reader* r) {
       }
       pos += kBlockHeaderLength + len;
     }
+    rep.in_index_section = false;
   }
 
   // A feature bit is set exactly when its blocks are present: a flipped bit can
@@ -622,6 +654,8 @@ Status Reader::Rep::CheckEdges(Reader* r) {
   }
   return Status::OK();
 }
+
+bool Reader::index_section_ignored() const { return rep_->index_ignored; }
 
 // ---- content ----
 

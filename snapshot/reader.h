@@ -17,7 +17,9 @@
 // session, type and time indexes are rebuilt in memory; keys are "", ids are 0,
 // FindKey/FindId return nullopt; scope/task are "", updated_ts = created_ts, runs
 // are "" for session 0 and the decimal session number otherwise; has_term_index() /
-// has_doc_lengths() say whether the BM25 fast path is available.
+// has_doc_lengths() say whether the BM25 fast path is available. A real seed v0.1
+// file, whose index blocks carry no length, opens with its index section ignored
+// (index_section_ignored()).
 #ifndef AMEM_SNAPSHOT_READER_H_
 #define AMEM_SNAPSHOT_READER_H_
 
@@ -143,6 +145,10 @@ class Reader {
   uint64_t content_uncompressed_size() const { return content_uncompressed_; }
   uint32_t stub_count() const { return stub_count_; }
   const std::vector<BlockInfo>& blocks() const { return blocks_; }
+  // True when the file has no feature flags and its index section did not parse
+  // as length-prefixed blocks (a seed-spec v0.1 file, whose index blocks have no
+  // length field): the section was ignored and the indexes rebuilt (FORMAT.md §10).
+  bool index_section_ignored() const;
 
   // ---- nodes. REQUIRES: i < node_count() ----
   uint8_t type_code(uint32_t i) const { return static_cast<uint8_t>(node_ptr(i)[0]); }

@@ -5,10 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
+#include <random>
 #include <tuple>
 #include <unordered_map>
 
@@ -228,27 +231,52 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
   auto dense_of = [&](std::string_view key) { return key_index.at(key); };
 
   // ---- relations and edges ----
+  // Custom relations are renumbered 64 + rank in bytewise name order, so the file
+  // does not depend on the order in which the store defined them (FORMAT.md §5).
   std::vector<std::string> rel_names(kRelationSlots);
   for (int r = 0; r < kBuiltinRelationCount; ++r) {
     rel_names[r] = BuiltinRelationName(static_cast<RelationId>(r));
   }
+  std::vector<std::pair<std::string_view, RelationId>> custom;  // (name, store id)
+  std::vector<bool> seen(kRelationSlots);
   for (const auto& [id, name] : state.relations) {
     if (id >= kBuiltinRelationCount && id < kFirstCustomRelation) {
       return Status::InvalidArgument("relation id " + std::to_string(id) + " is reserved");
     }
-    if (id >= kFirstCustomRelation) rel_names[id] = name;
+    if (id < kFirstCustomRelation) continue;
+    if (name.empty() || seen[id]) {
+      return Status::InvalidArgument("relation id " + std::to_string(id) +
+                                     (name.empty() ? " has no name" : " defined twice"));
+    }
+    seen[id] = true;
+    custom.emplace_back(name, id);
+  }
+  std::sort(custom.begin(), custom.end());
+  // file_rel[store id] = file id; 0xFFFF: undefined.
+  std::vector<uint16_t> file_rel(kRelationSlots, 0xFFFF);
+  for (int r = 0; r < kBuiltinRelationCount; ++r) file_rel[r] = static_cast<uint16_t>(r);
+  for (size_t k = 0; k < custom.size(); ++k) {
+    if (k > 0 && custom[k].first == custom[k - 1].first) {
+      return Status::InvalidArgument("relation " + std::string(custom[k].first) +
+                                     " defined twice");
+    }
+    // At most 192 distinct store ids exist in 64..255, so the rank fits.
+    const size_t file_id = kFirstCustomRelation + k;
+    rel_names[file_id] = custom[k].first;
+    file_rel[custom[k].second] = static_cast<uint16_t>(file_id);
   }
   std::vector<WEdge> edges(state.edges.size());
   for (size_t k = 0; k < edges.size(); ++k) {
     const EdgeRecord& e = state.edges[k];
-    if (rel_names[e.rel].empty()) {
+    if (file_rel[e.rel] == 0xFFFF) {
       return Status::InvalidArgument("edge " + e.src_key + " -> " + e.dst_key +
                                      ": undefined relation " + std::to_string(e.rel));
     }
     if (!std::isfinite(e.weight)) {
       return Status::InvalidArgument("edge " + e.src_key + " -> " + e.dst_key + ": weight not finite");
     }
-    edges[k] = {dense_of(e.src_key), dense_of(e.dst_key), e.rel, &e};
+    edges[k] = {dense_of(e.src_key), dense_of(e.dst_key), static_cast<RelationId>(file_rel[e.rel]),
+                &e};
   }
   std::sort(edges.begin(), edges.end(), [](const WEdge& a, const WEdge& b) {
     return std::tie(a.src, a.rel, a.dst) < std::tie(b.src, b.rel, b.dst);
@@ -538,36 +566,38 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view data) {
-  const std::string tmp = path + ".tmp";
   auto io_error = [](const std::string& what, const std::string& p) {
     return Status::IOError(what + " " + p + ": " + std::strerror(errno));
   };
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error("open", tmp);
+  // A temp name of our own (O_EXCL): two exports to one path never write into, or
+  // rename, each other's half-written file.
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0; ++attempt) {
+    tmp = TempPathFor(path);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && (errno != EEXIST || attempt == 8)) return io_error("create", tmp);
+  }
+  auto fail = [&](const std::string& what) {
+    Status s = io_error(what, tmp);
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
+  };
   size_t done = 0;
   while (done < data.size()) {
     ssize_t w = ::write(fd, data.data() + done, data.size() - done);
     if (w < 0) {
       if (errno == EINTR) continue;
-      Status s = io_error("write", tmp);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return s;
+      return fail("write");
     }
     done += static_cast<size_t>(w);
   }
-  if (::fsync(fd) != 0) {
-    Status s = io_error("fsync", tmp);
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  if (::close(fd) != 0) return io_error("close", tmp);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s = io_error("rename", tmp);
-    ::unlink(tmp.c_str());
-    return s;
-  }
+  if (::fsync(fd) != 0) return fail("fsync");
+  const int closed = ::close(fd);
+  fd = -1;
+  if (closed != 0) return fail("close");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename");
   // The rename is durable only once the directory entry is.
   std::string dir = ".";
   if (size_t slash = path.rfind('/'); slash != std::string::npos) {
@@ -579,6 +609,18 @@ Status WriteFileAtomic(const std::string& path, std::string_view data) {
   ::close(dfd);
   if (rc != 0) return io_error("fsync directory", dir);
   return Status::OK();
+}
+
+std::string TempPathFor(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  // Process id, a per-process counter and random bits: unique across processes,
+  // threads and pid reuse; O_EXCL catches the rest.
+  uint64_t salt = (static_cast<uint64_t>(std::random_device{}()) << 32) ^
+                  counter.fetch_add(1, std::memory_order_relaxed);
+  char suffix[64];
+  std::snprintf(suffix, sizeof(suffix), "%s%ld.%016llx", kTempInfix,
+                static_cast<long>(::getpid()), static_cast<unsigned long long>(salt));
+  return path + suffix;
 }
 
 }  // namespace amem::snapshot

@@ -26,9 +26,16 @@ struct WriterOptions {
 // section beyond the format's 32-bit limits.
 Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& options = {});
 
-// Writes `data` to `<path>.tmp`, fsyncs it, renames it over `path` and fsyncs the
-// directory. A crash at any point leaves either the old file or the new one.
+// Writes `data` to a temp file of its own (TempPathFor(path), created with
+// O_EXCL), fsyncs it, renames it over `path` and fsyncs the directory. A crash at
+// any point leaves either the old file or the new one; concurrent calls for one
+// path never touch each other's temp file (the last rename wins). On failure the
+// temp file is removed; a killed process leaves it behind (`<path>.tmp.*`).
 Status WriteFileAtomic(const std::string& path, std::string_view data);
+
+// "<path>.tmp.<pid>.<16 hex digits>": a fresh temp name next to `path`.
+inline constexpr char kTempInfix[] = ".tmp.";
+std::string TempPathFor(const std::string& path);
 
 }  // namespace amem::snapshot
 

@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <numeric>
 #include <random>
+#include <thread>
 #include <variant>
 
 #include "snapshot/diff.h"
@@ -18,6 +21,7 @@
 namespace amem::snapshot {
 namespace {
 
+using amem::testing::Node;
 using amem::testing::OpenStore;
 using amem::testing::TempDir;
 using snapshot_test::ReadFileBytes;
@@ -161,17 +165,6 @@ void ApplyHistory(Store* s, const std::vector<Group>& groups, std::vector<size_t
   }
 }
 
-// store@7e2399d: ReadState seeks LMDB with an empty key (MDB_BAD_VALSIZE). Until
-// the store fixes it these tests report the problem and skip instead of failing
-// every build; they run in full as soon as ReadState works.
-bool StoreCanReadState(const Store& s) {
-  auto st = s.ReadState();
-  if (st.ok()) return true;
-  WARN("skipped: Store::ReadState fails: " << st.status().ToString());
-  CHECK(st.status().message().find("MDB_BAD_VALSIZE") != std::string::npos);
-  return false;
-}
-
 std::string ExportBytes(const Store& s, const std::string& path, ReadView view = {}) {
   ExportOptions o;
   o.view = view;
@@ -192,7 +185,6 @@ TEST_CASE("Export is deterministic across write order and batching", "[snapshot]
 
   auto a = NewStore(dir.Sub("a"));
   ApplyHistory(a.get(), groups, order, 1);
-  if (!StoreCanReadState(*a)) return;
   std::string bytes_a = ExportBytes(*a, dir.Sub("a.amem"));
   CHECK(ExportBytes(*a, dir.Sub("a2.amem")) == bytes_a);  // exporting twice
 
@@ -233,7 +225,6 @@ TEST_CASE("Export -> import -> export gives identical bytes", "[snapshot][export
   std::vector<size_t> order = InOrder(groups.size());
   auto a = NewStore(dir.Sub("a"));
   ApplyHistory(a.get(), groups, order, 13);
-  if (!StoreCanReadState(*a)) return;
   std::string first = ExportBytes(*a, dir.Sub("first.amem"));
 
   auto b = NewStore(dir.Sub("b"));
@@ -260,6 +251,48 @@ TEST_CASE("Export -> import -> export gives identical bytes", "[snapshot][export
   }
 }
 
+TEST_CASE("Custom relation ids do not depend on the order they were defined",
+          "[snapshot][export]") {
+  TempDir dir;
+  auto build = [&](const std::string& name, std::vector<std::string> rels) {
+    auto s = NewStore(dir.Sub(name));
+    for (const std::string& rel : rels) {  // one revision each: ids 64, 65, 66 in this order
+      Batch b;
+      b.DefineRelation(rel);
+      ApplyOrDie(s.get(), b, 10);
+    }
+    Batch b;
+    b.PutNode(Node("a", "alpha"));
+    b.PutNode(Node("b", "beta"));
+    b.PutEdge(amem::testing::Edge("a", "owns", "b"));
+    b.PutEdge(amem::testing::Edge("a", "likes", "b", 0.5f));
+    b.PutEdge(amem::testing::Edge("b", "likes", "a"));
+    b.PutEdge(amem::testing::Edge("b", "supports", "a"));
+    ApplyOrDie(s.get(), b, 20);
+    return s;
+  };
+  auto a = build("a", {"owns", "likes", "unused"});
+  auto b = build("b", {"unused", "likes", "owns"});
+  const std::string bytes_a = ExportBytes(*a, dir.Sub("a.amem"));
+  CHECK(ExportBytes(*b, dir.Sub("b.amem")) == bytes_a);
+
+  auto r = Reader::OpenBuffer(bytes_a);
+  REQUIRE(r.ok());
+  CHECK((*r)->relation_name(64) == "likes");  // 64 + rank in bytewise name order
+  CHECK((*r)->relation_name(65) == "owns");
+  CHECK((*r)->relation_name(66) == "unused");
+  CHECK((*r)->relation_name(67).empty());
+  const uint32_t na = *(*r)->FindKey("a"), nb = *(*r)->FindKey("b");
+  CHECK((*r)->FindEdge(na, 65, nb).has_value());  // owns, stored as 64 in store a
+  CHECK((*r)->edge_weight(*(*r)->FindEdge(na, 64, nb)) == 0.5f);
+  CHECK((*r)->FindEdge(nb, 64, na).has_value());
+
+  // The importer defines them in file-id order, so the copy re-exports the same bytes.
+  auto c = NewStore(dir.Sub("c"));
+  REQUIRE(ImportSnapshot(dir.Sub("b.amem"), c.get()).ok());
+  CHECK(ExportBytes(*c, dir.Sub("c.amem")) == bytes_a);
+}
+
 TEST_CASE("As-of export equals the export of a store that stopped there", "[snapshot][export]") {
   TempDir dir;
   const auto groups = History();
@@ -267,51 +300,219 @@ TEST_CASE("As-of export equals the export of a store that stopped there", "[snap
   auto part = NewStore(dir.Sub("part"));
   DefineRelations(full.get());
   DefineRelations(part.get());
-  // Batch k holds groups [10k, 10k+10), committed at ts 2000 + k.
+  // Batch k holds groups [10k, 10k+10), committed at ts 2000 + k, and from batch 1
+  // on some kv entries that the writes after the stop point overwrite and delete.
   uint64_t stop_rev = 0;
   for (size_t k = 0; k * 10 < groups.size(); ++k) {
     Batch b;
     for (size_t g = k * 10; g < std::min(groups.size(), k * 10 + 10); ++g) Add(&b, groups[g][0]);
+    if (k == 1) {
+      for (const char* key : {"keep", "overwrite", "delete"}) {
+        KvInput kv;
+        kv.scope = "proj";
+        kv.ns = "notes";
+        kv.key = key;
+        kv.value = std::string("before ") + key;
+        b.PutKv(kv);
+      }
+    }
     ApplyOrDie(full.get(), b, 2000 + static_cast<int64_t>(k));
     if (k <= 4) ApplyOrDie(part.get(), b, 2000 + static_cast<int64_t>(k));
     if (k == 4) stop_rev = full->revision();
   }
+  // After the stop point: updates, deletes, kv overwrites and deletes, and new
+  // relations, one of which sorts before "blocks" (it would renumber it) and one
+  // of which an edge uses.
+  {
+    Batch b;
+    b.DefineRelation("aardvark");
+    b.DefineRelation("owns");
+    ApplyOrDie(full.get(), b, 3000);
+  }
+  {
+    Batch b;
+    for (size_t g = 0; g < 10; ++g) {
+      Op update = groups[g][0];
+      update.node.content += " (changed after the stop)";
+      update.node.confidence = 0.5f;
+      update.node.ts = 3001;
+      Add(&b, update);
+    }
+    for (size_t g = 10; g < 14; ++g) b.DeleteNode(groups[g][0].node.key);
+    for (size_t g = 30; g < 34; ++g) {  // edges committed before the stop
+      Op edge = groups[g][0];
+      edge.edge.weight = 0.01f;
+      edge.edge.payload = R"({"changed":"yes"})";
+      edge.edge.ts = 3001;
+      Add(&b, edge);
+    }
+    for (size_t g = 34; g < 38; ++g) {
+      const EdgeInput& e = groups[g][0].edge;
+      b.DeleteEdge(e.src, e.rel, e.dst);
+    }
+    b.PutEdge(amem::testing::Edge(groups[20][0].node.key, "owns", groups[21][0].node.key));
+    b.PutEdge(amem::testing::Edge(groups[21][0].node.key, "aardvark", "ghost:after"));
+    KvInput kv;
+    kv.scope = "proj";
+    kv.ns = "notes";
+    kv.key = "overwrite";
+    kv.value = "after";
+    b.PutKv(kv);
+    b.DeleteKv("proj", "notes", "delete");
+    ApplyOrDie(full.get(), b, 3001);
+  }
   REQUIRE(full->revision() > stop_rev);
-  if (!StoreCanReadState(*full)) return;
+  const int64_t stop_ts = 2004;
+  REQUIRE(*full->ResolveRevision(ReadView::AtTime(stop_ts)) == stop_rev);
+
   std::string expected = ExportBytes(*part, dir.Sub("part.amem"));
   CHECK(ExportBytes(*full, dir.Sub("rev.amem"), ReadView::AtRevision(stop_rev)) == expected);
-  CHECK(ExportBytes(*full, dir.Sub("ts.amem"), ReadView::AtTime(2004)) == expected);
-  CHECK(ExportBytes(*full, dir.Sub("latest.amem")) != expected);
+  CHECK(ExportBytes(*full, dir.Sub("ts.amem"), ReadView::AtTime(stop_ts)) == expected);
+  auto state = full->ReadState(ReadView::AtRevision(stop_rev));
+  REQUIRE(state.ok());
+  for (const auto& [id, name] : state->relations) {
+    CHECK(name != "aardvark");
+    CHECK(name != "owns");
+  }
+  // The latest export has them (and differs).
+  std::string latest = ExportBytes(*full, dir.Sub("latest.amem"));
+  CHECK(latest != expected);
+  auto r = Reader::OpenBuffer(latest);
+  REQUIRE(r.ok());
+  CHECK((*r)->FindRelation("aardvark") == RelationId{64});
+  CHECK((*r)->FindRelation("blocks") == RelationId{65});
+  CHECK((*r)->FindRelation("owns") == RelationId{66});
+}
+
+// Temp files WriteFileAtomic left next to `path` (a killed writer cannot remove its own).
+std::vector<std::string> TempFilesOf(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  const std::string prefix = p.filename().string() + kTempInfix;
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(p.parent_path(), ec)) {
+    if (entry.path().filename().string().starts_with(prefix)) out.push_back(entry.path().string());
+  }
+  return out;
+}
+
+TEST_CASE("WriteFileAtomic uses a temp file of its own and cleans up on failure",
+          "[snapshot][export]") {
+  TempDir dir;
+  const std::string path = dir.Sub("x.amem");
+  const std::string a = TempPathFor(path), b = TempPathFor(path);
+  CHECK(a != b);
+  CHECK(a.starts_with(path + ".tmp."));  // .gitignore: *.amem.tmp*
+
+  SECTION("concurrent writers to one path never mix their files") {
+    std::vector<std::string> payloads;
+    for (int t = 0; t < 4; ++t) payloads.push_back(std::string((1 << 20) + t, char('a' + t)));
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (int k = 0; k < 10; ++k) failures += !WriteFileAtomic(path, payloads[t]).ok();
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    CHECK(failures == 0);
+    const std::string now = ReadFileBytes(path);
+    CHECK(std::find(payloads.begin(), payloads.end(), now) != payloads.end());
+    CHECK(TempFilesOf(path).empty());
+  }
+  SECTION("a failed rename removes the temp file") {
+    std::filesystem::create_directories(dir.Sub("d.amem/inside"));
+    Status s = WriteFileAtomic(dir.Sub("d.amem"), "bytes");
+    CHECK(s.IsIOError());
+    CHECK(TempFilesOf(dir.Sub("d.amem")).empty());
+  }
+  SECTION("an unwritable directory is an IOError") {
+    CHECK(WriteFileAtomic(dir.Sub("missing/x.amem"), "bytes").IsIOError());
+  }
 }
 
 TEST_CASE("A SIGKILLed export leaves the previous file intact", "[snapshot][export]") {
   TempDir dir;
   const std::string path = dir.Sub("x.amem");
-  auto small = BuildSnapshot(StoreState{});
-  REQUIRE(small.ok());
-  REQUIRE(WriteFileAtomic(path, *small).ok());
-  // A big different payload so the kill lands mid-write most of the time.
-  std::string big(24 << 20, 'z');
-  for (int delay_ms : {1, 5, 20}) {
+  const std::string store_dir = dir.Sub("big");
+  StoreOptions options;
+  options.dimension = 1024;
+  options.durable = false;
+  {
+    // ~40 MB of incompressible vectors: writing the snapshot takes a while.
+    auto big = OpenStore(store_dir, options);
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+    Batch b;
+    for (int i = 0; i < 10000; ++i) {
+      NodeInput n = Node("n:" + std::to_string(i), "node " + std::to_string(i));
+      n.vector.resize(options.dimension);
+      for (float& f : n.vector) f = unit(rng);
+      b.PutNode(std::move(n));
+    }
+    ApplyOrDie(big.get(), b, 100);
+    // The previous file: a small export of another state.
+    auto small = OpenStore(dir.Sub("small"), options);
+    Batch one;
+    one.PutNode(Node("only", "the previous file"));
+    ApplyOrDie(small.get(), one, 100);
+    ExportBytes(*small, path);
+  }  // both closed: the children open the store themselves (never across fork)
+  const std::string old_bytes = ReadFileBytes(path);
+  REQUIRE(!old_bytes.empty());
+
+  int landed = 0, attempts = 0;
+  for (; attempts < 40 && landed == 0; ++attempts) {
     pid_t pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
-      for (;;) {
-        if (!WriteFileAtomic(path, big).ok()) ::_exit(1);
-        ::_exit(0);
+      StoreOptions o = options;
+      o.create_if_missing = false;
+      auto store = Store::Open(store_dir, o);
+      if (!store.ok()) ::_exit(2);
+      ::_exit(ExportSnapshot(**store, path).ok() ? 0 : 1);
+    }
+    // Kill the child the moment its temp file appears.
+    int status = 0;
+    bool exited = false;
+    while (TempFilesOf(path).empty()) {
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        exited = true;
+        break;
       }
     }
-    ::usleep(delay_ms * 1000);
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    std::string now = ReadFileBytes(path);
-    INFO("delay " << delay_ms << " ms");
-    CHECK((now == *small || now == big));
-    if (now == big) REQUIRE(WriteFileAtomic(path, *small).ok());
+    if (!exited) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+    }
+    INFO("attempt " << attempts);
+    if (exited) CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    const std::vector<std::string> temps = TempFilesOf(path);
+    const std::string now = ReadFileBytes(path);
+    if (!temps.empty()) {
+      // Killed while the temp file existed: the rename never happened.
+      ++landed;
+      CHECK(WIFSIGNALED(status));
+      CHECK(now == old_bytes);
+      for (const std::string& t : temps) std::filesystem::remove(t);
+    } else if (now != old_bytes) {
+      // The child finished (or renamed just before the kill): the new file is
+      // whole. Put the old one back and try again.
+      auto r = Reader::Open(path);
+      CHECK(r.ok());
+      REQUIRE(WriteFileAtomic(path, old_bytes).ok());
+    }
   }
-  auto r = Reader::Open(path);
-  CHECK(r.ok());
+  INFO("attempts " << attempts);
+  REQUIRE(landed > 0);
+  CHECK(ReadFileBytes(path) == old_bytes);
+  ReadOptions verify;
+  verify.verify_checksum = true;
+  auto r = Reader::Open(path, verify);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  CHECK((*r)->FindKey("only").has_value());
 }
 
 }  // namespace amem::snapshot

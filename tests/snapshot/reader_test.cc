@@ -232,6 +232,28 @@ TEST_CASE("Output does not depend on input order", "[snapshot][writer]") {
   }
 }
 
+TEST_CASE("Custom relations are numbered by name, whatever their store ids",
+          "[snapshot][writer]") {
+  // One logical state, its relations defined in two different orders.
+  StoreState s = SmallState();  // "blocks" is store id 64
+  s.relations.push_back({65, "zebra"});
+  s.relations.push_back({66, "alpha"});
+  StoreState t = SmallState();
+  t.relations = {{64, "zebra"}, {65, "alpha"}, {70, "blocks"}};
+  for (EdgeRecord& e : t.edges) {
+    if (e.rel == 64) e.rel = 70;
+  }
+  const std::string bytes = Build(s);
+  CHECK(Build(t) == bytes);
+  auto r = OpenOrDie(bytes);
+  CHECK(r->relation_name(64) == "alpha");
+  CHECK(r->relation_name(65) == "blocks");
+  CHECK(r->relation_name(66) == "zebra");
+  CHECK(r->relation_name(67).empty());
+  auto j = r->FindEdge(*r->FindKey("decision:n1"), 65, *r->FindKey("fact:ünïcödé"));
+  CHECK(j.has_value());
+}
+
 TEST_CASE("Writer rejects states the model forbids", "[snapshot][writer]") {
   StoreState s = SmallState();
   SECTION("duplicate key") { s.nodes.push_back(s.nodes[0]); }
@@ -242,6 +264,8 @@ TEST_CASE("Writer rejects states the model forbids", "[snapshot][writer]") {
   SECTION("vector not finite") { s.nodes[0].vector = {1.0f, 2.0f, INFINITY, 0.0f}; }
   SECTION("undefined relation") { s.edges[0].rel = 65; }
   SECTION("reserved relation") { s.relations.push_back({20, "x"}); }
+  SECTION("relation name defined twice") { s.relations.push_back({65, "blocks"}); }
+  SECTION("relation id defined twice") { s.relations.push_back({64, "other"}); }
   SECTION("weight") { s.edges[0].weight = NAN; }
   SECTION("duplicate edge") { s.edges.push_back(s.edges[0]); }
   SECTION("duplicate kv") { s.kv.push_back(s.kv[0]); }
@@ -327,6 +351,95 @@ TEST_CASE("Spec-only file without amem blocks opens and degrades", "[snapshot][r
     CHECK_FALSE(r->content_compressed());
     check_graph(*r);
   }
+}
+
+// A file as a seed-spec (v0.1) writer makes it: no feature flags, and index
+// blocks that are a tag followed directly by the body, without a length field.
+TEST_CASE("Seed v0.1 file whose index blocks have no length opens", "[snapshot][reader]") {
+  StoreState s;
+  s.dimension = 4;
+  const char* runs[] = {"", "run-a", "run-b"};
+  for (int t = 0; t < 6; ++t) {  // the seed's six event types
+    NodeRecord n = snapshot_test::MakeNode("n" + std::to_string(t), static_cast<NodeType>(t),
+                                           "seed node " + std::to_string(t), 100 - t);
+    n.run = runs[t % 3];
+    if (t % 2 == 0) n.vector = {1.0f, 0.0f, float(t), 0.5f};
+    if (t == 3) n.meta = R"({"k":"v"})";
+    s.nodes.push_back(std::move(n));
+  }
+  for (int rel = 0; rel <= kTemporalNext; ++rel) {  // the seed's seven edge types
+    s.edges.push_back(snapshot_test::MakeEdge("n" + std::to_string(rel % 6), static_cast<RelationId>(rel),
+                                              "n" + std::to_string((rel + 2) % 6), 200));
+  }
+  WriterOptions spec;
+  spec.extensions = false;
+  spec.term_index = false;
+  spec.checksum = false;
+  const std::string ours = Build(s, spec);  // features 0, blocks with lengths
+  auto ref = OpenOrDie(ours);
+  CHECK_FALSE(ref->index_section_ignored());
+  Header h;
+  REQUIRE(h.DecodeFrom(ours).ok());
+  REQUIRE(h.features == 0);
+  const uint32_t n = ref->node_count();
+  std::string seed = ours.substr(0, h.index_offset);
+  PutFixed32(&seed, 0x01);  // type index: num_types, bitsets
+  PutFixed32(&seed, 6);
+  for (uint8_t t = 0; t < 6; ++t) {
+    std::string bits((n + 7) / 8, '\0');
+    for (uint32_t i : ref->NodesOfType(t)) bits[i / 8] |= static_cast<char>(1u << (i % 8));
+    seed += bits;
+  }
+  PutFixed32(&seed, 0x02);  // session index
+  PutFixed32(&seed, ref->session_count());
+  for (uint32_t k = 0; k < ref->session_count(); ++k) {
+    PutFixed32(&seed, k);
+    PutFixed32(&seed, ref->session_range(k).begin);
+    PutFixed32(&seed, ref->session_range(k).end);
+  }
+  PutFixed32(&seed, 0x03);  // time index
+  PutFixed32(&seed, n);
+  for (uint32_t k = 0; k < n; ++k) {
+    PutFixed64(&seed, static_cast<uint64_t>(ref->time_entry(k).ts));
+    PutFixed32(&seed, ref->time_entry(k).node);
+  }
+  PutFixed32(&seed, 0x04);  // cluster map, no clusters
+  PutFixed32(&seed, 0);
+  PutFixed32(&seed, 4);
+
+  auto r = OpenOrDie(seed);
+  CHECK(r->index_section_ignored());
+  CHECK(r->blocks().empty());
+  REQUIRE(r->node_count() == n);
+  REQUIRE(r->edge_count() == ref->edge_count());
+  CHECK(r->session_count() == ref->session_count());
+  for (uint32_t i = 0; i < n; ++i) {
+    CHECK(r->content(i) == ref->content(i));
+    CHECK(r->meta(i) == ref->meta(i));
+    CHECK((r->vector(i) == nullptr) == (ref->vector(i) == nullptr));
+    CHECK(r->out_begin(i) == ref->out_begin(i));
+    CHECK(r->out_end(i) == ref->out_end(i));
+    REQUIRE(r->in_degree(i) == ref->in_degree(i));
+    for (uint32_t k = r->in_begin(i); k < r->in_end(i); ++k) CHECK(r->in_edge(k) == ref->in_edge(k));
+  }
+  for (uint8_t t = 0; t < kNodeTypeCount; ++t) CHECK(r->NodesOfType(t) == ref->NodesOfType(t));
+  for (uint32_t k = 0; k < n; ++k) CHECK(r->time_entry(k).node == ref->time_entry(k).node);
+  for (uint32_t k = 0; k < r->session_count(); ++k) {
+    CHECK(r->session_range(k).begin == ref->session_range(k).begin);
+    CHECK(r->session_range(k).end == ref->session_range(k).end);
+  }
+  CHECK(r->relation_name(kTemporalNext) == "temporal_next");
+  CHECK(r->Verify().ok());
+  TouchEverything(*r);
+
+  // Only a file without feature flags gets this leniency: amem's own files (any
+  // feature bit) must have an index section that parses.
+  Header flagged = h;
+  flagged.features = kFeatureChecksum;
+  std::string bad;
+  flagged.EncodeTo(&bad);
+  bad.append(seed, Header::kEncodedLength);
+  CHECK(Reader::OpenBuffer(bad).status().IsCorruption());
 }
 
 TEST_CASE("Open reports missing and non-snapshot files", "[snapshot][reader]") {

@@ -1,6 +1,7 @@
 // Drives `amem export|import|verify|info|diff` through the real binary.
 #include <catch2/catch.hpp>
 
+#include "snapshot/format.h"
 #include "tests/tools/amem_runner.h"
 
 namespace amem::testing {
@@ -58,6 +59,27 @@ TEST_CASE("export, info and verify a snapshot", "[tools][snapshot]") {
   WriteFile(bad, bytes);
   r = s.Run({"verify", bad});
   CHECK((r.exit_code == 1 || r.exit_code == 5));
+
+  // A changed edge weight is still a valid record (finite): only the checksum
+  // catches it, and that is exit 1.
+  bytes = ReadFile(file);
+  snapshot::Header h;
+  REQUIRE(h.DecodeFrom(bytes).ok());
+  REQUIRE(h.edge_count == 1);
+  const size_t weight = snapshot::Header::kEncodedLength +
+                        size_t{h.node_count} * snapshot::NodeEntry::kEncodedLength +
+                        snapshot::EdgeEntry::kWeightOffset;  // low mantissa byte of edge 0
+  bytes[weight] ^= 0x01;
+  WriteFile(bad, bytes);
+  r = s.Run({"verify", bad});
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("checksum") != std::string::npos);
+  r = s.Run({"verify", bad, "--json"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.json()["structure"] == "ok");
+  CHECK(r.json()["checksum"] == "mismatch");
+
   WriteFile(bad, ReadFile(file).substr(0, 100));
   RequireFails(s.Run({"verify", bad}), 5, "verify");
   RequireFails(s.Run({"verify", s.dir() / "missing.amem"}), 6, "verify");
