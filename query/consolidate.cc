@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "common/hash.h"
+#include "common/progress.h"
 #include "common/tokenizer.h"
 #include "query/cog_graph.h"
 #include "query/negation.h"
@@ -148,7 +149,7 @@ bool Newer(const snapshot::Reader& r, uint32_t a, uint32_t b) {
   return a > b;
 }
 
-// Winner of a duplicate pair: higher confidence, then newer, then smaller index.
+// Winner of a duplicate cluster: higher confidence, then newer, then smaller index.
 bool Wins(const snapshot::Reader& r, uint32_t a, uint32_t b) {
   if (r.confidence(a) != r.confidence(b)) return r.confidence(a) > r.confidence(b);
   if (r.created_ts(a) != r.created_ts(b)) return r.created_ts(a) > r.created_ts(b);
@@ -161,15 +162,69 @@ uint32_t PrefixLength(uint32_t size, double t) {
   return size - static_cast<uint32_t>(std::min<double>(need, size)) + 1;
 }
 
+// |x ∩ y| / |x ∪ y| of two nodes' content words.
+double WordJaccard(const DocTerms& d, uint32_t x, uint32_t y) {
+  std::span<const uint32_t> xt = d.of(x), yt = d.of(y);
+  size_t common = 0;
+  for (size_t a = 0, b = 0; a < xt.size() && b < yt.size();) {
+    if (xt[a] < yt[b]) {
+      ++a;
+    } else if (yt[b] < xt[a]) {
+      ++b;
+    } else {
+      ++common, ++a, ++b;
+    }
+  }
+  return static_cast<double>(common) / static_cast<double>(xt.size() + yt.size() - common);
+}
+
+// Orders nodes by their content word lists (lexicographically), then by index.
+struct ByWords {
+  const DocTerms* d;
+  bool operator()(uint32_t a, uint32_t b) const {
+    std::span<const uint32_t> at = d->of(a), bt = d->of(b);
+    if (!std::equal(at.begin(), at.end(), bt.begin(), bt.end())) {
+      return std::lexicographical_compare(at.begin(), at.end(), bt.begin(), bt.end());
+    }
+    return a < b;
+  }
+};
+
+// Connected components over dense indices. The smaller root becomes the parent, so
+// the partition and every root are independent of the order of the joins.
+class Components {
+ public:
+  explicit Components(uint32_t n) : parent_(n) {
+    std::iota(parent_.begin(), parent_.end(), 0u);
+  }
+  uint32_t Find(uint32_t x) {
+    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];  // path halving
+    return x;
+  }
+  void Join(uint32_t a, uint32_t b) {
+    a = Find(a), b = Find(b);
+    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+  }
+
+ private:
+  std::vector<uint32_t> parent_;
+};
+
+// Similar pairs (same type once this plan's promotions are applied, same polarity,
+// Jaccard >= t) are joined into clusters; each cluster's winner (Wins) is planned
+// to supersede every other member it is not linked with yet.
 void FindDuplicates(const snapshot::Reader& r, const DocTerms& d, double t,
-                    ConsolidatePlan* plan) {
+                    const std::vector<uint8_t>& promoted, ConsolidatePlan* plan) {
   const uint32_t n = r.node_count();
-  // Groups: (type, polarity); inside each, nodes ascending.
+  // Groups: (type after promotion, polarity); inside each, nodes ascending.
   std::vector<uint32_t> nodes;
   for (uint32_t i = 0; i < n; ++i) {
     if (!r.is_stub(i) && d.size(i) > 0) nodes.push_back(i);
   }
-  auto group_of = [&](uint32_t i) { return r.type_code(i) * 2u + d.negated[i]; };
+  auto group_of = [&](uint32_t i) {
+    uint32_t type = promoted[i] ? static_cast<uint32_t>(NodeType::kFact) : r.type_code(i);
+    return type * 2u + d.negated[i];
+  };
   std::stable_sort(nodes.begin(), nodes.end(),
                    [&](uint32_t a, uint32_t b) { return group_of(a) < group_of(b); });
 
@@ -179,14 +234,35 @@ void FindDuplicates(const snapshot::Reader& r, const DocTerms& d, double t,
   std::vector<Entry> index;
   std::vector<int32_t> acc(n, 0);
   constexpr int32_t kPruned = -1;
-  std::vector<uint32_t> touched;
+  std::vector<uint32_t> touched, reps;
+  std::vector<uint64_t> copies(n, 0);  // a representative's nodes with its word set
+  Components clusters(n);
+  uint64_t similar = 0;
 
   for (size_t g = 0; g < nodes.size();) {
     size_t g_end = g;
     while (g_end < nodes.size() && group_of(nodes[g_end]) == group_of(nodes[g])) ++g_end;
+    // Nodes with identical word sets are one cluster already; only the first (by
+    // index) of each set takes part in the candidate search, so that many exact
+    // copies cost a sort, not a quadratic number of candidate pairs.
+    std::sort(nodes.begin() + g, nodes.begin() + g_end, ByWords{&d});
+    reps.clear();
+    for (size_t k = g; k < g_end;) {
+      size_t k_end = k + 1;
+      std::span<const uint32_t> kt = d.of(nodes[k]);
+      while (k_end < g_end && std::ranges::equal(d.of(nodes[k_end]), kt)) {
+        clusters.Join(nodes[k], nodes[k_end]);
+        ++k_end;
+      }
+      copies[nodes[k]] = k_end - k;
+      similar += (k_end - k) * (k_end - k - 1) / 2;
+      reps.push_back(nodes[k]);
+      k = k_end;
+    }
+    std::sort(reps.begin(), reps.end());
+
     index.clear();
-    for (size_t k = g; k < g_end; ++k) {
-      uint32_t x = nodes[k];
+    for (uint32_t x : reps) {
       std::span<const uint32_t> terms = d.of(x);
       uint32_t p = PrefixLength(d.size(x), t);
       for (uint32_t i = 0; i < p; ++i) index.push_back({terms[i], x, i});
@@ -195,8 +271,7 @@ void FindDuplicates(const snapshot::Reader& r, const DocTerms& d, double t,
       return a.rank != b.rank ? a.rank < b.rank : a.node < b.node;
     });
 
-    for (size_t k = g; k < g_end; ++k) {
-      uint32_t x = nodes[k];
+    for (uint32_t x : reps) {
       std::span<const uint32_t> xt = d.of(x);
       const uint32_t sx = d.size(x);
       const uint32_t px = PrefixLength(sx, t);
@@ -221,38 +296,41 @@ void FindDuplicates(const snapshot::Reader& r, const DocTerms& d, double t,
         }
       }
       for (uint32_t y : touched) {
-        if (acc[y] > 0) {
-          std::span<const uint32_t> yt = d.of(y);
-          size_t common = 0;
-          for (size_t a = 0, b = 0; a < xt.size() && b < yt.size();) {
-            if (xt[a] < yt[b]) {
-              ++a;
-            } else if (yt[b] < xt[a]) {
-              ++b;
-            } else {
-              ++common, ++a, ++b;
-            }
-          }
-          double sim = static_cast<double>(common) / static_cast<double>(sx + d.size(y) - common);
-          if (sim >= t && !AlreadyLinked(r, x, y)) {
-            bool x_wins = Wins(r, x, y);
-            plan->duplicates.push_back({x_wins ? x : y, x_wins ? y : x, sim});
-          }
+        if (acc[y] > 0 && WordJaccard(d, x, y) >= t) {
+          clusters.Join(x, y);
+          similar += copies[x] * copies[y];
         }
         acc[y] = 0;
       }
     }
     g = g_end;
   }
+  plan->similar_pairs = similar;
+
+  // One winner per cluster; one planned edge per other member.
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> winner(n, kNone), members(n, 0);
+  for (uint32_t i : nodes) {
+    uint32_t c = clusters.Find(i);
+    ++members[c];
+    if (winner[c] == kNone || Wins(r, i, winner[c])) winner[c] = i;
+  }
+  for (uint32_t i : nodes) {
+    uint32_t c = clusters.Find(i), w = winner[c];
+    if (members[c] < 2 || i == w || AlreadyLinked(r, w, i)) continue;
+    plan->duplicates.push_back({w, i, WordJaccard(d, w, i)});
+  }
   std::sort(plan->duplicates.begin(), plan->duplicates.end(),
             [](const DuplicatePair& a, const DuplicatePair& b) {
+              if (a.keep != b.keep) return a.keep < b.keep;
               if (a.similarity != b.similarity) return a.similarity > b.similarity;
-              uint32_t amin = std::min(a.keep, a.drop), bmin = std::min(b.keep, b.drop);
-              if (amin != bmin) return amin < bmin;
-              return std::max(a.keep, a.drop) < std::max(b.keep, b.drop);
+              return a.drop < b.drop;
             });
 }
 
+// Inside each set of belief nodes with equal word sets, every node is planned to
+// contradict one representative of the other polarity (the Wins-best one) unless
+// the two are linked already: |set| - 1 pairs at most, never all pairs.
 void FindContradictions(const snapshot::Reader& r, const DocTerms& d, ConsolidatePlan* plan) {
   std::vector<std::pair<uint64_t, uint32_t>> keyed;  // (word-set hash, node)
   for (uint32_t i = 0; i < r.node_count(); ++i) {
@@ -260,17 +338,29 @@ void FindContradictions(const snapshot::Reader& r, const DocTerms& d, Consolidat
     std::span<const uint32_t> terms = d.of(i);
     keyed.emplace_back(Hash64(terms.data(), terms.size_bytes(), 0), i);
   }
-  std::sort(keyed.begin(), keyed.end());
+  // By hash, then by the words themselves (hash collisions), then by index.
+  ByWords by_words{&d};
+  std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : by_words(a.second, b.second);
+  });
+  constexpr uint32_t kNone = UINT32_MAX;
   for (size_t g = 0; g < keyed.size();) {
-    size_t g_end = g;
-    while (g_end < keyed.size() && keyed[g_end].first == keyed[g].first) ++g_end;
-    for (size_t a = g; a < g_end; ++a) {
-      for (size_t b = a + 1; b < g_end; ++b) {
-        uint32_t x = keyed[a].second, y = keyed[b].second;
-        if (d.negated[x] == d.negated[y]) continue;
-        std::span<const uint32_t> xt = d.of(x), yt = d.of(y);
-        if (!std::equal(xt.begin(), xt.end(), yt.begin(), yt.end())) continue;
-        if (AlreadyLinked(r, x, y)) continue;
+    size_t g_end = g + 1;
+    std::span<const uint32_t> gt = d.of(keyed[g].second);
+    while (g_end < keyed.size() && keyed[g_end].first == keyed[g].first &&
+           std::ranges::equal(d.of(keyed[g_end].second), gt)) {
+      ++g_end;
+    }
+    uint32_t rep[2] = {kNone, kNone};  // per polarity
+    for (size_t k = g; k < g_end; ++k) {
+      uint32_t x = keyed[k].second;
+      uint32_t& best = rep[d.negated[x]];
+      if (best == kNone || Wins(r, x, best)) best = x;
+    }
+    if (rep[0] != kNone && rep[1] != kNone) {
+      for (size_t k = g; k < g_end; ++k) {
+        uint32_t x = keyed[k].second, y = rep[1 - d.negated[x]];
+        if (x == rep[1] || AlreadyLinked(r, x, y)) continue;  // rep[1]: met via rep[0]
         bool x_newer = Newer(r, x, y);
         plan->contradictions.push_back({x_newer ? x : y, x_newer ? y : x});
       }
@@ -295,17 +385,26 @@ Result<ConsolidatePlan> PlanConsolidation(const snapshot::Reader& r,
   }
   AMEM_RETURN_IF_ERROR(r.EnsureContent());
   ConsolidatePlan plan;
+  Progress progress("consolidate");
+  progress.Stage("indexing the terms of " + std::to_string(r.node_count()) + " nodes");
   DocTerms d = BuildDocTerms(r);
-  FindDuplicates(r, d, t, &plan);
-  FindContradictions(r, d, &plan);
+  // Promotions first: duplicates are grouped by the type a node has after them, so
+  // that one --execute reaches a fixed point.
+  progress.Stage("promotions and orphans");
+  std::vector<uint8_t> promoted(r.node_count(), 0);
   for (uint32_t i = 0; i < r.node_count(); ++i) {
     if (r.is_stub(i)) continue;
     if (r.type(i) == NodeType::kInference && r.confidence(i) > 0.9f &&
         DistinctSupporters(r, i, 3) >= 3) {
       plan.promotions.push_back(i);
+      promoted[i] = 1;
     }
     if (r.in_degree(i) == 0 && r.out_degree(i) == 0) plan.orphans.push_back(i);
   }
+  progress.Stage("finding duplicates");
+  FindDuplicates(r, d, t, promoted, &plan);
+  progress.Stage("finding contradictions");
+  FindContradictions(r, d, &plan);
   return plan;
 }
 
@@ -378,6 +477,11 @@ Json ConsolidateJson(const snapshot::Reader& r, const ConsolidatePlan& plan,
   doc["dry_run"] = applied == nullptr;
   doc["dedup_threshold"] = options.dedup_threshold;
   doc["duplicate_count"] = plan.duplicates.size();
+  size_t clusters = 0;  // rows are sorted by keep: one run per cluster
+  for (size_t k = 0; k < plan.duplicates.size(); ++k) {
+    clusters += k == 0 || plan.duplicates[k].keep != plan.duplicates[k - 1].keep;
+  }
+  doc["duplicate_cluster_count"] = clusters;
   doc["contradiction_count"] = plan.contradictions.size();
   doc["promotion_count"] = plan.promotions.size();
   doc["orphan_count"] = plan.orphans.size();

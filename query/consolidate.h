@@ -1,24 +1,37 @@
 // Query 15, `consolidate`: what should be cleaned up (QUERIES.md 15, paper §4.8).
 //
 // Four findings, each computed without looking at all pairs:
-//   duplicates      same type, same polarity (negation.h), Jaccard overlap of their
+//   duplicates      similar pairs: same type (counting a promotion below as already
+//                   done), same polarity (negation.h), Jaccard overlap of their
 //                   distinct content words >= dedup_threshold. Candidates come from
 //                   prefix filtering over words ordered rarest first (a pair above
 //                   the threshold must share one of each side's few rarest words;
 //                   exact, no pair is missed) with PPJoin's positional bound, inside
-//                   each (type, polarity) group. The higher-confidence node wins
-//                   (then the newer created_ts, then the smaller index): the
-//                   planned edge is `winner supersedes loser`.
+//                   each (type, polarity) group; nodes with identical word sets are
+//                   collapsed first, so exact copies cost no candidate pairs. The
+//                   similar pairs (linked or not) are joined into clusters
+//                   (connected components); each cluster's winner is the
+//                   higher-confidence node (then the newer created_ts, then the
+//                   smaller index), and the plan holds one edge `winner supersedes
+//                   member` per other member, except members already linked with
+//                   the winner by supersedes or contradicts (either direction). Four
+//                   copies of one text give three edges from one winner, not six.
 //   contradictions  belief nodes (fact, decision, inference, constraint, correction)
 //                   whose content words are equal and whose polarity differs
 //                   (negation.h; whole words, so "know"/"node" never count). Found
-//                   by grouping on the word set. The planned edge is `newer
-//                   contradicts older` (created_ts, then index).
+//                   by grouping on the word set; inside a group, each node is paired
+//                   with one representative of the other polarity (the winner by
+//                   the duplicate rule), so a group of k nodes gives at most k - 1
+//                   pairs. The planned edge is `newer contradicts older`
+//                   (created_ts, then index).
 //   promotions      inferences with confidence > 0.9 and >= 3 distinct supporters:
 //                   planned type change inference -> fact.
 //   orphans         nodes with no edge at all (reported only).
-// Pairs already linked by supersedes or contradicts (either direction) are skipped,
-// which makes the operation idempotent: after Apply, a second run plans nothing.
+// Contradiction pairs already linked by supersedes or contradicts (either
+// direction) are skipped. Clusters, winners and representatives depend only on
+// texts, types after promotion, confidences, timestamps and indices, none of which
+// Apply changes (promotion keeps confidence and created_ts), and every planned edge
+// is skipped once it exists: after Apply, a second run plans nothing.
 // Stub nodes and nodes without content words take no part.
 //
 // `limit` bounds the rows shown per finding; the counts and the plan are complete,
@@ -48,7 +61,9 @@ struct ConsolidateOptions {
 };
 
 struct DuplicatePair {
-  uint32_t keep = 0, drop = 0;  // keep supersedes drop
+  uint32_t keep = 0, drop = 0;  // keep (the cluster's winner) supersedes drop
+  // Jaccard of keep and drop; below the threshold when drop joined the cluster
+  // through another member.
   double similarity = 0;
 };
 struct ContradictionPair {
@@ -57,7 +72,8 @@ struct ContradictionPair {
 
 // Everything found, as dense indices (complete: the plan Apply writes).
 struct ConsolidatePlan {
-  std::vector<DuplicatePair> duplicates;         // similarity desc, keep, drop
+  std::vector<DuplicatePair> duplicates;         // keep, similarity desc, drop
+  uint64_t similar_pairs = 0;  // similar pairs found before clustering, linked or not
   std::vector<ContradictionPair> contradictions; // by (min, max) index
   std::vector<uint32_t> promotions;              // ascending
   std::vector<uint32_t> orphans;                 // ascending
@@ -84,7 +100,8 @@ Result<ApplyReport> ApplyConsolidation(Store& store, const snapshot::Reader& rea
                                        const ConsolidatePlan& plan,
                                        const WriteOptions& options = {});
 
-// {"query": "consolidate", "dry_run", counts, "duplicates": [...],
+// {"query": "consolidate", "dry_run", counts (duplicate_count: supersedes edges
+//  planned; duplicate_cluster_count: distinct winners among them), "duplicates": [...],
 //  "contradictions": [...], "promotions": [...], "orphans": [...], "applied"?}.
 // `applied` is null for a dry run.
 Json ConsolidateJson(const snapshot::Reader& reader, const ConsolidatePlan& plan,

@@ -3,11 +3,18 @@
 //   the first node that does not fit (it never skips a near node to fit a far one).
 // - An edge is charged to the later of its two endpoints, so every edge shown joins
 //   two shown nodes.
-// - Tokens are estimated as ceil(bytes / 4) per rendered line (or JSON element):
-//   no tokenizer is assumed.
+// - Tokens are estimated as ceil(bytes / 4) of the whole rendered output (no
+//   tokenizer is assumed). The header states that estimate of its own output, so
+//   its width is found as a fixed point; the count is exact, not a bound.
+// - A budget below the skeleton (header and section lines, or the JSON envelope,
+//   with no node) cannot be met: BuildContextChecked refuses it, naming the
+//   minimum.
 #include "query/context.h"
 
+#include <cassert>
 #include <cstdio>
+#include <string>
+#include <string_view>
 
 #include "common/utf8.h"
 #include "query/neighbors.h"
@@ -51,17 +58,25 @@ Json ContextNodeJson(const snapshot::Reader& reader, const ContextNode& n, size_
   return row;
 }
 
-std::string Header(const snapshot::Reader& reader, const ContextResult& r, uint32_t depth) {
-  std::string seeds;
-  for (size_t k = 0; k < r.seeds.size(); ++k) {
-    if (k) seeds += ", ";
-    seeds += PromptKey(reader.key(r.seeds[k]));
+std::string SeedList(const snapshot::Reader& reader, const std::vector<uint32_t>& seeds) {
+  std::string out;
+  for (size_t k = 0; k < seeds.size(); ++k) {
+    if (k) out += ", ";
+    out += PromptKey(reader.key(seeds[k]));
   }
-  return "# amem context: " + std::to_string(r.nodes.size()) + " nodes, " +
-         std::to_string(r.edges.size()) + " edges (depth " + std::to_string(depth) +
-         ", seeds: " + seeds + "; ~" + std::to_string(r.tokens) + " tokens" +
-         (r.truncated ? ", cut to budget" : "") + ")\n";
+  return out;
 }
+
+std::string Header(std::string_view seeds, size_t nodes, size_t edges, uint32_t depth,
+                   size_t tokens, bool truncated) {
+  return "# amem context: " + std::to_string(nodes) + " nodes, " + std::to_string(edges) +
+         " edges (depth " + std::to_string(depth) + ", seeds: " + std::string(seeds) +
+         "; ~" + std::to_string(tokens) + " tokens" + (truncated ? ", cut to budget" : "") +
+         ")\n";
+}
+
+constexpr std::string_view kNodesLine = "## nodes\n";
+constexpr std::string_view kEdgesLine = "## edges\n";
 
 void AppendEscape(std::string* out, unsigned c) {
   char buf[8];
@@ -163,22 +178,60 @@ ContextResult BuildContext(const snapshot::Reader& reader, const std::vector<uin
   r.collected_nodes = collected.size();
   r.collected_edges = edges.size();
 
-  // The budget: a reserve for the header and section lines, then nearest-first.
+  // The budget, nearest-first. Output bytes = skeleton (header and section lines,
+  // or the JSON envelope with empty arrays) + the node and edge lines (JSON: the
+  // elements and the commas between them). The skeleton states the output's own
+  // token count, so that count is the least fixed point T = ceil(bytes(T) / 4),
+  // reached by iterating up from 0 (bytes(T) only grows with T's digits).
   const bool json = options.format == Format::kJson;
-  size_t used = json ? Tokens(RenderJson(ContextJson(reader, r, options)).size())
-                     : Tokens(Header(reader, r, options.depth).size() + 24) + 4;
-  size_t k = 0;
-  for (; k < collected.size(); ++k) {
-    size_t cost = json ? Tokens(RenderJson(ContextNodeJson(reader, collected[k],
-                                                           options.max_content_bytes)).size())
-                       : Tokens(NodeLine(reader, collected[k].node,
-                                         options.max_content_bytes).size());
-    for (size_t q = edge_begin[k]; q < edge_begin[k + 1]; ++q) {
-      cost += json ? Tokens(RenderJson(EdgeJson(reader, edges[q])).size())
-                   : Tokens(EdgeLine(reader, edges[q]).size());
+  const std::string seed_list = json ? std::string() : SeedList(reader, r.seeds);
+  ContextResult envelope;  // JSON: r's fields with empty node and edge arrays
+  envelope.seeds = r.seeds;
+  envelope.collected_nodes = r.collected_nodes;
+  envelope.collected_edges = r.collected_edges;
+  const auto skeleton_bytes = [&](size_t nodes, size_t edges, size_t tokens, bool truncated) {
+    if (!json) {
+      return Header(seed_list, nodes, edges, options.depth, tokens, truncated).size() +
+             kNodesLine.size() + kEdgesLine.size();
     }
-    if (options.budget_tokens != 0 && used + cost > options.budget_tokens) break;
-    used += cost;
+    envelope.tokens = tokens;
+    envelope.truncated = truncated;
+    return RenderJson(ContextJson(reader, envelope, options)).size();
+  };
+  // Bytes of the rendered output with `nodes` nodes whose lines (elements) take
+  // node_bytes and `edges` edges taking edge_bytes.
+  const auto output_tokens = [&](size_t nodes, size_t node_bytes, size_t edges,
+                                 size_t edge_bytes, bool truncated) {
+    size_t body = node_bytes + edge_bytes;
+    if (json) body += (nodes ? nodes - 1 : 0) + (edges ? edges - 1 : 0);  // commas
+    size_t tokens = 0;
+    for (;;) {
+      size_t next = Tokens(skeleton_bytes(nodes, edges, tokens, truncated) + body);
+      if (next <= tokens) return tokens;
+      tokens = next;
+    }
+  };
+  const size_t budget = options.budget_tokens;
+  r.min_tokens = output_tokens(0, 0, 0, 0, limited || !collected.empty());
+  size_t k = 0, node_bytes = 0, edge_bytes = 0;
+  size_t used = r.min_tokens;
+  for (; k < collected.size(); ++k) {
+    size_t nb = node_bytes + (json ? RenderJson(ContextNodeJson(reader, collected[k],
+                                                                options.max_content_bytes))
+                                             .size() - 1  // RenderJson's newline
+                                       : NodeLine(reader, collected[k].node,
+                                                  options.max_content_bytes).size());
+    size_t eb = edge_bytes;
+    for (size_t q = edge_begin[k]; q < edge_begin[k + 1]; ++q) {
+      eb += json ? RenderJson(EdgeJson(reader, edges[q])).size() - 1
+                 : EdgeLine(reader, edges[q]).size();
+    }
+    size_t t = output_tokens(k + 1, nb, edge_begin[k + 1], eb,
+                             limited || k + 1 < collected.size());
+    if (budget != 0 && t > budget) break;
+    node_bytes = nb;
+    edge_bytes = eb;
+    used = t;
   }
   r.nodes.assign(collected.begin(), collected.begin() + k);
   r.edges.assign(edges.begin(), edges.begin() + edge_begin[k]);
@@ -187,14 +240,30 @@ ContextResult BuildContext(const snapshot::Reader& reader, const std::vector<uin
   return r;
 }
 
+Result<ContextResult> BuildContextChecked(const snapshot::Reader& reader,
+                                          const std::vector<uint32_t>& seeds,
+                                          const ContextOptions& options) {
+  ContextResult r = BuildContext(reader, seeds, options);
+  if (options.budget_tokens != 0 && options.budget_tokens < r.min_tokens) {
+    return Status::InvalidArgument(
+        "context: a budget of " + std::to_string(options.budget_tokens) +
+        " tokens cannot hold " +
+        (options.format == Format::kJson ? "the JSON envelope" : "the header and section lines") +
+        ", which need " + std::to_string(r.min_tokens) + " for these seeds; give at least " +
+        std::to_string(r.min_tokens) + ", or 0 for no limit");
+  }
+  return r;
+}
+
 std::string ContextText(const snapshot::Reader& reader, const ContextResult& result,
                         const ContextOptions& options) {
-  std::string out = Header(reader, result, options.depth);
-  out += "## nodes\n";
+  std::string out = Header(SeedList(reader, result.seeds), result.nodes.size(),
+                           result.edges.size(), options.depth, result.tokens, result.truncated);
+  out += kNodesLine;
   for (const ContextNode& n : result.nodes) {
     out += NodeLine(reader, n.node, options.max_content_bytes);
   }
-  out += "## edges\n";
+  out += kEdgesLine;
   for (uint32_t e : result.edges) out += EdgeLine(reader, e);
   return out;
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/status.h"
 #include "query/query.h"
 #include "query/render.h"
 
@@ -15,8 +16,8 @@ namespace amem::query {
 
 struct ContextOptions {
   uint32_t depth = 2;
-  // Estimated tokens (bytes / 4, rounded up, per line) the output may use; 0: no
-  // limit.
+  // Estimated tokens the whole rendered output may use (its bytes / 4, rounded up:
+  // no tokenizer is assumed); 0: no limit.
   size_t budget_tokens = 2000;
   Format format = Format::kText;  // what the budget is measured on
   size_t max_content_bytes = 400;  // per node, cut on a UTF-8 boundary
@@ -34,16 +35,27 @@ struct ContextResult {
   std::vector<uint32_t> edges;     // every edge between two of `nodes`
   uint64_t collected_nodes = 0;    // before the budget cut
   uint64_t collected_edges = 0;
-  size_t tokens = 0;               // estimated size of the rendered output
+  size_t tokens = 0;               // size of the rendered output: ceil(bytes / 4)
+  size_t min_tokens = 0;           // size of the output with no node: the skeleton
   bool truncated = false;          // the budget or the limit dropped something
 };
 
 // BFS in both directions over every relation from all seeds at once (depth 0), up
 // to `depth` hops and `limit` nodes; then nodes are taken nearest-first, each with
-// the edges joining it to nodes already taken, while the estimate fits the budget.
+// the edges joining it to nodes already taken, while the whole rendered output
+// (ContextText, or RenderJson(ContextJson) for Format::kJson) fits the budget.
+// The output never exceeds a budget >= min_tokens; a smaller budget cannot hold the
+// header and section lines, so it gets the skeleton alone (nodes empty, tokens =
+// min_tokens > budget): use BuildContextChecked to have that refused instead.
 // REQUIRES: every seed < reader.node_count().
 ContextResult BuildContext(const snapshot::Reader& reader, const std::vector<uint32_t>& seeds,
                            const ContextOptions& options);
+
+// BuildContext, except that a budget below the skeleton's min_tokens (other than 0,
+// no limit) is InvalidArgument, the message naming that minimum.
+Result<ContextResult> BuildContextChecked(const snapshot::Reader& reader,
+                                          const std::vector<uint32_t>& seeds,
+                                          const ContextOptions& options);
 
 // Structured text:
 //   # amem context: N nodes, M edges (depth D, seeds: K1, K2; ~T tokens)

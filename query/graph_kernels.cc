@@ -6,6 +6,7 @@
 #include <cmath>
 #include <thread>
 
+#include "common/progress.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {
@@ -243,9 +244,12 @@ Result<std::vector<double>> BetweennessSums(const Csr& g, const std::vector<uint
   scratch.reserve(workers);
   for (int t = 0; t < workers; ++t) scratch.emplace_back(n);
   std::atomic<size_t> next{0};
+  Progress progress("betweenness");
+  progress.Stage("Brandes", sources.size(), "sources");
   auto work = [&](BrandesScratch* w) {
     for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < sources.size();) {
       AccumulateSource(g, sources[i], scale, w);
+      progress.Advance();
     }
   };
   std::vector<std::thread> pool;

@@ -49,9 +49,11 @@ Result<HybridSearchResult> HybridSearch(const snapshot::Reader& reader,
   s.types = options.types;
   s.runs = options.runs;
   std::vector<SimilarHit> cosine;
+  result.vector_basis = options.vector.empty() ? kBuiltinEmbedding : kStoredVectors;
   auto sr = Similar(reader, s);
   if (sr.ok()) {
     cosine = std::move(sr->hits);
+    result.vector_basis = sr->basis;
   } else if (!sr.status().IsInvalidArgument() || !options.vector.empty()) {
     return sr.status();  // a bad caller vector is an error; an all-zero embedding is not
   }
@@ -96,6 +98,7 @@ Json HybridSearchJson(const snapshot::Reader& reader, const HybridSearchResult& 
   doc["terms"] = result.terms;
   doc["bm25_listed"] = result.bm25_listed;
   doc["vector_listed"] = result.vector_listed;
+  doc["vector_basis"] = result.vector_basis;
   doc["results"] = RankedRowsJson(reader, result.hits, [](const HybridHit& hit, Json& r) {
     r["score"] = hit.score;
     r["bm25_rank"] = hit.bm25_rank ? Json(hit.bm25_rank) : Json(nullptr);

@@ -2,8 +2,12 @@
 //
 // Reciprocal Rank Fusion of two lists, each fetched to 3 x limit with the same
 // filters: the BM25 list (query/text_search.h) and the cosine list
-// (query/similar.h; the query vector is the caller's, else the built-in embedding
-// of the text). For every node in either list
+// (query/similar.h). The cosine list's space follows the query, as in `similar`:
+// with a caller's vector, nodes are scored with their stored vectors (a node
+// without one with the built-in embedding of its content); without one, the query
+// is the built-in embedding of the text and every node is scored with the built-in
+// embedding of its content, stored vectors ignored (`vector_basis` says which).
+// For every node in either list
 //   score = w_bm25 / (k + rank_bm25) + w_vector / (k + rank_vector)
 // with 1-based ranks; a node missing from a list gets that list's length + 1.
 // Rows: combined score descending, then index ascending.
@@ -53,6 +57,7 @@ struct HybridSearchResult {
   std::vector<HybridHit> hits;
   uint32_t bm25_listed = 0;
   uint32_t vector_listed = 0;
+  const char* vector_basis = "";  // the cosine list's space: SimilarResult::basis
 };
 
 Result<HybridSearchResult> HybridSearch(const snapshot::Reader& reader,

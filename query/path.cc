@@ -224,8 +224,10 @@ PathResult FindPath(const snapshot::Reader& reader, uint32_t source, uint32_t ta
     result.visited = 1;
     return result;
   }
-  return options.weighted ? Dijkstra(reader, source, target, options)
-                          : Bfs(reader, source, target, options);
+  PathResult result = options.weighted ? Dijkstra(reader, source, target, options)
+                                        : Bfs(reader, source, target, options);
+  result.hops = static_cast<uint32_t>(result.edges.size());
+  return result;
 }
 
 Json PathJson(const snapshot::Reader& reader, const PathResult& result,
@@ -238,7 +240,7 @@ Json PathJson(const snapshot::Reader& reader, const PathResult& result,
     doc["cost_model"] = options.cost == PathOptions::Cost::kNegLog ? "neglog" : "weight";
   }
   doc["direction"] = DirectionName(options.direction);
-  doc["hops"] = result.edges.size();
+  doc["hops"] = result.hops;
   doc["cost"] = result.cost;
   doc["visited"] = result.visited;
   Json nodes = Json::array();

@@ -23,6 +23,7 @@ struct PathResult {
   bool found = false;
   std::vector<uint32_t> nodes;  // from the source to the target
   std::vector<uint32_t> edges;  // edges[i] joins nodes[i] and nodes[i+1]
+  uint32_t hops = 0;            // edges on the whole path, kept if nodes/edges are cut
   double cost = 0;              // hops (unweighted) or the summed edge costs
   uint64_t visited = 0;         // nodes labelled by both searches (work done)
 };

@@ -1,7 +1,11 @@
 #include "query/similar.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string_view>
+#include <vector>
 
+#include "common/hash.h"
 #include "common/model.h"
 #include "common/tokenizer.h"
 #include "query/ranked_rows.h"
@@ -68,6 +72,62 @@ DotNorm DotAndNorm(const float* q, const float* v, uint32_t n) {
 
 double Norm(const float* v, uint32_t n) { return std::sqrt(DotAndNorm(v, v, n).norm2); }
 
+// The built-in embedding (common/tokenizer.h HashEmbed) before its L2
+// normalisation: each token adds +1 or -1 at Hash64(token) % dim. Cosine does not
+// care about the normalisation, so scoring a text against a query needs only the
+// buckets the text touches: O(its tokens), not O(dim), and exact integer counts.
+class SparseEmbedder {
+ public:
+  explicit SparseEmbedder(uint32_t dim) : counts_(dim, 0), seen_(dim, 0) {}
+
+  // Writes the raw counts of `text` to out[0, dim) (zeroed first).
+  void Counts(std::string_view text, double* out) {
+    Accumulate(text);
+    std::fill(out, out + counts_.size(), 0.0);
+    for (uint32_t b : touched_) out[b] = counts_[b];
+    Reset();
+  }
+
+  // dot(q, counts of text) and |counts|^2, summed in the order buckets are first
+  // touched (deterministic).
+  DotNorm Score(std::string_view text, const double* q) {
+    Accumulate(text);
+    DotNorm r;
+    for (uint32_t b : touched_) {
+      const double c = counts_[b];
+      r.dot += q[b] * c;
+      r.norm2 += c * c;
+    }
+    Reset();
+    return r;
+  }
+
+ private:
+  void Accumulate(std::string_view text) {
+    const uint32_t dim = static_cast<uint32_t>(counts_.size());
+    ForEachToken(text, [&](std::string_view t) {
+      const uint64_t h = Hash64(t);
+      const uint32_t b = static_cast<uint32_t>(h % dim);
+      if (!seen_[b]) {
+        seen_[b] = 1;
+        touched_.push_back(b);
+      }
+      counts_[b] += (h >> 63) ? -1 : 1;
+    });
+  }
+  void Reset() {
+    for (uint32_t b : touched_) {
+      counts_[b] = 0;
+      seen_[b] = 0;
+    }
+    touched_.clear();
+  }
+
+  std::vector<int32_t> counts_;
+  std::vector<uint8_t> seen_;
+  std::vector<uint32_t> touched_;
+};
+
 }  // namespace
 
 uint32_t QueryDimension(const snapshot::Reader& reader) {
@@ -85,7 +145,13 @@ Result<SimilarResult> Similar(const snapshot::Reader& reader, const SimilarOptio
   SimilarResult result;
   const uint32_t dim = QueryDimension(reader);
   result.dimension = dim;
+  SparseEmbedder embedder(dim);
+  // The query: `query` in the stored vectors' space; `weights` is what a node's
+  // built-in embedding is dotted with (the same floats there; in the built-in
+  // embedding's space, the query text's raw counts).
   std::vector<float> query;
+  std::vector<double> weights(dim);
+  std::string_view query_text;
   if (!options.vector.empty()) {
     if (options.vector.size() != dim) {
       return Status::InvalidArgument("similar: the query vector has " +
@@ -98,9 +164,11 @@ Result<SimilarResult> Similar(const snapshot::Reader& reader, const SimilarOptio
     }
     query = options.vector;
     result.query_source = "vector";
+    result.basis = kStoredVectors;
   } else if (!options.text.empty()) {
-    query = HashEmbed(options.text, dim);
+    query_text = options.text;
     result.query_source = "text";
+    result.basis = kBuiltinEmbedding;
   } else if (options.node) {
     if (*options.node >= reader.node_count()) {
       return Status::NotFound("similar: node #" + std::to_string(*options.node) +
@@ -109,22 +177,33 @@ Result<SimilarResult> Similar(const snapshot::Reader& reader, const SimilarOptio
     if (const float* v = reader.vector(*options.node)) {
       query.assign(v, v + dim);
       result.query_source = "node vector";
+      result.basis = kStoredVectors;
     } else {
       AMEM_RETURN_IF_ERROR(reader.EnsureContent());
-      query = HashEmbed(reader.content(*options.node), dim);
+      query_text = reader.content(*options.node);
       result.query_source = "node text";
+      result.basis = kBuiltinEmbedding;
     }
   } else {
     return Status::InvalidArgument("similar: give a node, --vector or --text");
   }
-  const double query_norm = Norm(query.data(), dim);
+  // In the built-in embedding's space every node is embedded, stored vector or not.
+  const bool embed_all = std::string_view(result.basis) == kBuiltinEmbedding;
+  double query_norm = 0, query_norm2 = 0;
+  if (embed_all) {
+    embedder.Counts(query_text, weights.data());
+    for (double w : weights) query_norm2 += w * w;  // integers: exact
+    query_norm = std::sqrt(query_norm2);
+  } else {
+    query_norm = Norm(query.data(), dim);
+    std::copy(query.begin(), query.end(), weights.begin());
+  }
   if (query_norm == 0) {
     return Status::InvalidArgument(
         "similar: the query vector is all zeros (text with no searchable terms, or a "
         "node without vector or content)");
   }
 
-  std::vector<float> embedded(dim);
   bool content_ready = false;
   TopK top(options.limit);
   const uint32_t n = reader.node_count();
@@ -133,20 +212,24 @@ Result<SimilarResult> Similar(const snapshot::Reader& reader, const SimilarOptio
     if (!options.types.Matches(reader.type(i)) || !options.runs.Matches(reader.session(i))) {
       continue;
     }
-    const float* v = reader.vector(i);
-    if (v == nullptr) {
+    const float* v = embed_all ? nullptr : reader.vector(i);
+    DotNorm r;
+    if (v != nullptr) {
+      r = DotAndNorm(query.data(), v, dim);
+    } else {
       if (!content_ready) {
         AMEM_RETURN_IF_ERROR(reader.EnsureContent());
         content_ready = true;
       }
-      HashEmbed(reader.content(i), dim, embedded.data());
-      v = embedded.data();
+      r = embedder.Score(reader.content(i), weights.data());
       ++result.embedded;
     }
     ++result.scanned;
-    DotNorm r = DotAndNorm(query.data(), v, dim);
     if (r.norm2 == 0) continue;
-    double sim = r.dot / (query_norm * std::sqrt(r.norm2));
+    // Built-in space: integer dot and norms, so a text equal to the query scores
+    // exactly 1 (sqrt of a perfect square is exact).
+    double sim = embed_all ? r.dot / std::sqrt(query_norm2 * r.norm2)
+                           : r.dot / (query_norm * std::sqrt(r.norm2));
     if (!(sim >= options.min_similarity)) continue;
     ++result.matched;
     top.Push(sim, i);
@@ -159,6 +242,7 @@ Json SimilarJson(const snapshot::Reader& reader, const SimilarResult& result) {
   Json doc;
   doc["query"] = "similar";
   doc["query_source"] = result.query_source;
+  doc["basis"] = result.basis;
   doc["dimension"] = result.dimension;
   doc["scanned"] = result.scanned;
   doc["embedded"] = result.embedded;

@@ -3,17 +3,25 @@
 // Exact cosine top-k: one pass over the contiguous vector block, each vector's dot
 // product with the query and its own norm computed together in 8 float lanes (SSE
 // on x86-64, the same lanes in plain C elsewhere, so every machine gets the same
-// floats). A node without a stored vector is scored with the built-in embedding
-// of its content (common/tokenizer.h HashEmbed), as is a `--text` query; a caller's
-// vector wins over both.
+// floats).
 //
-// Choices where QUERIES.md is silent: the query is the caller's vector if given,
-// else the embedding of `text`, else the node's vector (or its content's
-// embedding); a node query never returns the node itself; a node or query whose
-// vector is all zeros has no direction, so such nodes are skipped and such a query
-// is InvalidArgument; rows need similarity >= min_similarity. The cluster map is
-// not used for pruning (the reader exposes no cluster assignments), so results are
-// always exact.
+// The query decides the space every node is compared in (the result's `basis`):
+// - "stored vectors": the query is a caller's vector, or the stored vector of the
+//   query node. Each node is scored with its stored vector; a node without one
+//   falls back to the built-in embedding of its content (common/tokenizer.h
+//   HashEmbed) and is counted in `embedded`.
+// - "built-in embedding": the query is the built-in embedding of `text`, or of the
+//   content of a query node that has no stored vector. Every node is scored with
+//   the built-in embedding of its content and stored vectors are ignored: a hashed
+//   embedding and a model's vector live in unrelated spaces, so comparing them
+//   would rank noise (a node would not even find its own text).
+// A caller's vector wins over `text`, which wins over the node.
+//
+// Choices where QUERIES.md is silent: a node query never returns the node itself;
+// a node or query whose vector is all zeros has no direction, so such nodes are
+// skipped and such a query is InvalidArgument; rows need similarity >=
+// min_similarity. The cluster map is not used for pruning (the reader exposes no
+// cluster assignments), so results are always exact.
 #ifndef AMEM_QUERY_SIMILAR_H_
 #define AMEM_QUERY_SIMILAR_H_
 
@@ -51,10 +59,15 @@ struct SimilarResult {
   std::vector<SimilarHit> hits;  // similarity descending, then index ascending
   uint32_t dimension = 0;
   const char* query_source = "";  // "vector", "text", "node vector", "node text"
+  const char* basis = "";         // kStoredVectors or kBuiltinEmbedding (see above)
   uint32_t scanned = 0;           // nodes compared
   uint32_t embedded = 0;          // of which scored with the built-in embedding
   uint32_t matched = 0;           // at or above min_similarity, before the limit
 };
+
+// SimilarResult::basis values.
+inline constexpr const char* kStoredVectors = "stored vectors";
+inline constexpr const char* kBuiltinEmbedding = "built-in embedding";
 
 Result<SimilarResult> Similar(const snapshot::Reader& reader, const SimilarOptions& options);
 

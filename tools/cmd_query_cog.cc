@@ -38,19 +38,11 @@ Status RunRevise(Context& ctx, ReviseArgs& a) {
   auto reader = OpenSnapshot(ctx, a.snap);
   if (!reader.ok()) return reader.status();
   const snapshot::Reader& r = **reader;
-  std::vector<uint32_t> retract;
-  if (!a.node.empty()) {
-    Result<uint32_t> n = query::ResolveNode(r, a.node);
-    if (!n.ok()) return n.status();
-    retract.push_back(*n);
-  } else {
-    auto hit = query::ContradictedBy(r, a.hypothesis);
-    if (!hit.ok()) return hit.status();
-    retract = std::move(*hit);
-  }
+  auto retract = RetractedNodes(r, a.node, a.hypothesis);
+  if (!retract.ok()) return retract.status();
   query::ReviseOptions o;
   o.limit = a.limit;
-  auto res = query::Revise(r, retract, o);
+  auto res = query::Revise(r, std::move(*retract), o);
   if (!res.ok()) return res.status();
   EmitQuery(ctx, query::ReviseJson(*res, a.hypothesis));
   return Status::OK();
@@ -92,14 +84,7 @@ Status RunAnalogy(Context& ctx, AnalogyArgs& a) {
   auto types = query::ParseTypes(a.types);
   if (!types.ok()) return types.status();
   o.types = *types;
-  Result<query::AnalogyResult> res = Status::NotFound("unset");
-  if (!a.node.empty()) {
-    Result<uint32_t> n = query::ResolveNode(r, a.node);
-    if (!n.ok()) return n.status();
-    res = query::Analogy(r, *n, o);
-  } else {
-    res = query::AnalogyForText(r, a.text, o);
-  }
+  auto res = AnalogyFor(r, a.node, a.text, o);
   if (!res.ok()) return res.status();
   EmitQuery(ctx, query::AnalogyJson(*res));
   return Status::OK();

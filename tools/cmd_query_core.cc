@@ -165,7 +165,7 @@ Status RunContext(Context& ctx, const ContextArgs& a) {
   o.format = ctx.json() || a.format == "json" ? query::Format::kJson : query::Format::kText;
   o.max_content_bytes = a.max_content;
   o.limit = a.limit;
-  query::ContextResult r = query::BuildContext(*reader, seeds, o);
+  AMEM_ASSIGN_OR_RETURN(r, query::BuildContextChecked(*reader, seeds, o));
   if (ctx.json()) {
     ctx.Json(query::ContextJson(*reader, r, o));
   } else if (o.format == query::Format::kJson) {
@@ -218,15 +218,7 @@ Status RunPath(Context& ctx, const PathArgs& a) {
   o.weighted = a.weighted || a.cost == "neglog";
   o.cost = a.cost == "neglog" ? query::PathOptions::Cost::kNegLog
                               : query::PathOptions::Cost::kWeight;
-  query::PathResult r = query::FindPath(*reader, from, to, o);
-  const bool truncated = a.limit > 0 && r.nodes.size() > a.limit;
-  if (truncated) {
-    r.nodes.resize(a.limit);
-    r.edges.resize(a.limit - 1);
-  }
-  Json doc = query::PathJson(*reader, r, o);
-  doc["truncated"] = truncated;
-  EmitQuery(ctx, doc);
+  EmitQuery(ctx, PathAnswer(*reader, query::FindPath(*reader, from, to, o), o, a.limit));
   return Status::OK();
 }
 
@@ -320,7 +312,9 @@ void AddQueryCoreCommands(CLI::App& app, Context& ctx) {
     cmd->add_option("SEED", a->seeds, "Seed nodes (one or more)")->required();
     cmd->add_option("--depth", a->depth, "Maximum hops from any seed (default 2)");
     cmd->add_option("--budget-tokens", a->budget,
-                    "Token budget of the output, 0 for none (default 2000)");
+                    "Token budget of the whole output (bytes/4, rounded up), never exceeded; "
+                    "0 for none (default 2000). A budget too small for the header and section "
+                    "lines is an error naming the minimum");
     cmd->add_option("--format", a->format, "text or json (default text; --json implies json)")
         ->type_name("text|json");
     cmd->add_option("--max-content", a->max_content,

@@ -203,9 +203,13 @@ void AddQueryRankCommands(CLI::App& app, Context& ctx) {
     auto a = std::make_shared<SimilarArgs>();
     CLI::App* cmd = ctx.AddCommand(
         app, "similar",
-        "Memories semantically close to a node, a vector or a text: exact cosine top-k "
-        "over the stored vectors. Nodes (and texts) without a vector use amem's built-in "
-        "hashed text embedding; a --vector you give wins.",
+        "Memories semantically close to a node, a vector or a text: exact cosine top-k. "
+        "The query decides the space (reported as basis): a --vector, or a NODE with a "
+        "stored vector, is compared with the stored vectors (nodes without one use amem's "
+        "built-in hashed text embedding of their content); a --text, or a NODE without a "
+        "vector, is embedded with the built-in embedding and compared with the built-in "
+        "embedding of every node's content, stored vectors ignored. --vector wins over "
+        "--text, which wins over NODE.",
         "amem similar decision:use-lmdb --limit 5\n"
         "amem similar --text \"memory-mapped snapshot\" --type fact\n"
         "amem similar --vector '[0.1, 0.0, ...]' --min-similarity 0.5");
@@ -253,8 +257,9 @@ void AddQueryRankCommands(CLI::App& app, Context& ctx) {
         "amem hybrid-search lmdb --vector '[...]' --bm25-weight 0.7 --vector-weight 0.3");
     cmd->add_option("QUERY", a->words, "Query words")->required();
     cmd->add_option("--vector", a->vector,
-                    "Query vector (JSON array); default: the built-in embedding of the "
-                    "query text")
+                    "Query vector (JSON array), compared with the stored vectors; default: "
+                    "the built-in embedding of the query text, compared with the built-in "
+                    "embedding of every node's content")
         ->type_name("JSON");
     cmd->add_option("--limit", a->limit, "Rows to return (default 10)");
     cmd->add_option("--bm25-weight", a->bm25_weight, "Weight of the BM25 ranking (default 0.5)");

@@ -1,6 +1,7 @@
 #include "tools/query_cli.h"
 
 #include "query/current.h"
+#include "query/revise.h"
 
 namespace amem::cli {
 
@@ -32,6 +33,36 @@ void EmitQuery(Context& ctx, const query::Json& doc) {
   } else {
     ctx.Out() += query::RenderText(doc);
   }
+}
+
+query::Json PathAnswer(const snapshot::Reader& reader, query::PathResult result,
+                       const query::PathOptions& options, size_t limit) {
+  const bool truncated = limit > 0 && result.nodes.size() > limit;
+  if (truncated) {
+    result.nodes.resize(limit);
+    result.edges.resize(limit - 1);
+  }
+  query::Json doc = query::PathJson(reader, result, options);
+  doc["truncated"] = truncated;
+  return doc;
+}
+
+Result<std::vector<uint32_t>> RetractedNodes(const snapshot::Reader& reader,
+                                             const std::string& node,
+                                             const std::string& hypothesis) {
+  if (node.empty()) return query::ContradictedBy(reader, hypothesis);
+  Result<uint32_t> n = query::ResolveNode(reader, node);
+  if (!n.ok()) return n.status();
+  return std::vector<uint32_t>{*n};
+}
+
+Result<query::AnalogyResult> AnalogyFor(const snapshot::Reader& reader, const std::string& node,
+                                        const std::string& text,
+                                        const query::AnalogyOptions& options) {
+  if (node.empty()) return query::AnalogyForText(reader, text, options);
+  Result<uint32_t> n = query::ResolveNode(reader, node);
+  if (!n.ok()) return n.status();
+  return query::Analogy(reader, *n, options);
 }
 
 }  // namespace amem::cli

@@ -7,10 +7,15 @@
 #ifndef AMEM_TOOLS_QUERY_CLI_H_
 #define AMEM_TOOLS_QUERY_CLI_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
+#include "query/analogy.h"
+#include "query/path.h"
 #include "query/render.h"
 #include "snapshot/reader.h"
 #include "tools/command.h"
@@ -30,6 +35,25 @@ Result<std::unique_ptr<snapshot::Reader>> OpenSnapshot(Context& ctx, const Snaps
 
 // Buffers `doc` as the command's answer: JSON with --json, else query::RenderText.
 void EmitQuery(Context& ctx, const query::Json& doc);
+
+// Steps shared by the query commands and the MCP query tools (tools/mcp_query_tools.cc).
+
+// The path document of `result` cut to at most `limit` nodes (0: all), with
+// "truncated" saying whether it was cut.
+query::Json PathAnswer(const snapshot::Reader& reader, query::PathResult result,
+                       const query::PathOptions& options, size_t limit);
+
+// What revise retracts: the node `node` names, else the nodes `hypothesis`
+// contradicts. REQUIRES: exactly one of them is non-empty.
+Result<std::vector<uint32_t>> RetractedNodes(const snapshot::Reader& reader,
+                                             const std::string& node,
+                                             const std::string& hypothesis);
+
+// Analogy anchored on the node `node` names, else on the best match of `text`.
+// REQUIRES: exactly one of them is non-empty.
+Result<query::AnalogyResult> AnalogyFor(const snapshot::Reader& reader, const std::string& node,
+                                        const std::string& text,
+                                        const query::AnalogyOptions& options);
 
 }  // namespace amem::cli
 

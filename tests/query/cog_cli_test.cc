@@ -73,6 +73,33 @@ TEST_CASE("cognitive commands run on the store's current snapshot", "[query][cli
   CHECK(r.out.find("\"fact\"") != std::string::npos);
 }
 
+TEST_CASE("consolidate --execute turns copies into one star of supersedes edges",
+          "[query][cli]") {
+  TempStore s;
+  const char* copies = R"({"op":"node","key":"fact:w1","type":"fact","content":"the writer holds one lock","confidence":0.5}
+{"op":"node","key":"fact:w2","type":"fact","content":"The writer holds one lock.","confidence":0.9}
+{"op":"node","key":"fact:w3","type":"fact","content":"the writer holds ONE lock","confidence":0.7}
+{"op":"node","key":"fact:w4","type":"fact","content":"the writer holds one lock!","confidence":0.6}
+)";
+  REQUIRE(s.Run({"ingest", "-", "--ts", "1700000000"}, copies).exit_code == 0);
+  RunResult r = s.Run({"consolidate", "--execute", "--ts", "1700000100", "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto j = r.json();
+  CHECK(j["duplicate_count"] == 3);
+  CHECK(j["duplicate_cluster_count"] == 1);
+  for (const auto& row : j["duplicates"]) CHECK(row["keep"]["key"] == "fact:w2");
+  CHECK(j["applied"]["supersedes_written"] == 3);
+  // A star, not a chain: no "unstable knowledge", and nothing left to do.
+  r = s.Run({"gaps", "--json"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.json()["counts"]["unstable_knowledge"] == 0);
+  r = s.Run({"consolidate", "--json"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.json()["duplicate_count"] == 0);
+  CHECK(r.json()["duplicate_cluster_count"] == 0);
+}
+
 TEST_CASE("cognitive commands reject bad input with one line and a distinct code",
           "[query][cli]") {
   TempStore s;

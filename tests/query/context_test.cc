@@ -69,39 +69,105 @@ TEST_CASE("context collects both directions to depth and every edge among them",
   CHECK(two.edges.size() == 1);
 }
 
-TEST_CASE("context cuts to the token budget nearest first", "[query][context]") {
+std::string Render(const snapshot::Reader& r, const ContextResult& c, const ContextOptions& o) {
+  return o.format == Format::kText ? ContextText(r, c, o) : RenderJson(ContextJson(r, c, o));
+}
+
+size_t TokensOf(const std::string& out) { return (out.size() + 3) / 4; }
+
+// For every budget from 1 to past the unlimited size: a budget below the skeleton is
+// refused naming the minimum; any other gives a nearest-first prefix whose whole
+// output is within the budget (no slack) and whose stated size is exact.
+void CheckBudgets(const snapshot::Reader& r, const std::vector<uint32_t>& seeds, Format f) {
+  ContextOptions o;
+  o.format = f;
+  o.budget_tokens = 0;
+  auto full = BuildContext(r, seeds, o);
+  REQUIRE(full.tokens == TokensOf(Render(r, full, o)));
+  REQUIRE_FALSE(full.truncated);
+  size_t prev_nodes = 0;
+  size_t refused = 0;
+  for (size_t budget = 1; budget <= full.tokens + 5; ++budget) {
+    INFO("format " << (f == Format::kText ? "text" : "json") << ", budget " << budget);
+    o.budget_tokens = budget;
+    auto checked = BuildContextChecked(r, seeds, o);
+    auto c = BuildContext(r, seeds, o);
+    if (budget < c.min_tokens) {
+      ++refused;
+      REQUIRE(checked.status().IsInvalidArgument());
+      CHECK(checked.status().message().find(std::to_string(c.min_tokens)) != std::string::npos);
+      CHECK(c.nodes.empty());
+      continue;
+    }
+    REQUIRE(checked.ok());
+    CHECK(checked->nodes.size() == c.nodes.size());
+    std::string out = Render(r, c, o);
+    CHECK(TokensOf(out) <= budget);     // never over the budget
+    CHECK(TokensOf(out) == c.tokens);   // and the stated size is the real one
+    CHECK(c.nodes.size() >= prev_nodes);  // a bigger budget never shows less
+    prev_nodes = c.nodes.size();
+    // A prefix of the unlimited answer, and every edge joins two shown nodes.
+    for (size_t k = 0; k < c.nodes.size(); ++k) CHECK(c.nodes[k].node == full.nodes[k].node);
+    for (uint32_t e : c.edges) {
+      bool src = false, dst = false;
+      for (const auto& n : c.nodes) {
+        src |= n.node == r.edge_source(e);
+        dst |= n.node == r.edge_target(e);
+      }
+      CHECK((src && dst));
+    }
+    CHECK(c.truncated == (c.nodes.size() < full.nodes.size()));
+  }
+  CHECK(refused > 0);  // budget 1 is always below the skeleton
+  CHECK(prev_nodes == full.nodes.size());
+}
+
+TEST_CASE("context cuts to the token budget nearest first, never over it", "[query][context]") {
   auto g = Neighbourhood();
   auto r = g.Open();
-  uint32_t seed = GraphFixture::Index(*r, "file:store.cc");
+  const uint32_t seed = GraphFixture::Index(*r, "file:store.cc");
   for (Format f : {Format::kText, Format::kJson}) {
-    ContextOptions o;
-    o.format = f;
-    o.budget_tokens = 0;
-    auto full = BuildContext(*r, {seed}, o);
-    size_t prev_nodes = 0;
-    for (size_t budget = 1; budget <= full.tokens + 5; budget += 3) {
-      o.budget_tokens = budget;
-      auto c = BuildContext(*r, {seed}, o);
-      if (!c.nodes.empty()) CHECK(c.tokens <= budget);
-      CHECK(c.nodes.size() >= prev_nodes);  // a bigger budget never shows less
-      prev_nodes = c.nodes.size();
-      // A prefix of the unlimited answer, and every edge joins two shown nodes.
-      for (size_t k = 0; k < c.nodes.size(); ++k) CHECK(c.nodes[k].node == full.nodes[k].node);
-      for (uint32_t e : c.edges) {
-        bool src = false, dst = false;
-        for (const auto& n : c.nodes) {
-          src |= n.node == r->edge_source(e);
-          dst |= n.node == r->edge_target(e);
-        }
-        CHECK((src && dst));
-      }
-      CHECK(c.truncated == (c.nodes.size() < full.nodes.size()));
-      // The estimate is an upper bound on the real output size in 4-byte tokens.
-      std::string out = f == Format::kText ? ContextText(*r, c, o) : RenderJson(ContextJson(*r, c, o));
-      CHECK((out.size() + 3) / 4 <= c.tokens + 8);
-    }
-    CHECK(prev_nodes == full.nodes.size());
+    CheckBudgets(*r, {seed}, f);
+    CheckBudgets(*r, {seed, GraphFixture::Index(*r, "fact:farther")}, f);
   }
+}
+
+TEST_CASE("context stays within many budgets on a larger graph", "[query][context]") {
+  // A hub with 40 leaves of varied content lengths (so the cut lands on every kind
+  // of boundary) and a second ring, with digit counts crossing 10 and 100 tokens.
+  GraphFixture g;
+  g.Node("hub", NodeType::kModule, "the hub");
+  for (int i = 0; i < 40; ++i) {
+    std::string leaf = "leaf:" + std::to_string(i);
+    g.Node(leaf, NodeType::kFact, std::string(static_cast<size_t>(i * 7 % 53), 'x') + "\"q\"")
+        .Confidence(0.5f + 0.01f * static_cast<float>(i));
+    g.Edge("hub", i % 2 ? "supports" : "related_to", leaf);
+    if (i % 5 == 0) g.Edge(leaf, "caused_by", "leaf:" + std::to_string((i + 3) % 40));
+  }
+  auto r = g.Open();
+  for (Format f : {Format::kText, Format::kJson}) {
+    CheckBudgets(*r, {GraphFixture::Index(*r, "hub")}, f);
+  }
+}
+
+TEST_CASE("context: a budget below the skeleton is refused, naming the minimum",
+          "[query][context]") {
+  auto g = Neighbourhood();
+  auto r = g.Open();
+  ContextOptions o;
+  o.budget_tokens = 20;
+  auto c = BuildContextChecked(*r, {GraphFixture::Index(*r, "file:store.cc")}, o);
+  REQUIRE(c.status().IsInvalidArgument());
+  auto skeleton = BuildContext(*r, {GraphFixture::Index(*r, "file:store.cc")}, o);
+  CHECK(skeleton.min_tokens > 20);
+  CHECK(c.status().message().find("need " + std::to_string(skeleton.min_tokens)) !=
+        std::string::npos);
+  o.budget_tokens = skeleton.min_tokens;  // exactly the skeleton: no node, but fits
+  auto bare = BuildContextChecked(*r, {GraphFixture::Index(*r, "file:store.cc")}, o);
+  REQUIRE(bare.ok());
+  CHECK(bare->nodes.empty());
+  CHECK(bare->truncated);
+  CHECK(TokensOf(ContextText(*r, *bare, o)) == skeleton.min_tokens);
 }
 
 TEST_CASE("context escapes stored strings so they cannot forge structure", "[query][context]") {

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "query/similar.h"
+#include "snapshot/reader.h"
 #include "tests/query/fixture.h"
 
 namespace amem::query {
@@ -102,6 +104,10 @@ TEST_CASE("hybrid-search weights, filters and inputs", "[query][hybrid-search]")
   for (const HybridHit& h : t.hits) found |= h.index == g.Index(*r, "h:3") && h.bm25_rank == 1;
   REQUIRE(found);
 
+  REQUIRE(std::string(t.vector_basis) == kBuiltinEmbedding);
+  REQUIRE(std::string(v.vector_basis) == kStoredVectors);
+  REQUIRE(HybridSearchJson(*r, t)["vector_basis"] == "built-in embedding");
+
   HybridSearchOptions nothing;
   nothing.text = "of the";
   REQUIRE(HybridSearch(*r, nothing).status().IsInvalidArgument());
@@ -113,6 +119,44 @@ TEST_CASE("hybrid-search weights, filters and inputs", "[query][hybrid-search]")
   bad_k.text = "lmdb";
   bad_k.k = -1;
   REQUIRE(HybridSearch(*r, bad_k).status().IsInvalidArgument());
+}
+
+TEST_CASE("hybrid-search without --vector compares texts in the embedding's space",
+          "[query][hybrid-search]") {
+  // Stored vectors from some model, unrelated to the built-in embedding: a text
+  // query must still find the node whose content it is, in both lists.
+  GraphFixture g(8);
+  g.Node("r:1", NodeType::kFact, "tokio runtime spawns tasks").Vector({1, -1, 0, 0, 2, 0, 0, 1});
+  g.Node("r:2", NodeType::kFact, "lmdb keeps one writer").Vector({0, 1, 1, 0, 0, 0, 3, 0});
+  g.Node("r:3", NodeType::kFact, "snapshots are memory mapped").Vector({-2, 0, 0, 1, 0, 1, 0, 0});
+  g.Node("r:4", NodeType::kFact, "the cache evicts old pages").Vector({0, 0, 0, -1, 1, 1, 0, 1});
+  auto r = g.Open();
+  for (const char* key : {"r:1", "r:2", "r:3", "r:4"}) {
+    INFO(key);
+    const uint32_t i = g.Index(*r, key);
+    HybridSearchOptions o;
+    o.text = std::string(r->content(i));
+    HybridSearchResult res = Run(*r, o);
+    REQUIRE(std::string(res.vector_basis) == kBuiltinEmbedding);
+    REQUIRE(res.hits[0].index == i);
+    REQUIRE(res.hits[0].vector_rank == 1);
+    REQUIRE(res.hits[0].similarity == Approx(1.0));
+    REQUIRE(res.hits[0].bm25_rank == 1);
+  }
+}
+
+TEST_CASE("hybrid-search on an empty graph returns no rows", "[query][hybrid-search]") {
+  GraphFixture empty(4);
+  auto r = empty.Open();
+  HybridSearchOptions o;
+  o.text = "lmdb store";
+  HybridSearchResult res = Run(*r, o);
+  REQUIRE(res.hits.empty());
+  REQUIRE(res.bm25_listed == 0);
+  REQUIRE(res.vector_listed == 0);
+  o.vector = {1, 0, 0, 0};
+  REQUIRE(Run(*r, o).hits.empty());
+  REQUIRE(HybridSearchJson(*r, res)["results"].empty());
 }
 
 }  // namespace

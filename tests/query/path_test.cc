@@ -95,6 +95,35 @@ TEST_CASE("path finds the shortest chain, respecting direction", "[query][path]"
   CHECK(self.cost == 0);
 }
 
+TEST_CASE("path hops describe the whole path even when its rows are cut", "[query][path]") {
+  GraphFixture g;
+  for (const char* k : {"a", "b", "c", "d"}) g.Node(k);
+  g.Edge("a", "caused_by", "b");
+  g.Edge("b", "caused_by", "c");
+  g.Edge("c", "caused_by", "d");
+  auto r = g.Open();
+  auto I = [&](const char* k) { return GraphFixture::Index(*r, k); };
+  for (bool weighted : {false, true}) {
+    PathOptions o;
+    o.weighted = weighted;
+    PathResult p = FindPath(*r, I("a"), I("d"), o);
+    CHECK(p.hops == 3);
+    CHECK(p.cost == 3);
+    CHECK(PathJson(*r, p, o)["hops"] == 3);
+    // What `path --limit 1` does: keep one node; hops and cost stay the path's.
+    p.nodes.resize(1);
+    p.edges.clear();
+    Json doc = PathJson(*r, p, o);
+    CHECK(doc["hops"] == 3);
+    CHECK(doc["cost"] == 3.0);
+    CHECK(doc["nodes"].size() == 1);
+  }
+  CHECK(FindPath(*r, I("a"), I("a"), PathOptions{}).hops == 0);
+  PathOptions out;
+  out.direction = Direction::kOut;
+  CHECK(FindPath(*r, I("d"), I("a"), out).hops == 0);  // not found
+}
+
 TEST_CASE("weighted path: cost = weight, or -ln(weight) for the most reliable chain",
           "[query][path]") {
   GraphFixture g;

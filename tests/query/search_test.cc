@@ -200,3 +200,39 @@ TEST_CASE("temporal splits two periods into added, corrected, updated, unchanged
   CHECK(ParsePeriod("..5")->to == 5);
   CHECK_FALSE(ParsePeriod("..5")->from.has_value());
 }
+
+TEST_CASE("search and temporal on an empty graph return empty answers",
+          "[query][search][temporal]") {
+  GraphFixture empty;
+  auto r = empty.Open();
+  REQUIRE(r->node_count() == 0);
+  SearchOptions all;
+  CHECK(Search(*r, all).nodes.empty());
+  for (auto sort : {SearchOptions::Sort::kRecent, SearchOptions::Sort::kConfidence}) {
+    SearchOptions o;
+    o.sort = sort;
+    o.types.Add(NodeType::kDecision);
+    o.runs = {"r1"};
+    o.scope = "proj";
+    o.after = 0;
+    o.before = 1000;
+    auto s = Search(*r, o);
+    CHECK(s.nodes.empty());
+    CHECK(s.matched == 0);
+    CHECK(SearchJson(*r, s, o)["nodes"].empty());
+  }
+  for (const char* a : {"..", "run:monday", "0..100"}) {
+    TemporalOptions o;
+    o.a = *ParsePeriod(a);
+    o.b = *ParsePeriod("..");
+    auto t = Temporal(*r, o);
+    CHECK(t.added.empty());
+    CHECK(t.corrected.empty());
+    CHECK(t.updated.empty());
+    CHECK(t.unchanged.empty());
+    CHECK(t.a_count == 0);
+    CHECK(t.b_count == 0);
+    Json j = TemporalJson(*r, t);
+    CHECK(j["counts"]["added"] == 0);
+  }
+}

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 #include <limits>
 #include <vector>
 
@@ -102,6 +104,112 @@ TEST_CASE("similar embeds text queries and vector-less nodes", "[query][similar]
   SimilarResult v = Run(*r, o);
   REQUIRE(std::string(v.query_source) == "vector");
   REQUIRE(v.hits[0].index == g.Index(*r, "v:c"));
+}
+
+// A generated store where every node has a random stored vector (a model's space
+// that has nothing to do with the built-in embedding) and distinct content.
+GraphFixture RandomVectors(uint32_t n, uint32_t dim, bool every_other_without = false) {
+  uint64_t s = 7;
+  auto next = [&s]() {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint32_t>(s >> 33);
+  };
+  static const char* kWords[] = {"lmdb",   "snapshot", "graph", "agent",  "memory",
+                                 "vector", "cache",    "index", "writer", "reader",
+                                 "edge",   "node",     "query", "budget", "token"};
+  GraphFixture g(dim);
+  for (uint32_t i = 0; i < n; ++i) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "n:%04u", i);
+    std::string content = "item" + std::to_string(i);  // distinct
+    for (int w = 0; w < 4; ++w) content += std::string(" ") + kWords[next() % 15];
+    auto node = g.Node(key, NodeType::kFact, content);
+    if (every_other_without && i % 2 == 1) continue;
+    std::vector<float> v(dim);
+    for (float& x : v) x = static_cast<float>(next() % 2001) / 1000.0f - 1.0f;
+    node.Vector(v);
+  }
+  return g;
+}
+
+TEST_CASE("similar --text finds a node by its exact text despite stored vectors",
+          "[query][similar]") {
+  const uint32_t n = 200, dim = 64;
+  GraphFixture g = RandomVectors(n, dim);
+  auto r = g.Open();
+  REQUIRE(r->EnsureContent().ok());
+  for (uint32_t i = 0; i < n; i += 7) {
+    INFO("node " << i);
+    SimilarOptions o;
+    o.text = std::string(r->content(i));
+    o.limit = 3;
+    SimilarResult res = Run(*r, o);
+    REQUIRE(std::string(res.query_source) == "text");
+    REQUIRE(std::string(res.basis) == kBuiltinEmbedding);
+    REQUIRE(res.scanned == n);
+    REQUIRE(res.embedded == n);  // every node in the embedding's space
+    REQUIRE(res.hits[0].index == i);
+    REQUIRE(res.hits[0].similarity == Approx(1.0));
+  }
+  Json doc = SimilarJson(*r, Run(*r, [&] {
+                           SimilarOptions o;
+                           o.text = std::string(r->content(0));
+                           return o;
+                         }()));
+  REQUIRE(doc["basis"] == "built-in embedding");
+  REQUIRE(doc["query_source"] == "text");
+}
+
+TEST_CASE("similar: the query decides the space; caller vectors still win",
+          "[query][similar]") {
+  const uint32_t n = 60, dim = 16;
+  GraphFixture g = RandomVectors(n, dim, /*every_other_without=*/true);
+  auto r = g.Open();
+  REQUIRE(r->EnsureContent().ok());
+  // A caller's vector is compared with stored vectors; vector-less nodes (the odd
+  // ones) fall back to the built-in embedding of their content.
+  const float* v0 = r->vector(0);
+  REQUIRE(v0 != nullptr);
+  SimilarOptions o;
+  o.vector.assign(v0, v0 + dim);
+  o.text = std::string(r->content(2));  // ignored: the vector wins
+  o.limit = 5;
+  SimilarResult res = Run(*r, o);
+  REQUIRE(std::string(res.query_source) == "vector");
+  REQUIRE(std::string(res.basis) == kStoredVectors);
+  REQUIRE(res.scanned == n);
+  REQUIRE(res.embedded == n / 2);
+  REQUIRE(res.hits[0].index == 0);
+  REQUIRE(res.hits[0].similarity == Approx(1.0));
+  REQUIRE(SimilarJson(*r, res)["basis"] == "stored vectors");
+
+  // A node query: with a stored vector, the stored space (as the caller's vector);
+  // without one, its content's embedding against every node's content embedding,
+  // stored vectors ignored.
+  const std::vector<float> q1 = HashEmbed(r->content(1), dim);
+  struct Case {
+    uint32_t node;
+    std::string source, basis;
+    uint32_t embedded;
+    const float* query;
+  };
+  for (const Case& c : {Case{0, "node vector", kStoredVectors, n / 2, v0},
+                        Case{1, "node text", kBuiltinEmbedding, n - 1, q1.data()}}) {
+    INFO(c.source);
+    SimilarOptions by_node;
+    by_node.node = c.node;
+    by_node.min_similarity = -1;
+    by_node.limit = n;
+    SimilarResult nr = Run(*r, by_node);
+    REQUIRE(nr.query_source == c.source);
+    REQUIRE(nr.basis == c.basis);
+    REQUIRE(nr.embedded == c.embedded);
+    for (const SimilarHit& h : nr.hits) {
+      const float* v = c.basis == kStoredVectors ? r->vector(h.index) : nullptr;
+      std::vector<float> e = HashEmbed(r->content(h.index), dim);
+      REQUIRE(h.similarity == Approx(Cosine(c.query, v ? v : e.data(), dim)).margin(1e-9));
+    }
+  }
 }
 
 TEST_CASE("similar rejects bad queries", "[query][similar]") {

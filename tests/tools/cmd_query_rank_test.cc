@@ -58,6 +58,43 @@ TEST_CASE("amem ranking queries answer in JSON on the current snapshot", "[tools
   REQUIRE(text.out.find("decision:lmdb") != std::string::npos);
 }
 
+TEST_CASE("similar --text and hybrid-search compare texts in the built-in embedding's space",
+          "[tools][query-rank]") {
+  TempStore s;
+  Ingest(s);  // every node has a stored vector, unrelated to the built-in embedding
+  for (const char* key : {"decision:lmdb", "fact:mmap", "fact:sqlite"}) {
+    INFO(key);
+    RunResult node = s.Run({"get-node", key, "--json"});
+    REQUIRE(node.exit_code == 0);
+    const std::string content = node.json()["content"];
+    RunResult sim = s.Run({"similar", "--text", content, "--json"});
+    INFO(sim.err);
+    REQUIRE(sim.exit_code == 0);
+    nlohmann::json j = sim.json();
+    CHECK(j["basis"] == "built-in embedding");
+    CHECK(j["embedded"] == j["scanned"]);
+    REQUIRE(!j["results"].empty());
+    CHECK(j["results"][0]["key"] == key);
+    CHECK(j["results"][0]["similarity"].get<double>() == Approx(1.0));
+
+    RunResult h = s.Run({"hybrid-search", content, "--json"});
+    REQUIRE(h.exit_code == 0);
+    CHECK(h.json()["vector_basis"] == "built-in embedding");
+    CHECK(h.json()["results"][0]["key"] == key);
+    CHECK(h.json()["results"][0]["vector_rank"] == 1);
+  }
+  // A caller's vector is compared with the stored vectors, and wins over --text.
+  RunResult v = s.Run({"similar", "--vector", "[0,1,0,0]", "--text", "Use LMDB for the store",
+                       "--json"});
+  REQUIRE(v.exit_code == 0);
+  CHECK(v.json()["basis"] == "stored vectors");
+  CHECK(v.json()["query_source"] == "vector");
+  CHECK(v.json()["results"][0]["key"] == "fact:sqlite");
+  RunResult text = s.Run({"similar", "--text", "SQLite has FTS5 for text search"});
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("basis: built-in embedding\n") != std::string::npos);
+}
+
 TEST_CASE("amem ranking queries: bad input gets one error line and its exit code",
           "[tools][query-rank]") {
   TempStore s;
