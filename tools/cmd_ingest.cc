@@ -38,6 +38,8 @@ Status RunIngest(Context& ctx, const IngestArgs& a) {
   if (!store.ok()) return store.status();
   Result<IngestSummary> summary = Ingest(*store, text, a.write.options());
   if (!summary.ok()) return summary.status();
+  // The bulk path for deletes too; the check is O(1).
+  if (summary->ops > 0) WarnIfTombstonesAccumulated(**store);
   if (ctx.json()) {
     Json doc;
     doc["rev"] = summary->rev;

@@ -53,12 +53,9 @@ Status RunKvDel(Context& ctx, const KvArgs& a) {
   Result<Store*> store = ctx.OpenStore();
   if (!store.ok()) return store.status();
   // Deleting a missing entry is NotFound, as for nodes and edges.
-  Result<KvRecord> current = (*store)->GetKv(a.scope, a.ns, a.key);
-  if (!current.ok()) return current.status();
-  Batch batch;
-  batch.DeleteKv(a.scope, a.ns, a.key);
-  Result<uint64_t> rev = (*store)->Apply(batch, a.write.options());
+  Result<uint64_t> rev = (*store)->DeleteKv(a.scope, a.ns, a.key, a.write.options());
   if (!rev.ok()) return SingleWriteError(rev.status());
+  WarnIfTombstonesAccumulated(**store);
   EmitWrite(ctx, KvDoc(a), "deleted " + KvPath(a), *rev);
   return Status::OK();
 }

@@ -8,6 +8,7 @@
 #include "snapshot/info.h"
 #include "snapshot/reader.h"
 #include "tools/command.h"
+#include "tools/records.h"
 
 namespace amem::cli {
 
@@ -30,16 +31,7 @@ Status RunExport(Context& ctx, const ExportArgs& args) {
   Result<snapshot::ExportResult> r = snapshot::ExportSnapshot(**store, args.out, options);
   if (!r.ok()) return r.status();
   if (ctx.json()) {
-    Json doc;
-    doc["path"] = args.out;
-    doc["revision"] = r->revision;
-    doc["revision_ts"] = r->revision_ts;
-    doc["nodes"] = r->nodes;
-    doc["stubs"] = r->stubs;
-    doc["edges"] = r->edges;
-    doc["kv"] = r->kv;
-    doc["bytes"] = r->bytes;
-    ctx.Json(doc);
+    ctx.Json(ExportResultToJson(args.out, *r));
   } else {
     ctx.Out() += "exported revision " + std::to_string(r->revision) + " to " + args.out + ": " +
                  std::to_string(r->nodes) + " nodes (" + std::to_string(r->stubs) +

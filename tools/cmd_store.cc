@@ -128,6 +128,7 @@ Status RunDelNode(Context& ctx, const NodeArgs& a) {
   std::string key = NodeKeyForArg(**store, a.node);
   Result<uint64_t> rev = (*store)->DeleteNode(key, a.write.options());
   if (!rev.ok()) return SingleWriteError(rev.status());
+  WarnIfTombstonesAccumulated(**store);
   Json doc;
   doc["key"] = key;
   EmitWrite(ctx, doc, "deleted node " + OneLine(key), *rev);
@@ -180,6 +181,7 @@ Status RunDelEdge(Context& ctx, const EdgeArgs& a) {
   std::string dst = NodeKeyForArg(**store, a.dst);
   Result<uint64_t> rev = (*store)->DeleteEdge(src, a.rel, dst, a.write.options());
   if (!rev.ok()) return SingleWriteError(rev.status());
+  WarnIfTombstonesAccumulated(**store);
   EmitWrite(ctx, EdgeDoc(src, a.rel, dst),
               "deleted edge " + OneLine(src) + " --" + a.rel + "--> " + OneLine(dst), *rev);
   return Status::OK();

@@ -1,5 +1,6 @@
 #include "tools/command.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -17,6 +18,7 @@ int ExitCodeForStatus(const Status& status) {
     case Status::Code::kCorruption: return kExitCorruption;
     case Status::Code::kIOError: return kExitIOError;
     case Status::Code::kNotSupported: return kExitNotSupported;
+    case Status::Code::kAborted: return kExitIOError;  // a conflict: nothing written, retry
   }
   return kExitIOError;
 }
@@ -151,6 +153,13 @@ Status SingleWriteError(const Status& status) {
   std::string rest;
   if (!SplitOpError(status, &k, &rest) || k != 0 || rest.rfind(": ", 0) != 0) return status;
   return WithMessage(status, rest.substr(2));
+}
+
+void WarnIfTombstonesAccumulated(const Store& store) {
+  Result<std::string> warning = store.TombstoneWarning();
+  if (!warning.ok() || warning->empty()) return;
+  std::string line = "warning: " + *warning + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
 }  // namespace amem::cli

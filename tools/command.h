@@ -159,6 +159,11 @@ std::string NodeKeyForArg(const Store& store, std::string_view arg,
 // An error of a one-operation write without the "op 0: " the store puts first.
 Status SingleWriteError(const Status& status);
 
+// After a write that deleted something: prints "warning: ..." (one line, stderr)
+// when node and edge tombstones have accumulated past the compaction threshold
+// (Store::TombstoneWarning, O(1)). Never fails the command.
+void WarnIfTombstonesAccumulated(const Store& store);
+
 // Builds the whole `amem` app, parses argv, runs the command and returns the exit
 // code; writes stdout/stderr. main() is just this.
 int RunCli(int argc, char** argv);

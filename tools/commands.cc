@@ -4,6 +4,9 @@
 #include <iostream>
 #include <string>
 
+#include <unistd.h>
+
+#include "common/progress.h"
 #include "tools/cmd_query_cog.h"
 #include "tools/cmd_query_core.h"
 #include "tools/cmd_query_rank.h"
@@ -85,6 +88,8 @@ int RunCli(int argc, char** argv) {
     PrintErrorLine(name, "usage: a subcommand is required (see " + name + " --help)");
     return kExitUsage;
   }
+  // Progress lines only where a person watches: never into a pipe, a file or MCP.
+  EnableProgressOnTerminal(isatty(STDERR_FILENO) == 1);
   Status status;
   try {
     status = (*action)();

@@ -216,13 +216,15 @@ Status AddIngestLine(std::string_view line, Batch* batch) {
   return AddIngestOp(*parsed, batch);
 }
 
-Result<IngestBatch> ParseIngest(std::string_view text) {
+Result<IngestBatch> ParseIngest(std::string_view text, Progress* progress) {
   IngestBatch out;
   size_t line_number = 0;
   while (!text.empty()) {
     size_t end = text.find('\n');
     std::string_view line = text.substr(0, end);
-    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    size_t consumed = end == std::string_view::npos ? text.size() : end + 1;
+    text.remove_prefix(consumed);
+    if (progress != nullptr) progress->Advance(consumed);
     ++line_number;
     if (IsBlank(line)) continue;
     if (line.back() == '\r') line.remove_suffix(1);
@@ -253,6 +255,7 @@ Status WithMessage(const Status& status, std::string message) {
     case Status::Code::kInvalidArgument: return Status::InvalidArgument(message);
     case Status::Code::kIOError: return Status::IOError(message);
     case Status::Code::kNotSupported: return Status::NotSupported(message);
+    case Status::Code::kAborted: return Status::Aborted(message);
   }
   return status;
 }
@@ -266,11 +269,14 @@ Status ApplyErrorToLine(const Status& status, const std::vector<size_t>& op_line
 
 Result<IngestSummary> Ingest(Store* store, std::string_view text,
                              const WriteOptions& options) {
-  Result<IngestBatch> parsed = ParseIngest(text);
+  Progress progress("amem ingest");
+  progress.Stage("parsing", text.size(), "bytes");
+  Result<IngestBatch> parsed = ParseIngest(text, &progress);
   if (!parsed.ok()) return parsed.status();
   IngestSummary summary;
   summary.ops = parsed->batch.size();
   summary.lines = parsed->lines;
+  progress.Stage("writing " + std::to_string(summary.ops) + " operations in one transaction");
   Result<uint64_t> rev = store->Apply(parsed->batch, options);
   if (!rev.ok()) return ApplyErrorToLine(rev.status(), parsed->op_lines);
   summary.rev = *rev;

@@ -33,6 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/progress.h"
 #include "common/status.h"
 #include "store/store.h"
 
@@ -53,7 +54,7 @@ Status AddIngestLine(std::string_view line, Batch* batch);
 
 // Parses a whole JSON Lines text; errors are "line N: ...". Lines end with "\n"
 // ("\r\n" accepted); blank lines are skipped but counted.
-Result<IngestBatch> ParseIngest(std::string_view text);
+Result<IngestBatch> ParseIngest(std::string_view text, Progress* progress = nullptr);
 
 // Store::Apply names a failing operation "op K: ...". Returns true and sets *k and
 // *rest (the message after "op K") if `status` has that form.

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "common/progress.h"
 #include "tools/mcp_compat.h"
 #include "tools/mcp_server.h"
 #include "tools/mcp_tools.h"
@@ -62,6 +63,8 @@ Status RunMcp(const CLI::App& root, Context& ctx) {
   auto store = OpenMcpStore(root, ctx);
   if (!store.ok()) return store.status();
   std::fprintf(stderr, "amem mcp: serving the store at %s on stdio\n", (*store)->path().c_str());
+  // Clients often attach stderr to a terminal or a log; a redrawn line is noise there.
+  EnableProgressOnTerminal(false);
   mcp::ToolContext tool_ctx{store->get()};
   mcp::ToolRegistry registry = mcp::BuildRegistry(&tool_ctx);
   mcp::Server server(&registry, mcp::ServerInstructions());

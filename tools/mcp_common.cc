@@ -1,7 +1,16 @@
 #include "tools/mcp_common.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <random>
+#include <thread>
 #include <utility>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "common/hash.h"
 #include "common/utf8.h"
@@ -51,6 +60,12 @@ Json ObjectSchema(Json properties, std::vector<std::string> required) {
   return s;
 }
 
+Json OpenObjectSchema(Json properties, std::vector<std::string> required) {
+  Json s = ObjectSchema(std::move(properties), std::move(required));
+  s.erase("additionalProperties");
+  return s;
+}
+
 Json ArrayOf(Json items, std::string_view description) {
   return Json{{"type", "array"}, {"items", std::move(items)}, {"description", description}};
 }
@@ -79,8 +94,10 @@ WriteOptions WriteOptionsFromArgs(const Json& args) {
   return w;
 }
 
-std::string MakeCursor(uint64_t revision, size_t offset) {
-  return "r" + std::to_string(revision) + "o" + std::to_string(offset);
+std::string MakeCursor(uint64_t revision, size_t offset, size_t sub) {
+  std::string c = "r" + std::to_string(revision) + "o" + std::to_string(offset);
+  if (sub != 0) c += "s" + std::to_string(sub);
+  return c;
 }
 
 Result<PageStart> PageStartFromArgs(const Json& args) {
@@ -93,12 +110,21 @@ Result<PageStart> PageStartFromArgs(const Json& args) {
   };
   size_t o = c.find('o');
   if (c.size() < 4 || c[0] != 'r' || o == std::string::npos) return bad();
+  size_t sub = c.find('s', o);
+  size_t end = sub == std::string::npos ? c.size() : sub;
   const char* p = c.data();
   auto r1 = std::from_chars(p + 1, p + o, start.revision);
-  auto r2 = std::from_chars(p + o + 1, p + c.size(), start.offset);
-  if (r1.ec != std::errc() || r1.ptr != p + o || r2.ec != std::errc() ||
-      r2.ptr != p + c.size() || start.revision == 0) {
+  auto r2 = std::from_chars(p + o + 1, p + end, start.offset);
+  if (r1.ec != std::errc() || r1.ptr != p + o || r2.ec != std::errc() || r2.ptr != p + end ||
+      start.revision == 0) {
     return bad();
+  }
+  if (sub != std::string::npos) {
+    auto r3 = std::from_chars(p + sub + 1, p + c.size(), start.sub);
+    if (r3.ec != std::errc() || r3.ptr != p + c.size() || r3.ptr == p + sub + 1 ||
+        start.sub == 0) {
+      return bad();
+    }
   }
   return start;
 }
@@ -110,10 +136,17 @@ Result<ReadView> PageViewFromArgs(const Json& args, const PageStart& start) {
 
 bool BoundedList::Add(Json item) {
   if (full_) return false;
-  size_t n = DumpLine(item).size() + 1;
+  constexpr size_t kSeparator = 2;  // the comma, in both copies
+  size_t n = ResultCost(item) + kSeparator;
   if (items_.size() >= limit_ || (!items_.empty() && bytes_ + n > budget_)) {
     full_ = true;
     return false;
+  }
+  if (bytes_ + n > budget_) {
+    // The first item alone is over budget: cut it to fit, and nothing else fits.
+    ShrinkToFit(&item, budget_ > kSeparator ? budget_ - kSeparator : 0);
+    n = ResultCost(item) + kSeparator;
+    full_ = true;
   }
   bytes_ += n;
   items_.push_back(std::move(item));
@@ -123,6 +156,101 @@ bool BoundedList::Add(Json item) {
 Json ParseJsonText(std::string_view text) {
   Json j = Json::parse(text.begin(), text.end(), nullptr, false);
   return j.is_discarded() ? Json::object() : j;
+}
+
+namespace {
+
+// `pos` moved back onto the start of a UTF-8 character of `text`.
+size_t CharBoundary(std::string_view text, size_t pos) { return Utf8Prefix(text, pos).size(); }
+
+// obj with the slice text[offset, offset + max_bytes) (ends on boundaries) at field.
+Json WithSlice(const Json& obj, const std::string& field, std::string_view text, size_t offset,
+               size_t max_bytes) {
+  size_t end = max_bytes >= text.size() - offset ? text.size()
+                                                 : CharBoundary(text, offset + max_bytes);
+  if (end <= offset && offset < text.size()) {  // max_bytes inside one character
+    end = offset + 1;
+    while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+  }
+  Json j = obj;
+  j[field] = std::string(text.substr(offset, end - offset));
+  if (offset == 0 && end == text.size()) return j;
+  j["truncated"] = true;
+  j[field + "_bytes"] = text.size();
+  j[field + "_offset"] = offset;
+  if (end < text.size()) j["next_" + field + "_offset"] = end;
+  return j;
+}
+
+}  // namespace
+
+Status PutTextSlice(Json* obj, const std::string& field, std::string_view text, size_t offset,
+                    size_t max_bytes, size_t budget) {
+  if (offset > text.size()) {
+    return Status::InvalidArgument(field + "_offset " + std::to_string(offset) +
+                                   " is past the end (the " + field + " has " +
+                                   std::to_string(text.size()) + " bytes)");
+  }
+  offset = CharBoundary(text, offset);
+  max_bytes = std::min(max_bytes, text.size() - offset);
+  auto fits = [&](size_t n) { return ResultCost(WithSlice(*obj, field, text, offset, n)) <= budget; };
+  if (!fits(max_bytes)) {
+    // The largest slice that fits (at least a few bytes so that reading on moves).
+    size_t lo = fits(0) ? LargestFitting(0, max_bytes, fits) : 0;
+    max_bytes = std::max<size_t>(lo, std::min<size_t>(max_bytes, 64));
+  }
+  *obj = WithSlice(*obj, field, text, offset, max_bytes);
+  // Other fields too big (a huge meta): the generic cut, as a last resort.
+  ShrinkToFit(obj, budget);
+  return Status::OK();
+}
+
+std::string JoinNames(const std::vector<std::string>& names, size_t max_names) {
+  std::string out;
+  size_t shown = std::min(names.size(), max_names);
+  for (size_t i = 0; i < shown; ++i) {
+    if (i > 0) out += ", ";
+    out += Preview(names[i], 200);
+  }
+  if (shown < names.size()) out += " and " + std::to_string(names.size() - shown) + " more";
+  return out;
+}
+
+WriteTurn::WriteTurn(const Store& store) {
+  std::string path = store.path() + "/" + std::string(kWriteTurnFile);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) return;  // a read-only directory: go on without turns
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    ::close(fd_);
+    fd_ = -1;
+    return;
+  }
+}
+
+WriteTurn::~WriteTurn() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+}
+
+ToolResult RetryOnConflict(Store* store, std::string_view what,
+                           const std::function<Result<ToolResult>(uint64_t revision)>& attempt) {
+  thread_local std::minstd_rand rng(std::random_device{}());
+  WriteTurn turn(*store);
+  Status last;
+  for (int i = 1; i <= kMaxWriteAttempts; ++i) {
+    auto rev = store->ResolveRevision(ReadView::Latest());
+    if (!rev.ok()) return ToolErrorFromStatus(what, rev.status());
+    auto r = attempt(*rev);
+    if (r.ok()) return std::move(*r);
+    last = r.status();
+    if (!last.IsAborted()) break;
+    // Another writer committed in between: read again at once. The writer that won
+    // is already staging its next write, so waiting would only make this one lose
+    // again (a sleep costs more than a small write); after a few losses in a row,
+    // some jitter breaks a lockstep with a writer of the same pace.
+    if (i >= 8) std::this_thread::sleep_for(std::chrono::microseconds(rng() % (50 * i)));
+  }
+  return ToolErrorFromStatus(what, last);
 }
 
 }  // namespace amem::mcp

@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,8 +18,15 @@
 
 namespace amem::mcp {
 
+struct KnowledgeGraph;  // tools/mcp_compat.h
+
 struct ToolContext {
   Store* store = nullptr;  // opened once per process; every call reads afresh
+  // The compatibility graph (read_graph, search_nodes) of the revision read last.
+  // The state at a revision never changes, so calls between two writes share one
+  // read of the store instead of rebuilding the graph each time.
+  std::shared_ptr<const KnowledgeGraph> graph{};
+  uint64_t graph_revision = 0;
 };
 
 // ---- schema fragments (JSON Schema "properties" objects) ----
@@ -27,8 +36,14 @@ Json AsOfProperties();
 Json WriteProperties();
 // limit (default `default_limit`, at most `max_limit`) and cursor.
 Json PageProperties(int default_limit, int max_limit);
-// {"type":"object","properties":props,"required":required,"additionalProperties":false}
+// Arguments of amem's own tools: {"type":"object","properties":props,
+// "required":required,"additionalProperties":false}; an unknown field is an error
+// naming the known ones, so a typo never passes silently.
 Json ObjectSchema(Json properties, std::vector<std::string> required = {});
+// Arguments of the compatibility tools: the same without "additionalProperties",
+// so unknown fields are accepted and ignored, as the official memory server's zod
+// schemas do (an entity copied from memory.jsonl with its "type" field passes).
+Json OpenObjectSchema(Json properties, std::vector<std::string> required = {});
 // {"type":"array","items":items,"description":description}
 Json ArrayOf(Json items, std::string_view description);
 // Merges the members of `b` into `a` and returns it.
@@ -43,16 +58,20 @@ WriteOptions WriteOptionsFromArgs(const Json& args);
 // as of the same state and nothing shifts between pages.
 struct PageStart {
   uint64_t revision = 0;  // 0: read latest and pin it
-  size_t offset = 0;
+  size_t offset = 0;      // the first item of the page
+  size_t sub = 0;         // where in that item (an entity's observations) to resume
 };
-// Parses args.cursor (absent: {0, 0}). InvalidArgument for a malformed cursor.
+// Parses args.cursor (absent: {0, 0, 0}). InvalidArgument for a malformed cursor.
 Result<PageStart> PageStartFromArgs(const Json& args);
-std::string MakeCursor(uint64_t revision, size_t offset);
+// "r<revision>o<offset>", with "s<sub>" appended when sub is not 0.
+std::string MakeCursor(uint64_t revision, size_t offset, size_t sub = 0);
 // The view to read a page at: the cursor's revision, else as_of/at.
 Result<ReadView> PageViewFromArgs(const Json& args, const PageStart& start);
 
-// Collects JSON items until `limit` items or `byte_budget` bytes of their JSON; at
-// least one item is always taken so a page is never empty while items remain.
+// Collects JSON items until `limit` items or until their ResultCost (both copies
+// in the response, tools/mcp_tool.h) would pass `byte_budget`. A page is never
+// empty while items remain and never over budget: a first item that alone exceeds
+// the budget is cut to fit (ShrinkToFit: "truncated": true) and fills the list.
 class BoundedList {
  public:
   BoundedList(size_t limit, size_t byte_budget) : limit_(limit), budget_(byte_budget) {}
@@ -60,6 +79,7 @@ class BoundedList {
   bool Add(Json item);
   bool full() const { return full_; }
   size_t size() const { return items_.size(); }
+  size_t bytes() const { return bytes_; }  // ResultCost of the items taken so far
   Json Take() { return std::move(items_); }
 
  private:
@@ -70,6 +90,52 @@ class BoundedList {
 
 // Parses a record's canonical meta/payload JSON text (an empty object if unparsable).
 Json ParseJsonText(std::string_view text);
+
+// ---- long texts in slices (get_memory content, recall values) ----
+// Puts the slice text[offset, offset + max_bytes) into (*obj)[field], both ends
+// moved back onto character boundaries, lowering max_bytes as far as needed for
+// ResultCost(*obj) to stay within `budget`. When the slice is not the whole text,
+// adds "truncated": true, "<field>_bytes" (the whole length), "<field>_offset" and,
+// when more follows, "next_<field>_offset" (pass it back as the offset argument).
+// InvalidArgument when offset is past the end of the text.
+Status PutTextSlice(Json* obj, const std::string& field, std::string_view text, size_t offset,
+                    size_t max_bytes, size_t budget);
+
+// "a, b, c" for at most `max_names` names (each cut to a short preview), then
+// " and N more": names in a message stay short however many there are.
+std::string JoinNames(const std::vector<std::string>& names, size_t max_names = 20);
+
+// ---- optimistic read-modify-write (WriteOptions::expected_revision) ----
+inline constexpr int kMaxWriteAttempts = 32;
+
+// The turn of one read-modify-write among the amem processes on a store: an
+// exclusive flock() of `<store dir>/mcp-write.lock`, held while it reads and writes.
+// Correctness never depends on it (expected_revision does that); it keeps writers
+// that read, then write, from aborting each other over and over: without turns, a
+// writer that waits for LMDB's write lock behind another one's commit always finds
+// the store moved on, and two busy writers can starve one another. Writers that do
+// not take turns (plain puts, the CLI) still abort a turn now and then; it retries.
+// Without a writable store directory there are no turns.
+inline constexpr std::string_view kWriteTurnFile = "mcp-write.lock";
+class WriteTurn {
+ public:
+  explicit WriteTurn(const Store& store);
+  ~WriteTurn();
+  WriteTurn(const WriteTurn&) = delete;
+  WriteTurn& operator=(const WriteTurn&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// In its WriteTurn, runs attempt(R) with R the store's latest revision. The
+// attempt reads the store as of R only, stages its write from what it read, and
+// applies it with WriteOptions::expected_revision = R. When that write is Aborted
+// (another writer committed after R), the attempt runs again on the new state, up
+// to kMaxWriteAttempts times in all. Returns the attempt's result; a non-OK status
+// becomes a tool error naming `what`.
+ToolResult RetryOnConflict(Store* store, std::string_view what,
+                           const std::function<Result<ToolResult>(uint64_t revision)>& attempt);
 
 }  // namespace amem::mcp
 

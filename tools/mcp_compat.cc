@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -9,6 +10,7 @@
 
 #include "common/hash.h"
 #include "common/model.h"
+#include "common/utf8.h"
 #include "tools/mcp_schema.h"
 #include "tools/mcp_server.h"
 
@@ -88,9 +90,17 @@ Status CheckName(std::string_view name) {
 // Stages compatibility-graph changes into one Batch, reading the store as it goes
 // so that the ops of one call see each other (a relation to an entity created by
 // the same import, the second copy of a duplicate, ...).
+//
+// Every read is as of `revision`, and Commit applies the batch only if the store is
+// still there (WriteOptions::expected_revision): what the batch holds was decided
+// from those reads (a relationTypes list, the next observation number, the edges of
+// an entity to delete), so a write by another process in between must not be
+// overwritten. Commit is then Aborted; stage the call again on a new GraphWriter
+// (GraphWrite, ImportKnowledgeGraph).
 class GraphWriter {
  public:
-  explicit GraphWriter(Store* store) : store_(store) {}
+  GraphWriter(Store* store, uint64_t revision)
+      : store_(store), revision_(revision), view_(ReadView::AtRevision(revision)) {}
 
   Result<bool> EntityExists(const std::string& name) {
     auto st = Load(name);
@@ -167,7 +177,7 @@ class GraphWriter {
     if (!st->exists) return Status::OK();
     std::string key = EntityKey(name);
     for (bool outgoing : {true, false}) {
-      auto edges = outgoing ? store_->Out(key) : store_->In(key);
+      auto edges = outgoing ? store_->Out(key, {}, view_) : store_->In(key, {}, view_);
       if (!edges.ok()) return edges.status();
       for (const auto& e : *edges) DeleteEdgeOnce(e.src_key, e.rel_name, e.dst_key);
     }
@@ -253,7 +263,9 @@ class GraphWriter {
       edge.payload = DumpLine(payload);
       batch_.PutEdge(std::move(edge));
     }
-    return store_->Apply(batch_);
+    WriteOptions w;
+    w.expected_revision = revision_;
+    return store_->Apply(batch_, w);
   }
 
  private:
@@ -278,7 +290,7 @@ class GraphWriter {
   Result<EntityState*> Load(const std::string& name) {
     auto [it, inserted] = entities_.try_emplace(name);
     if (inserted) {
-      auto node = store_->GetNode(EntityKey(name));
+      auto node = store_->GetNode(EntityKey(name), view_);
       if (!node.ok() && !node.status().IsNotFound()) {
         entities_.erase(it);
         return node.status();
@@ -295,12 +307,12 @@ class GraphWriter {
     if (st->observations_loaded) return st;
     st->observations_loaded = true;
     if (!st->exists) return st;
-    auto edges = store_->In(EntityKey(name), "part_of");
+    auto edges = store_->In(EntityKey(name), "part_of", view_);
     if (!edges.ok()) return edges.status();
     for (const auto& e : *edges) {
       std::string_view owner;
       if (!ObservationEntityOf(e.src_key, &owner) || owner != name) continue;
-      auto obs = store_->GetNode(e.src_key);
+      auto obs = store_->GetNode(e.src_key, view_);
       if (!obs.ok()) {
         if (obs.status().IsNotFound()) continue;
         return obs.status();
@@ -314,7 +326,7 @@ class GraphWriter {
   Result<ListState*> LoadList(const std::string& from, const std::string& to) {
     auto [it, inserted] = lists_.try_emplace({from, to});
     if (inserted) {
-      auto edge = store_->GetEdge(EntityKey(from), "related_to", EntityKey(to));
+      auto edge = store_->GetEdge(EntityKey(from), "related_to", EntityKey(to), view_);
       if (edge.ok()) {
         it->second.edge_exists = true;
         it->second.weight = edge->weight;
@@ -333,7 +345,7 @@ class GraphWriter {
                            const std::string& to) {
     auto [it, inserted] = direct_.try_emplace({from, rel, to}, false);
     if (inserted && !defined_.contains(rel)) {
-      auto edge = store_->GetEdge(EntityKey(from), rel, EntityKey(to));
+      auto edge = store_->GetEdge(EntityKey(from), rel, EntityKey(to), view_);
       if (!edge.ok() && !edge.status().IsNotFound() && !edge.status().IsInvalidArgument()) {
         direct_.erase(it);
         return edge.status();
@@ -368,6 +380,8 @@ class GraphWriter {
   }
 
   Store* store_;
+  uint64_t revision_;
+  ReadView view_;
   Batch batch_;
   std::map<std::string, EntityState> entities_;
   std::map<std::pair<std::string, std::string>, ListState> lists_;
@@ -442,6 +456,7 @@ std::vector<std::string> StringArray(const Json& a) {
   return out;
 }
 
+// Fields other than these are ignored (OpenObjectSchema), as the official server does.
 Entity EntityFromJson(const Json& j) {
   return Entity{j["name"].get<std::string>(), j["entityType"].get<std::string>(),
                 StringArray(j["observations"])};
@@ -453,7 +468,7 @@ Relation RelationFromJson(const Json& j) {
 }
 
 Json EntitySchema() {
-  return ObjectSchema(Json::parse(R"({
+  return OpenObjectSchema(Json::parse(R"({
     "name": {"type": "string", "description": "The name of the entity"},
     "entityType": {"type": "string", "description": "The type of the entity"},
     "observations": {"type": "array", "items": {"type": "string"},
@@ -462,7 +477,7 @@ Json EntitySchema() {
 }
 
 Json RelationSchema() {
-  return ObjectSchema(Json::parse(R"({
+  return OpenObjectSchema(Json::parse(R"({
     "from": {"type": "string", "description": "The name of the entity where the relation starts"},
     "to": {"type": "string", "description": "The name of the entity where the relation ends"},
     "relationType": {"type": "string", "description": "The type of the relation"}
@@ -471,26 +486,134 @@ Json RelationSchema() {
 
 constexpr int kDefaultGraphLimit = 1000;
 constexpr int kMaxGraphLimit = 10000;
+constexpr size_t kSeparator = 2;  // a comma between items, in both copies
 
-// A page of a graph listing: entities first, then relations, `offset` items in.
+// The entity from observation `from` on. Part of an entity (from > 0, or cut by
+// EntityPart) says so: truncated, observationCount (all of them), observationOffset
+// (the index of the first one listed).
+Json EntityFrom(const Entity& e, size_t from) {
+  if (from == 0) return EntityJson(e);
+  Json rest = Json::array();
+  for (size_t i = from; i < e.observations.size(); ++i) rest.push_back(e.observations[i]);
+  Json j{{"name", e.name}, {"entityType", e.entity_type}, {"observations", std::move(rest)}};
+  j["truncated"] = true;
+  j["observationCount"] = e.observations.size();
+  j["observationOffset"] = from;
+  return j;
+}
+
+// The longest prefix of `text` (cut on a character boundary, "…" appended) whose
+// ResultCost stays within `room`.
+std::string CutToCost(const std::string& text, size_t room) {
+  auto cut = [&](size_t n) { return std::string(Utf8Prefix(text, n)) + "…"; };
+  return cut(LargestFitting(0, text.size(),
+                            [&](size_t n) { return ResultCost(Json(cut(n))) <= room; }));
+}
+
+// Part of an entity too big for what is left of a page (`room`): the observations
+// from `from` on that fit, at least one. One observation too big on its own is cut
+// ("…" at the end) and listed under truncatedObservations with its length and its
+// node key, which get_memory reads in full (content_offset). *next: the first
+// observation not listed.
+Json EntityPart(const Entity& e, size_t from, size_t room, size_t* next) {
+  Json j{{"name", e.name}, {"entityType", e.entity_type}, {"observations", Json::array()}};
+  j["truncated"] = true;
+  j["observationCount"] = e.observations.size();
+  j["observationOffset"] = from;
+  size_t cost = ResultCost(j), k = from;
+  for (; k < e.observations.size(); ++k) {
+    size_t c = ResultCost(Json(e.observations[k])) + kSeparator;
+    if (cost + c > room) break;
+    j["observations"].push_back(e.observations[k]);
+    cost += c;
+  }
+  if (k == from && k < e.observations.size()) {
+    const std::string& text = e.observations[k];
+    Json note{{"index", k}, {"bytes", text.size()}, {"key", ObservationKey(e.name, text)}};
+    j["truncatedObservations"] = Json::array({note});
+    size_t fixed = ResultCost(j) + kSeparator;
+    j["observations"].push_back(CutToCost(text, room > fixed ? room - fixed : 0));
+    ++k;
+  }
+  *next = k;
+  ShrinkToFit(&j, room);  // a header alone over budget (a huge entityType)
+  return j;
+}
+
+// A page of a graph listing: entities first, then relations, from `start`. Items
+// are added while the page's ResultCost stays within kMaxResultBytes and at most
+// `limit` items are listed. An entity that does not fit in a whole page is split:
+// its part on this page (EntityPart) and the cursor resumes at its next observation
+// (PageStart::sub), so every observation is listed once, in order.
 ToolResult GraphPage(const KnowledgeGraph& g, const Json& args, const PageStart& start,
                      uint64_t revision) {
-  size_t limit = static_cast<size_t>(ArgInt(args, "limit", kDefaultGraphLimit));
-  size_t n_entities = g.entities.size(), total = n_entities + g.relations.size();
+  const size_t limit = static_cast<size_t>(ArgInt(args, "limit", kDefaultGraphLimit));
+  const size_t budget = kMaxResultBytes;
+  const size_t n_entities = g.entities.size(), total = n_entities + g.relations.size();
   Json entities = Json::array(), relations = Json::array();
-  size_t i = start.offset, taken = 0, bytes = 0;
-  for (; i < total && taken < limit; ++i, ++taken) {
-    Json item = i < n_entities ? EntityJson(g.entities[i]) : RelationJson(g.relations[i - n_entities]);
-    size_t n = DumpLine(item).size() + 1;
-    if (taken > 0 && bytes + n > kMaxResultBytes) break;
-    bytes += n;
-    (i < n_entities ? entities : relations).push_back(std::move(item));
+  size_t i = start.offset, sub = i < n_entities ? start.sub : 0, taken = 0, used = 0;
+  if (i < n_entities && sub >= g.entities[i].observations.size() && sub > 0) {
+    ++i;  // a cursor past the entity's last observation: it is done
+    sub = 0;
+  }
+  while (i < total && taken < limit) {
+    if (i >= n_entities) {
+      Json item = RelationJson(g.relations[i - n_entities]);
+      size_t c = ResultCost(item) + kSeparator;
+      if (used + c > budget) {
+        if (taken > 0) break;
+        ShrinkToFit(&item, budget - kSeparator);  // a relation type of 60 KiB
+        c = ResultCost(item) + kSeparator;
+      }
+      used += c;
+      relations.push_back(std::move(item));
+      ++taken;
+      ++i;
+      continue;
+    }
+    const Entity& e = g.entities[i];
+    Json item = EntityFrom(e, sub);
+    size_t c = ResultCost(item) + kSeparator;
+    if (used + c <= budget) {
+      used += c;
+      entities.push_back(std::move(item));
+      ++taken;
+      ++i;
+      sub = 0;
+      continue;
+    }
+    // It does not fit in what is left. Start it on the next page when it fits in a
+    // whole one (or little is left here); else list what fits and go on from there.
+    if (taken > 0 && (c <= budget || budget - used < budget / 4)) break;
+    size_t next = sub;
+    Json part = EntityPart(e, sub, budget - used - kSeparator, &next);
+    used += ResultCost(part) + kSeparator;
+    entities.push_back(std::move(part));
+    ++taken;
+    if (next >= e.observations.size()) {
+      ++i;
+      sub = 0;
+    } else {
+      sub = next;
+    }
+    break;  // the page is full
   }
   ToolResult r;
   r.structured["entities"] = std::move(entities);
   r.structured["relations"] = std::move(relations);
-  if (i < total) r.structured["nextCursor"] = MakeCursor(revision, i);
+  if (i < total) r.structured["nextCursor"] = MakeCursor(revision, i, sub);
   return r;
+}
+
+// The graph as of `revision`, from ctx's cache when it holds that revision.
+Result<std::shared_ptr<const KnowledgeGraph>> GraphAt(ToolContext* ctx, uint64_t revision) {
+  if (ctx->graph == nullptr || ctx->graph_revision != revision) {
+    auto graph = ReadKnowledgeGraph(*ctx->store, ReadView::AtRevision(revision));
+    if (!graph.ok()) return graph.status();
+    ctx->graph = std::make_shared<const KnowledgeGraph>(std::move(graph).value());
+    ctx->graph_revision = revision;
+  }
+  return ctx->graph;
 }
 
 ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* query) {
@@ -500,40 +623,68 @@ ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* quer
   if (!view.ok()) return ToolError(view.status().message());
   auto rev = ctx->store->ResolveRevision(*view);
   if (!rev.ok()) return ToolErrorFromStatus("reading the graph", rev.status());
-  auto graph = ReadKnowledgeGraph(*ctx->store, ReadView::AtRevision(*rev));
-  if (!graph.ok()) return ToolErrorFromStatus("reading the graph", graph.status());
+  auto cached = GraphAt(ctx, *rev);
+  if (!cached.ok()) return ToolErrorFromStatus("reading the graph", cached.status());
+  const KnowledgeGraph& graph = **cached;
   if (query != nullptr) {
     std::string q = AsciiLower(*query);
     KnowledgeGraph hits;
     std::set<std::string> names;
-    for (auto& e : graph->entities) {
+    for (const auto& e : graph.entities) {
       bool match = Contains(e.name, q) || Contains(e.entity_type, q);
       for (size_t i = 0; !match && i < e.observations.size(); ++i) {
         match = Contains(e.observations[i], q);
       }
       if (match) {
         names.insert(e.name);
-        hits.entities.push_back(std::move(e));
+        hits.entities.push_back(e);
       }
     }
-    for (auto& r : graph->relations) {
-      if (names.contains(r.from) || names.contains(r.to)) hits.relations.push_back(std::move(r));
+    for (const auto& r : graph.relations) {
+      if (names.contains(r.from) || names.contains(r.to)) hits.relations.push_back(r);
     }
     return GraphPage(hits, args, *start, *rev);
   }
-  return GraphPage(*graph, args, *start, *rev);
+  return GraphPage(graph, args, *start, *rev);
 }
 
-std::string Joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
+// Stages one compatibility write on a GraphWriter at the store's latest revision:
+// `stage` returns the result, or a tool error (then nothing is written). When
+// another process wrote in between, the write is staged again on the new state
+// (RetryOnConflict), so nothing it wrote is overwritten.
+ToolResult GraphWrite(Store* store, std::string_view what,
+                      const std::function<ToolResult(GraphWriter*)>& stage) {
+  return RetryOnConflict(store, what, [&](uint64_t revision) -> Result<ToolResult> {
+    GraphWriter w(store, revision);
+    ToolResult r = stage(&w);
+    if (r.is_error) return r;
+    auto committed = w.Commit();
+    if (!committed.ok()) return committed.status();
+    return r;
+  });
 }
 
-ToolResult Committed(GraphWriter* w, std::string_view what, ToolResult ok) {
-  auto rev = w->Commit();
-  if (!rev.ok()) return ToolErrorFromStatus(what, rev.status());
-  return ok;
+// The result of a write that echoes what it did (created entities, relations,
+// added observations): the echo in full when it fits the budget, else its first
+// items with truncated: true and total (how many there are in all).
+ToolResult Echo(const char* field, std::vector<Json> items, std::string_view what) {
+  ToolResult r;
+  const size_t total = items.size();
+  BoundedList list(total, kMaxResultBytes - (1 << 10));
+  for (auto& item : items) {
+    if (!list.Add(std::move(item))) break;
+  }
+  bool cut = list.full();  // set when an item was refused or cut
+  size_t shown = list.size();
+  r.structured[field] = list.Take();
+  if (cut) {
+    r.structured["truncated"] = true;
+    r.structured["total"] = total;
+    r.structured["note"] = "all " + std::to_string(total) + " " + std::string(what) +
+                           "; the first " + std::to_string(shown) +
+                           " are listed (read_graph or open_nodes shows them all)";
+  }
+  return r;
 }
 
 ToolResult SuccessMessage(std::string message) {
@@ -620,30 +771,40 @@ Result<KnowledgeGraph> ParseMemoryJsonl(std::string_view text) {
 }
 
 Result<ImportReport> ImportKnowledgeGraph(Store* store, const KnowledgeGraph& graph) {
-  GraphWriter w(store);
-  ImportReport report;
-  for (const auto& e : graph.entities) {
-    bool created = false;
-    AMEM_RETURN_IF_ERROR(w.CreateEntity(e, /*merge=*/true, &created, &report.observations_added)
-                             .WithContext("entity " + e.name));
-    (created ? report.entities_created : report.entities_merged)++;
+  WriteTurn turn(*store);
+  Status last;
+  for (int attempt = 0; attempt < kMaxWriteAttempts; ++attempt) {
+    auto at = store->ResolveRevision(ReadView::Latest());
+    if (!at.ok()) return at.status();
+    GraphWriter w(store, *at);
+    ImportReport report;
+    for (const auto& e : graph.entities) {
+      bool created = false;
+      AMEM_RETURN_IF_ERROR(w.CreateEntity(e, /*merge=*/true, &created, &report.observations_added)
+                               .WithContext("entity " + e.name));
+      (created ? report.entities_created : report.entities_merged)++;
+    }
+    for (const auto& r : graph.relations) {
+      bool created = false;
+      AMEM_RETURN_IF_ERROR(w.CreateRelation(r, &created)
+                               .WithContext("relation " + r.from + " -" + r.relation_type + "-> " + r.to));
+      report.relations_created += created;
+    }
+    auto rev = w.Commit();
+    if (rev.ok()) {
+      report.revision = *rev;
+      return report;
+    }
+    last = rev.status();
+    if (!last.IsAborted()) break;  // another process wrote meanwhile: stage it again
   }
-  for (const auto& r : graph.relations) {
-    bool created = false;
-    AMEM_RETURN_IF_ERROR(w.CreateRelation(r, &created)
-                             .WithContext("relation " + r.from + " -" + r.relation_type + "-> " + r.to));
-    report.relations_created += created;
-  }
-  auto rev = w.Commit();
-  if (!rev.ok()) return rev.status();
-  report.revision = *rev;
-  return report;
+  return last;
 }
 
 void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
   Store* store = ctx->store;
   auto not_found = [](const std::string& name) {
-    return ToolError("Entity with name " + name + " not found");
+    return ToolError("Entity with name " + Preview(name, 200) + " not found");
   };
 
   Tool t;
@@ -651,25 +812,25 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
   t.title = "Create Entities";
   t.description =
       "Create multiple new entities in the knowledge graph. Entities whose name already "
-      "exists are skipped; the result lists the ones created. (amem: each entity is the "
-      "node `entity:<name>`, each observation a fact node linked part_of it.)";
-  t.input_schema = ObjectSchema(Json{{"entities", ArrayOf(EntitySchema(), "Entities to create")}},
-                                {"entities"});
+      "exists are skipped; the result lists the ones created (a very long list is cut: "
+      "truncated: true and total). (amem: each entity is the node `entity:<name>`, each "
+      "observation a fact node linked part_of it.)";
+  t.input_schema = OpenObjectSchema(
+      Json{{"entities", ArrayOf(EntitySchema(), "Entities to create")}}, {"entities"});
   t.handler = [store](const Json& args) {
-    GraphWriter w(store);
-    Json created = Json::array();
-    for (const auto& j : args["entities"]) {
-      Entity e = EntityFromJson(j);
-      bool is_new = false;
-      size_t added = 0;
-      if (Status s = w.CreateEntity(e, /*merge=*/false, &is_new, &added); !s.ok()) {
-        return ToolErrorFromStatus("create_entities: entity " + e.name, s);
+    return GraphWrite(store, "create_entities", [&](GraphWriter* w) {
+      std::vector<Json> created;
+      for (const auto& j : args["entities"]) {
+        Entity e = EntityFromJson(j);
+        bool is_new = false;
+        size_t added = 0;
+        if (Status s = w->CreateEntity(e, /*merge=*/false, &is_new, &added); !s.ok()) {
+          return ToolErrorFromStatus("create_entities: entity " + Preview(e.name, 200), s);
+        }
+        if (is_new) created.push_back(EntityJson(e));
       }
-      if (is_new) created.push_back(EntityJson(e));
-    }
-    ToolResult r;
-    r.structured["entities"] = std::move(created);
-    return Committed(&w, "create_entities", std::move(r));
+      return Echo("entities", std::move(created), "entities created");
+    });
   };
   registry->Add(t);
 
@@ -679,30 +840,30 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
   t.description =
       "Create multiple new relations between entities in the knowledge graph. Relations "
       "should be in active voice. Both entities must exist. Existing relations are skipped; "
-      "the result lists the ones created. (amem: a relationType that is an amem relation "
-      "such as part_of, calls, supports, caused_by, or a snake_case name, becomes a typed "
-      "edge that graph queries follow.)";
-  t.input_schema = ObjectSchema(
+      "the result lists the ones created (a very long list is cut: truncated: true and "
+      "total). (amem: a relationType that is an amem relation such as part_of, calls, "
+      "supports, caused_by, or a snake_case name, becomes a typed edge that graph queries "
+      "follow.)";
+  t.input_schema = OpenObjectSchema(
       Json{{"relations", ArrayOf(RelationSchema(), "Relations to create")}}, {"relations"});
   t.handler = [store, not_found](const Json& args) {
-    GraphWriter w(store);
-    Json created = Json::array();
-    for (const auto& j : args["relations"]) {
-      Relation r = RelationFromJson(j);
-      for (const auto* end : {&r.from, &r.to}) {
-        auto exists = w.EntityExists(*end);
-        if (!exists.ok()) return ToolErrorFromStatus("create_relations", exists.status());
-        if (!*exists) return not_found(*end);
+    return GraphWrite(store, "create_relations", [&](GraphWriter* w) {
+      std::vector<Json> created;
+      for (const auto& j : args["relations"]) {
+        Relation r = RelationFromJson(j);
+        for (const auto* end : {&r.from, &r.to}) {
+          auto exists = w->EntityExists(*end);
+          if (!exists.ok()) return ToolErrorFromStatus("create_relations", exists.status());
+          if (!*exists) return not_found(*end);
+        }
+        bool is_new = false;
+        if (Status s = w->CreateRelation(r, &is_new); !s.ok()) {
+          return ToolErrorFromStatus("create_relations", s);
+        }
+        if (is_new) created.push_back(RelationJson(r));
       }
-      bool is_new = false;
-      if (Status s = w.CreateRelation(r, &is_new); !s.ok()) {
-        return ToolErrorFromStatus("create_relations", s);
-      }
-      if (is_new) created.push_back(RelationJson(r));
-    }
-    ToolResult r;
-    r.structured["relations"] = std::move(created);
-    return Committed(&w, "create_relations", std::move(r));
+      return Echo("relations", std::move(created), "relations created");
+    });
   };
   registry->Add(t);
 
@@ -711,36 +872,40 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
   t.title = "Add Observations";
   t.description =
       "Add new observations to existing entities in the knowledge graph. Observations an "
-      "entity already has are skipped; the result lists what was added per entity. Fails "
-      "(and adds nothing) if an entity does not exist.";
-  t.input_schema = ObjectSchema(
+      "entity already has are skipped; the result lists what was added per entity (a very "
+      "long list is cut: truncated: true, total, observationsAdded). Fails (and adds "
+      "nothing) if an entity does not exist.";
+  t.input_schema = OpenObjectSchema(
       Json{{"observations",
-            ArrayOf(ObjectSchema(Json::parse(R"({
+            ArrayOf(OpenObjectSchema(Json::parse(R"({
               "entityName": {"type": "string", "description": "The name of the entity to add the observations to"},
               "contents": {"type": "array", "items": {"type": "string"}, "description": "An array of observation contents to add"}
             })"), {"entityName", "contents"}), "Observations to add, per entity")}},
       {"observations"});
   t.handler = [store, not_found](const Json& args) {
-    GraphWriter w(store);
-    Json results = Json::array();
-    for (const auto& j : args["observations"]) {
-      std::string name = j["entityName"];
-      auto exists = w.EntityExists(name);
-      if (!exists.ok()) return ToolErrorFromStatus("add_observations", exists.status());
-      if (!*exists) return not_found(name);
-      Json added = Json::array();
-      for (const auto& c : j["contents"]) {
-        bool is_new = false;
-        if (Status s = w.AddObservation(name, c, &is_new); !s.ok()) {
-          return ToolErrorFromStatus("add_observations", s);
+    return GraphWrite(store, "add_observations", [&](GraphWriter* w) {
+      std::vector<Json> results;
+      size_t count = 0;
+      for (const auto& j : args["observations"]) {
+        std::string name = j["entityName"];
+        auto exists = w->EntityExists(name);
+        if (!exists.ok()) return ToolErrorFromStatus("add_observations", exists.status());
+        if (!*exists) return not_found(name);
+        Json added = Json::array();
+        for (const auto& c : j["contents"]) {
+          bool is_new = false;
+          if (Status s = w->AddObservation(name, c, &is_new); !s.ok()) {
+            return ToolErrorFromStatus("add_observations", s);
+          }
+          if (is_new) added.push_back(c);
         }
-        if (is_new) added.push_back(c);
+        count += added.size();
+        results.push_back(Json{{"entityName", name}, {"addedObservations", std::move(added)}});
       }
-      results.push_back(Json{{"entityName", name}, {"addedObservations", std::move(added)}});
-    }
-    ToolResult r;
-    r.structured["results"] = std::move(results);
-    return Committed(&w, "add_observations", std::move(r));
+      ToolResult r = Echo("results", std::move(results), "entities given observations");
+      if (r.structured.contains("truncated")) r.structured["observationsAdded"] = count;
+      return r;
+    });
   };
   registry->Add(t);
 
@@ -750,33 +915,34 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
   t.description =
       "Delete multiple entities and their associated relations from the knowledge graph. "
       "amem keeps history: the deleted state stays readable with as_of on read tools.";
-  t.input_schema = ObjectSchema(
+  t.input_schema = OpenObjectSchema(
       Json{{"entityNames", ArrayOf(Json{{"type", "string"}}, "An array of entity names to delete")}},
       {"entityNames"});
   t.destructive = true;
   t.idempotent = true;
   t.handler = [store](const Json& args) {
-    GraphWriter w(store);
-    std::vector<std::string> names, missing;
+    std::vector<std::string> names;
     std::set<std::string> seen;
     for (auto& name : StringArray(args["entityNames"])) {
       if (seen.insert(name).second) names.push_back(std::move(name));
     }
-    size_t deleted = 0;
-    for (const auto& name : names) {
-      bool existed = false;
-      if (Status s = w.DeleteEntity(name, &existed); !s.ok()) {
-        return ToolErrorFromStatus("delete_entities", s);
+    return GraphWrite(store, "delete_entities", [&](GraphWriter* w) {
+      std::vector<std::string> missing;
+      size_t deleted = 0;
+      for (const auto& name : names) {
+        bool existed = false;
+        if (Status s = w->DeleteEntity(name, &existed); !s.ok()) {
+          return ToolErrorFromStatus("delete_entities", s);
+        }
+        deleted += existed;
+        if (!existed) missing.push_back(name);
       }
-      deleted += existed;
-      if (!existed) missing.push_back(name);
-    }
-    return Committed(&w, "delete_entities",
-                     SuccessMessage(missing.empty()
-                                        ? "Entities deleted successfully"
-                                        : "Deleted " + std::to_string(deleted) + " of " +
-                                              std::to_string(names.size()) +
-                                              " entities. Not found: " + Joined(missing)));
+      return SuccessMessage(missing.empty()
+                                ? "Entities deleted successfully"
+                                : "Deleted " + std::to_string(deleted) + " of " +
+                                      std::to_string(names.size()) +
+                                      " entities. Not found: " + JoinNames(missing));
+    });
   };
   registry->Add(t);
 
@@ -784,9 +950,9 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
   t.name = "delete_observations";
   t.title = "Delete Observations";
   t.description = "Delete specific observations from entities in the knowledge graph.";
-  t.input_schema = ObjectSchema(
+  t.input_schema = OpenObjectSchema(
       Json{{"deletions",
-            ArrayOf(ObjectSchema(Json::parse(R"({
+            ArrayOf(OpenObjectSchema(Json::parse(R"({
               "entityName": {"type": "string", "description": "The name of the entity containing the observations"},
               "observations": {"type": "array", "items": {"type": "string"}, "description": "An array of observations to delete"}
             })"), {"entityName", "observations"}), "Observations to delete, per entity")}},
@@ -794,31 +960,33 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
   t.destructive = true;
   t.idempotent = true;
   t.handler = [store](const Json& args) {
-    GraphWriter w(store);
-    std::vector<std::string> missing;
-    size_t requested = 0, deleted = 0;
-    for (const auto& j : args["deletions"]) {
-      std::string name = j["entityName"];
-      requested += j["observations"].size();
-      auto exists = w.EntityExists(name);
-      if (!exists.ok()) return ToolErrorFromStatus("delete_observations", exists.status());
-      if (!*exists) {
-        missing.push_back(name);
-        continue;
-      }
-      for (const auto& o : j["observations"]) {
-        bool gone = false;
-        if (Status s = w.DeleteObservation(name, o, &gone); !s.ok()) {
-          return ToolErrorFromStatus("delete_observations", s);
+    return GraphWrite(store, "delete_observations", [&](GraphWriter* w) {
+      std::vector<std::string> missing;
+      size_t requested = 0, deleted = 0;
+      for (const auto& j : args["deletions"]) {
+        std::string name = j["entityName"];
+        requested += j["observations"].size();
+        auto exists = w->EntityExists(name);
+        if (!exists.ok()) return ToolErrorFromStatus("delete_observations", exists.status());
+        if (!*exists) {
+          missing.push_back(name);
+          continue;
         }
-        deleted += gone;
+        for (const auto& o : j["observations"]) {
+          bool gone = false;
+          if (Status s = w->DeleteObservation(name, o, &gone); !s.ok()) {
+            return ToolErrorFromStatus("delete_observations", s);
+          }
+          deleted += gone;
+        }
       }
-    }
-    std::string message = deleted == requested ? "Observations deleted successfully"
-                                               : "Deleted " + std::to_string(deleted) + " of " +
-                                                     std::to_string(requested) + " observations.";
-    if (!missing.empty()) message += " Entities not found: " + Joined(missing);
-    return Committed(&w, "delete_observations", SuccessMessage(message));
+      std::string message = deleted == requested
+                                 ? "Observations deleted successfully"
+                                 : "Deleted " + std::to_string(deleted) + " of " +
+                                       std::to_string(requested) + " observations.";
+      if (!missing.empty()) message += " Entities not found: " + JoinNames(missing);
+      return SuccessMessage(message);
+    });
   };
   registry->Add(t);
 
@@ -826,40 +994,44 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
   t.name = "delete_relations";
   t.title = "Delete Relations";
   t.description = "Delete multiple relations from the knowledge graph.";
-  t.input_schema = ObjectSchema(
+  t.input_schema = OpenObjectSchema(
       Json{{"relations", ArrayOf(RelationSchema(), "An array of relations to delete")}},
       {"relations"});
   t.destructive = true;
   t.idempotent = true;
   t.handler = [store](const Json& args) {
-    GraphWriter w(store);
-    size_t deleted = 0, requested = args["relations"].size();
-    for (const auto& j : args["relations"]) {
-      bool gone = false;
-      if (Status s = w.DeleteRelation(RelationFromJson(j), &gone); !s.ok()) {
-        return ToolErrorFromStatus("delete_relations", s);
+    return GraphWrite(store, "delete_relations", [&](GraphWriter* w) {
+      size_t deleted = 0, requested = args["relations"].size();
+      for (const auto& j : args["relations"]) {
+        bool gone = false;
+        if (Status s = w->DeleteRelation(RelationFromJson(j), &gone); !s.ok()) {
+          return ToolErrorFromStatus("delete_relations", s);
+        }
+        deleted += gone;
       }
-      deleted += gone;
-    }
-    return Committed(&w, "delete_relations",
-                     SuccessMessage(deleted == requested
-                                        ? "Relations deleted successfully"
-                                        : "Deleted " + std::to_string(deleted) + " of " +
-                                              std::to_string(requested) +
-                                              " relations. The rest matched nothing."));
+      return SuccessMessage(deleted == requested
+                                ? "Relations deleted successfully"
+                                : "Deleted " + std::to_string(deleted) + " of " +
+                                      std::to_string(requested) +
+                                      " relations. The rest matched nothing.");
+    });
   };
   registry->Add(t);
 
   Json page = Merge(PageProperties(kDefaultGraphLimit, kMaxGraphLimit), AsOfProperties());
+  const std::string paging =
+      " Large results come in pages: when the result has nextCursor, call again with the "
+      "same arguments and cursor set to it. An entity too big for one page is split: the "
+      "part on a page has truncated: true, observationCount and observationOffset, and the "
+      "next page goes on with its following observations.";
 
   t = Tool();
   t.name = "read_graph";
   t.title = "Read Graph";
   t.description =
-      "Read the knowledge graph: entities (with their observations), then relations. Large "
-      "graphs come in pages: when the result has nextCursor, call again with cursor set to "
-      "it. Prefer search_nodes or open_nodes when you know what you are looking for.";
-  t.input_schema = ObjectSchema(page);
+      "Read the knowledge graph: entities (with their observations), then relations. Prefer "
+      "search_nodes or open_nodes when you know what you are looking for." + paging;
+  t.input_schema = OpenObjectSchema(page);
   t.read_only = true;
   t.idempotent = true;
   t.handler = [ctx](const Json& args) { return ListGraph(ctx, args, nullptr); };
@@ -871,8 +1043,8 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
   t.description =
       "Search for nodes in the knowledge graph based on a query: entities whose name, type "
       "or an observation contains the query (case-insensitive substring), and the relations "
-      "touching them. For ranked keyword search over all memories use text_search.";
-  t.input_schema = ObjectSchema(
+      "touching them. For ranked keyword search over all memories use text_search." + paging;
+  t.input_schema = OpenObjectSchema(
       Merge(Json{{"query",
                   {{"type", "string"},
                    {"maxLength", 2048},
@@ -894,53 +1066,44 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
   t.title = "Open Nodes";
   t.description =
       "Open specific nodes in the knowledge graph by their names: the entities with their "
-      "observations and every relation touching them. Names that do not exist are left out.";
-  t.input_schema = ObjectSchema(
+      "observations and every relation touching them. Names that do not exist are left out." +
+      paging;
+  t.input_schema = OpenObjectSchema(
       Merge(Json{{"names", Merge(ArrayOf(Json{{"type", "string"}},
                                          "An array of entity names to retrieve"),
                                  Json{{"maxItems", 1000}})}},
-            AsOfProperties()),
+            page),
       {"names"});
   t.read_only = true;
   t.idempotent = true;
   t.handler = [store](const Json& args) {
-    auto view = ViewFromArgs(args);
+    auto start = PageStartFromArgs(args);
+    if (!start.ok()) return ToolError(start.status().message());
+    auto view = PageViewFromArgs(args, *start);
     if (!view.ok()) return ToolError(view.status().message());
-    Json entities = Json::array(), relations = Json::array(), omitted = Json::array();
+    auto rev = store->ResolveRevision(*view);
+    if (!rev.ok()) return ToolErrorFromStatus("open_nodes", rev.status());
+    // The entities in the order asked for, then their relations (each once).
+    KnowledgeGraph g;
     std::set<std::string> seen_names;
     std::set<std::tuple<std::string, std::string, std::string>> seen_relations;
-    size_t bytes = 0;
     for (const auto& j : args["names"]) {
       std::string name = j;
       if (!seen_names.insert(name).second) continue;
-      if (bytes > kMaxResultBytes) {
-        omitted.push_back(name);
-        continue;
-      }
       std::vector<Relation> rels;
-      auto e = ReadEntity(*store, name, *view, &rels);
+      auto e = ReadEntity(*store, name, ReadView::AtRevision(*rev), &rels);
       if (!e.ok()) {
         if (e.status().IsNotFound()) continue;
         return ToolErrorFromStatus("open_nodes", e.status());
       }
-      Json ej = EntityJson(*e);
-      bytes += DumpLine(ej).size();
-      entities.push_back(std::move(ej));
-      for (const auto& r : rels) {
-        if (!seen_relations.insert({r.from, r.to, r.relation_type}).second) continue;
-        Json rj = RelationJson(r);
-        bytes += DumpLine(rj).size();
-        relations.push_back(std::move(rj));
+      g.entities.push_back(std::move(*e));
+      for (auto& r : rels) {
+        if (seen_relations.insert({r.from, r.to, r.relation_type}).second) {
+          g.relations.push_back(std::move(r));
+        }
       }
     }
-    ToolResult r;
-    r.structured["entities"] = std::move(entities);
-    r.structured["relations"] = std::move(relations);
-    if (!omitted.empty()) {
-      r.structured["omitted"] = std::move(omitted);
-      r.structured["note"] = "output limit reached: call open_nodes again with the omitted names";
-    }
-    return r;
+    return GraphPage(g, args, *start, *rev);
   };
   registry->Add(t);
 }

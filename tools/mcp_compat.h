@@ -14,6 +14,11 @@
 //                           name or a valid custom one (defined on first use); any
 //                           other R (and related_to) is listed in the payload of
 //                           entity:A --related_to--> entity:B: {"relationTypes":[R,...]}
+//
+// Like the official server's zod schemas, the tools and the importer ignore fields
+// they do not know (OpenObjectSchema). Writes read the store as of one revision and
+// apply with WriteOptions::expected_revision, staged again when another process
+// wrote in between (RetryOnConflict), so concurrent writers lose nothing.
 #ifndef AMEM_TOOLS_MCP_COMPAT_H_
 #define AMEM_TOOLS_MCP_COMPAT_H_
 
@@ -59,9 +64,10 @@ struct ImportReport {
   size_t relations_created = 0;
   uint64_t revision = 0;
 };
-// Writes `graph` into the store in one transaction. Existing entities keep their
-// type and gain the missing observations; relations may name missing entities (the
-// official file allows it; the store keeps such edges and counts them).
+// Writes `graph` into the store in one transaction (read-modify-write with
+// expected_revision, retried on a conflict). Existing entities keep their type and
+// gain the missing observations; relations may name missing entities (the official
+// file allows it; the store keeps such edges and counts them).
 Result<ImportReport> ImportKnowledgeGraph(Store* store, const KnowledgeGraph& graph);
 
 // create_entities, create_relations, add_observations, delete_entities,

@@ -1,5 +1,6 @@
 #include "tools/mcp_server.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -8,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "common/utf8.h"
 #include "tools/mcp_schema.h"
 
 namespace amem::mcp {
@@ -48,6 +50,43 @@ Json RenderToolResult(const ToolResult& r) {
   if (!r.is_error) out["structuredContent"] = r.structured;
   out["isError"] = r.is_error;
   return out;
+}
+
+// `text` cut to at most `max_bytes` bytes on a character boundary, "…" appended
+// when something was cut.
+std::string CutText(const std::string& text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  return std::string(Utf8Prefix(text, max_bytes)) + "…";
+}
+
+// The rendered result, cut when the response would exceed kMaxResponseBytes (the
+// tools bound their own results; this keeps the promise for any tool that did not).
+Json RenderWithinBudget(ToolResult r, const Json& id, const std::string& tool) {
+  // The response line around the result, the id included.
+  const size_t envelope = DumpLine(ResultResponse(id, Json::object())).size();
+  auto fits = [&](const Json& out) { return envelope + DumpLine(out).size() <= kMaxResponseBytes; };
+  Json out = RenderToolResult(r);
+  if (fits(out)) return out;
+  std::fprintf(stderr, "amem mcp: the result of %s exceeded %zu bytes and was cut\n",
+               tool.c_str(), kMaxResponseBytes);
+  // What the result may use: the response minus the envelope and the framing of
+  // content/structuredContent/isError.
+  const size_t framing = envelope + 128;
+  const size_t budget = kMaxResponseBytes > 2 * framing ? kMaxResponseBytes - framing : 0;
+  if (r.is_error) {
+    r.text = CutText(r.text, budget / 8);
+    return RenderToolResult(r);
+  }
+  r.pretty = false;
+  size_t structured_budget = budget;
+  if (!r.text.empty()) {  // a text of its own (not the JSON of structuredContent)
+    r.text = CutText(r.text, budget / 4);
+    structured_budget = budget - std::min(budget, JsonStringBytes(r.text));
+    // structuredContent is sent once here; ResultCost counts it twice.
+    structured_budget *= 2;
+  }
+  ShrinkToFit(&r.structured, structured_budget);
+  return RenderToolResult(r);
 }
 
 bool WriteAll(int fd, std::string_view data) {
@@ -208,7 +247,7 @@ Json Server::CallTool(const Json& params, const Json& id) {
       result = ToolError(name + " failed: " + e.what());
     }
   }
-  return ResultResponse(id, RenderToolResult(result));
+  return ResultResponse(id, RenderWithinBudget(std::move(result), id, name));
 }
 
 int Server::Serve(int in_fd, int out_fd, size_t max_line_bytes) {

@@ -9,7 +9,9 @@
 //   -32601 method not found
 //   -32602 invalid params                 of initialize/tools/call, unknown tool
 // Bad tool arguments are not protocol errors: they give a tool result with
-// isError: true (the model can read it and retry).
+// isError: true (the model can read it and retry). Every tools/call response stays
+// within kMaxResponseBytes (tools/mcp_tool.h): a result that would not is cut with
+// ShrinkToFit (and logged), whatever the tool.
 //
 // Nothing but protocol messages is written to the output; logs go to stderr.
 #ifndef AMEM_TOOLS_MCP_SERVER_H_

@@ -22,9 +22,40 @@ namespace amem::mcp {
 // Insertion-ordered, so schemas and results read in the order they were written.
 using Json = nlohmann::ordered_json;
 
-// Every tool keeps its text result under this many bytes (~20,000 tokens at the
-// usual 4 bytes per token, with room for the JSON-RPC envelope).
-inline constexpr size_t kMaxResultBytes = 64 << 10;
+// ---- bounded output (docs/MCP.md "Bounded output") ----
+// A tools/call response carries its result twice: as structuredContent and, in the
+// text content, as that JSON written into a JSON string. The budget counts both:
+//
+//   kMaxResponseBytes  the whole response line, JSON-RPC envelope included. At ~4
+//                      bytes per token of JSON that is ~16,400 tokens, under the
+//                      20,000 tokens clients allow a tool result.
+//   kMaxResultBytes    what a tool may spend on the values of its result, measured
+//                      with ResultCost (both copies); the rest is for the envelope
+//                      and a result's few fixed fields (total, nextCursor, ...).
+//
+// The server enforces kMaxResponseBytes on every result (Server::CallTool cuts an
+// oversized one with ShrinkToFit); tools stay within kMaxResultBytes themselves so
+// that what they cut is cut sensibly (pages with a cursor, text in slices).
+inline constexpr size_t kMaxResponseBytes = 64 << 10;
+inline constexpr size_t kMaxResultBytes = kMaxResponseBytes - (4 << 10);
+
+// What `value` adds to a response: its JSON (structuredContent) plus the same JSON
+// escaped inside the text content's string.
+size_t ResultCost(const Json& value);
+// The bytes `text` takes written as a JSON string, quotes included.
+size_t JsonStringBytes(std::string_view text);
+
+// Cuts `value` until ResultCost(*value) <= budget: first every string longer than
+// some length is cut on a character boundary and ends in "…" (the longest length
+// that fits is kept), then, if that is not enough, every array and object keeps only
+// its first elements. A cut object gets "truncated": true. Returns whether anything
+// was cut. Tools cut more meaningfully themselves; this is the last resort that keeps
+// any single item, and any response, within its budget.
+bool ShrinkToFit(Json* value, size_t budget);
+
+// The largest n in [lo, hi] with fits(n), by bisection. REQUIRES: fits(lo), and fits
+// holds up to some n and not beyond (cutting less never fits where cutting more does not).
+size_t LargestFitting(size_t lo, size_t hi, const std::function<bool(size_t)>& fits);
 
 struct ToolResult {
   Json structured = Json::object();  // structuredContent (always an object)

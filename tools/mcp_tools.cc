@@ -1,5 +1,6 @@
 #include "tools/mcp_tools.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "common/hash.h"
@@ -7,6 +8,7 @@
 #include "tools/command.h"
 #include "tools/ingest.h"
 #include "tools/mcp_compat.h"
+#include "tools/mcp_query_tools.h"
 #include "tools/mcp_schema.h"
 #include "tools/mcp_server.h"
 #include "tools/records.h"
@@ -56,6 +58,61 @@ ToolResult Written(Store* store, const std::vector<Json>& ops, const Json& args,
   r.structured = std::move(result);
   r.structured["revision"] = *rev;
   return r;
+}
+
+// Written, for the attempt of a read-modify-write (RetryOnConflict): `ops` were
+// built from the store as of `revision`, so they apply only if it is still there;
+// Aborted otherwise, and the attempt runs again.
+Result<ToolResult> WrittenAt(Store* store, uint64_t revision, const std::vector<Json>& ops,
+                             const Json& args, std::string_view what, Json result) {
+  WriteOptions w = WriteOptionsFromArgs(args);
+  w.expected_revision = revision;
+  auto rev = ApplyOps(store, ops, w);
+  if (!rev.ok() && rev.status().IsAborted()) return rev.status();
+  if (!rev.ok()) return ToolErrorFromStatus(what, rev.status());
+  ToolResult r;
+  r.structured = std::move(result);
+  r.structured["revision"] = *rev;
+  return r;
+}
+
+ToolResult Unchanged(Json result) {
+  ToolResult r;
+  r.structured = std::move(result);
+  return r;
+}
+
+// How much of a long content or value one call returns by default, and at most.
+constexpr int kDefaultTextSliceBytes = 8192;
+constexpr int kMaxTextSliceBytes = 24576;
+// A value in a list (recall without key) is cut to this; recall by key reads it all.
+constexpr size_t kListValueBytes = 2048;
+
+Json SliceProperties(const std::string& field, std::string_view what) {
+  Json p = Json::object();
+  p[field + "_offset"] = {
+      {"type", "integer"},
+      {"minimum", 0},
+      {"description", "Byte offset in the " + std::string(what) +
+                          " to start at (default 0): pass next_" + field +
+                          "_offset of the previous call to read on."}};
+  p["max_" + field + "_bytes"] = {
+      {"type", "integer"},
+      {"minimum", 1},
+      {"maximum", kMaxTextSliceBytes},
+      {"description", "Return at most this many bytes of the " + std::string(what) +
+                          " (default " + std::to_string(kDefaultTextSliceBytes) +
+                          "); a longer one comes with truncated: true, " + field +
+                          "_bytes and next_" + field + "_offset."}};
+  return p;
+}
+
+// A kv entry in a list: its value cut to kListValueBytes (then truncated: true and
+// value_bytes say so; recall by key reads it whole).
+Json ListedKvJson(const KvRecord& kv) {
+  Json j = KvJson(kv);
+  (void)PutTextSlice(&j, "value", kv.value, 0, kListValueBytes, kMaxResultBytes);
+  return j;
 }
 
 Json TypeEnum() {
@@ -133,14 +190,18 @@ void AddKvTools(ToolRegistry* registry, Store* store) {
   t.description =
       "Read policy memory. With key: that entry (with history: true, every version oldest "
       "first, deletions included). Without key: every entry of the namespace in the scope. "
-      "as_of/at read the memory as it was at an earlier revision or time.";
+      "as_of/at read the memory as it was at an earlier revision or time. A long value "
+      "comes in slices (truncated: true, value_bytes, next_value_offset: pass it as "
+      "value_offset); in lists values are cut to 2 KiB: recall the key (with as_of for an "
+      "old version) to read one whole.";
   t.input_schema = ObjectSchema(
-      Merge(Merge(Merge(KvProperties(),
-                        Json{{"history",
-                              {{"type", "boolean"},
-                               {"description", "With key: return every version of the entry."}}}}),
-                  AsOfProperties()),
-            PageProperties(100, 1000)),
+      Merge(Merge(Merge(Merge(KvProperties(),
+                              Json{{"history",
+                                    {{"type", "boolean"},
+                                     {"description", "With key: return every version of the entry."}}}}),
+                        AsOfProperties()),
+                  PageProperties(100, 1000)),
+            SliceProperties("value", "value")),
       {"namespace"});
   t.read_only = true;
   t.idempotent = true;
@@ -157,8 +218,14 @@ void AddKvTools(ToolRegistry* registry, Store* store) {
         return ToolErrorFromStatus("recall " + scope + "/" + ns + "/" + ArgString(args, "key"),
                                    kv.status());
       }
+      Json entry = KvJson(*kv);
+      Status s = PutTextSlice(
+          &entry, "value", kv->value, static_cast<size_t>(ArgInt(args, "value_offset", 0)),
+          static_cast<size_t>(ArgInt(args, "max_value_bytes", kDefaultTextSliceBytes)),
+          kMaxResultBytes);
+      if (!s.ok()) return ToolErrorFromStatus("recall", s);
       ToolResult r;
-      r.structured["entry"] = KvJson(*kv);
+      r.structured["entry"] = std::move(entry);
       return r;
     }
     auto rev = store->ResolveRevision(*view);
@@ -169,13 +236,13 @@ void AddKvTools(ToolRegistry* registry, Store* store) {
       auto hist = store->KvHistory(scope, ns, ArgString(args, "key"));
       if (!hist.ok()) return ToolErrorFromStatus("recall", hist.status());
       for (const auto& kv : *hist) {
-        if (kv.rev <= *rev) items.push_back(KvJson(kv));
+        if (kv.rev <= *rev) items.push_back(ListedKvJson(kv));
       }
       field = "versions";
     } else {
       auto list = store->ListKv(scope, ns, ReadView::AtRevision(*rev));
       if (!list.ok()) return ToolErrorFromStatus("recall", list.status());
-      for (const auto& kv : *list) items.push_back(KvJson(kv));
+      for (const auto& kv : *list) items.push_back(ListedKvJson(kv));
     }
     return PageOf(items, field, args, *start, *rev, 100);
   };
@@ -192,18 +259,18 @@ void AddKvTools(ToolRegistry* registry, Store* store) {
   t.idempotent = true;
   t.handler = [store](const Json& args) {
     std::string scope = ArgString(args, "scope", kDefaultScope);
-    Json result{{"scope", scope}, {"namespace", args["namespace"]}, {"key", args["key"]}};
-    auto kv = store->GetKv(scope, args["namespace"].get<std::string>(), args["key"].get<std::string>());
-    if (!kv.ok() && !kv.status().IsNotFound()) return ToolErrorFromStatus("forget", kv.status());
-    if (!kv.ok()) {
-      ToolResult r;
-      result["deleted"] = false;
-      r.structured = std::move(result);
-      return r;
-    }
-    result["deleted"] = true;
-    Json op{{"op", "del_kv"}, {"scope", scope}, {"ns", args["namespace"]}, {"key", args["key"]}};
-    return Written(store, {op}, args, "forget", std::move(result));
+    // deleted says whether this call removed the entry, so the check and the delete
+    // must see one state: read-modify-write.
+    return RetryOnConflict(store, "forget", [&](uint64_t at) -> Result<ToolResult> {
+      Json result{{"scope", scope}, {"namespace", args["namespace"]}, {"key", args["key"]}};
+      auto kv = store->GetKv(scope, args["namespace"].get<std::string>(),
+                             args["key"].get<std::string>(), ReadView::AtRevision(at));
+      if (!kv.ok() && !kv.status().IsNotFound()) return kv.status();
+      result["deleted"] = kv.ok();
+      if (!kv.ok()) return Unchanged(std::move(result));
+      Json op{{"op", "del_kv"}, {"scope", scope}, {"ns", args["namespace"]}, {"key", args["key"]}};
+      return WrittenAt(store, at, {op}, args, "forget", std::move(result));
+    });
   };
   registry->Add(t);
 }
@@ -278,11 +345,16 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
   t.title = "Get a memory and its edges";
   t.description =
       "Read one memory by key (or 16-hex-digit id): its content, type, meta, confidence, "
-      "attribution, and the edges leaving and entering it. as_of/at read an earlier state.";
+      "attribution, and the edges leaving and entering it. as_of/at read an earlier state. "
+      "A long content comes in slices of max_content_bytes (default 8192): the node then "
+      "has truncated: true, content_bytes (the whole length) and next_content_offset; call "
+      "again with content_offset set to it to read on. out_total/in_total count all edges "
+      "when fewer are listed.";
   t.input_schema = ObjectSchema(
-      Merge(Json{{"node", NodeArg("Key or 16-hex-digit id of the memory.")},
-                 {"edge_limit", {{"type", "integer"}, {"minimum", 0}, {"maximum", 1000},
-                                 {"description", "At most this many edges each way (default 50)."}}}},
+      Merge(Merge(Json{{"node", NodeArg("Key or 16-hex-digit id of the memory.")},
+                       {"edge_limit", {{"type", "integer"}, {"minimum", 0}, {"maximum", 1000},
+                                       {"description", "At most this many edges each way (default 50)."}}}},
+                  SliceProperties("content", "content")),
             AsOfProperties()),
       {"node"});
   t.read_only = true;
@@ -293,13 +365,23 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
     std::string arg = args["node"];
     auto node = store->ResolveNode(arg, *view);
     if (!node.ok()) return ToolErrorFromStatus("get_memory " + arg, node.status());
+    // The node takes what its content slice needs, leaving at least kEdgeReserve
+    // for the edges; the edges share the rest of the budget.
+    constexpr size_t kEdgeReserve = 8 << 10;
+    Json node_json = NodeJson(*node);
+    Status sliced = PutTextSlice(
+        &node_json, "content", node->content, static_cast<size_t>(ArgInt(args, "content_offset", 0)),
+        static_cast<size_t>(ArgInt(args, "max_content_bytes", kDefaultTextSliceBytes)),
+        kMaxResultBytes - kEdgeReserve);
+    if (!sliced.ok()) return ToolErrorFromStatus("get_memory " + arg, sliced);
+    size_t edge_budget = kMaxResultBytes - std::min(kMaxResultBytes, ResultCost(node_json));
     ToolResult r;
-    r.structured["node"] = NodeJson(*node);
+    r.structured["node"] = std::move(node_json);
     size_t limit = static_cast<size_t>(ArgInt(args, "edge_limit", 50));
     for (bool outgoing : {true, false}) {
       auto edges = outgoing ? store->Out(node->key, {}, *view) : store->In(node->key, {}, *view);
       if (!edges.ok()) return ToolErrorFromStatus("get_memory " + arg, edges.status());
-      BoundedList list(limit, kMaxResultBytes / 2);
+      BoundedList list(limit, edge_budget / 2);
       for (const auto& e : *edges) {
         if (!list.Add(EdgeJson(e))) break;
       }
@@ -323,22 +405,27 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
   t.idempotent = true;
   t.handler = [store](const Json& args) {
     std::string arg = args["node"];
-    auto node = store->ResolveNode(arg);
-    if (!node.ok()) return ToolErrorFromStatus("delete_memory " + arg, node.status());
-    std::vector<Json> ops;
-    for (bool outgoing : {true, false}) {
-      auto edges = outgoing ? store->Out(node->key) : store->In(node->key);
-      if (!edges.ok()) return ToolErrorFromStatus("delete_memory", edges.status());
-      for (const auto& e : *edges) {
-        if (!outgoing && e.src_key == e.dst_key) continue;  // a self-loop, already listed
-        ops.push_back(Json{{"op", "del_edge"}, {"src", e.src_key}, {"rel", e.rel_name},
-                           {"dst", e.dst_key}});
+    // The edges to delete are the ones read: an edge linked in between would be
+    // left dangling, so the delete applies only to the state it was read from.
+    return RetryOnConflict(store, "delete_memory", [&](uint64_t at) -> Result<ToolResult> {
+      ReadView view = ReadView::AtRevision(at);
+      auto node = store->ResolveNode(arg, view);
+      if (!node.ok()) return ToolErrorFromStatus("delete_memory " + arg, node.status());
+      std::vector<Json> ops;
+      for (bool outgoing : {true, false}) {
+        auto edges = outgoing ? store->Out(node->key, {}, view) : store->In(node->key, {}, view);
+        if (!edges.ok()) return edges.status();
+        for (const auto& e : *edges) {
+          if (!outgoing && e.src_key == e.dst_key) continue;  // a self-loop, already listed
+          ops.push_back(Json{{"op", "del_edge"}, {"src", e.src_key}, {"rel", e.rel_name},
+                             {"dst", e.dst_key}});
+        }
       }
-    }
-    size_t edges = ops.size();
-    ops.push_back(Json{{"op", "del_node"}, {"key", node->key}});
-    return Written(store, ops, args, "delete_memory",
-                   Json{{"deleted", node->key}, {"edges_deleted", edges}});
+      size_t edges = ops.size();
+      ops.push_back(Json{{"op", "del_node"}, {"key", node->key}});
+      return WrittenAt(store, at, ops, args, "delete_memory",
+                       Json{{"deleted", node->key}, {"edges_deleted", edges}});
+    });
   };
   registry->Add(t);
 
@@ -386,20 +473,21 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
   t.destructive = true;
   t.idempotent = true;
   t.handler = [store](const Json& args) {
-    std::string src = cli::NodeKeyForArg(*store, args["src"].get<std::string>()), dst = cli::NodeKeyForArg(*store, args["dst"].get<std::string>());
-    std::string rel = args["rel"];
-    Json result{{"src", src}, {"rel", rel}, {"dst", dst}};
-    auto edge = store->GetEdge(src, rel, dst);
-    if (!edge.ok() && !edge.status().IsNotFound()) return ToolErrorFromStatus("unlink", edge.status());
-    if (!edge.ok()) {
-      result["deleted"] = false;
-      ToolResult r;
-      r.structured = std::move(result);
-      return r;
-    }
-    result["deleted"] = true;
-    return Written(store, {Json{{"op", "del_edge"}, {"src", src}, {"rel", rel}, {"dst", dst}}},
-                   args, "unlink", std::move(result));
+    // deleted says whether this call removed the edge: read-modify-write.
+    return RetryOnConflict(store, "unlink", [&](uint64_t at) -> Result<ToolResult> {
+      ReadView view = ReadView::AtRevision(at);
+      std::string src = cli::NodeKeyForArg(*store, args["src"].get<std::string>(), view);
+      std::string dst = cli::NodeKeyForArg(*store, args["dst"].get<std::string>(), view);
+      std::string rel = args["rel"];
+      Json result{{"src", src}, {"rel", rel}, {"dst", dst}};
+      auto edge = store->GetEdge(src, rel, dst, view);
+      if (!edge.ok() && !edge.status().IsNotFound()) return ToolErrorFromStatus("unlink", edge.status());
+      result["deleted"] = edge.ok();
+      if (!edge.ok()) return Unchanged(std::move(result));
+      return WrittenAt(store, at,
+                       {Json{{"op", "del_edge"}, {"src", src}, {"rel", rel}, {"dst", dst}}}, args,
+                       "unlink", std::move(result));
+    });
   };
   registry->Add(t);
 
@@ -448,12 +536,20 @@ void AddHistoryTools(ToolRegistry* registry, Store* store) {
   t.description =
       "List what was written after a revision (since_rev) or a Unix time (since_ts), oldest "
       "first: nodes, edges and policy entries put or deleted, with revision, time, run and "
-      "task. Use it at the start of a session to catch up on what other agents did.";
+      "task. Use it at the start of a session to catch up on what other agents did. as_of "
+      "(a revision) or at (a time) ends the window there: what changed between two states. "
+      "The result's revision is the last one the list covers.";
   t.input_schema = ObjectSchema(
       Merge(Json{{"since_rev", {{"type", "integer"}, {"minimum", 0},
                                 {"description", "Changes in revisions after this one."}}},
                  {"since_ts", {{"type", "integer"},
-                               {"description", "Changes committed after this Unix time."}}}},
+                               {"description", "Changes committed after this Unix time."}}},
+                 {"as_of", {{"type", "integer"}, {"minimum", 0},
+                            {"description", "Only changes up to and including this revision "
+                                            "(default: the latest)."}}},
+                 {"at", {{"type", "integer"},
+                         {"description", "Only changes committed at or before this Unix time. "
+                                         "Use as_of or at, not both."}}}},
             PageProperties(200, 2000)));
   t.read_only = true;
   t.idempotent = true;
@@ -464,10 +560,15 @@ void AddHistoryTools(ToolRegistry* registry, Store* store) {
     }
     auto start = PageStartFromArgs(args);
     if (!start.ok()) return ToolError(start.status().message());
+    // The window's end: the cursor's pinned revision, else as_of/at, else the latest.
+    auto view = PageViewFromArgs(args, *start);
+    if (!view.ok()) return ToolError(view.status().message());
+    auto end = store->ResolveRevision(*view);
+    if (!end.ok()) return ToolErrorFromStatus("changes_since", end.status());
     auto changes = by_rev ? store->ChangesSinceRevision(static_cast<uint64_t>(ArgInt(args, "since_rev", 0)))
                           : store->ChangesSinceTime(ArgInt(args, "since_ts", 0));
     if (!changes.ok()) return ToolErrorFromStatus("changes_since", changes.status());
-    uint64_t pinned = start->revision != 0 ? start->revision : store->revision();
+    uint64_t pinned = *end;
     std::vector<Json> items;
     for (const auto& c : *changes) {
       if (c.rev <= pinned) items.push_back(ChangeJson(c));
@@ -483,7 +584,9 @@ void AddHistoryTools(ToolRegistry* registry, Store* store) {
   t.title = "Store statistics";
   t.description =
       "Where the memory lives and how big it is: path, current revision, live and deleted "
-      "nodes and edges, policy entries, history size, warnings.";
+      "nodes and edges, policy entries, history size, warnings. Always the latest state: "
+      "the store keeps these counts for its latest revision only, so there is no as_of "
+      "(read_graph, recall and get_memory take as_of for the past).";
   t.input_schema = ObjectSchema(Json::object());
   t.read_only = true;
   t.idempotent = true;
@@ -510,6 +613,7 @@ void AddMemoryTools(ToolRegistry* registry, ToolContext* ctx) {
 ToolRegistry BuildRegistry(ToolContext* ctx) {
   ToolRegistry registry;
   AddMemoryTools(&registry, ctx);
+  AddQueryTools(&registry, ctx);
   AddCompatTools(&registry, ctx);
   return registry;
 }
@@ -521,8 +625,10 @@ std::string ServerInstructions() {
          "file:src/a.cc), link to connect them with typed edges, remember for decisions, "
          "constraints and procedures. Before changing code, ask: get_memory and "
          "changes_since, and recall constraints. The create_entities/search_nodes family "
-         "works like the standard memory server. Every read takes as_of (a revision) or at "
-         "(a time) to see the past.";
+         "works like the standard memory server. At the start of a task, call context with "
+         "the files or symbols you will touch or your question, and text_search to find "
+         "memories by keyword. Every read takes as_of (a revision) or at (a time) to see the "
+         "past.";
 }
 
 }  // namespace amem::mcp

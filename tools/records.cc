@@ -187,6 +187,20 @@ Json CompactReportToJson(const CompactReport& r) {
   j["adjacency_entries_removed"] = r.adjacency_entries_removed;
   j["tombstones_removed"] = r.tombstones_removed;
   j["history_entries_removed"] = r.history_entries_removed;
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+Json ExportResultToJson(const std::string& path, const snapshot::ExportResult& r) {
+  Json j;
+  j["path"] = path;
+  j["revision"] = r.revision;
+  j["revision_ts"] = r.revision_ts;
+  j["nodes"] = r.nodes;
+  j["stubs"] = r.stubs;
+  j["edges"] = r.edges;
+  j["kv"] = r.kv;
+  j["bytes"] = r.bytes;
   return j;
 }
 
@@ -293,6 +307,7 @@ void AppendCompactReportText(const CompactReport& r, std::string* out) {
   *out += "  Adjacency entries removed: " + std::to_string(r.adjacency_entries_removed) + "\n";
   *out += "  Tombstones removed: " + std::to_string(r.tombstones_removed) + "\n";
   *out += "  History entries removed: " + std::to_string(r.history_entries_removed) + "\n";
+  for (const std::string& w : r.warnings) *out += "warning: " + OneLine(w) + "\n";
 }
 
 }  // namespace amem::cli

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "snapshot/export.h"
 #include "store/store.h"
 
 namespace amem::cli {
@@ -36,6 +37,10 @@ nlohmann::ordered_json KvToJson(const KvRecord& kv, bool with_deleted = false);
 nlohmann::ordered_json ChangeToJson(const Change& change);
 nlohmann::ordered_json StatsToJson(const StoreStats& stats);
 nlohmann::ordered_json CompactReportToJson(const CompactReport& report);
+// What `amem export` (and the MCP export_snapshot tool) wrote: path, revision,
+// revision_ts, nodes, stubs, edges, kv, bytes.
+nlohmann::ordered_json ExportResultToJson(const std::string& path,
+                                          const snapshot::ExportResult& result);
 
 // "name: value" lines; multi-line content is indented under its label.
 void AppendNodeText(const NodeRecord& node, std::string* out);

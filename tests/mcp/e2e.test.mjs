@@ -1,15 +1,59 @@
 // End to end through the official SDK client: initialize, list the tools, call every
-// tool (good and bad arguments), check structuredContent, and check that the CLI
-// sees what the MCP calls wrote.
+// tool (good and bad arguments), check structuredContent and that the text content
+// is the same JSON, check that responses stay within the budget, and check that the
+// CLI sees what the MCP calls wrote.
+//
+// TOOLS lists the tools this file covers (the amem and compatibility tools); the
+// last test checks that each was called with good arguments and with bad ones. The
+// query tools have their own file (query_tools.test.mjs) and are not in the list.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { amemClient, amemCli, tempDir, call } from "./helpers.mjs";
+import { AMEM, amemClient, amemCli, tempDir, fullGraph } from "./helpers.mjs";
 
+const TOOLS = ["remember", "recall", "forget", "put_memory", "get_memory", "delete_memory",
+               "link", "unlink", "define_relation", "write_batch", "changes_since",
+               "store_stats", "create_entities", "create_relations", "add_observations",
+               "delete_entities", "delete_observations", "delete_relations", "read_graph",
+               "search_nodes", "open_nodes"];
+const COMPAT = new Set(TOOLS.slice(TOOLS.indexOf("create_entities")));
+// docs/MCP.md "Bounded output": a response (both copies of the result and the
+// JSON-RPC envelope) stays within 64 KiB.
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+const calledOk = new Set(), calledBad = new Set();
+
+function checkResult(name, r) {
+  assert.equal(r.content[0].type, "text", name);
+  // Measured as the SDK hands it over; the envelope is a few dozen bytes more.
+  const bytes = Buffer.byteLength(JSON.stringify(r));
+  assert.ok(bytes <= MAX_RESPONSE_BYTES - 100, `${name}: a ${bytes}-byte response`);
+}
+
+// A call that must succeed: its structuredContent, after checking that the text
+// content is the same JSON (or, for the delete tools, the same message).
+async function call(client, name, args) {
+  const r = await client.callTool({ name, arguments: args });
+  if (r.isError) throw new Error(`${name} failed: ${r.content[0].text}`);
+  checkResult(name, r);
+  const text = r.content[0].text;
+  if (text.startsWith("{")) {
+    assert.deepEqual(JSON.parse(text), r.structuredContent, `${name}: text and structuredContent`);
+  } else {
+    assert.equal(text, r.structuredContent.message, `${name}: text is the message`);
+  }
+  calledOk.add(name);
+  return r.structuredContent;
+}
+
+// A call that must fail with a tool error: its message.
 async function callError(client, name, args) {
   const r = await client.callTool({ name, arguments: args });
   assert.equal(r.isError, true, `${name} ${JSON.stringify(args)} should fail`);
-  assert.equal(r.content[0].type, "text");
+  assert.equal(r.structuredContent, undefined, `${name}: no structuredContent on an error`);
+  checkResult(name, r);
+  calledBad.add(name);
   return r.content[0].text;
 }
 
@@ -20,13 +64,7 @@ test("initialize and tools/list", async (t) => {
   assert.match(client.getInstructions(), /graph memory/);
   const { tools } = await client.listTools();
   const names = tools.map((x) => x.name);
-  for (const expected of ["remember", "recall", "forget", "put_memory", "get_memory",
-                          "delete_memory", "link", "unlink", "define_relation", "write_batch",
-                          "changes_since", "store_stats", "create_entities", "create_relations",
-                          "add_observations", "delete_entities", "delete_observations",
-                          "delete_relations", "read_graph", "search_nodes", "open_nodes"]) {
-    assert.ok(names.includes(expected), `missing tool ${expected}`);
-  }
+  for (const expected of TOOLS) assert.ok(names.includes(expected), `missing tool ${expected}`);
   assert.equal(new Set(names).size, names.length, "tool names are unique");
   for (const tool of tools) {
     assert.equal(tool.inputSchema.type, "object", tool.name);
@@ -35,13 +73,25 @@ test("initialize and tools/list", async (t) => {
     assert.equal(typeof tool.annotations.destructiveHint, "boolean", tool.name);
     if (tool.annotations.readOnlyHint) assert.equal(tool.annotations.destructiveHint, false);
   }
-  const ro = Object.fromEntries(tools.map((x) => [x.name, x.annotations.readOnlyHint]));
-  assert.equal(ro.read_graph, true);
-  assert.equal(ro.recall, true);
-  assert.equal(ro.put_memory, false);
-  const destructive = tools.filter((x) => x.annotations.destructiveHint).map((x) => x.name).sort();
+  const byName = Object.fromEntries(tools.map((x) => [x.name, x]));
+  assert.equal(byName.read_graph.annotations.readOnlyHint, true);
+  assert.equal(byName.recall.annotations.readOnlyHint, true);
+  assert.equal(byName.put_memory.annotations.readOnlyHint, false);
+  const destructive = TOOLS.filter((x) => byName[x].annotations.destructiveHint).sort();
   assert.deepEqual(destructive, ["delete_entities", "delete_memory", "delete_observations",
                                  "delete_relations", "forget", "unlink"]);
+  // amem's tools refuse unknown fields; the compatibility tools accept and ignore
+  // them, like the official server (docs/MCP.md "Protocol").
+  for (const name of TOOLS) {
+    const schema = byName[name].inputSchema;
+    if (COMPAT.has(name)) assert.equal(schema.additionalProperties, undefined, name);
+    else assert.equal(schema.additionalProperties, false, name);
+  }
+  assert.equal(byName.store_stats.inputSchema.properties.as_of, undefined);
+  assert.match(byName.store_stats.description, /no as_of/);
+  assert.ok(byName.changes_since.inputSchema.properties.as_of);
+  assert.ok(byName.get_memory.inputSchema.properties.content_offset);
+  assert.ok(byName.open_nodes.inputSchema.properties.cursor);
 });
 
 test("policy memory: remember, recall, history, forget, as_of", async (t) => {
@@ -83,6 +133,24 @@ test("policy memory: remember, recall, history, forget, as_of", async (t) => {
   assert.equal(got.versions.length, 3);
   assert.equal(got.versions[2].deleted, true);
 
+  // A long value comes in slices; in a list it is cut.
+  const long = "procedure step. ".repeat(5000);  // 80,000 bytes
+  await call(client, "remember", { namespace: "procedures", key: "release", value: long });
+  let slice = await call(client, "recall", { namespace: "procedures", key: "release" });
+  assert.equal(slice.entry.truncated, true);
+  assert.equal(slice.entry.value_bytes, long.length);
+  let whole = slice.entry.value;
+  while (slice.entry.next_value_offset !== undefined) {
+    slice = await call(client, "recall", { namespace: "procedures", key: "release",
+                                           value_offset: slice.entry.next_value_offset,
+                                           max_value_bytes: 24576 });
+    whole += slice.entry.value;
+  }
+  assert.equal(whole, long);
+  const listed = await call(client, "recall", { namespace: "procedures" });
+  assert.equal(listed.entries[0].truncated, true);
+  assert.ok(listed.entries[0].value.length <= 2048);
+
   assert.match(await callError(client, "remember", { namespace: "decisions", key: "k" }),
                /missing required field "value"/);
   assert.match(await callError(client, "remember", { namespace: "", key: "k", value: "v" }),
@@ -91,6 +159,12 @@ test("policy memory: remember, recall, history, forget, as_of", async (t) => {
                /not both/);
   assert.match(await callError(client, "recall", { namespace: "d", cursor: "garbage" }),
                /cursor/);
+  assert.match(await callError(client, "recall", { namespace: "procedures", key: "release",
+                                                   value_offset: 10000000 }), /past the end/);
+  assert.match(await callError(client, "forget", { namespace: "decisions" }),
+               /missing required field "key"/);
+  assert.match(await callError(client, "forget", { namespace: "decisions", key: "k", scop: "x" }),
+               /unknown field "scop"/);
 });
 
 test("typed memories, links, get, delete, changes and stats", async (t) => {
@@ -109,6 +183,7 @@ test("typed memories, links, get, delete, changes and stats", async (t) => {
   const g = await call(client, "get_memory", { node: "file:src/store/store.cc" });
   assert.equal(g.node.type, "file");
   assert.equal(g.node.content, "The LMDB store.");
+  assert.equal(g.node.truncated, undefined);
   assert.deepEqual(g.node.meta, { lang: "c++" });
   assert.equal(g.node.run, "r1");
   assert.deepEqual(g.out.map((e) => [e.rel, e.dst]), [["part_of", "module:store"]]);
@@ -120,7 +195,24 @@ test("typed memories, links, get, delete, changes and stats", async (t) => {
   const cliNode = amemCli(store, "get-node", "file:src/store/store.cc");
   assert.equal(cliNode.content ?? cliNode.node?.content, "The LMDB store.");
 
-  await call(client, "define_relation", { name: "blocks" });
+  // A 1 MB content is read in slices.
+  const big = "a \"quoted\" line of the big file\n".repeat(32000);  // ~1 MB
+  await call(client, "put_memory", { key: "file:big.txt", type: "file", content: big });
+  let part = await call(client, "get_memory", { node: "file:big.txt" });
+  assert.equal(part.node.truncated, true);
+  assert.equal(part.node.content_bytes, big.length);
+  let content = part.node.content;
+  while (part.node.next_content_offset !== undefined) {
+    part = await call(client, "get_memory", { node: "file:big.txt", max_content_bytes: 24576,
+                                              content_offset: part.node.next_content_offset });
+    content += part.node.content;
+  }
+  assert.equal(content, big);
+
+  assert.match(await callError(client, "define_relation", { name: "Not A Name" }), /relation name/);
+  assert.match(await callError(client, "define_relation", { name: 7 }), /name: expected a string/);
+  const def = await call(client, "define_relation", { name: "blocks" });
+  assert.equal(def.name, "blocks");
   const l = await call(client, "link", { src: "module:store", rel: "blocks", dst: "module:query",
                                          payload: { why: "API" } });
   assert.ok(l.revision > 0);
@@ -136,11 +228,17 @@ test("typed memories, links, get, delete, changes and stats", async (t) => {
                /exactly one of "to" or "from"/);
   assert.match(await callError(client, "get_memory", { node: "missing:node" }), /not ?found/i);
   assert.match(await callError(client, "get_memory", { nod: "x" }), /unknown field "nod"/);
+  assert.match(await callError(client, "get_memory", { node: "file:big.txt", max_content_bytes: 0 }),
+               /max_content_bytes: must be at least 1/);
 
   const u = await call(client, "unlink", { src: "module:store", rel: "blocks", dst: "module:query" });
   assert.equal(u.deleted, true);
   assert.equal((await call(client, "unlink", { src: "module:store", rel: "blocks",
                                                dst: "module:query" })).deleted, false);
+  assert.match(await callError(client, "unlink", { src: "a", rel: "", dst: "b" }),
+               /rel: must not be empty/);
+  assert.match(await callError(client, "unlink", { src: "a", rel: "no_such_relation", dst: "b" }),
+               /relation/i);
 
   const wb = await call(client, "write_batch", { operations: [
     { op: "node", key: "fact:a", type: "fact", content: "A" },
@@ -161,12 +259,15 @@ test("typed memories, links, get, delete, changes and stats", async (t) => {
   assert.match(await callError(client, "get_memory", { node: "module:store" }), /not ?found/i);
   const old = await call(client, "get_memory", { node: "module:store", as_of: d.revision - 1 });
   assert.equal(old.node.content, "store/");
+  assert.match(await callError(client, "delete_memory", { node: "module:store" }), /not ?found/i);
+  assert.match(await callError(client, "delete_memory", {}), /missing required field "node"/);
 
   const ch = await call(client, "changes_since", { since_rev: 0 });
   assert.ok(ch.changes.length >= 8);
   assert.equal(ch.changes[0].kind, "put_node");
   const kinds = new Set(ch.changes.map((c) => c.kind));
   assert.ok(kinds.has("del_node"));
+  assert.equal(ch.revision, d.revision);
   // Pages of 2 cover the same changes.
   let all = [], cursor;
   do {
@@ -177,14 +278,26 @@ test("typed memories, links, get, delete, changes and stats", async (t) => {
     cursor = page.nextCursor;
   } while (cursor);
   assert.deepEqual(all, ch.changes);
+  // as_of ends the window: what changed between two revisions.
+  const window = await call(client, "changes_since", { since_rev: 1, as_of: 3 });
+  assert.equal(window.revision, 3);
+  assert.deepEqual([...new Set(window.changes.map((c) => c.rev))], [2, 3]);
+  assert.deepEqual(window.changes, ch.changes.filter((c) => c.rev > 1 && c.rev <= 3));
   assert.match(await callError(client, "changes_since", {}), /since_rev or since_ts/);
+  assert.match(await callError(client, "changes_since", { since_rev: -1 }), /at least 0/);
+  assert.match(await callError(client, "changes_since", { since_rev: 0, as_of: 1, at: 5 }),
+               /not both/);
+  assert.match(await callError(client, "changes_since", { since_rev: 0, as_of: 99999 }),
+               /after the latest/);
 
   const stats = await call(client, "store_stats", {});
   assert.equal(stats.path.endsWith("store"), true);
   assert.ok(stats.live_nodes >= 3);
+  // Stats are of the latest state only: as_of is refused, not ignored.
+  assert.match(await callError(client, "store_stats", { as_of: 1 }), /unknown field "as_of"/);
 });
 
-test("compatibility tools: paging, as_of, bad arguments, CLI view", async (t) => {
+test("compatibility tools: every tool, paging, as_of, bad arguments, CLI view", async (t) => {
   const store = join(tempDir(t), "store");
   const client = await amemClient(t, store);
   const entities = [];
@@ -194,6 +307,7 @@ test("compatibility tools: paging, as_of, bad arguments, CLI view", async (t) =>
   }
   const created = await call(client, "create_entities", { entities });
   assert.equal(created.entities.length, 30);
+  assert.equal(created.truncated, undefined);
   await call(client, "create_relations", { relations: [
     { from: "e00", to: "e01", relationType: "calls" }, { from: "e01", to: "e02", relationType: "needs it" }] });
   const rev = (await call(client, "store_stats", {})).revision;
@@ -221,6 +335,47 @@ test("compatibility tools: paging, as_of, bad arguments, CLI view", async (t) =>
   const opened = await call(client, "open_nodes", { names: ["e29"], as_of: rev });
   assert.deepEqual(opened.entities[0].observations, ["observation 29"]);
 
+  // add_observations, delete_observations, delete_relations (also in parity.test.mjs).
+  const added = await call(client, "add_observations", { observations: [
+    { entityName: "e00", contents: ["second", "observation 0"] }] });
+  assert.deepEqual(added.results, [{ entityName: "e00", addedObservations: ["second"] }]);
+  let e00 = (await call(client, "open_nodes", { names: ["e00"] })).entities[0];
+  assert.deepEqual(e00.observations, ["observation 0", "second"]);
+  const delObs = await call(client, "delete_observations", { deletions: [
+    { entityName: "e00", observations: ["observation 0", "never there"] }] });
+  assert.equal(delObs.success, true);
+  assert.match(delObs.message, /Deleted 1 of 2/);
+  e00 = (await call(client, "open_nodes", { names: ["e00"] })).entities[0];
+  assert.deepEqual(e00.observations, ["second"]);
+  const delRel = await call(client, "delete_relations", { relations: [
+    { from: "e01", to: "e02", relationType: "needs it" }] });
+  assert.equal(delRel.message, "Relations deleted successfully");
+  assert.deepEqual((await call(client, "read_graph", {})).relations.map((r) => r.relationType),
+                   ["calls"]);
+  const found = await call(client, "search_nodes", { query: "SECOND" });
+  assert.deepEqual(found.entities.map((e) => e.name), ["e00"]);
+  assert.deepEqual(found.relations.map((r) => r.relationType), ["calls"]);
+
+  // Unknown fields are ignored, as by the official server (an entity copied from
+  // memory.jsonl keeps its "type").
+  const extra = await call(client, "create_entities", { entities: [
+    { type: "entity", name: "copied", entityType: "thing", observations: ["x"], id: 7 }],
+    note: "ignored" });
+  assert.deepEqual(extra.entities, [{ name: "copied", entityType: "thing", observations: ["x"] }]);
+  await call(client, "create_relations", { relations: [
+    { type: "relation", from: "copied", to: "e00", relationType: "knows" }] });
+  await call(client, "add_observations", { observations: [
+    { entityName: "copied", contents: ["y"], source: "chat" }] });
+  await call(client, "delete_observations", { deletions: [
+    { entityName: "copied", observations: ["y"], why: "wrong" }] });
+  await call(client, "delete_relations", { relations: [
+    { type: "relation", from: "copied", to: "e00", relationType: "knows" }] });
+  assert.deepEqual((await call(client, "open_nodes", { names: ["copied"], extra: 1 })).entities,
+                   [{ name: "copied", entityType: "thing", observations: ["x"] }]);
+  await call(client, "search_nodes", { query: "copied", extra: true });
+  await call(client, "read_graph", { verbose: true });
+  await call(client, "delete_entities", { entityNames: ["copied"], reason: "test" });
+
   // The CLI sees entities and observations as documented nodes and edges.
   const node = amemCli(store, "get-node", "entity:e00");
   assert.ok(JSON.stringify(node).includes("thing"));
@@ -231,12 +386,75 @@ test("compatibility tools: paging, as_of, bad arguments, CLI view", async (t) =>
                /entities\[0\]: missing required field "entityType"/);
   assert.match(await callError(client, "create_relations", { relations: [
     { from: "e00", to: "nobody", relationType: "r" }] }), /Entity with name nobody not found/);
+  assert.match(await callError(client, "add_observations", { observations: [
+    { entityName: "nobody", contents: ["x"] }] }), /Entity with name nobody not found/);
+  assert.match(await callError(client, "add_observations", { observations: [
+    { entityName: "e00", contents: "x" }] }), /contents: expected an array/);
+  assert.match(await callError(client, "delete_entities", { entityNames: "e00" }),
+               /entityNames: expected an array/);
+  assert.match(await callError(client, "delete_entities", {}), /missing required field "entityNames"/);
+  assert.match(await callError(client, "delete_observations", { deletions: [{ entityName: "e00" }] }),
+               /deletions\[0\]: missing required field "observations"/);
+  assert.match(await callError(client, "delete_relations", { relations: [
+    { from: "e00", to: "e01", relationType: 5 }] }), /relations\[0\]\.relationType: expected a string/);
   assert.match(await callError(client, "search_nodes", {}), /missing required field "query"/);
   assert.match(await callError(client, "open_nodes", { names: "e00" }), /names: expected an array/);
   assert.match(await callError(client, "read_graph", { cursor: "r1o" }), /cursor/);
 });
 
+test("big results are cut to the budget and page on", async (t) => {
+  const client = await amemClient(t, join(tempDir(t), "store"));
+  const entities = [{ name: "hub", entityType: "service", observations: [] }];
+  for (let i = 0; i < 3000; i++) {
+    entities.push({ name: `component-${String(i).padStart(4, "0")}-with-a-longer-name`,
+                    entityType: "module", observations: [`observation ${i} of a long-ish text`] });
+  }
+  const created = await call(client, "create_entities", { entities });
+  assert.equal(created.truncated, true);
+  assert.equal(created.total, 3001);
+  assert.deepEqual(created.entities[0], entities[0]);
+  const relations = entities.slice(1).map((e) => ({ from: "hub", to: e.name, relationType: "depends on" }));
+  const rel = await call(client, "create_relations", { relations });
+  assert.equal(rel.truncated, true);
+  assert.equal(rel.total, 3000);
+  const contents = Array.from({ length: 3000 }, (_, i) => `hub fact ${i} ${"x".repeat(40)}`);
+  const obs = await call(client, "add_observations", { observations: [{ entityName: "hub", contents }] });
+  assert.equal(obs.truncated, true);
+  assert.equal(obs.observationsAdded, 3000);
+
+  // open_nodes of the hub: several pages, its observations in order, every relation.
+  const hub = await fullGraph(client, "open_nodes", { names: ["hub"] });
+  assert.equal(hub.entities.length, 1);
+  assert.deepEqual(hub.entities[0].observations, contents);
+  assert.equal(hub.relations.length, 3000);
+  const first = await call(client, "open_nodes", { names: ["hub"] });
+  assert.ok(first.nextCursor);
+  assert.equal(first.entities[0].truncated, true);
+  assert.equal(first.entities[0].observationCount, 3000);
+
+  // read_graph by default: a first page within the budget, and the whole graph in pages.
+  const page = await call(client, "read_graph", {});
+  assert.ok(page.nextCursor);
+  const graph = await fullGraph(client);
+  assert.equal(graph.entities.length, 3001);
+  assert.equal(graph.relations.length, 3000);
+  assert.deepEqual(graph.entities.find((e) => e.name === "hub").observations, contents);
+});
+
+test("outside a git work tree the server exits 3 (not found)", async (t) => {
+  const env = { ...process.env };
+  delete env.AMEM_STORE;
+  const r = spawnSync(AMEM, ["mcp"], { cwd: tempDir(t), env, input: "", encoding: "utf8" });
+  assert.equal(r.status, 3);
+  assert.match(r.stderr, /not inside a git work tree/);
+});
+
 test("unknown tool is a protocol error", async (t) => {
   const client = await amemClient(t, join(tempDir(t), "store"));
   await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), /unknown tool/i);
+});
+
+test("every tool was called with good and with bad arguments", () => {
+  assert.deepEqual(TOOLS.filter((x) => !calledOk.has(x)), [], "tools never called successfully");
+  assert.deepEqual(TOOLS.filter((x) => !calledBad.has(x)), [], "tools never given bad arguments");
 });

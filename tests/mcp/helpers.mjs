@@ -55,13 +55,23 @@ export async function call(client, name, args) {
   return r.structuredContent;
 }
 
-// Every page of read_graph (or search_nodes) merged into one graph.
+// Every page of read_graph (or search_nodes, open_nodes) merged into one graph. An
+// entity too big for one page comes in parts (observationOffset > 0 continues the
+// previous part); they are joined back, without the paging fields.
 export async function fullGraph(client, name = "read_graph", args = {}) {
   const graph = { entities: [], relations: [] };
   let cursor;
   do {
     const page = await call(client, name, cursor ? { ...args, cursor } : args);
-    graph.entities.push(...page.entities);
+    for (const e of page.entities) {
+      const last = graph.entities[graph.entities.length - 1];
+      if (e.observationOffset > 0 && last?.name === e.name) {
+        last.observations.push(...e.observations);
+      } else {
+        const { truncated, observationCount, observationOffset, truncatedObservations, ...entity } = e;
+        graph.entities.push(entity);
+      }
+    }
     graph.relations.push(...page.relations);
     cursor = page.nextCursor;
   } while (cursor);

@@ -1,15 +1,22 @@
 // The compatibility tools (tools/mcp_compat.h) on a real store, through the protocol
 // core: the documented mapping onto nodes and edges, round trips, errors that write
-// nothing, and the memory.jsonl importer.
+// nothing, the memory.jsonl importer, unknown fields accepted as the official server
+// does, concurrent writers that lose nothing (expected_revision), and the response
+// budget (docs/MCP.md "Bounded output") on oversized nodes, entities and results.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <filesystem>
+#include <mutex>
 #include <random>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "store/store.h"
 #include "tools/mcp_compat.h"
 #include "tools/mcp_server.h"
+#include "tools/mcp_tools.h"
 
 using namespace amem;
 using namespace amem::mcp;
@@ -34,32 +41,45 @@ struct TempStore {
   std::unique_ptr<Store> store;
 };
 
-struct Harness {
-  Harness() : ctx{ts.store.get()} {
+// The amem and compatibility tools of one server on `store`.
+struct Tools {
+  explicit Tools(Store* store) : ctx{store} {
+    AddMemoryTools(&registry, &ctx);
     AddCompatTools(&registry, &ctx);
     server = std::make_unique<Server>(&registry);
   }
   // Calls a tool; returns the result object (content, structuredContent, isError).
+  // last_bytes: the length of the whole response line.
   Json Call(const std::string& tool, const Json& args) {
     Json req{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", "tools/call"},
              {"params", {{"name", tool}, {"arguments", args}}}};
     auto line = server->HandleLine(DumpLine(req));
-    REQUIRE(line);
+    if (!line) throw std::runtime_error("no response");
+    last_bytes = line->size();
     Json r = Json::parse(*line);
-    REQUIRE(r.contains("result"));
+    if (!r.contains("result")) throw std::runtime_error("not a result: " + *line);
     return r["result"];
   }
   Json Ok(const std::string& tool, const Json& args) {
     Json r = Call(tool, args);
-    INFO(DumpLine(r));
+    INFO(DumpLine(r).substr(0, 2000));
     REQUIRE(r["isError"] == false);
+    // The text content is the JSON of structuredContent (or a plain message).
+    const std::string& text = r["content"][0]["text"].get_ref<const std::string&>();
+    if (!text.empty() && text[0] == '{') CHECK(Json::parse(text) == r["structuredContent"]);
     return r["structuredContent"];
   }
-  TempStore ts;
   ToolContext ctx;
   ToolRegistry registry;
   std::unique_ptr<Server> server;
   int id = 0;
+  size_t last_bytes = 0;
+};
+
+// A fresh store and a server on it. TempStore comes first: it outlives the tools.
+struct Harness : TempStore, Tools {
+  Harness() : Tools(TempStore::store.get()), ts(*this) {}
+  TempStore& ts;
 };
 
 Json Entities(std::initializer_list<Json> list) { return Json{{"entities", Json(list)}}; }
@@ -189,14 +209,20 @@ TEST_CASE("memory.jsonl parser and importer", "[mcp][compat][import]") {
 
   for (std::string bad : {"{\"type\":\"entity\"}", "[1]", "not json",
                           "{\"type\":\"thing\",\"name\":\"x\"}",
-                          "{\"type\":\"relation\",\"from\":\"a\",\"to\":\"b\",\"relationType\":1}",
-                          "{\"type\":\"entity\",\"name\":\"x\",\"entityType\":\"t\",\"observations\":[],\"extra\":1}"}) {
+                          "{\"type\":\"relation\",\"from\":\"a\",\"to\":\"b\",\"relationType\":1}"}) {
     auto r = ParseMemoryJsonl("{\"type\":\"entity\",\"name\":\"ok\",\"entityType\":\"t\",\"observations\":[]}\n" + bad);
     INFO(bad);
     REQUIRE(!r.ok());
     CHECK(r.status().IsInvalidArgument());
     CHECK_THAT(r.status().message(), Catch::StartsWith("line 2: "));
   }
+  // Fields the official format does not have are ignored, as the official server does.
+  auto extra = ParseMemoryJsonl(
+      "{\"type\":\"entity\",\"name\":\"x\",\"entityType\":\"t\",\"observations\":[],\"extra\":1}\n"
+      "{\"type\":\"relation\",\"from\":\"x\",\"to\":\"x\",\"relationType\":\"r\",\"weight\":2}");
+  REQUIRE(extra.ok());
+  CHECK(extra->entities.size() == 1);
+  CHECK(extra->relations.size() == 1);
   // Names longer than a key allows are refused, and nothing is written.
   KnowledgeGraph big;
   big.entities.push_back({"fine", "t", {}});
@@ -229,5 +255,355 @@ TEST_CASE("read_graph pages with a pinned cursor", "[mcp][compat]") {
     Json r = h.Call("read_graph", {{"cursor", bad}});
     INFO(bad);
     CHECK(r["isError"] == true);
+  }
+}
+
+TEST_CASE("compat tools accept and ignore unknown fields; amem tools refuse them",
+          "[mcp][compat][schema]") {
+  Harness h;
+  // An entity copied from memory.jsonl keeps its "type"; the official server's zod
+  // schemas strip what they do not know, so these calls pass there and here.
+  Json created = h.Ok("create_entities",
+                      {{"entities", {{{"type", "entity"}, {"name", "A"}, {"entityType", "t"},
+                                      {"observations", {"o"}}, {"extra", {{"x", 1}}}}}},
+                       {"comment", "top-level extra"}});
+  REQUIRE(created["entities"].size() == 1);
+  CHECK(created["entities"][0] == Json({{"name", "A"}, {"entityType", "t"}, {"observations", {"o"}}}));
+  h.Ok("create_relations", {{"relations", {{{"type", "relation"}, {"from", "A"}, {"to", "A"},
+                                            {"relationType", "self"}, {"weight", 2}}}}});
+  h.Ok("add_observations", {{"observations", {{{"entityName", "A"}, {"contents", {"p"}}, {"n", 1}}}},
+                            {"x", true}});
+  Json g = h.Ok("read_graph", {{"verbose", true}});
+  REQUIRE(g["entities"].size() == 1);
+  CHECK(g["entities"][0] == Json({{"name", "A"}, {"entityType", "t"}, {"observations", {"o", "p"}}}));
+  CHECK(g["relations"] == Json::array({{{"from", "A"}, {"to", "A"}, {"relationType", "self"}}}));
+  CHECK(Json::parse(h.ts.store->GetNode("entity:A")->meta) ==
+        Json({{"entityType", "t"}, {"kind", "t"}}));  // nothing of the extras stored
+  CHECK(h.Ok("search_nodes", {{"query", "a"}, {"x", 1}})["entities"].size() == 1);
+  CHECK(h.Ok("open_nodes", {{"names", {"A"}}, {"x", 1}})["entities"].size() == 1);
+  h.Ok("delete_observations",
+       {{"deletions", {{{"entityName", "A"}, {"observations", {"p"}}, {"x", 1}}}}, {"y", 2}});
+  h.Ok("delete_relations", {{"relations", {{{"from", "A"}, {"to", "A"}, {"relationType", "self"},
+                                            {"type", "relation"}}}}});
+  h.Ok("delete_entities", {{"entityNames", {"A"}}, {"x", 1}});
+  CHECK(h.Ok("read_graph", Json::object())["entities"].empty());
+
+  // Known fields are still checked, nested ones too.
+  auto error = [&](const std::string& tool, const Json& args) {
+    Json r = h.Call(tool, args);
+    CHECK(r["isError"] == true);
+    return r["content"][0]["text"].get<std::string>();
+  };
+  CHECK_THAT(error("create_entities", {{"entities", {{{"name", 1}, {"entityType", "t"},
+                                                      {"observations", Json::array()}}}}}),
+             Catch::Contains("entities[0].name: expected a string"));
+  CHECK_THAT(error("create_relations", {{"relations", {{{"from", "A"}, {"to", "B"}}}}}),
+             Catch::Contains("missing required field \"relationType\""));
+  CHECK_THAT(error("read_graph", {{"limit", 0}, {"extra", 1}}), Catch::Contains("limit"));
+  // amem's own tools name an unknown field, so a typo never passes silently.
+  CHECK_THAT(error("get_memory", {{"node", "x"}, {"nod", "x"}}), Catch::Contains("unknown field \"nod\""));
+  CHECK_THAT(error("put_memory", {{"key", "fact:x"}, {"type", "fact"}, {"links", {{{"rel", "part_of"},
+                                                                                   {"to", "a"}, {"tp", "b"}}}}}),
+             Catch::Contains("links[0]: unknown field \"tp\""));
+}
+
+namespace {
+
+// Text that needs escaping: quotes, backslashes, newlines, tabs, a control
+// character and multi-byte characters, about `bytes` long.
+std::string AwkwardText(size_t bytes, const std::string& seed = "") {
+  std::string s;
+  for (size_t i = 0; s.size() < bytes; ++i) {
+    s += seed + "line " + std::to_string(i) + ": \"quoted\" back\\slash\ttab \x01 naïve café ☕\n";
+  }
+  s.resize(bytes);
+  while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0x80)) s.pop_back();  // whole characters
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("every response stays within the budget: big nodes, entities and echoes",
+          "[mcp][compat][budget]") {
+  Harness h;
+  auto within = [&](const char* what) {
+    INFO(what << ": " << h.last_bytes << " bytes");
+    CHECK(h.last_bytes <= kMaxResponseBytes);
+  };
+
+  // ---- a 1 MB node: get_memory answers with a slice and reads on from an offset ----
+  std::string big = AwkwardText(1000000);
+  h.Ok("put_memory", {{"key", "file:big"}, {"type", "file"}, {"content", big}});
+  h.Ok("link", {{"src", "file:big"}, {"rel", "defines"}, {"dst", "symbol:x"}});
+  Json g = h.Ok("get_memory", {{"node", "file:big"}});
+  within("get_memory of a 1 MB node");
+  CHECK(g["node"]["truncated"] == true);
+  CHECK(g["node"]["content_bytes"] == big.size());
+  CHECK(g["node"]["content_offset"] == 0);
+  CHECK(g["out"].size() == 1);  // the edges still come
+  std::string all = g["node"]["content"];
+  CHECK(all.size() <= 8192);
+  int calls = 1;
+  while (g["node"].contains("next_content_offset")) {
+    REQUIRE(calls < 200);
+    g = h.Ok("get_memory", {{"node", "file:big"}, {"max_content_bytes", 24576},
+                            {"content_offset", g["node"]["next_content_offset"]}});
+    within("get_memory with content_offset");
+    all += g["node"]["content"].get<std::string>();
+    ++calls;
+  }
+  CHECK(all == big);
+  CHECK(calls > 40);  // ~24 KiB a call, less where escaping costs more
+  CHECK(h.Call("get_memory", {{"node", "file:big"}, {"content_offset", 2000000}})["isError"] == true);
+  // A short node is whole, without the slice fields.
+  h.Ok("put_memory", {{"key", "fact:small"}, {"type", "fact"}, {"content", "short"}});
+  Json small = h.Ok("get_memory", {{"node", "fact:small"}});
+  CHECK(small["node"]["content"] == "short");
+  CHECK(!small["node"].contains("truncated"));
+  CHECK(!small["node"].contains("content_bytes"));
+
+  // ---- create_entities with 3,000 entities: the echo is summarized ----
+  Json ents = Json::array();
+  for (int i = 0; i < 3000; ++i) {
+    ents.push_back({{"name", "node-" + std::to_string(10000 + i) + "-with-a-longer-name"},
+                    {"entityType", "module"},
+                    {"observations", {"observation " + std::to_string(i) + " of a long-ish text"}}});
+  }
+  ents.push_back({{"name", "hub"}, {"entityType", "service"}, {"observations", Json::array()}});
+  Json c = h.Ok("create_entities", {{"entities", ents}});
+  within("create_entities of 3,000 entities");
+  CHECK(c["truncated"] == true);
+  CHECK(c["total"] == 3001);
+  CHECK(c["entities"].size() > 50);
+  CHECK(c["entities"].size() < 3001);
+  CHECK(c["entities"][0] == ents[0]);  // the first ones, in the official shape
+
+  // ---- an entity with 3,000 relations and 3,000 observations ----
+  Json rels = Json::array();
+  for (int i = 0; i < 3000; ++i) {
+    rels.push_back({{"from", "hub"}, {"to", ents[i]["name"]}, {"relationType", "depends on"}});
+  }
+  c = h.Ok("create_relations", {{"relations", rels}});
+  within("create_relations of 3,000 relations");
+  CHECK(c["truncated"] == true);
+  CHECK(c["total"] == 3000);
+  Json contents = Json::array();
+  for (int i = 0; i < 3000; ++i) contents.push_back("hub fact " + std::to_string(i) + " " + std::string(40, 'x'));
+  c = h.Ok("add_observations", {{"observations", {{{"entityName", "hub"}, {"contents", contents}}}}});
+  within("add_observations of 3,000 observations");
+  CHECK(c["truncated"] == true);
+  CHECK(c["observationsAdded"] == 3000);
+
+  // open_nodes pages the hub: its observations split across pages, then relations.
+  std::vector<std::string> hub_obs;
+  std::set<std::string> hub_rels;
+  Json args{{"names", {"hub", "missing"}}};
+  int pages = 0;
+  for (;;) {
+    REQUIRE(pages < 100);
+    Json p = h.Ok("open_nodes", args);
+    within("open_nodes page of a hub");
+    ++pages;
+    for (const auto& e : p["entities"]) {
+      CHECK(e["name"] == "hub");
+      if (e.contains("observationOffset")) {
+        CHECK(e["truncated"] == true);
+        CHECK(e["observationCount"] == 3000);
+        CHECK(e["observationOffset"] == hub_obs.size());
+      }
+      for (const auto& o : e["observations"]) hub_obs.push_back(o);
+    }
+    for (const auto& r : p["relations"]) hub_rels.insert(r["to"].get<std::string>());
+    if (!p.contains("nextCursor")) break;
+    args["cursor"] = p["nextCursor"];
+  }
+  CHECK(pages > 3);
+  REQUIRE(hub_obs.size() == 3000);
+  for (int i = 0; i < 3000; ++i) CHECK(hub_obs[i] == contents[i]);
+  CHECK(hub_rels.size() == 3000);
+
+  // ---- read_graph with the default limit on the big graph, and every page after ----
+  g = h.Ok("read_graph", Json::object());
+  within("the default read_graph page");
+  REQUIRE(g.contains("nextCursor"));
+  std::set<std::string> names;
+  size_t relations = 0;
+  args = Json::object();
+  for (pages = 0;; ++pages) {
+    REQUIRE(pages < 200);
+    Json p = h.Ok("read_graph", args);
+    within("a read_graph page");
+    for (const auto& e : p["entities"]) names.insert(e["name"].get<std::string>());
+    relations += p["relations"].size();
+    if (!p.contains("nextCursor")) break;
+    args["cursor"] = p["nextCursor"];
+  }
+  CHECK(names.size() == 3001);  // the entities only (file:big is not one)
+  CHECK(relations == 3000);
+
+  // ---- a 1 MB observation: cut in the listing, named so get_memory reads it whole ----
+  std::string huge = AwkwardText(1000000, "obs ");
+  h.Ok("create_entities", {{"entities", {{{"name", "diary"}, {"entityType", "log"},
+                                          {"observations", {"short one", huge, "after"}}}}}});
+  within("create_entities echoing a 1 MB observation");
+  std::vector<std::string> diary;
+  std::string key;
+  Json dargs{{"names", {"diary"}}};
+  for (pages = 0;; ++pages) {
+    REQUIRE(pages < 10);
+    Json p = h.Ok("open_nodes", dargs);
+    within("open_nodes page of the diary");
+    for (const auto& e : p["entities"]) {
+      if (e.contains("truncatedObservations")) {
+        const Json& note = e["truncatedObservations"][0];
+        CHECK(note["bytes"] == huge.size());
+        key = note["key"];
+      }
+      for (const auto& o : e["observations"]) diary.push_back(o);
+    }
+    if (!p.contains("nextCursor")) break;
+    dargs["cursor"] = p["nextCursor"];
+  }
+  REQUIRE(diary.size() == 3);
+  CHECK(diary[0] == "short one");
+  CHECK(diary[1].ends_with("…"));
+  CHECK(huge.starts_with(diary[1].substr(0, diary[1].size() - std::string("…").size())));
+  CHECK(diary[2] == "after");
+  REQUIRE(!key.empty());
+  Json obs = h.Ok("get_memory", {{"node", key}});
+  CHECK(obs["node"]["content_bytes"] == huge.size());
+
+  // ---- long name lists in messages are cut ----
+  Json nobody = Json::array();
+  for (int i = 0; i < 3000; ++i) nobody.push_back("nobody-" + std::to_string(i) + std::string(100, 'n'));
+  Json m = h.Ok("delete_entities", {{"entityNames", nobody}});
+  within("delete_entities naming 3,000 missing entities");
+  CHECK_THAT(m["message"].get<std::string>(), Catch::Contains("and 2980 more"));
+}
+
+TEST_CASE("two servers racing on one entity and one pair lose nothing", "[mcp][compat][race]") {
+  TempStore ts;
+  auto second = Store::Open(ts.dir);  // another handle, as another process has
+  auto third = Store::Open(ts.dir);
+  REQUIRE(second.ok());
+  REQUIRE(third.ok());
+  Tools a(ts.store.get()), b(second->get()), c(third->get());
+  Json setup = Json::array();
+  for (const char* n : {"A", "B", "shared"}) {
+    setup.push_back({{"name", n}, {"entityType", "t"}, {"observations", Json::array()}});
+  }
+  a.Ok("create_entities", {{"entities", setup}});
+
+  constexpr int kRounds = 30;
+  std::atomic<int> failures{0};
+  std::atomic<int> created[kRounds] = {};
+  std::mutex errors_mu;
+  std::vector<std::string> errors;
+  auto run = [&](Tools* t, const std::string& tag) {
+    // Catch's macros are for the main thread: failures are counted here.
+    auto ok = [&](const std::string& tool, const Json& args) {
+      std::string why;
+      try {
+        Json r = t->Call(tool, args);
+        if (r["isError"] == false) return r["structuredContent"];
+        why = r["content"][0]["text"];
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      ++failures;
+      std::lock_guard lock(errors_mu);
+      errors.push_back(tool + ": " + why);
+      return Json(Json::object());
+    };
+    for (int i = 0; i < kRounds; ++i) {
+      std::string n = std::to_string(i);
+      // Free-form types between one pair share one edge's relationTypes list.
+      ok("create_relations", {{"relations", {{{"from", "A"}, {"to", "B"},
+                                              {"relationType", tag + " knows " + n}}}}});
+      // Observations of one entity are numbered (seq) from what is there.
+      ok("add_observations", {{"observations", {{{"entityName", "shared"},
+                                                 {"contents", {tag + " note " + n}}}}}});
+      // Both create the same entity: exactly one of them does.
+      Json c = ok("create_entities", {{"entities", {{{"name", "common-" + n}, {"entityType", "t"},
+                                                     {"observations", {"by " + tag}}}}}});
+      if (c.contains("entities") && c["entities"].size() == 1) ++created[i];
+      // One deletes an entity while the other adds to it: no orphan observation.
+      if (tag == "a") {
+        ok("create_entities", {{"entities", {{{"name", "victim-" + n}, {"entityType", "t"},
+                                              {"observations", {"first"}}}}}});
+        ok("delete_entities", {{"entityNames", {"victim-" + n}}});
+      } else {
+        // Fails (not found) when the delete came first: that is fine.
+        try {
+          t->Call("add_observations", {{"observations", {{{"entityName", "victim-" + n},
+                                                          {"contents", {"late " + n}}}}}});
+        } catch (const std::exception&) {
+          ++failures;
+        }
+      }
+    }
+  };
+  // A third writer that does not read first (put_memory, at an agent's pace) moves
+  // the store on under the other two: their writes then conflict
+  // (expected_revision) and are staged again.
+  std::atomic<bool> done{false};
+  std::atomic<int> puts{0};
+  std::thread tc([&] {
+    while (!done) {
+      try {
+        Json r = c.Call("put_memory", {{"key", "fact:p" + std::to_string(puts.load())}, {"type", "fact"},
+                                       {"links", {{{"rel", "part_of"}, {"to", "entity:shared"}}}}});
+        if (r["isError"] == false) ++puts; else ++failures;
+      } catch (const std::exception&) {
+        ++failures;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+  });
+  std::thread ta([&] { run(&a, "a"); }), tb([&] { run(&b, "b"); });
+  ta.join();
+  tb.join();
+  done = true;
+  tc.join();
+  for (const auto& e : errors) UNSCOPED_INFO(e);
+  CHECK(failures == 0);
+
+  auto graph = ReadKnowledgeGraph(*ts.store, ReadView::Latest());
+  REQUIRE(graph.ok());
+  std::set<std::string> types;
+  for (const auto& r : graph->relations) {
+    if (r.from == "A" && r.to == "B") types.insert(r.relation_type);
+  }
+  CHECK(types.size() == 2 * kRounds);
+  std::set<std::string> notes;
+  for (const auto& e : graph->entities) {
+    if (e.name == "shared") notes.insert(e.observations.begin(), e.observations.end());
+    if (e.name.starts_with("common-")) CHECK(e.observations.size() == 1);
+  }
+  CHECK(notes.size() == 2 * kRounds);
+  for (int i = 0; i < kRounds; ++i) {
+    INFO("common-" << i);
+    CHECK(created[i] == 1);
+  }
+  // Every observation number of `shared` is distinct, so the order is kept.
+  auto in = ts.store->In("entity:shared", "part_of");
+  REQUIRE(in.ok());
+  std::set<std::string> seqs;
+  for (const auto& e : *in) {
+    if (!e.src_key.starts_with("obs:")) continue;  // the third writer's facts
+    auto n = ts.store->GetNode(e.src_key);
+    REQUIRE(n.ok());
+    seqs.insert(Json::parse(n->meta)["seq"].get<std::string>());
+  }
+  CHECK(seqs.size() == 2 * kRounds);
+  CHECK(ts.store->In("entity:shared", "part_of")->size() == 2 * kRounds + static_cast<size_t>(puts));
+  // No observation outlives its entity, whichever of delete and add came first.
+  auto state = ts.store->ReadState();
+  REQUIRE(state.ok());
+  for (const auto& n : state->nodes) {
+    if (!n.key.starts_with("obs:victim-")) continue;
+    std::string entity = n.key.substr(4, n.key.rfind('#') - 4);
+    INFO(n.key);
+    CHECK(ts.store->GetNode("entity:" + entity).ok());
   }
 }

@@ -4,10 +4,13 @@
 
 #include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "tools/mcp_common.h"
 #include "tools/mcp_schema.h"
 #include "tools/mcp_server.h"
 
@@ -280,8 +283,160 @@ TEST_CASE("Serve frames lines, survives oversized ones, exits at end of input",
   CHECK(lines[2]["error"]["code"] == -32700);
   CHECK(lines[3]["id"] == "last");
 
-  // With the default limit the same big call goes through.
+  // With the default limit the same big call goes through; its 300 KB answer is
+  // cut to the response budget.
   out = ServeOver(s, input, kMaxLineBytes, &rc);
   CHECK(rc == 0);
-  CHECK(out.find(huge) != std::string::npos);
+  size_t start = out.find("{\"jsonrpc\":\"2.0\",\"id\":2,");
+  REQUIRE(start != std::string::npos);
+  std::string line = out.substr(start, out.find('\n', start) - start);
+  CHECK(line.size() <= kMaxResponseBytes);
+  Json r = Json::parse(line)["result"];
+  CHECK(r["isError"] == false);
+  CHECK(r["structuredContent"]["truncated"] == true);
+  std::string text = r["structuredContent"]["text"];
+  CHECK(text.size() > 20000);
+  CHECK(text.ends_with("…"));
+  CHECK(Json::parse(r["content"][0]["text"].get<std::string>()) == r["structuredContent"]);
+}
+
+TEST_CASE("ResultCost counts both copies of a result", "[mcp][budget]") {
+  Json plain{{"a", "xyz"}};
+  std::string json = DumpLine(plain);  // {"a":"xyz"}
+  CHECK(ResultCost(plain) == json.size() + json.size() + 2 + 4);  // 4 escaped quotes
+  Json awkward{{"t", "a\"b\\c\nd\x01\t é ☕"}};
+  CHECK(ResultCost(awkward) == DumpLine(awkward).size() + DumpLine(Json(DumpLine(awkward))).size());
+  // JsonStringBytes is what the serializer writes.
+  for (const std::string& t : std::vector<std::string>{"", "plain", "q\"uote", "back\\slash", "\b\f\n\r\t", "\x01\x1f\x7f",
+                        "naïve ☕", DumpLine(awkward)}) {
+    INFO(t);
+    CHECK(JsonStringBytes(t) == DumpLine(Json(t)).size());
+  }
+}
+
+TEST_CASE("ShrinkToFit cuts strings, then containers, and marks the object", "[mcp][budget]") {
+  Json small{{"k", "v"}};
+  CHECK_FALSE(ShrinkToFit(&small, 1000));
+  CHECK(small == Json({{"k", "v"}}));
+
+  Json node{{"key", "file:a"}, {"content", std::string(100000, 'x') + "é"}, {"n", 7}};
+  REQUIRE(ShrinkToFit(&node, 4000));
+  CHECK(ResultCost(node) <= 4000);
+  CHECK(ResultCost(node) > 3000);  // the longest cut that fits, not a tiny one
+  CHECK(node["truncated"] == true);
+  CHECK(node["key"] == "file:a");
+  CHECK(node["n"] == 7);
+  CHECK(node["content"].get<std::string>().ends_with("…"));
+
+  Json many{{"items", Json::array()}};
+  for (int i = 0; i < 5000; ++i) many["items"].push_back(std::string(100, 'a'));
+  REQUIRE(ShrinkToFit(&many, 8000));
+  CHECK(ResultCost(many) <= 8000);
+  CHECK(many["items"].size() > 10);
+  CHECK(many["truncated"] == true);
+
+  Json nested = Json::array();
+  for (int i = 0; i < 100; ++i) nested.push_back(Json{{"m", Json::array({std::string(500, 'b')})}});
+  REQUIRE(ShrinkToFit(&nested, 3000));
+  CHECK(ResultCost(nested) <= 3000);
+
+  Json tiny{{"a", std::string(1000, 'z')}};
+  REQUIRE(ShrinkToFit(&tiny, 10));  // nothing fits: an empty object that says so
+  CHECK(tiny == Json({{"truncated", true}}));
+}
+
+TEST_CASE("BoundedList: the budget counts both copies; a first item too big is cut",
+          "[mcp][budget]") {
+  BoundedList list(100, 1000);
+  Json item{{"v", std::string(100, 'a')}};
+  size_t n = 0;
+  while (list.Add(item)) ++n;
+  CHECK(n == 1000 / (ResultCost(item) + 2));
+  CHECK(list.bytes() <= 1000);
+  CHECK(list.full());
+
+  BoundedList one(100, 1000);
+  CHECK(one.Add(Json{{"v", std::string(5000, 'b')}}));
+  CHECK(one.full());
+  CHECK_FALSE(one.Add(Json{{"v", "c"}}));
+  Json items = one.Take();
+  REQUIRE(items.size() == 1);
+  CHECK(items[0]["truncated"] == true);
+  CHECK(ResultCost(items[0]) + 2 <= 1000);
+
+  BoundedList limited(2, 1 << 20);
+  CHECK(limited.Add(1));
+  CHECK(limited.Add(2));
+  CHECK_FALSE(limited.Add(3));
+}
+
+TEST_CASE("cursors carry a revision, an offset and a place inside an item", "[mcp][budget]") {
+  CHECK(MakeCursor(5, 10) == "r5o10");
+  CHECK(MakeCursor(5, 10, 3) == "r5o10s3");
+  for (auto [cursor, rev, off, sub] : std::vector<std::tuple<std::string, uint64_t, size_t, size_t>>{
+           {"r5o10", 5, 10, 0}, {"r5o10s3", 5, 10, 3}, {"r1o0", 1, 0, 0}}) {
+    auto p = PageStartFromArgs(Json{{"cursor", cursor}});
+    REQUIRE(p.ok());
+    CHECK(p->revision == rev);
+    CHECK(p->offset == off);
+    CHECK(p->sub == sub);
+  }
+  for (std::string bad : {"r5o10s", "r5o10s0", "r5o10sx", "r5s3o1", "r5o10s3s4", "r0o1s1"}) {
+    INFO(bad);
+    CHECK(!PageStartFromArgs(Json{{"cursor", bad}}).ok());
+  }
+}
+
+TEST_CASE("the server keeps every response within kMaxResponseBytes", "[mcp][budget]") {
+  ToolRegistry reg;
+  Tool big;
+  big.name = "big";
+  big.description = "Returns far too much.";
+  big.handler = [](const Json& args) {
+    ToolResult r;
+    std::string kind = args.value("kind", "list");
+    if (kind == "list") {
+      for (int i = 0; i < 20000; ++i) {
+        r.structured["rows"].push_back({{"i", i}, {"s", "row \"" + std::to_string(i) + "\""}});
+      }
+    } else if (kind == "pretty") {
+      r.pretty = true;
+      for (int i = 0; i < 2000; ++i) r.structured["rows"].push_back({{"i", i}});
+    } else if (kind == "text") {
+      r.structured["n"] = 1;
+      r.text = std::string(500000, 't');
+    } else {
+      return ToolError(std::string(500000, 'e'));
+    }
+    return r;
+  };
+  reg.Add(std::move(big));
+  Server s(&reg);
+  for (std::string kind : {"list", "pretty", "text", "error"}) {
+    INFO(kind);
+    auto line = s.HandleLine(DumpLine(Json{{"jsonrpc", "2.0"}, {"id", "a-long-request-id"},
+                                          {"method", "tools/call"},
+                                          {"params", {{"name", "big"}, {"arguments", {{"kind", kind}}}}}}));
+    REQUIRE(line);
+    CHECK(line->size() <= kMaxResponseBytes);
+    Json r = Json::parse(*line)["result"];
+    if (kind == "error") {
+      CHECK(r["isError"] == true);
+      continue;
+    }
+    CHECK(r["isError"] == false);
+    const Json& sc = r["structuredContent"];
+    if (kind == "list") {
+      CHECK(sc["truncated"] == true);
+      CHECK(sc["rows"].size() > 100);
+      CHECK(Json::parse(r["content"][0]["text"].get<std::string>()) == sc);
+    } else if (kind == "pretty") {
+      // Compact text was enough: nothing cut.
+      CHECK(sc["rows"].size() == 2000);
+      CHECK(!sc.contains("truncated"));
+    } else {
+      CHECK(sc["n"] == 1);
+      CHECK(r["content"][0]["text"].get<std::string>().ends_with("…"));
+    }
+  }
 }

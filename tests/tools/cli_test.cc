@@ -1,7 +1,11 @@
 // Drives the real amem binary: every store command's happy path, --json fields,
 // as-of reads, and bad arguments (one-line error, exit code, store unchanged).
 #include <catch2/catch.hpp>
+#include <set>
+#include <sstream>
 
+#include "common/hash.h"
+#include "tests/store/raw_lmdb.h"
 #include "tests/tools/amem_runner.h"
 
 namespace amem::testing {
@@ -89,6 +93,47 @@ TEST_CASE("--help on every command explains it with an example", "[tools][cli]")
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("Example:") != std::string::npos);
     CHECK(r.out.find(std::string("amem ") + cmd) != std::string::npos);
+  }
+}
+
+TEST_CASE("--help on every query command names each of its parameters", "[tools][cli]") {
+  RunResult top = RunProgram(AMEM_BINARY, {"--help"}, "", {}, "");
+  REQUIRE(top.exit_code == 0);
+  const std::vector<std::string> snapshot_flags = {"--snapshot", "--as-of", "--at"};
+  const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
+      {"traverse", {"NODE", "--rel", "--direction", "--depth", "--min-confidence", "--limit"}},
+      {"search",
+       {"--type", "--run", "--scope", "--min-confidence", "--max-confidence", "--after",
+        "--before", "--sort", "--limit"}},
+      {"temporal", {"A", "B", "--limit"}},
+      {"impact", {"NODE", "--depth", "--limit"}},
+      {"similar",
+       {"NODE", "--vector", "--text", "--limit", "--min-similarity", "--type", "--run"}},
+      {"context", {"SEED", "--depth", "--budget-tokens", "--format", "--max-content", "--limit"}},
+      {"resolve", {"NODE", "--limit"}},
+      {"text-search", {"QUERY", "--limit", "--all", "--scan", "--type", "--run"}},
+      {"hybrid-search",
+       {"QUERY", "--vector", "--limit", "--bm25-weight", "--vector-weight", "--k", "--type",
+        "--run"}},
+      {"centrality", {"--metric", "--type", "--rel", "--limit", "--threads"}},
+      {"path",
+       {"FROM", "TO", "--direction", "--rel", "--max-depth", "--weighted", "--cost", "--limit"}},
+  };
+  for (const auto& [cmd, params] : commands) {
+    INFO(cmd);
+    CHECK(top.out.find(cmd + " ") != std::string::npos);
+    RunResult r = RunProgram(AMEM_BINARY, {cmd, "--help"}, "", {}, "");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("Example:") != std::string::npos);
+    CHECK(r.out.find("amem " + cmd) != std::string::npos);
+    for (const std::string& p : params) {
+      INFO(p);
+      CHECK(r.out.find(p) != std::string::npos);
+    }
+    for (const std::string& p : snapshot_flags) {
+      INFO(p);
+      CHECK(r.out.find(p) != std::string::npos);
+    }
   }
 }
 
@@ -362,6 +407,152 @@ TEST_CASE("the default store is $AMEM_STORE, else ./.amem", "[tools][cli]") {
   RequireOk(r);
   CHECK(r.json()["store"] == "./.amem");
   CHECK(std::filesystem::is_directory(dir.Sub(".amem")));
+}
+
+TEST_CASE("deleting writes warn once on stderr when tombstones accumulate", "[tools][cli]") {
+  TempStore s;
+  std::string puts, dels;
+  for (int i = 0; i < 150; ++i) {
+    puts += "{\"op\":\"node\",\"key\":\"fact:" + std::to_string(i) + "\",\"type\":\"fact\"}\n";
+  }
+  for (int i = 0; i < 100; ++i) dels += "{\"op\":\"del_node\",\"key\":\"fact:" + std::to_string(i) + "\"}\n";
+  RequireOk(s.Run({"ingest", "-", "--ts", "100"}, puts));
+  // 99 tombstones: below kWarnMinTombstones, no warning.
+  std::string first99 = dels.substr(0, dels.rfind("{\"op\""));
+  RequireOk(s.Run({"ingest", "-", "--ts", "200"}, first99));
+  RequireOk(s.Run({"kv-put", "p", "ns", "k", "v", "--ts", "250"}));
+  RequireOk(s.Run({"kv-del", "p", "ns", "k", "--ts", "260"}));  // kv tombstones do not count
+
+  RunResult r = s.Run({"ingest", "-", "--ts", "300"}, dels);  // 99 no-ops and one delete
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "ingested 100 operations from 100 lines at rev 5\n");
+  CHECK(r.err_lines() == 1);
+  CHECK(r.err.rfind("warning: 100 tombstones (66% of node and edge records) have accumulated", 0) ==
+        0);
+  CHECK(r.err.find("amem compact") != std::string::npos);
+
+  // Single deletes warn too (JSON output untouched); writes that delete nothing,
+  // or put, do not.
+  r = s.Run({"del-node", "fact:120", "--json", "--ts", "400"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.json()["rev"] == 6);
+  CHECK(r.err.rfind("warning: 101 tombstones", 0) == 0);
+  CHECK(r.err_lines() == 1);
+  RequireOk(s.Run({"put-node", "fact:121", "--type", "fact", "--ts", "500"}));
+  RequireOk(s.Run({"put-edge", "fact:121", "calls", "fact:122", "--ts", "500"}));
+  r = s.Run({"del-edge", "fact:121", "calls", "fact:122", "--ts", "600"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.rfind("warning: 102 tombstones", 0) == 0);
+  RequireError(s.Run({"del-node", "fact:120"}), 3, "del-node");  // no warning line
+
+  // Compaction clears it; stats agrees with the write path.
+  CHECK(s.Run({"stats"}).out.find("warning: 102 tombstones") != std::string::npos);
+  RequireOk(s.Run({"compact"}));
+  RequireOk(s.Run({"del-node", "fact:130", "--ts", "700"}));
+}
+
+TEST_CASE("re-creating an edge after a partial compaction lists it both ways",
+          "[tools][cli]") {
+  TempStore s;
+  for (const char* x : {"A", "B", "C", "D"}) RequireOk(s.Run({"put-edge", "S", "calls", x}));
+  for (int i = 1; i <= 9; ++i) {
+    RequireOk(s.Run({"put-edge", "X" + std::to_string(i), "calls", "D"}));
+  }
+  RequireOk(s.Run({"del-edge", "S", "calls", "D"}));
+  RequireOk(s.Run({"compact"}));
+  RequireOk(s.Run({"put-edge", "S", "calls", "D"}));
+  nlohmann::json out = s.Run({"out", "S", "--json"}).json();
+  REQUIRE(out["edges"].size() == 4);
+  std::set<std::string> dsts;
+  for (const auto& e : out["edges"]) dsts.insert(e["dst"].get<std::string>());
+  CHECK(dsts == std::set<std::string>{"A", "B", "C", "D"});
+  CHECK(s.Run({"in", "D", "--json"}).json()["edges"].size() == 10);
+  nlohmann::json stats = s.Run({"stats", "--json"}).json();
+  CHECK(stats["live_edges"] == 13);
+  CHECK(stats["adjacency_entries"] == 26);
+}
+
+TEST_CASE("AMEM_TELEMETRY appends JSON Lines events for the CLI's reads and writes",
+          "[tools][cli]") {
+  TempStore s;
+  const std::string sink = s.dir().Sub("events.jsonl");
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--store", s.store()});
+    return RunProgram(AMEM_BINARY, args, "", {"AMEM_TELEMETRY=" + sink}, "");
+  };
+  RequireOk(run({"put-node", "file:a.cc", "--type", "file", "--scope", "proj", "--run", "r1",
+                 "--task", "t1", "--ts", "1700000000"}));
+  RequireOk(run({"put-node", "file:a.cc", "--type", "file", "--scope", "proj", "--run", "r1",
+                 "--task", "t1", "--ts", "1700000001"}));
+  RequireOk(run({"get-node", "file:a.cc"}));
+  RequireOk(run({"out", "file:a.cc"}));
+  RequireOk(run({"del-node", "file:a.cc", "--run", "r2", "--ts", "1700000002"}));
+  RequireOk(s.Run({"get-node", "file:a.cc", "--as-of", "1"}));  // no sink: no event
+
+  std::istringstream lines(ReadFile(sink));
+  std::vector<nlohmann::json> events;
+  for (std::string line; std::getline(lines, line);) events.push_back(nlohmann::json::parse(line));
+  // `out` resolves its node argument (a read), then lists the edges (a query).
+  REQUIRE(events.size() == 6);
+  const std::string id = FormatHexId(NodeIdForKey("file:a.cc"));
+  const char* ops[] = {"write", "overwrite", "read", "read", "query", "delete"};
+  for (size_t i = 0; i < events.size(); ++i) {
+    INFO("event " << i << ": " << events[i].dump());
+    CHECK(events[i].size() == 7);
+    CHECK(events[i]["op"] == ops[i]);
+    CHECK(events[i]["memory_id"] == id);
+    CHECK(events[i]["timestamp"].is_number_integer());
+    for (const char* field : {"scope", "run_id", "task_id"}) CHECK(events[i][field].is_string());
+  }
+  CHECK(events[0]["entity_type"] == "file");
+  CHECK(events[0]["scope"] == "proj");
+  CHECK(events[0]["run_id"] == "r1");
+  CHECK(events[0]["task_id"] == "t1");
+  CHECK(events[0]["timestamp"] == 1700000000);
+  CHECK(events[2]["entity_type"] == "file");
+  CHECK(events[2]["scope"] == "proj");  // a read is attributed to the record read
+  CHECK(events[2]["run_id"] == "r1");
+  CHECK(events[4]["entity_type"] == "edge");
+  CHECK(events[5]["run_id"] == "r2");
+  CHECK(events[5]["timestamp"] == 1700000002);
+}
+
+TEST_CASE("oversized keys and meta exit 4 and change nothing", "[tools][cli]") {
+  TempStore s;
+  RequireOk(s.Run({"put-node", "file:a", "--type", "file", "--ts", "100"}));
+  const std::string before = s.Stats();
+  const std::string long_key = "file:" + std::string(1024, 'k');  // > 1024 bytes
+  RequireError(s.Run({"put-node", long_key, "--type", "file"}), 4, "put-node",
+               "longer than 1024 bytes");
+  RequireError(s.Run({"put-edge", "file:a", "calls", long_key}), 4, "put-edge",
+               "longer than 1024 bytes");
+  RequireError(s.Run({"ingest", "-"}, "{\"op\":\"node\",\"key\":\"" + long_key +
+                                          "\",\"type\":\"file\"}\n"),
+               4, "ingest", "line 1");
+  // 64 KiB of meta is the limit; this one is over it after canonicalisation.
+  const std::string big_meta = "{\"a\":\"" + std::string(64 << 10, 'm') + "\"}";
+  RequireError(s.Run({"put-node", "file:b", "--type", "file", "--meta", big_meta}), 4,
+               "put-node", "meta: longer than 65536 bytes");
+  CHECK(s.Stats() == before);
+  CHECK(s.Run({"stats", "--json"}).json()["revision"] == 1);
+  RequireError(s.Run({"get-node", "file:b"}), 3, "get-node");
+}
+
+TEST_CASE("a damaged store fails with exit 5 (corruption)", "[tools][cli]") {
+  TempStore s;
+  RequireOk(s.Run({"put-edge", "file:a", "calls", "file:b"}));
+  RequireOk(s.Run({"put-node", "file:a", "--type", "file"}));
+  // An out entry a -calls-> c with no edge record, through raw LMDB (docs/STORE.md).
+  RawLmdbWrite(s.store(), [](MDB_txn* txn, const auto& db) {
+    std::string key = RawNodeKey("file:a"), entry = RawAdjEntry(kCalls, "file:c");
+    MDB_val k = RawVal(key), v = RawVal(entry);
+    REQUIRE(mdb_put(txn, db("out", MDB_DUPSORT | MDB_DUPFIXED), &k, &v, 0) == 0);
+  });
+  RequireError(s.Run({"out", "file:a"}), 5, "out", "Corruption");
+  RequireError(s.Run({"out", "file:a", "--json"}), 5, "out", "no edge record");
+  RequireError(s.Run({"compact"}), 5, "compact", "no edge record");
+  RequireOk(s.Run({"in", "file:b"}));  // the rest of the store still reads
 }
 
 }  // namespace

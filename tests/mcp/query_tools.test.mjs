@@ -1,0 +1,163 @@
+// The query tools of `amem mcp` through the official SDK client: every one is listed
+// with an input schema and annotations, answers with structuredContent on a small
+// store, reads the past with as_of, and agrees with the CLI (`amem QUERY --json`).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { AMEM, amemClient, amemCli, tempDir, call, here } from "./helpers.mjs";
+
+const QUERY_TOOLS = ["context", "text_search", "hybrid_search", "similar", "centrality",
+  "traverse", "find_memories", "temporal", "impact", "resolve", "path", "revise", "gaps",
+  "analogy", "drift", "consolidate"];
+
+async function callError(client, name, args) {
+  const r = await client.callTool({ name, arguments: args });
+  assert.equal(r.isError, true, `${name} ${JSON.stringify(args)} should fail`);
+  assert.equal(r.content[0].type, "text");
+  return r.content[0].text;
+}
+
+const FIXTURE = JSON.parse(readFileSync(join(here, "query_fixture.json"), "utf8"));
+
+// The store of query_fixture.json (described there); returns its two revisions.
+async function populate(client) {
+  const revs = [];
+  for (const batch of FIXTURE.batches) revs.push((await call(client, "write_batch", batch)).revision);
+  return revs;
+}
+
+const keys = (rows) => rows.map((r) => r.key);
+
+test("query tools are listed with schemas and annotations", async (t) => {
+  const client = await amemClient(t, join(tempDir(t), "store"));
+  const { tools } = await client.listTools();
+  const byName = Object.fromEntries(tools.map((x) => [x.name, x]));
+  for (const name of [...QUERY_TOOLS, "export_snapshot"]) {
+    const tool = byName[name];
+    assert.ok(tool, `missing tool ${name}`);
+    assert.equal(tool.inputSchema.type, "object", name);
+    assert.ok(tool.inputSchema.properties.as_of, `${name} takes as_of`);
+    assert.ok(tool.inputSchema.properties.at, `${name} takes at`);
+    assert.ok(tool.description.length > 80, name);
+    assert.equal(tool.annotations.destructiveHint, false, name);
+    assert.equal(tool.annotations.openWorldHint, false, name);
+    if (name !== "export_snapshot") assert.ok(tool.inputSchema.properties.limit, `${name} takes limit`);
+    const writes = name === "consolidate" || name === "export_snapshot";
+    assert.equal(tool.annotations.readOnlyHint, !writes, name);
+  }
+  assert.equal(byName.consolidate.inputSchema.properties.execute.type, "boolean");
+  assert.deepEqual(byName.traverse.inputSchema.required, ["node"]);
+  assert.deepEqual(byName.export_snapshot.inputSchema.required, ["path"]);
+});
+
+test("every query tool answers with structuredContent", async (t) => {
+  const dir = tempDir(t);
+  const store = join(dir, "store");
+  const client = await amemClient(t, store);
+  const [rev1, rev2] = await populate(client);
+
+  let r = await call(client, "traverse", { node: "file:src/store.cc", depth: 1 });
+  assert.equal(r.query, "traverse");
+  assert.equal(r.revision, rev2);
+  assert.deepEqual(keys(r.nodes).sort(), ["file:src/store.cc", "module:store", "symbol:Store::Open"]);
+  // The CLI gives the same answer (the tool adds the revision it read).
+  const cli = amemCli(store, "traverse", "file:src/store.cc", "--depth", "1");
+  delete r.revision;
+  assert.deepEqual(r, cli);
+
+  r = await call(client, "find_memories", { types: ["decision"] });
+  assert.equal(r.nodes[0].key, "decision:use-lmdb-v2");  // newest first
+  assert.deepEqual(keys(r.nodes).sort(), ["decision:tabs", "decision:use-lmdb", "decision:use-lmdb-v2"]);
+  r = await call(client, "find_memories", { types: ["decision"], as_of: rev1 });
+  assert.deepEqual(keys(r.nodes).sort(), ["decision:tabs", "decision:use-lmdb"]);
+
+  r = await call(client, "temporal", { earlier: "run:r1", later: "run:r2" });
+  assert.deepEqual(keys(r.added).sort(), ["decision:use-lmdb-v2", "fact:cache-off"]);
+  assert.equal(r.corrected[0].older.key, "decision:use-lmdb");
+
+  r = await call(client, "impact", { node: "fact:lmdb-fast" });
+  assert.deepEqual(keys(r.dependents).sort(), ["decision:use-lmdb", "inference:reads-cheap"]);
+
+  r = await call(client, "resolve", { node: "decision:use-lmdb" });
+  assert.equal(r.current.key, "decision:use-lmdb-v2");
+  r = await call(client, "resolve", { node: "decision:use-lmdb", as_of: rev1 });
+  assert.equal(r.current.key, "decision:use-lmdb");
+
+  r = await call(client, "path", { from: "fact:lmdb-safe", to: "symbol:Store::Open" });
+  assert.equal(r.found, true);
+  assert.equal(r.nodes.length, 5);
+  assert.equal(r.edges.length, 4);
+
+  const ctx = await client.callTool({ name: "context",
+    arguments: { seeds: ["file:src/store.cc"], depth: 1, budget_tokens: 500 } });
+  assert.equal(ctx.isError, false);
+  assert.match(ctx.content[0].text, /^# amem context/);
+  assert.match(ctx.content[0].text, /file:src\/store\.cc --defines--> symbol:Store::Open/);
+  assert.equal(ctx.structuredContent.query, "context");
+  assert.ok(ctx.structuredContent.tokens <= 500);
+  const q = await call(client, "context", { question: "which storage engine", question_seeds: 1 });
+  assert.match(q.seeds[0], /^decision:use-lmdb/);
+
+  r = await call(client, "text_search", { query: "LMDB", limit: 2 });
+  assert.equal(r.results.length, 2);
+  assert.ok(r.results.every((x) => x.score > 0));
+  r = await call(client, "hybrid_search", { query: "snapshot cache enabled", limit: 3 });
+  assert.match(r.results[0].key, /^fact:cache-/);
+  r = await call(client, "similar", { node: "fact:cache-on", limit: 1 });
+  assert.equal(r.results[0].key, "fact:cache-on-copy");
+  r = await call(client, "centrality", { metric: "degree", limit: 1 });
+  assert.equal(r.results[0].key, "decision:use-lmdb");
+
+  r = await call(client, "revise", { node: "fact:lmdb-fast" });
+  assert.deepEqual(keys(r.unsupported_inferences), ["inference:reads-cheap"]);
+  r = await call(client, "gaps", {});
+  assert.ok(r.gaps.some((g) => g.key === "decision:use-lmdb-v2" && g.kind === "unjustified_decision"));
+  r = await call(client, "analogy", { node: "fact:lmdb-safe", limit: 2 });
+  assert.equal(r.anchor.key, "fact:lmdb-safe");
+  assert.ok(r.analogies.length <= 2);
+  r = await call(client, "drift", { topic: "storage engine" });
+  assert.equal(r.clusters[0].head.key, "decision:use-lmdb-v2");
+
+  // consolidate: a dry run writes nothing; execute writes the plan once.
+  r = await call(client, "consolidate", {});
+  assert.equal(r.dry_run, true);
+  assert.equal(r.duplicate_count, 1);
+  assert.equal(r.contradiction_count, 2);
+  assert.equal((await call(client, "store_stats", {})).revision, rev2);
+  r = await call(client, "consolidate", { execute: true });
+  assert.equal(r.applied.supersedes_written, 1);
+  assert.ok(r.applied.revision > rev2);
+  assert.equal((await call(client, "consolidate", {})).duplicate_count, 0);
+
+  // export_snapshot: a file the CLI verifies.
+  mkdirSync(join(dir, "out"));
+  const out = join(dir, "out", "v1.amem");
+  r = await call(client, "export_snapshot", { path: out, as_of: rev1 });
+  assert.equal(r.revision, rev1);
+  assert.equal(r.path, out);
+  assert.ok(existsSync(out));
+  execFileSync(AMEM, ["verify", out], { encoding: "utf8" });  // throws unless it verifies
+  const info = amemCli(store, "traverse", "decision:use-lmdb", "--snapshot", out, "--direction", "in");
+  assert.ok(!keys(info.nodes).includes("decision:use-lmdb-v2"));
+});
+
+test("query tools report bad arguments as tool errors", async (t) => {
+  const client = await amemClient(t, join(tempDir(t), "store"));
+  await populate(client);
+  assert.match(await callError(client, "traverse", { node: "file:nope.cc" }), /file:nope\.cc.*check the key/s);
+  assert.match(await callError(client, "impact", { node: "fact:lmdb-fast", depth: 0 }),
+               /depth: must be at least 1/);
+  assert.match(await callError(client, "find_memories", { types: ["gizmo"] }), /must be one of/);
+  assert.match(await callError(client, "similar", {}), /exactly one of/);
+  assert.match(await callError(client, "revise", { node: "fact:lmdb-fast", hypothesis: "x" }),
+               /give either "node" or "hypothesis"/);
+  assert.match(await callError(client, "context", {}), /give seeds/);
+  assert.match(await callError(client, "path", { from: "fact:lmdb-fast", to: "module:store", relations: ["nope"] }),
+               /nope/);
+  assert.match(await callError(client, "consolidate", { execute: true, as_of: 1 }), /as_of/);
+  assert.match(await callError(client, "export_snapshot", { path: "/nonexistent-dir/x.amem" }),
+               /does not exist/);
+  assert.match(await callError(client, "text_search", { query: "LMDB", as_of: 1, at: 5 }), /not both/);
+});
