@@ -147,18 +147,25 @@ void Line(const std::string& name, uint64_t num, Sample t, uint64_t checksum) {
   Report(name + "/" + std::to_string(num / 1000) + "K", t.wall, 1, 0, extra);
 }
 
-// How many planted near-duplicates and contradictions the plan holds.
+// How many planted near-duplicates and contradictions the plan holds. A duplicate
+// pair is found when both nodes land in one cluster: the plan's rows are winner ->
+// member edges, so two members of a cluster share a winner without a row of their own.
 void PrintRecall(const snapshot::Reader& r, const Workload& w, const query::ConsolidatePlan& p) {
-  std::set<std::pair<uint32_t, uint32_t>> dups, contras;
-  for (const auto& d : p.duplicates) dups.insert(std::minmax(d.keep, d.drop));
+  std::map<uint32_t, uint32_t> winner;  // node -> its cluster's winner
+  std::set<std::pair<uint32_t, uint32_t>> contras;
+  for (const auto& d : p.duplicates) winner[d.keep] = winner[d.drop] = d.keep;
   for (const auto& c : p.contradictions) contras.insert(std::minmax(c.src, c.dst));
   auto index = [&](uint32_t workload_index) { return *r.FindKey(w.nodes[workload_index].key); };
+  auto same_cluster = [&](uint32_t a, uint32_t b) {
+    auto ia = winner.find(a), ib = winner.find(b);
+    return ia != winner.end() && ib != winner.end() && ia->second == ib->second;
+  };
   size_t dup_found = 0, contra_found = 0;
-  for (auto [a, b] : w.near_duplicates) dup_found += dups.count(std::minmax(index(a), index(b)));
+  for (auto [a, b] : w.near_duplicates) dup_found += same_cluster(index(a), index(b));
   for (auto [a, b] : w.contradictions) {
     contra_found += contras.count(std::minmax(index(a), index(b)));
   }
-  std::printf("# consolidate: planted near-duplicates found %zu/%zu (%zu pairs reported), "
+  std::printf("# consolidate: planted near-duplicates found %zu/%zu (%zu supersedes planned), "
               "contradictions found %zu/%zu (%zu reported), %zu promotions, %zu orphans\n",
               dup_found, w.near_duplicates.size(), p.duplicates.size(), contra_found,
               w.contradictions.size(), p.contradictions.size(), p.promotions.size(),

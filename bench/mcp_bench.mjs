@@ -234,20 +234,26 @@ function structured(r) {
 
 // Loads the graph through the compatibility tools, checking every entity and relation
 // was created. Returns the wall time in ms (untimed for the results).
+// How many items a create_* result reports: amem lists the first ones of a big echo
+// and gives the count in `total` (truncated: true) to stay within its token budget.
+function created(r, field) {
+  return r.truncated ? r.total : (r[field]?.length ?? -1);
+}
+
 async function preload(server, graph) {
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < graph.entities.length; i += 500) {
     const chunk = graph.entities.slice(i, i + 500);
     const r = structured(await server.call("create_entities", { entities: chunk }, PRELOAD_TIMEOUT_MS));
-    if ((r.entities?.length ?? -1) !== chunk.length) {
-      throw new Error(`${server.label}: create_entities created ${r.entities?.length} of ${chunk.length}`);
+    if (created(r, "entities") !== chunk.length) {
+      throw new Error(`${server.label}: create_entities created ${created(r, "entities")} of ${chunk.length}`);
     }
   }
   for (let i = 0; i < graph.relations.length; i += 1000) {
     const chunk = graph.relations.slice(i, i + 1000);
     const r = structured(await server.call("create_relations", { relations: chunk }, PRELOAD_TIMEOUT_MS));
-    if ((r.relations?.length ?? -1) !== chunk.length) {
-      throw new Error(`${server.label}: create_relations created ${r.relations?.length} of ${chunk.length}`);
+    if (created(r, "relations") !== chunk.length) {
+      throw new Error(`${server.label}: create_relations created ${created(r, "relations")} of ${chunk.length}`);
     }
   }
   return Number(process.hrtime.bigint() - t0) / 1e6;
