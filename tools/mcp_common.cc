@@ -216,7 +216,15 @@ std::string JoinNames(const std::vector<std::string>& names, size_t max_names) {
   return out;
 }
 
+namespace {
+// Turns held by this thread: a write inside a read-modify-write's turn (ApplyOps
+// inside RetryOnConflict) already has it; a second flock() on a new descriptor of
+// the same file would wait for itself.
+thread_local int t_turn_depth = 0;
+}  // namespace
+
 WriteTurn::WriteTurn(const Store& store) {
+  if (t_turn_depth++ > 0) return;
   std::string path = store.path() + "/" + std::string(kWriteTurnFile);
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) return;  // a read-only directory: go on without turns
@@ -229,6 +237,7 @@ WriteTurn::WriteTurn(const Store& store) {
 }
 
 WriteTurn::~WriteTurn() {
+  --t_turn_depth;
   if (fd_ >= 0) ::close(fd_);  // closing releases the flock
 }
 

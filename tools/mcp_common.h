@@ -113,9 +113,11 @@ inline constexpr int kMaxWriteAttempts = 32;
 // Correctness never depends on it (expected_revision does that); it keeps writers
 // that read, then write, from aborting each other over and over: without turns, a
 // writer that waits for LMDB's write lock behind another one's commit always finds
-// the store moved on, and two busy writers can starve one another. Writers that do
-// not take turns (plain puts, the CLI) still abort a turn now and then; it retries.
-// Without a writable store directory there are no turns.
+// the store moved on, and two busy writers can starve one another. Every MCP write
+// takes a turn (plain puts too: a put every few hundred microseconds would otherwise
+// abort a slower read-modify-write every time); writers outside MCP (the CLI) still
+// abort a turn now and then, and it retries. Turns nest within a thread. Without a
+// writable store directory there are no turns.
 inline constexpr std::string_view kWriteTurnFile = "mcp-write.lock";
 class WriteTurn {
  public:

@@ -35,6 +35,7 @@ Json ChangeJson(const Change& c) { return cli::ChangeToJson(c); }
 // Applies operations written in the ingest format (tools/ingest.h) in one
 // transaction, so MCP writes are validated exactly as `amem ingest` lines are.
 Result<uint64_t> ApplyOps(Store* store, const std::vector<Json>& ops, const WriteOptions& w) {
+  WriteTurn turn(*store);
   Batch batch;
   for (size_t i = 0; i < ops.size(); ++i) {
     Status s = cli::AddIngestOp(nlohmann::json(ops[i]), &batch);
