@@ -689,22 +689,23 @@ Result<uint64_t> Store::PutKv(KvInput kv, const WriteOptions& options) {
 Result<uint64_t> Store::DeleteNode(std::string_view key, const WriteOptions& options) {
   Batch b;
   b.DeleteNode(std::string(key));
-  size_t effective = 0;
-  auto r = rep_->Apply(b, options, &effective);
-  if (r.ok() && effective == 0) return Status::NotFound("node '" + std::string(key) + "'");
-  return r;
+  return rep_->ApplyDelete(b, options, "node '" + std::string(key) + "'");
 }
 
 Result<uint64_t> Store::DeleteEdge(std::string_view src, std::string_view rel,
                                    std::string_view dst, const WriteOptions& options) {
   Batch b;
   b.DeleteEdge(std::string(src), std::string(rel), std::string(dst));
+  return rep_->ApplyDelete(b, options,
+                           "edge '" + std::string(src) + "' " + std::string(rel) + " '" +
+                               std::string(dst) + "'");
+}
+
+Result<uint64_t> Store::Rep::ApplyDelete(const Batch& batch, const WriteOptions& options,
+                                        const std::string& what) {
   size_t effective = 0;
-  auto r = rep_->Apply(b, options, &effective);
-  if (r.ok() && effective == 0) {
-    return Status::NotFound("edge '" + std::string(src) + "' " + std::string(rel) + " '" +
-                            std::string(dst) + "'");
-  }
+  auto r = Apply(batch, options, &effective);
+  if (r.ok() && effective == 0) return Status::NotFound(what);
   return r;
 }
 

@@ -689,13 +689,8 @@ Result<uint64_t> Store::DeleteKv(std::string_view scope, std::string_view ns,
                                 std::string_view key, const WriteOptions& options) {
   Batch b;
   b.DeleteKv(std::string(scope), std::string(ns), std::string(key));
-  size_t effective = 0;
-  auto r = rep_->Apply(b, options, &effective);
-  if (r.ok() && effective == 0) {
-    return Status::NotFound("kv " + std::string(scope) + "/" + std::string(ns) + "/" +
-                            std::string(key));
-  }
-  return r;
+  return rep_->ApplyDelete(
+      b, options, "kv " + std::string(scope) + "/" + std::string(ns) + "/" + std::string(key));
 }
 
 Result<std::vector<Change>> Store::ChangesSinceRevision(uint64_t rev) const {

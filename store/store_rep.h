@@ -186,6 +186,10 @@ struct Store::Rep {
   // The write path (apply.cc). *effective counts the operations that changed
   // something (deleting an absent item does not); 0 commits no revision.
   Result<uint64_t> Apply(const Batch& batch, const WriteOptions& options, size_t* effective);
+  // Applies a batch of one delete; NotFound naming `what` when there was nothing
+  // live to delete (Store::DeleteNode, DeleteEdge, DeleteKv).
+  Result<uint64_t> ApplyDelete(const Batch& batch, const WriteOptions& options,
+                               const std::string& what);
 
   // Sends events for reads (op "read" or "query"), attributed to the record read
   // (scope, run, task) where there is one; no-op when telemetry is off.
