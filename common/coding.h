@@ -8,6 +8,7 @@
 #ifndef AMEM_COMMON_CODING_H_
 #define AMEM_COMMON_CODING_H_
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -49,6 +50,14 @@ inline float DecodeFloat(const char* p) {
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
+}
+// n floats to 4n bytes at p: one copy on a little-endian machine.
+inline void EncodeFloats(char* p, const float* f, size_t n) {
+  if constexpr (std::endian::native == std::endian::little) {
+    if (n > 0) std::memcpy(p, f, 4 * n);
+  } else {
+    for (size_t i = 0; i < n; ++i) EncodeFloat(p + 4 * i, f[i]);
+  }
 }
 
 void PutFixed16(std::string* dst, uint16_t v);

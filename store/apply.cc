@@ -31,7 +31,6 @@ struct Prep {
   NodeType type = NodeType::kEntity;  // for telemetry of deletes
   uint8_t log_flags = 0;              // per attempt (a map-full retry reruns)
   bool effective = false;             // per attempt
-  bool new_edge = false;              // per attempt
   bool has_ts = false;
   uint64_t a = 0, b = 0;  // node: id. edge: src id, dst id.
   int64_t ts = 0;         // the op's ts, else the batch's, else the revision's
@@ -151,40 +150,107 @@ void Supersede(MDB_txn* txn, const Dbs& dbs, char tag, std::string_view entity,
 }
 
 struct NodeRef { uint64_t id; uint32_t i; };
-struct EdgeRef { uint64_t x; RelationId rel; uint64_t y; uint32_t i; };
+// An edge operation in key order: (x, rel, y) is (src, rel, dst) or, for the in
+// lists, (dst, rel, src). `fresh`: the edge had no record before (it gets list
+// entries); carried here so the list passes need not revisit the Prep.
+struct EdgeRef {
+  uint64_t x;
+  uint64_t y;
+  uint32_t i;
+  RelationId rel;
+  bool fresh;
+};
 struct KvRef { std::string_view key; uint32_t i; };
 
-bool EdgeLess(const EdgeRef& l, const EdgeRef& r) {
-  if (l.x != r.x) return l.x < r.x;
-  if (l.rel != r.rel) return l.rel < r.rel;
-  if (l.y != r.y) return l.y < r.y;
-  return l.i < r.i;
+struct EdgeLess {
+  bool operator()(const EdgeRef& l, const EdgeRef& r) const {
+    if (l.x != r.x) return l.x < r.x;
+    if (l.rel != r.rel) return l.rel < r.rel;
+    if (l.y != r.y) return l.y < r.y;
+    return l.i < r.i;
+  }
+};
+
+// Sorts refs whose leading field `lead` is a node id, i.e. a uniformly spread
+// 64-bit hash: one counting pass scatters them into buckets by its top bits (a
+// bucket per ~4 refs), then each small bucket is sorted with `less`, which must
+// order by `lead` first. Same result as std::sort, in close to linear time.
+template <typename T, typename Less>
+void SortByIdPrefix(std::vector<T>* refs, uint64_t T::*lead, Less less) {
+  const size_t n = refs->size();
+  int bits = 0;
+  while (bits < 20 && (size_t{4} << bits) < n) ++bits;
+  if (bits < 4) {
+    std::sort(refs->begin(), refs->end(), less);
+    return;
+  }
+  const int shift = 64 - bits;
+  std::vector<uint32_t> start((size_t{1} << bits) + 1, 0);
+  for (const T& r : *refs) ++start[((r.*lead) >> shift) + 1];
+  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+  std::vector<T> sorted(n);
+  std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+  for (const T& r : *refs) sorted[fill[(r.*lead) >> shift]++] = r;
+  for (size_t b = 0; b + 1 < start.size(); ++b) {
+    if (start[b + 1] - start[b] > 1) {
+      std::sort(sorted.begin() + start[b], sorted.begin() + start[b + 1], less);
+    }
+  }
+  refs->swap(sorted);
 }
 
+// The loops below visit a large batch in key order, which is random order in
+// memory: each operation they read is a cache miss. Reading ahead by this many
+// positions overlaps those misses.
+constexpr size_t kPrefetchDistance = 8;
+
+template <typename T>
+void Prefetch(const T* p) {
+  __builtin_prefetch(p);
+}
+// Every cache line of *p (an operation spans several).
+template <typename T>
+void PrefetchObject(const T* p) {
+  const char* bytes = reinterpret_cast<const char*>(p);
+  for (size_t at = 0; at < sizeof(T); at += 64) __builtin_prefetch(bytes + at);
+}
+
+// Before visiting refs[k]: starts loading the Prep and the operation twice the
+// distance ahead, and lets `strings` prefetch what the operation at the distance
+// points to (its key and content bytes), which is in cache by now.
+template <typename Ref, typename Strings>
+void ReadAhead(const std::vector<Ref>& refs, size_t k, const std::vector<Prep>& preps,
+               const std::vector<Batch::Op>& ops, Strings strings) {
+  if (k + 2 * kPrefetchDistance < refs.size()) {
+    const uint32_t ahead = refs[k + 2 * kPrefetchDistance].i;
+    Prefetch(&preps[ahead]);
+    PrefetchObject(&ops[ahead]);
+  }
+  if (k + kPrefetchDistance < refs.size()) strings(ops[refs[k + kPrefetchDistance].i]);
+}
+
+// What the batch did to one node id: its last effective node operation.
+struct NodeOutcome {
+  uint64_t id;
+  std::string_view key;
+  bool live;
+};
+
 // Answers "is node `id` live at the end of this batch, and is its key `key`?"
-// for edge endpoints. Queries come in ascending id order, so the batch's own
-// node writes (sorted by id) are merged in; other ids are looked up.
+// for edge endpoints. Queries come in ascending id order, so the batch's node
+// outcomes (in id order) are merged in; other ids are looked up.
 class EndpointChecker {
  public:
-  EndpointChecker(MDB_txn* txn, const Dbs& dbs, const std::vector<NodeRef>& nodes,
-                  const std::vector<Prep>& preps, const std::vector<Batch::Op>& ops)
-      : txn_(txn), dbs_(dbs), nodes_(nodes), preps_(preps), ops_(ops) {}
+  EndpointChecker(MDB_txn* txn, const Dbs& dbs, const std::vector<NodeOutcome>& outcomes)
+      : txn_(txn), dbs_(dbs), outcomes_(outcomes) {}
   void Restart() { pos_ = 0; }
 
   Status Check(uint64_t id, std::string_view key, bool* live) {
-    while (pos_ < nodes_.size() && nodes_[pos_].id < id) ++pos_;
-    // The batch's last effective op on `id` decides, if it has one.
-    const Prep* last = nullptr;
-    const Batch::Op* last_op = nullptr;
-    for (size_t j = pos_; j < nodes_.size() && nodes_[j].id == id; ++j) {
-      if (preps_[nodes_[j].i].effective) {
-        last = &preps_[nodes_[j].i];
-        last_op = &ops_[nodes_[j].i];
-      }
-    }
-    if (last) {
-      if (last_op->node().key != key) return Collision(key, last_op->node().key, "", id);
-      *live = last->kind == Kind::kPutNode;
+    while (pos_ < outcomes_.size() && outcomes_[pos_].id < id) ++pos_;
+    if (pos_ < outcomes_.size() && outcomes_[pos_].id == id) {
+      const NodeOutcome& last = outcomes_[pos_];
+      if (last.key != key) return Collision(key, last.key, "", id);
+      *live = last.live;
       return Status::OK();
     }
     *live = false;
@@ -200,9 +266,7 @@ class EndpointChecker {
  private:
   MDB_txn* txn_;
   const Dbs& dbs_;
-  const std::vector<NodeRef>& nodes_;
-  const std::vector<Prep>& preps_;
-  const std::vector<Batch::Op>& ops_;
+  const std::vector<NodeOutcome>& outcomes_;
   size_t pos_ = 0;
 };
 
@@ -302,7 +366,7 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
 
   // Key orders, independent of the transaction attempt.
   std::vector<NodeRef> nodes;
-  std::vector<EdgeRef> edges;
+  std::vector<EdgeRef> edges;  // filled per attempt: relation ids come from the store
   std::vector<KvRef> kvs;
   nodes.reserve(node_ops);
   edges.reserve(edge_ops);
@@ -313,17 +377,14 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       case Kind::kPutNode: case Kind::kDeleteNode:
         nodes.push_back({preps[i].a, idx});
         break;
-      case Kind::kPutEdge: case Kind::kDeleteEdge:
-        edges.push_back({preps[i].a, 0, preps[i].b, idx});
-        break;
       case Kind::kPutKv: case Kind::kDeleteKv:
         kvs.push_back({preps[i].canon, idx});
         break;
-      case Kind::kDefineRelation:
+      default:
         break;
     }
   }
-  std::sort(nodes.begin(), nodes.end(), [](const NodeRef& l, const NodeRef& r) {
+  SortByIdPrefix(&nodes, &NodeRef::id, [](const NodeRef& l, const NodeRef& r) {
     return l.id != r.id ? l.id < r.id : l.i < r.i;
   });
   std::sort(kvs.begin(), kvs.end(), [](const KvRef& l, const KvRef& r) {
@@ -340,7 +401,7 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
         base_ts,
         static_cast<int64_t>(GetMetaU64(txn, dbs, kMetaRevisionTs, static_cast<uint64_t>(INT64_MIN))));
     for (Prep& p : preps) {
-      p.effective = p.new_edge = false;
+      p.effective = false;
       p.log_flags = 0;
       if (!p.has_ts) p.ts = options.ts.value_or(rev_ts);
     }
@@ -357,29 +418,42 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       if (!rs.ok()) return OpError(i, rs);
       preps[i].effective = added;
     }
+    // In batch order, so that the operations are read sequentially.
+    edges.clear();
     {
       std::map<std::string, RelationId, std::less<>> rel_ids;
-      for (EdgeRef& ref : edges) {
-        const std::string& name = ops[ref.i].edge().rel;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].kind != Kind::kPutEdge && ops[i].kind != Kind::kDeleteEdge) continue;
+        Prep& p = preps[i];
+        const std::string& name = ops[i].edge().rel;
         if (auto id = ParseBuiltinRelation(name)) {
-          ref.rel = preps[ref.i].rel = *id;
-          continue;
+          p.rel = *id;
+        } else {
+          auto it = rel_ids.find(name);
+          if (it == rel_ids.end()) {
+            auto id = LookupRelationTxn(txn, dbs, name);
+            if (!id.ok()) return OpError(i, id.status());
+            it = rel_ids.emplace(name, *id).first;
+          }
+          p.rel = it->second;
         }
-        auto it = rel_ids.find(name);
-        if (it == rel_ids.end()) {
-          auto id = LookupRelationTxn(txn, dbs, name);
-          if (!id.ok()) return OpError(ref.i, id.status());
-          it = rel_ids.emplace(name, *id).first;
-        }
-        ref.rel = preps[ref.i].rel = it->second;
+        edges.push_back({p.a, p.b, static_cast<uint32_t>(i), p.rel, false});
       }
     }
 
     int64_t tombstone_delta = 0;  // node and edge tombstones written minus replaced
     // ---- nodes, by id ----
+    std::vector<NodeOutcome> outcomes;
+    outcomes.reserve(nodes.size());
     {
       AscendingWriter writer(txn, dbs.n);
-      for (const NodeRef& ref : nodes) {
+      for (size_t k = 0; k < nodes.size(); ++k) {
+        ReadAhead(nodes, k, preps, ops, [](const Batch::Op& op) {
+          Prefetch(op.node().key.data());
+          Prefetch(op.node().content.data());
+          Prefetch(op.node().vector.data());
+        });
+        const NodeRef& ref = nodes[k];
         Prep& p = preps[ref.i];
         const NodeInput& in = ops[ref.i].node();
         const std::string key = NodeKey(p.a);
@@ -441,11 +515,17 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
         tombstone_delta += int{next.tombstone} - int{found && cur.tombstone};
         p.type = next.type;
         p.effective = true;
+        const NodeOutcome outcome{p.a, in.key, !next.tombstone};
+        if (!outcomes.empty() && outcomes.back().id == p.a) {
+          outcomes.back() = outcome;
+        } else {
+          outcomes.push_back(outcome);
+        }
       }
     }
 
     // ---- edges by (src, rel, dst): e records, out lists, source checks ----
-    EndpointChecker endpoints(txn, dbs, nodes, preps, ops);
+    EndpointChecker endpoints(txn, dbs, outcomes);
     auto add_lists = [&](MDB_dbi list, bool outgoing) {
       // New edges of one node become one MDB_MULTIPLE put.
       AscendingWriter writer(txn, list);
@@ -455,25 +535,25 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
         if (!entries.empty()) writer.PutDups(NodeKey(owner), entries, kAdjEntrySize);
         entries.clear();
       };
+      char entry[kAdjEntrySize];
       for (const EdgeRef& ref : edges) {
-        const Prep& p = preps[ref.i];
-        if (!p.new_edge) continue;
+        if (!ref.fresh) continue;
         if (ref.x != owner) flush();
         owner = ref.x;
-        entries.append(AdjEntry(ref.rel, outgoing ? p.b : p.a));
+        EncodeAdjEntry(entry, ref.rel, ref.y);
+        entries.append(entry, kAdjEntrySize);
       }
       flush();
     };
-    // (src, dst) order: an attempt that a full map cut short in the in-list
-    // phase below left `edges` in (dst, src) order.
-    for (EdgeRef& ref : edges) {
-      ref.x = preps[ref.i].a;
-      ref.y = preps[ref.i].b;
-    }
-    std::sort(edges.begin(), edges.end(), EdgeLess);
+    SortByIdPrefix(&edges, &EdgeRef::x, EdgeLess());
     {
       AscendingWriter writer(txn, dbs.e);
-      for (const EdgeRef& ref : edges) {
+      for (size_t k = 0; k < edges.size(); ++k) {
+        ReadAhead(edges, k, preps, ops, [](const Batch::Op& op) {
+          Prefetch(op.edge().src.data());
+          Prefetch(op.edge().dst.data());
+        });
+        EdgeRef& ref = edges[k];
         Prep& p = preps[ref.i];
         const EdgeInput& in = ops[ref.i].edge();
         const std::string key = EdgeKey(p.a, p.rel, p.b);
@@ -515,7 +595,7 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
         next.EncodeTo(&buf);
         writer.Put(key, buf);
         tombstone_delta += int{next.tombstone} - int{found && cur.tombstone};
-        p.new_edge = !found;
+        ref.fresh = !found;
         p.effective = true;
       }
     }
@@ -523,9 +603,12 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
 
     // ---- in lists and destination checks, by (dst, rel, src) ----
     for (EdgeRef& ref : edges) std::swap(ref.x, ref.y);
-    std::sort(edges.begin(), edges.end(), EdgeLess);
+    SortByIdPrefix(&edges, &EdgeRef::x, EdgeLess());
     endpoints.Restart();
-    for (const EdgeRef& ref : edges) {
+    for (size_t k = 0; k < edges.size(); ++k) {
+      ReadAhead(edges, k, preps, ops,
+                [](const Batch::Op& op) { Prefetch(op.edge().dst.data()); });
+      const EdgeRef& ref = edges[k];
       Prep& p = preps[ref.i];
       if (p.kind != Kind::kPutEdge || !p.effective) continue;
       bool dst_live = false;
@@ -534,7 +617,6 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       if (!dst_live) p.log_flags |= kLogDstMissing;
     }
     add_lists(dbs.in, false);
-    for (EdgeRef& ref : edges) std::swap(ref.x, ref.y);
 
     // ---- kv, by key ----
     {

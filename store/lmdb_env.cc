@@ -36,10 +36,10 @@ bool PutDup(MDB_txn* txn, MDB_dbi dbi, std::string_view key, std::string_view du
   return true;
 }
 
-AscendingWriter::AscendingWriter(MDB_txn* txn, MDB_dbi dbi) : txn_(txn), dbi_(dbi) {
-  lmdb::cursor c = lmdb::cursor::open(txn, dbi);
+AscendingWriter::AscendingWriter(MDB_txn* txn, MDB_dbi dbi)
+    : txn_(txn), dbi_(dbi), cursor_(lmdb::cursor::open(txn, dbi)) {
   MDB_val k{0, nullptr}, v{0, nullptr};
-  empty_ = !lmdb::cursor_get(c, &k, &v, MDB_LAST);
+  empty_ = !lmdb::cursor_get(cursor_, &k, &v, MDB_LAST);
   if (!empty_) last_.assign(static_cast<const char*>(k.mv_data), k.mv_size);
 }
 
@@ -58,10 +58,9 @@ void AscendingWriter::Put(std::string_view key, std::string_view value) {
 
 void AscendingWriter::PutDups(std::string_view key, std::string_view dups, size_t size) {
   bool append = Absent(key);
-  lmdb::cursor c = lmdb::cursor::open(txn_, dbi_);
   MDB_val k = Val(key);
   MDB_val data[2] = {{size, const_cast<char*>(dups.data())}, {dups.size() / size, nullptr}};
-  int rc = ::mdb_cursor_put(c, &k, data, MDB_MULTIPLE | (append ? MDB_APPEND : 0));
+  int rc = ::mdb_cursor_put(cursor_, &k, data, MDB_MULTIPLE | (append ? MDB_APPEND : 0));
   if (rc != MDB_SUCCESS) lmdb::error::raise("mdb_cursor_put", rc);
   if (append) {
     last_.assign(key);

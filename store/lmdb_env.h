@@ -76,7 +76,8 @@ class AscendingWriter {
  private:
   MDB_txn* txn_;
   MDB_dbi dbi_;
-  std::string last_;  // the largest key seen, or the database's last key
+  lmdb::cursor cursor_;  // for PutDups: one cursor serves every key
+  std::string last_;     // the largest key seen, or the database's last key
   bool empty_ = false;
 };
 

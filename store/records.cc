@@ -46,10 +46,14 @@ void DecodeEdgeKey(std::string_view key, uint64_t* src, RelationId* rel, uint64_
   *dst = DecodeBig64(key.data() + 9);
 }
 
+void EncodeAdjEntry(char* dst, RelationId rel, uint64_t other) {
+  dst[0] = static_cast<char>(rel);
+  EncodeBig64(dst + 1, other);
+}
+
 std::string AdjEntry(RelationId rel, uint64_t other) {
   std::string k(kAdjEntrySize, '\0');
-  k[0] = static_cast<char>(rel);
-  EncodeBig64(k.data() + 1, other);
+  EncodeAdjEntry(k.data(), rel, other);
   return k;
 }
 
@@ -132,10 +136,7 @@ void NodeValue::EncodeTo(std::string* dst) const {
   if (floats) {
     size_t at = dst->size();
     dst->resize(at + 4 * floats->size());
-    for (float f : *floats) {
-      EncodeFloat(dst->data() + at, f);
-      at += 4;
-    }
+    EncodeFloats(dst->data() + at, floats->data(), floats->size());
   } else {
     dst->append(vector_bytes);
   }

@@ -33,6 +33,8 @@ std::string NodeKey(uint64_t id);
 std::string EdgeKey(uint64_t src, RelationId rel, uint64_t dst);
 void DecodeEdgeKey(std::string_view key, uint64_t* src, RelationId* rel, uint64_t* dst);
 std::string AdjEntry(RelationId rel, uint64_t other);
+// Writes the kAdjEntrySize bytes of AdjEntry(rel, other) to `dst`.
+void EncodeAdjEntry(char* dst, RelationId rel, uint64_t other);
 std::string DeadAdjEntry(RelationId rel, uint64_t other, uint64_t deleted_rev);
 // scope \0 ns \0 key \0 (names never contain NUL). The (scope, ns) prefix is
 // KvPrefix.
