@@ -1,11 +1,14 @@
 #include "bench/bench_util.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 
 #include <sys/resource.h>
 
@@ -117,6 +120,13 @@ uint64_t MinorFaults() {
   rusage usage;
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<uint64_t>(usage.ru_minflt);
+}
+
+const char* ConfigureMalloc(bool trim) {
+  if (trim) return "malloc returns memory to the kernel (cold pages)";
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  return "malloc keeps freed memory (warm pages)";
 }
 
 double Median(std::vector<double> samples) {

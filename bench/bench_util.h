@@ -79,6 +79,12 @@ class Stopwatch {
 // REQUIRES: !samples.empty().
 double Median(std::vector<double> samples);
 
+// Unless `trim`, keeps freed memory in the process so that timed runs reuse the
+// pages the warm-up touched (DESIGN.md §8: a first touch costs ~13 us here); glibc
+// would otherwise hand large frees back to the kernel and every run would fault
+// again. Returns how to say which in a header line.
+const char* ConfigureMalloc(bool trim);
+
 // Prints "name : X micros/op; Y MB/s" (db_bench's line; MB/s omitted when bytes is
 // 0) followed by free-form `extra`, on stdout.
 void Report(std::string_view name, double seconds, uint64_t ops, uint64_t bytes,

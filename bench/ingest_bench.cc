@@ -52,7 +52,6 @@
 // keys, content, meta, vectors, payloads), the CPU time and minor page faults of
 // the timed region, and a check of what was stored.
 #include <lmdb.h>
-#include <malloc.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -697,18 +696,10 @@ int main(int argc, char** argv) {
     }
     nums.push_back(v);
   }
-  if (!malloc_trim) {
-    // Keep freed memory in the process so that timed runs reuse the pages the
-    // warm-up touched (DESIGN.md §8: a first touch costs ~13 us here). glibc would
-    // otherwise hand large frees back to the kernel and every run would fault again.
-    mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  }
+  const char* malloc_mode = ConfigureMalloc(malloc_trim);
   std::printf("ingest_bench: amem vs raw %s vs SQLite %s (journal_mode=WAL, "
-              "synchronous=%s); medians of %d runs after a warm-up; malloc %s\n",
-              MDB_VERSION_STRING, sqlite3_libversion(), sync.c_str(), config.runs,
-              malloc_trim ? "returns memory to the kernel (cold pages)"
-                          : "keeps freed memory (warm pages)");
+              "synchronous=%s); medians of %d runs after a warm-up; %s\n",
+              MDB_VERSION_STRING, sqlite3_libversion(), sync.c_str(), config.runs, malloc_mode);
   // The hub runs once; the rest per size, and only if one of them was asked for.
   if (std::any_of(benchmarks.begin(), benchmarks.end(),
                   [](const std::string& b) { return b != "hub"; })) {

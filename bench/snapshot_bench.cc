@@ -9,7 +9,10 @@
 //   sizes    file bytes split into node-owned and edge-owned sections, per node/edge
 //
 // Usage: snapshot_bench [--benchmarks=build,export,open,verify,content,sizes]
-//                       [--num=100000[,...]] [--reps=11] [--vectors=1]
+//                       [--num=100000[,...]] [--reps=11] [--vectors=1] [--malloc_trim=0]
+// By default malloc keeps freed memory, so timed runs reuse the pages the warm-up
+// touched; --malloc_trim=1 keeps glibc's default (every run pays first-touch page
+// faults, as a one-shot `amem export` process does).
 // Timings are medians of timed runs after one untimed warm-up run. Each line:
 // "name : X micros/op; Y MB/s" plus a checksum so no work is skipped. A final
 // summary line per size collects export, open and verify times and the sizes.
@@ -269,6 +272,7 @@ int main(int argc, char** argv) {
   const auto sizes = flags.List("num", "100000");
   const uint64_t reps = flags.Uint("reps", 11);
   const bool vectors = flags.Bool("vectors", true);
+  const bool malloc_trim = flags.Bool("malloc_trim", false);
   if (!flags.Unknown().empty()) Die("snapshot_bench", "unknown flag " + flags.Unknown()[0], 2);
   const std::vector<std::string> known = {"build", "export", "open", "verify", "content", "sizes"};
   for (const std::string& b : benchmarks) {
@@ -287,6 +291,8 @@ int main(int argc, char** argv) {
     nums.push_back(v);
   }
 
+  std::printf("snapshot_bench: medians of %llu timed runs after a warm-up; %s\n",
+              static_cast<unsigned long long>(reps), ConfigureMalloc(malloc_trim));
   std::vector<Summary> summaries;
   for (uint64_t num : nums) summaries.push_back(RunSize(num, benchmarks, reps, vectors));
   auto fixed = [](double v, const char* format) {  // "-": not measured

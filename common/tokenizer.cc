@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 
 #include "common/hash.h"
 
@@ -20,8 +21,47 @@ constexpr std::array<std::string_view, 33> kStopWords = {
 
 std::span<const std::string_view> StopWords() { return kStopWords; }
 
+// Stop words by length (2..5) and first letter, each packed into an integer: a
+// token is compared with the few words that share both, not searched for.
+class StopWordTable {
+ public:
+  StopWordTable() {
+    for (std::string_view w : kStopWords) {
+      Bucket& b = buckets_[w.size()][static_cast<unsigned char>(w[0]) - 'a'];
+      b.words[b.count++] = Pack(w);
+    }
+  }
+  bool Contains(std::string_view token) const {
+    if (token.size() < kMinLength || token.size() > kMaxLength) return false;
+    const unsigned letter = static_cast<unsigned char>(token[0]) - 'a';
+    if (letter >= 26) return false;
+    const Bucket& b = buckets_[token.size()][letter];
+    const uint64_t packed = Pack(token);
+    for (uint8_t i = 0; i < b.count; ++i) {
+      if (b.words[i] == packed) return true;
+    }
+    return false;
+  }
+
+ private:
+  static constexpr size_t kMinLength = 2, kMaxLength = 5;
+  // The bytes of a word of at most 8 bytes as one integer (the length is implied
+  // by the bucket).
+  static uint64_t Pack(std::string_view w) {
+    uint64_t v = 0;
+    std::memcpy(&v, w.data(), w.size());
+    return v;
+  }
+  struct Bucket {
+    std::array<uint64_t, 4> words{};
+    uint8_t count = 0;
+  };
+  std::array<std::array<Bucket, 26>, kMaxLength + 1> buckets_{};
+};
+
 bool IsStopWord(std::string_view token) {
-  return std::binary_search(kStopWords.begin(), kStopWords.end(), token);
+  static const StopWordTable table;
+  return table.Contains(token);
 }
 
 std::vector<std::string> Tokenize(std::string_view text) {

@@ -37,23 +37,32 @@ std::vector<float> HashEmbed(std::string_view text, uint32_t dim);
 
 // ---- implementation ----
 namespace tokenizer_internal {
-inline bool IsWordByte(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c >= 0x80;
-}
+// kFold[c]: c lower-cased if it is a word byte (ASCII letter or digit, or >= 0x80),
+// else 0.
+struct FoldTable {
+  unsigned char fold[256];
+  constexpr FoldTable() : fold() {
+    for (int c = 0; c < 256; ++c) {
+      bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c >= 0x80;
+      fold[c] = !word ? 0 : (c >= 'A' && c <= 'Z') ? static_cast<unsigned char>(c - 'A' + 'a')
+                                                   : static_cast<unsigned char>(c);
+    }
+  }
+};
+inline constexpr FoldTable kFold;
 }  // namespace tokenizer_internal
 
 template <typename Fn>
 void ForEachToken(std::string_view text, Fn&& fn) {
+  const unsigned char* fold = tokenizer_internal::kFold.fold;
   std::string buf;
   size_t i = 0, n = text.size();
   while (i < n) {
-    while (i < n && !tokenizer_internal::IsWordByte(static_cast<unsigned char>(text[i]))) ++i;
+    while (i < n && fold[static_cast<unsigned char>(text[i])] == 0) ++i;
     buf.clear();
-    while (i < n && tokenizer_internal::IsWordByte(static_cast<unsigned char>(text[i]))) {
-      char c = text[i++];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      buf.push_back(c);
+    for (unsigned char c; i < n && (c = fold[static_cast<unsigned char>(text[i])]) != 0; ++i) {
+      buf.push_back(static_cast<char>(c));
     }
     if (buf.size() >= 2 && !IsStopWord(buf)) fn(std::string_view(buf));
   }

@@ -13,23 +13,24 @@ Result<ExportResult> ExportSnapshot(const Store& store, const std::string& path,
   progress.Stage("reading the store");
   Result<StoreState> state = store.ReadState(options.view);
   if (!state.ok()) return state.status();
-  progress.Stage("building " + std::to_string(state->nodes.size()) + " nodes, " +
-                 std::to_string(state->edges.size()) + " edges");
-  Result<std::string> bytes = BuildSnapshot(*state, options.writer);
-  if (!bytes.ok()) return bytes.status();
-  progress.Stage("writing " + std::to_string(bytes->size()) + " bytes to " + path);
-  AMEM_RETURN_IF_ERROR(WriteFileAtomic(path, *bytes));
-  // Counts come from the header just written, so they match `amem info`.
+  progress.Stage("writing " + std::to_string(state->nodes.size()) + " nodes, " +
+                 std::to_string(state->edges.size()) + " edges to " + path);
+  // Streamed into the temp file: the ~100 MB file is never assembled in memory.
+  SnapshotSummary written;
+  AMEM_RETURN_IF_ERROR(WriteFileAtomic(path, [&](ByteSink* sink) -> Status {
+    Result<SnapshotSummary> summary = WriteSnapshot(*state, options.writer, sink);
+    if (!summary.ok()) return summary.status();
+    written = *summary;
+    return Status::OK();
+  }));
   ExportResult out;
   out.revision = state->revision;
   out.revision_ts = state->revision_ts;
-  Header h;
-  AMEM_RETURN_IF_ERROR(h.DecodeFrom(*bytes));
-  out.nodes = h.node_count;
-  out.edges = h.edge_count;
-  out.stubs = h.node_count - static_cast<uint32_t>(state->nodes.size());
+  out.nodes = written.nodes;
+  out.edges = written.edges;
+  out.stubs = written.stubs;
   out.kv = static_cast<uint32_t>(state->kv.size());
-  out.bytes = bytes->size();
+  out.bytes = written.bytes;
   return out;
 }
 

@@ -10,26 +10,33 @@
 
 #include "common/coding.h"
 #include "common/status.h"
+#include "snapshot/emitter.h"
 
 namespace amem::snapshot {
 
-// Appends a StringList. InvalidArgument if the bytes exceed 4 GiB.
+// The bytes of a StringList of get(item) for each item. InvalidArgument if the
+// strings exceed 4 GiB.
 template <typename Container, typename Fn>
-Status PutStringList(std::string* dst, const Container& items, Fn&& get) {
+Result<uint64_t> StringListLength(const Container& items, Fn&& get) {
   uint64_t total = 0;
   for (const auto& item : items) total += std::string_view(get(item)).size();
   if (total > UINT32_MAX || items.size() >= UINT32_MAX) {
     return Status::InvalidArgument("string list larger than 4 GiB");
   }
-  PutFixed32(dst, static_cast<uint32_t>(items.size()));
+  return 4 + 4 * (static_cast<uint64_t>(items.size()) + 1) + total;
+}
+
+// Appends that StringList. REQUIRES: StringListLength(items, get) succeeded.
+template <typename Container, typename Fn>
+void PutStringList(Emitter* dst, const Container& items, Fn&& get) {
+  dst->PutFixed32(static_cast<uint32_t>(items.size()));
   uint32_t off = 0;
-  PutFixed32(dst, 0);
+  dst->PutFixed32(0);
   for (const auto& item : items) {
     off += static_cast<uint32_t>(std::string_view(get(item)).size());
-    PutFixed32(dst, off);
+    dst->PutFixed32(off);
   }
-  for (const auto& item : items) dst->append(std::string_view(get(item)));
-  return Status::OK();
+  for (const auto& item : items) dst->Append(std::string_view(get(item)));
 }
 
 // A decoded view. Parse checks only that the offset table fits; Get checks each

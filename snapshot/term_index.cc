@@ -5,6 +5,7 @@
 
 #include "common/coding.h"
 #include "common/hash.h"
+#include "common/huge_pages.h"
 #include "common/tokenizer.h"
 #include "snapshot/format.h"
 
@@ -12,17 +13,11 @@ namespace amem::snapshot {
 
 namespace {
 
-struct RawPosting {
-  uint32_t term;  // provisional id (first-seen order); remapped to sorted rank
-  uint32_t node;
-  uint32_t tf;
-  uint8_t field;
-};
-
-// Open-addressing intern table: term -> provisional id. Names live in one arena.
+// Open-addressing intern table: term -> provisional id. Names live in one arena,
+// owned by the caller so they outlive the table.
 class TermTable {
  public:
-  TermTable() : slots_(1 << 16, 0) {}
+  explicit TermTable(std::string* arena) : arena_(arena), slots_(1 << 16, 0) {}
   uint32_t Intern(std::string_view term) {
     if (2 * (offsets_.size() - 1) >= slots_.size()) Grow();
     const uint64_t h = Hash64(term);
@@ -30,8 +25,8 @@ class TermTable {
       uint32_t slot = slots_[i];
       if (slot == 0) {
         uint32_t id = static_cast<uint32_t>(offsets_.size() - 1);
-        arena_.append(term);
-        offsets_.push_back(arena_.size());
+        arena_->append(term);
+        offsets_.push_back(arena_->size());
         hashes_.push_back(h);
         slots_[i] = id + 1;
         return id;
@@ -40,8 +35,9 @@ class TermTable {
     }
   }
   uint32_t size() const { return static_cast<uint32_t>(offsets_.size() - 1); }
+  // Valid until the next Intern().
   std::string_view name(uint32_t id) const {
-    return std::string_view(arena_).substr(offsets_[id], offsets_[id + 1] - offsets_[id]);
+    return std::string_view(*arena_).substr(offsets_[id], offsets_[id + 1] - offsets_[id]);
   }
 
  private:
@@ -55,89 +51,130 @@ class TermTable {
     slots_.swap(bigger);
   }
 
+  std::string* arena_;
   std::vector<uint32_t> slots_;  // id + 1, 0 = empty
   std::vector<uint64_t> hashes_;
-  std::string arena_;
   std::vector<uint64_t> offsets_ = {0};
 };
 
+// One (term, node, field) posting before the sort: the node is implied by the
+// position (node_end), the field and tf are already packed as in the file.
+struct RawPosting {
+  uint32_t term;      // provisional id (first-seen order)
+  uint32_t tf_field;  // tf | field << 24
+};
+
+// A token is at least two word bytes and all but the last are followed by a
+// separator, so a text of n bytes has at most (n + 1) / 3 of them.
+uint64_t MaxTokens(std::string_view text) { return (text.size() + 1) / 3; }
+
 }  // namespace
 
-Status BuildTermIndex(const std::vector<std::string_view>& contents,
-                      const std::vector<std::string_view>& metas, std::string* term_body,
-                      std::string* doc_lengths_body) {
+Status TermIndex::Build(const std::vector<std::string_view>& contents,
+                        const std::vector<std::string_view>& metas) {
   const uint32_t n = static_cast<uint32_t>(contents.size());
   // Provisional ids follow first appearance; the final order is bytewise term
   // order, so nothing about the hash table reaches the output.
-  TermTable terms;
+  arena_.clear();
+  TermTable terms(&arena_);
   std::vector<RawPosting> raw;
-  std::vector<uint32_t> doc_tokens;  // provisional ids of one field, reused
-  doc_lengths_body->clear();
-  doc_lengths_body->reserve(4 * static_cast<size_t>(n));
+  uint64_t max_postings = 0;
+  for (uint32_t i = 0; i < n; ++i) max_postings += MaxTokens(contents[i]) + MaxTokens(metas[i]);
+  // The bound is reserved, not touched: only the postings written cost pages.
+  ReserveHuge(&raw, max_postings);
+  std::vector<uint32_t> node_end(n);  // raw[node_end[i-1], node_end[i]) are node i's
+  doc_lengths_.assign(n, 0);
+  // A term's posting in the current field is raw[slot[term]] when
+  // stamp[term] == the field's stamp: one posting per distinct term, counted as
+  // the tokens come, without sorting them.
+  std::vector<uint64_t> stamp;
+  std::vector<uint32_t> slot;
 
-  auto add_field = [&](uint32_t node, std::string_view text, uint8_t field) -> uint32_t {
-    doc_tokens.clear();
-    ForEachToken(text, [&](std::string_view tok) { doc_tokens.push_back(terms.Intern(tok)); });
-    std::sort(doc_tokens.begin(), doc_tokens.end());
-    for (size_t k = 0; k < doc_tokens.size();) {
-      size_t e = k;
-      while (e < doc_tokens.size() && doc_tokens[e] == doc_tokens[k]) ++e;
-      uint32_t tf = static_cast<uint32_t>(std::min<size_t>(e - k, kMaxTermFrequency));
-      raw.push_back({doc_tokens[k], node, tf, field});
-      k = e;
+  auto add_field = [&](std::string_view text, uint64_t field_stamp, Field field) -> uint32_t {
+    const size_t first = raw.size();
+    uint32_t tokens = 0;
+    ForEachToken(text, [&](std::string_view tok) {
+      const uint32_t id = terms.Intern(tok);
+      if (id == stamp.size()) {
+        stamp.push_back(0);
+        slot.push_back(0);
+      }
+      if (stamp[id] != field_stamp) {
+        stamp[id] = field_stamp;
+        slot[id] = static_cast<uint32_t>(raw.size());
+        raw.push_back({id, 0});
+      }
+      ++raw[slot[id]].tf_field;
+      ++tokens;
+    });
+    for (size_t k = first; k < raw.size(); ++k) {
+      raw[k].tf_field = std::min(raw[k].tf_field, kMaxTermFrequency) |
+                        static_cast<uint32_t>(field) << 24;
     }
-    return static_cast<uint32_t>(doc_tokens.size());
+    return tokens;
   };
   for (uint32_t i = 0; i < n; ++i) {
-    uint32_t dl = add_field(i, contents[i], static_cast<uint8_t>(Field::kContent));
-    PutFixed32(doc_lengths_body, dl);
-    add_field(i, metas[i], static_cast<uint8_t>(Field::kMeta));
+    doc_lengths_[i] = add_field(contents[i], 2 * uint64_t{i} + 1, Field::kContent);
+    add_field(metas[i], 2 * uint64_t{i} + 2, Field::kMeta);
+    node_end[i] = static_cast<uint32_t>(raw.size());
+    if (raw.size() >= UINT32_MAX) return Status::InvalidArgument("term index: too many postings");
   }
-  if (raw.size() >= UINT32_MAX) return Status::InvalidArgument("term index: too many postings");
 
   const uint32_t t_count = terms.size();
-  std::vector<std::string_view> names(t_count);
-  for (uint32_t id = 0; id < t_count; ++id) names[id] = terms.name(id);
+  if (arena_.size() > UINT32_MAX) return Status::InvalidArgument("term index: terms exceed 4 GiB");
   std::vector<uint32_t> order(t_count);
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return names[a] < names[b]; });
+            [&](uint32_t a, uint32_t b) { return terms.name(a) < terms.name(b); });
   std::vector<uint32_t> rank(t_count);
-  for (uint32_t r = 0; r < t_count; ++r) rank[order[r]] = r;
-
-  // Counting sort by (rank, field); raw is already in node order, so each bucket
-  // ends up sorted by node.
-  std::vector<uint32_t> bucket_start(2 * static_cast<size_t>(t_count) + 1, 0);
-  for (const RawPosting& p : raw) ++bucket_start[2 * rank[p.term] + p.field + 1];
-  for (size_t b = 1; b < bucket_start.size(); ++b) bucket_start[b] += bucket_start[b - 1];
-  std::vector<uint32_t> fill(bucket_start.begin(), bucket_start.end() - 1);
-  std::string postings(raw.size() * kPostingLength, '\0');
-  for (const RawPosting& p : raw) {
-    uint32_t at = fill[2 * rank[p.term] + p.field]++;
-    EncodeFixed32(&postings[at * kPostingLength], p.node);
-    EncodeFixed32(&postings[at * kPostingLength + 4],
-                  p.tf | (static_cast<uint32_t>(p.field) << 24));
+  names_.resize(t_count);
+  for (uint32_t r = 0; r < t_count; ++r) {
+    rank[order[r]] = r;
+    names_[r] = terms.name(order[r]);
   }
 
-  uint64_t name_bytes = 0;
-  for (std::string_view s : names) name_bytes += s.size();
-  if (name_bytes > UINT32_MAX) return Status::InvalidArgument("term index: terms exceed 4 GiB");
+  // Counting sort by (rank, field); raw is in node order, so each bucket ends up
+  // sorted by node.
+  auto bucket = [&](const RawPosting& p) { return 2 * size_t{rank[p.term]} + (p.tf_field >> 24); };
+  bucket_start_.assign(2 * static_cast<size_t>(t_count) + 1, 0);
+  for (const RawPosting& p : raw) ++bucket_start_[bucket(p) + 1];
+  for (size_t b = 1; b < bucket_start_.size(); ++b) bucket_start_[b] += bucket_start_[b - 1];
+  std::vector<uint32_t> fill(bucket_start_.begin(), bucket_start_.end() - 1);
+  postings_.clear();
+  ReserveHuge(&postings_, raw.size() * kPostingLength);
+  postings_.resize(raw.size() * kPostingLength);
+  for (uint32_t i = 0, k = 0; i < n; ++i) {
+    for (; k < node_end[i]; ++k) {
+      char* at = &postings_[fill[bucket(raw[k])]++ * kPostingLength];
+      EncodeFixed32(at, i);
+      EncodeFixed32(at + 4, raw[k].tf_field);
+    }
+  }
+  return Status::OK();
+}
 
-  term_body->clear();
-  PutFixed32(term_body, t_count);
-  PutFixed32(term_body, static_cast<uint32_t>(raw.size()));
+uint64_t TermIndex::term_index_length() const {
+  return 8 + kTermEntryLength * (names_.size() + 1) + postings_.size() + arena_.size();
+}
+
+void TermIndex::EmitTermIndex(Emitter* out) const {
+  const uint32_t t_count = static_cast<uint32_t>(names_.size());
+  out->PutFixed32(t_count);
+  out->PutFixed32(static_cast<uint32_t>(postings_.size() / kPostingLength));
   uint32_t name_off = 0;
   for (uint32_t r = 0; r <= t_count; ++r) {
-    uint32_t begin = bucket_start[2 * static_cast<size_t>(r)];
-    uint32_t content = r < t_count ? bucket_start[2 * r + 1] - begin : 0;
-    PutFixed32(term_body, name_off);
-    PutFixed32(term_body, begin);
-    PutFixed32(term_body, content);
-    if (r < t_count) name_off += static_cast<uint32_t>(names[order[r]].size());
+    const uint32_t begin = bucket_start_[2 * static_cast<size_t>(r)];
+    out->PutFixed32(name_off);
+    out->PutFixed32(begin);
+    out->PutFixed32(r < t_count ? bucket_start_[2 * size_t{r} + 1] - begin : 0);
+    if (r < t_count) name_off += static_cast<uint32_t>(names_[r].size());
   }
-  term_body->append(postings);
-  for (uint32_t r = 0; r < t_count; ++r) term_body->append(names[order[r]]);
-  return Status::OK();
+  out->Append(postings_);
+  for (std::string_view name : names_) out->Append(name);
+}
+
+void TermIndex::EmitDocLengths(Emitter* out) const {
+  for (uint32_t dl : doc_lengths_) out->PutFixed32(dl);
 }
 
 }  // namespace amem::snapshot

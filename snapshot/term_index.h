@@ -3,18 +3,36 @@
 #ifndef AMEM_SNAPSHOT_TERM_INDEX_H_
 #define AMEM_SNAPSHOT_TERM_INDEX_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
+#include "snapshot/emitter.h"
 
 namespace amem::snapshot {
 
-// contents[i] and metas[i] are node i's content and meta JSON (dense order).
-Status BuildTermIndex(const std::vector<std::string_view>& contents,
-                      const std::vector<std::string_view>& metas, std::string* term_body,
-                      std::string* doc_lengths_body);
+class TermIndex {
+ public:
+  // contents[i] and metas[i] are node i's content and meta JSON (dense order).
+  // InvalidArgument if the index would exceed the format's 32-bit counts.
+  Status Build(const std::vector<std::string_view>& contents,
+               const std::vector<std::string_view>& metas);
+
+  // REQUIRES: Build() succeeded, for the rest.
+  uint64_t term_index_length() const;  // body bytes of block 0x05
+  uint64_t doc_lengths_length() const { return 4 * static_cast<uint64_t>(doc_lengths_.size()); }
+  void EmitTermIndex(Emitter* out) const;
+  void EmitDocLengths(Emitter* out) const;
+
+ private:
+  std::string arena_;                   // the term names, first-seen order
+  std::vector<std::string_view> names_;  // into arena_, sorted bytewise
+  std::vector<uint32_t> bucket_start_;   // (term rank, field) -> first posting; + end
+  std::string postings_;                 // the encoded postings, in file order
+  std::vector<uint32_t> doc_lengths_;
+};
 
 }  // namespace amem::snapshot
 

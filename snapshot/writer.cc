@@ -6,23 +6,23 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cassert>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <numeric>
 #include <random>
 #include <tuple>
-#include <unordered_map>
 
 #include "common/coding.h"
 #include "common/hash.h"
+#include "common/huge_pages.h"
 #include "common/model.h"
+#include "snapshot/emitter.h"
 #include "snapshot/format.h"
 #include "snapshot/string_list.h"
 #include "snapshot/term_index.h"
-
-#include <bit>
 
 namespace amem::snapshot {
 
@@ -53,50 +53,133 @@ struct WEdge {
   const EdgeRecord* rec = nullptr;
 };
 
-// Sorted distinct strings with "" at index 0. The hash map only dedupes and
-// answers IndexOf; the order written is the sorted one.
+// string -> u32 by open addressing over Hash64. The writer looks up a string for
+// every edge endpoint and every record's run, scope and task (~1.5M lookups at
+// 100K nodes); std::unordered_map's per-entry nodes made that a sixth of the
+// export. The table's order never reaches the output.
+class StringIndex {
+ public:
+  // Maps s to v unless s is present; returns s's value slot either way.
+  uint32_t* Insert(std::string_view s, uint32_t v) {
+    if (2 * (size_ + 1) > slots_.size()) Rehash(std::max<size_t>(64, 2 * slots_.size()));
+    const uint64_t h = Hash64(s);
+    Slot& slot = slots_[Probe(s, h)];
+    if (!slot.used) {
+      slot = {h, s, v, true};
+      ++size_;
+    }
+    return &slot.value;
+  }
+  // nullptr when s is absent.
+  const uint32_t* Find(std::string_view s) const {
+    if (slots_.empty()) return nullptr;
+    const Slot& slot = slots_[Probe(s, Hash64(s))];
+    return slot.used ? &slot.value : nullptr;
+  }
+  void Reserve(size_t n) {
+    if (2 * n > slots_.size()) Rehash(std::bit_ceil(std::max<size_t>(64, 2 * n)));
+  }
+  // In table order (unspecified).
+  std::vector<std::string_view> Keys() const {
+    std::vector<std::string_view> keys;
+    keys.reserve(size_);
+    for (const Slot& slot : slots_) {
+      if (slot.used) keys.push_back(slot.key);
+    }
+    return keys;
+  }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    std::string_view key;
+    uint32_t value = 0;
+    bool used = false;
+  };
+  // The slot holding s, or the empty slot where it belongs.
+  size_t Probe(std::string_view s, uint64_t h) const {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& slot = slots_[i];
+      if (!slot.used || (slot.hash == h && slot.key == s)) return i;
+    }
+  }
+  void Rehash(size_t slot_count) {
+    std::vector<Slot> old(slot_count);
+    old.swap(slots_);
+    for (const Slot& slot : old) {
+      if (slot.used) slots_[Probe(slot.key, slot.hash)] = slot;
+    }
+  }
+
+  std::vector<Slot> slots_;  // a power of two, at most half full
+  size_t size_ = 0;
+};
+
+// Sorted distinct strings with "" at index 0. The hash index only dedupes and
+// answers IndexOf; the order written is the sorted one. Neighbouring records
+// mostly share a run or task, so the last string seen skips the hash.
 class Dictionary {
  public:
-  void Add(std::string_view s) { index_.try_emplace(s, 0); }
+  void Add(std::string_view s) {
+    if (s == last_) return;  // initially "", which Seal() adds anyway
+    index_.Insert(s, 0);
+    last_ = s;
+  }
   void Seal() {
-    index_.try_emplace(std::string_view(), 0);
-    items_.reserve(index_.size());
-    for (const auto& [s, unused] : index_) items_.push_back(s);
+    index_.Insert(std::string_view(), 0);
+    items_ = index_.Keys();
     std::sort(items_.begin(), items_.end());
-    for (uint32_t k = 0; k < items_.size(); ++k) index_[items_[k]] = k;
+    for (uint32_t k = 0; k < items_.size(); ++k) *index_.Insert(items_[k], 0) = k;
+    last_ = {};
+    last_index_ = 0;  // "" sorts first
   }
   // REQUIRES: Add(s) was called before Seal().
-  uint32_t IndexOf(std::string_view s) const { return index_.at(s); }
+  uint32_t IndexOf(std::string_view s) {
+    if (s != last_) {
+      const uint32_t* k = index_.Find(s);
+      assert(k != nullptr);
+      last_ = s;
+      last_index_ = *k;
+    }
+    return last_index_;
+  }
   const std::vector<std::string_view>& items() const { return items_; }
 
  private:
-  std::unordered_map<std::string_view, uint32_t> index_;
+  StringIndex index_;
   std::vector<std::string_view> items_;
+  std::string_view last_;
+  uint32_t last_index_ = 0;
 };
 
 std::string_view Identity(std::string_view s) { return s; }
 
-struct Block {
+// An index block whose length is known before its bytes are: the file's layout
+// is fixed first, then every block is streamed straight into the output.
+struct PendingBlock {
   BlockTag tag;
-  std::string body;
+  uint64_t length;  // body bytes before padding
+  std::function<void(Emitter*)> emit;
 };
 
-// Queues a block; the file is assembled once its exact size is known.
-Status AddBlock(std::vector<Block>* blocks, BlockTag tag, std::string* body) {
-  if (AlignUp(body->size(), kBlockAlignment) > UINT32_MAX) {
+Status AddBlock(std::vector<PendingBlock>* blocks, BlockTag tag, uint64_t length,
+                std::function<void(Emitter*)> emit) {
+  if (AlignUp(length, kBlockAlignment) > UINT32_MAX) {
     return Status::InvalidArgument(BlockName(static_cast<uint32_t>(tag)) + ": larger than 4 GiB");
   }
-  blocks->push_back({tag, std::move(*body)});
-  body->clear();
+  blocks->push_back({tag, length, std::move(emit)});
   return Status::OK();
 }
 
-void AppendBlock(std::string* file, BlockTag tag, std::string_view body) {
-  uint64_t padded = AlignUp(body.size(), kBlockAlignment);
-  PutFixed32(file, static_cast<uint32_t>(tag));
-  PutFixed32(file, static_cast<uint32_t>(padded));
-  file->append(body);
-  file->append(padded - body.size(), '\0');
+// Same for a block that is one StringList.
+template <typename Container, typename Fn>
+Status AddStringListBlock(std::vector<PendingBlock>* blocks, BlockTag tag, const Container& items,
+                          Fn get) {
+  Result<uint64_t> length = StringListLength(items, get);
+  if (!length.ok()) return length.status();
+  return AddBlock(blocks, tag, *length,
+                  [&items, get](Emitter* out) { PutStringList(out, items, get); });
 }
 
 Status Compress(std::string_view raw, std::string* out) {
@@ -107,7 +190,9 @@ Status Compress(std::string_view raw, std::string* out) {
   prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
   prefs.frameInfo.contentSize = raw.size();
   prefs.compressionLevel = 0;
-  out->resize(LZ4F_compressFrameBound(raw.size(), &prefs));
+  const size_t bound = LZ4F_compressFrameBound(raw.size(), &prefs);
+  ReserveHuge(out, bound);
+  out->resize(bound);
   size_t n = LZ4F_compressFrame(out->data(), out->size(), raw.data(), raw.size(), &prefs);
   if (LZ4F_isError(n)) {
     return Status::InvalidArgument(std::string("content: LZ4 compression failed: ") +
@@ -131,9 +216,45 @@ Status CheckNode(const NodeRecord& n) {
   return Status::OK();
 }
 
+// Appends to a string, growing it once to the size the writer announces.
+class StringSink : public ByteSink {
+ public:
+  explicit StringSink(std::string* out) : out_(out) {}
+  void Reserve(uint64_t total) override { ReserveHuge(out_, total); }
+  Status Append(std::string_view bytes) override {
+    out_->append(bytes);
+    return Status::OK();
+  }
+
+ private:
+  std::string* out_;
+};
+
+// Writes to an open file descriptor; errors name `path`.
+class FileSink : public ByteSink {
+ public:
+  FileSink(int fd, const std::string& path) : fd_(fd), path_(path) {}
+  Status Append(std::string_view bytes) override {
+    while (!bytes.empty()) {
+      ssize_t w = ::write(fd_, bytes.data(), bytes.size());
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return Status::IOError("write " + path_ + ": " + std::strerror(errno));
+      }
+      bytes.remove_prefix(static_cast<size_t>(w));
+    }
+    return Status::OK();
+  }
+
+ private:
+  int fd_;
+  const std::string& path_;
+};
+
 }  // namespace
 
-Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& options) {
+Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptions& options,
+                                      ByteSink* sink) {
   const uint32_t dim = state.dimension;
   if (dim == 0 || dim > kMaxDimension) {
     return Status::InvalidArgument("dimension " + std::to_string(dim) + " out of range");
@@ -142,8 +263,11 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
   // ---- nodes sorted by key; dangling edge endpoints become stubs ----
   std::vector<const NodeRecord*> live(state.nodes.size());
   for (size_t k = 0; k < live.size(); ++k) live[k] = &state.nodes[k];
-  std::sort(live.begin(), live.end(),
-            [](const NodeRecord* a, const NodeRecord* b) { return a->key < b->key; });
+  auto key_less = [](const auto* a, const auto* b) { return a->key < b->key; };
+  // Store::ReadState hands the nodes over in key order; checking costs one pass.
+  if (!std::is_sorted(live.begin(), live.end(), key_less)) {
+    std::sort(live.begin(), live.end(), key_less);
+  }
   for (size_t k = 0; k < live.size(); ++k) {
     AMEM_RETURN_IF_ERROR(CheckNode(*live[k]));
     if (k > 0 && live[k]->key == live[k - 1]->key) {
@@ -153,10 +277,10 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
       return Status::InvalidArgument("node " + live[k]->key + ": vector dimension mismatch");
     }
   }
-  std::unordered_map<std::string_view, uint32_t> key_index;  // key -> position
-  key_index.reserve(live.size());
-  for (uint32_t k = 0; k < live.size(); ++k) key_index.emplace(live[k]->key, k);
-  auto is_live = [&](std::string_view key) { return key_index.count(key) != 0; };
+  StringIndex key_index;  // key -> position in live; later key -> dense number
+  key_index.Reserve(live.size());
+  for (uint32_t k = 0; k < live.size(); ++k) key_index.Insert(live[k]->key, k);
+  auto is_live = [&](std::string_view key) { return key_index.Find(key) != nullptr; };
   std::vector<std::pair<std::string_view, int64_t>> stub_refs;
   for (const EdgeRecord& e : state.edges) {
     if (!is_live(e.src_key)) stub_refs.emplace_back(e.src_key, e.created_ts);
@@ -183,8 +307,8 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
   labels.Seal();
   const uint32_t session_count = static_cast<uint32_t>(runs.items().size());
 
-  std::vector<WNode> nodes;
-  nodes.reserve(live.size() + stub_refs.size());
+  std::vector<WNode> keyed;  // live nodes and stubs, in key order
+  ReserveHuge(&keyed, live.size() + stub_refs.size());
   for (const NodeRecord* n : live) {
     WNode w;
     w.key = n->key;
@@ -199,7 +323,7 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
     w.scope = n->scope;
     w.task = n->task;
     if (!n->vector.empty()) w.vector = &n->vector;
-    nodes.push_back(w);
+    keyed.push_back(w);
   }
   uint32_t stub_count = 0;
   for (size_t k = 0; k < stub_refs.size(); ++k) {
@@ -212,23 +336,32 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
     w.created_ts = w.updated_ts = stub_refs[k].second;
     w.meta = kStubMeta;
     w.stub = true;
-    nodes.push_back(w);
+    keyed.push_back(w);
     ++stub_count;
   }
-  if (nodes.size() > UINT32_MAX - 1) return Status::InvalidArgument("too many nodes");
-  const uint32_t n = static_cast<uint32_t>(nodes.size());
-  // Dense order: (session, key), so each session is one node range (session index).
-  std::sort(nodes.begin(), nodes.end(), [](const WNode& a, const WNode& b) {
-    return std::tie(a.session, a.key) < std::tie(b.session, b.key);
-  });
-  std::vector<uint32_t> by_key(n);
-  std::iota(by_key.begin(), by_key.end(), 0u);
-  std::sort(by_key.begin(), by_key.end(),
-            [&](uint32_t a, uint32_t b) { return nodes[a].key < nodes[b].key; });
-  key_index.clear();
-  key_index.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) key_index.emplace(nodes[i].key, i);
-  auto dense_of = [&](std::string_view key) { return key_index.at(key); };
+  if (keyed.size() > UINT32_MAX - 1) return Status::InvalidArgument("too many nodes");
+  const uint32_t n = static_cast<uint32_t>(keyed.size());
+  std::inplace_merge(keyed.begin(), keyed.begin() + static_cast<ptrdiff_t>(live.size()),
+                     keyed.end(), [](const WNode& a, const WNode& b) { return a.key < b.key; });
+  // Dense order: (session, key), so each session is one node range (session
+  // index). keyed is in key order, so a stable counting sort by session gives it.
+  std::vector<uint32_t> session_start(static_cast<size_t>(session_count) + 1, 0);
+  for (const WNode& w : keyed) ++session_start[w.session + 1];
+  for (uint32_t s = 0; s < session_count; ++s) session_start[s + 1] += session_start[s];
+  std::vector<uint32_t> by_key(n);  // dense numbers in key order
+  std::vector<WNode> nodes;
+  ReserveHuge(&nodes, n);
+  nodes.resize(n);
+  {
+    std::vector<uint32_t> fill(session_start.begin(), session_start.end() - 1);
+    for (uint32_t k = 0; k < n; ++k) {
+      by_key[k] = fill[keyed[k].session]++;
+      nodes[by_key[k]] = keyed[k];
+    }
+  }
+  keyed = {};
+  for (uint32_t i = 0; i < n; ++i) *key_index.Insert(nodes[i].key, i) = i;
+  auto dense_of = [&](std::string_view key) { return *key_index.Find(key); };
 
   // ---- relations and edges ----
   // Custom relations are renumbered 64 + rank in bytewise name order, so the file
@@ -265,9 +398,14 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
     rel_names[file_id] = custom[k].first;
     file_rel[custom[k].second] = static_cast<uint16_t>(file_id);
   }
-  std::vector<WEdge> edges(state.edges.size());
-  for (size_t k = 0; k < edges.size(); ++k) {
-    const EdgeRecord& e = state.edges[k];
+  if (state.edges.size() > UINT32_MAX - 1) return Status::InvalidArgument("too many edges");
+  const uint32_t m = static_cast<uint32_t>(state.edges.size());
+  // Sorted by (src, rel, dst): a counting sort by source, whose bucket bounds are
+  // the OutIndex block, then each source's run by (rel, dst).
+  std::vector<uint32_t> out_start(static_cast<size_t>(n) + 1, 0);
+  std::vector<WEdge> unsorted;
+  ReserveHuge(&unsorted, m);
+  for (const EdgeRecord& e : state.edges) {
     if (file_rel[e.rel] == 0xFFFF) {
       return Status::InvalidArgument("edge " + e.src_key + " -> " + e.dst_key +
                                      ": undefined relation " + std::to_string(e.rel));
@@ -275,12 +413,26 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
     if (!std::isfinite(e.weight)) {
       return Status::InvalidArgument("edge " + e.src_key + " -> " + e.dst_key + ": weight not finite");
     }
-    edges[k] = {dense_of(e.src_key), dense_of(e.dst_key), static_cast<RelationId>(file_rel[e.rel]),
-                &e};
+    // Edges of one source usually come together (Store::ReadState sorts them).
+    const uint32_t src = !unsorted.empty() && e.src_key == unsorted.back().rec->src_key
+                             ? unsorted.back().src
+                             : dense_of(e.src_key);
+    unsorted.push_back({src, dense_of(e.dst_key), static_cast<RelationId>(file_rel[e.rel]), &e});
+    ++out_start[unsorted.back().src + 1];
   }
-  std::sort(edges.begin(), edges.end(), [](const WEdge& a, const WEdge& b) {
-    return std::tie(a.src, a.rel, a.dst) < std::tie(b.src, b.rel, b.dst);
-  });
+  for (uint32_t i = 0; i < n; ++i) out_start[i + 1] += out_start[i];
+  std::vector<WEdge> edges;
+  ReserveHuge(&edges, m);
+  edges.resize(m);
+  {
+    std::vector<uint32_t> fill(out_start.begin(), out_start.end() - 1);
+    for (const WEdge& e : unsorted) edges[fill[e.src]++] = e;
+  }
+  unsorted = {};
+  for (uint32_t i = 0; i < n; ++i) {
+    std::sort(edges.begin() + out_start[i], edges.begin() + out_start[i + 1],
+              [](const WEdge& a, const WEdge& b) { return std::tie(a.rel, a.dst) < std::tie(b.rel, b.dst); });
+  }
   for (size_t k = 1; k < edges.size(); ++k) {
     if (edges[k].src == edges[k - 1].src && edges[k].rel == edges[k - 1].rel &&
         edges[k].dst == edges[k - 1].dst) {
@@ -288,11 +440,14 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
                                      edges[k].rec->dst_key);
     }
   }
-  if (edges.size() > UINT32_MAX - 1) return Status::InvalidArgument("too many edges");
-  const uint32_t m = static_cast<uint32_t>(edges.size());
 
   // ---- content block: every content, then every non-empty meta ----
+  auto has_meta = [](std::string_view meta) { return !meta.empty() && meta != kEmptyMeta; };
+  uint64_t raw_size = 0;
+  for (const WNode& w : nodes) raw_size += w.content.size() + (has_meta(w.meta) ? w.meta.size() : 0);
+  if (raw_size > UINT32_MAX) return Status::InvalidArgument("content: larger than 4 GiB");
   std::string raw;
+  ReserveHuge(&raw, raw_size);
   std::vector<NodeEntry> records(n);
   bool any_vector = false;
   int64_t newest = 0;
@@ -320,7 +475,7 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
   }
   for (uint32_t i = 0; i < n; ++i) {
     std::string_view meta = nodes[i].meta;
-    if (meta.empty() || meta == kEmptyMeta) continue;
+    if (!has_meta(meta)) continue;
     records[i].meta_offset = raw.size();
     records[i].meta_length = static_cast<uint32_t>(meta.size());
     raw.append(meta);
@@ -330,13 +485,9 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
     see_ts(e.rec->updated_ts);
   }
   for (const KvRecord& kv : state.kv) see_ts(kv.ts);
-  if (raw.size() > UINT32_MAX) return Status::InvalidArgument("content: larger than 4 GiB");
-  std::string stored;
-  if (options.compress) {
-    AMEM_RETURN_IF_ERROR(Compress(raw, &stored));
-  } else {
-    stored = raw;
-  }
+  std::string compressed;
+  if (options.compress) AMEM_RETURN_IF_ERROR(Compress(raw, &compressed));
+  const std::string_view stored = options.compress ? std::string_view(compressed) : raw;
 
   // ---- header, records, content, vectors ----
   Header h;
@@ -358,139 +509,115 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
                (options.extensions ? kFeatureExtensions : 0) |
                (options.checksum ? kFeatureChecksum : 0);
 
-
-  // ---- index blocks, ascending tags ----
-  std::vector<Block> blocks;
-  std::string body;
-  {  // 0x01 type index
-    body.clear();
-    const size_t bits = (n + 7) / 8;
-    PutFixed32(&body, kNodeTypeCount);
-    body.append(bits * kNodeTypeCount, '\0');
+  // ---- index blocks, ascending tags: lengths now, bytes when streamed ----
+  std::vector<PendingBlock> blocks;
+  const size_t bits = (n + 7) / 8;
+  AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTypeIndex, 4 + bits * kNodeTypeCount,
+                                [&](Emitter* out) {
+    std::string bitsets(bits * kNodeTypeCount, '\0');
     for (uint32_t i = 0; i < n; ++i) {
-      body[4 + nodes[i].type * bits + i / 8] |= static_cast<char>(1u << (i % 8));
+      bitsets[nodes[i].type * bits + i / 8] |= static_cast<char>(1u << (i % 8));
     }
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTypeIndex, &body));
-  }
-  {  // 0x02 session index
-    body.clear();
-    PutFixed32(&body, session_count);
-    uint32_t i = 0;
+    out->PutFixed32(kNodeTypeCount);
+    out->Append(bitsets);
+  }));
+  AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kSessionIndex,
+                                4 + kSessionEntryLength * uint64_t{session_count}, [&](Emitter* out) {
+    out->PutFixed32(session_count);
     for (uint32_t s = 0; s < session_count; ++s) {
-      uint32_t begin = i;
-      while (i < n && nodes[i].session == s) ++i;
-      PutFixed32(&body, s);
-      PutFixed32(&body, begin);
-      PutFixed32(&body, i);
+      out->PutFixed32(s);
+      out->PutFixed32(session_start[s]);
+      out->PutFixed32(session_start[s + 1]);
     }
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kSessionIndex, &body));
-  }
-  {  // 0x03 time index
-    std::vector<uint32_t> order(n);
-    std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return std::tie(nodes[a].created_ts, a) < std::tie(nodes[b].created_ts, b);
-    });
-    body.clear();
-    PutFixed32(&body, n);
-    for (uint32_t i : order) {
-      PutFixed64(&body, static_cast<uint64_t>(nodes[i].created_ts));
-      PutFixed32(&body, i);
+  }));
+  AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTimeIndex, 4 + kTimeEntryLength * uint64_t{n},
+                                [&](Emitter* out) {
+    std::vector<std::pair<int64_t, uint32_t>> order(n);  // (created_ts, node)
+    for (uint32_t i = 0; i < n; ++i) order[i] = {nodes[i].created_ts, i};
+    std::sort(order.begin(), order.end());
+    out->PutFixed32(n);
+    for (const auto& [ts, i] : order) {
+      out->PutFixed64(static_cast<uint64_t>(ts));
+      out->PutFixed32(i);
     }
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTimeIndex, &body));
-  }
-  {  // 0x04 cluster map: no clusters (k = 0)
-    body.clear();
-    PutFixed32(&body, 0);
-    PutFixed32(&body, dim);
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kClusterMap, &body));
-  }
+  }));
+  AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kClusterMap, 8, [&](Emitter* out) {
+    out->PutFixed32(0);  // no clusters (k = 0)
+    out->PutFixed32(dim);
+  }));
+  TermIndex terms;
   if (options.term_index) {  // 0x05, 0x06
     std::vector<std::string_view> contents(n), metas(n);
     for (uint32_t i = 0; i < n; ++i) {
       contents[i] = nodes[i].content;
       metas[i] = nodes[i].meta == kEmptyMeta ? std::string_view() : nodes[i].meta;
     }
-    std::string doc_lengths;
-    AMEM_RETURN_IF_ERROR(BuildTermIndex(contents, metas, &body, &doc_lengths));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTermIndex, &body));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kDocLengths, &doc_lengths));
+    AMEM_RETURN_IF_ERROR(terms.Build(contents, metas));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTermIndex, terms.term_index_length(),
+                                  [&](Emitter* out) { terms.EmitTermIndex(out); }));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kDocLengths, terms.doc_lengths_length(),
+                                  [&](Emitter* out) { terms.EmitDocLengths(out); }));
   }
+  std::vector<const KvRecord*> kv(state.kv.size());
+  std::vector<std::string_view> kv_strings;
+  std::vector<std::string_view> type_names;
   if (options.extensions) {
-    body.clear();  // 0x10 info
-    PutFixed64(&body, static_cast<uint64_t>(newest));
-    PutFixed32(&body, session_count);
-    PutFixed32(&body, stub_count);
-    PutFixed32(&body, static_cast<uint32_t>(state.kv.size()));
-    PutFixed32(&body, 0);
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kInfo, &body));
-
-    body.clear();  // 0x11 node ids
-    std::vector<uint32_t> by_id(n);
-    std::iota(by_id.begin(), by_id.end(), 0u);
-    std::sort(by_id.begin(), by_id.end(), [&](uint32_t a, uint32_t b) {
-      return std::tie(nodes[a].id, a) < std::tie(nodes[b].id, b);
-    });
-    for (const WNode& w : nodes) PutFixed64(&body, w.id);
-    for (uint32_t i : by_id) PutFixed32(&body, i);
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kNodeIds, &body));
-
-    body.clear();  // 0x12 node keys
-    for (uint32_t i : by_key) PutFixed32(&body, i);
-    AMEM_RETURN_IF_ERROR(PutStringList(&body, nodes, [](const WNode& w) { return w.key; }));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kNodeKeys, &body));
-
-    body.clear();  // 0x13 relation names
-    AMEM_RETURN_IF_ERROR(
-        PutStringList(&body, rel_names, [](const std::string& s) { return std::string_view(s); }));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kRelationNames, &body));
-
-    body.clear();  // 0x14 type names
-    std::vector<std::string_view> type_names;
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kInfo, kInfoLength, [&](Emitter* out) {
+      out->PutFixed64(static_cast<uint64_t>(newest));
+      out->PutFixed32(session_count);
+      out->PutFixed32(stub_count);
+      out->PutFixed32(static_cast<uint32_t>(state.kv.size()));
+      out->PutFixed32(0);
+    }));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kNodeIds, 12 * uint64_t{n}, [&](Emitter* out) {
+      std::vector<std::pair<uint64_t, uint32_t>> by_id(n);  // (id, node)
+      for (uint32_t i = 0; i < n; ++i) by_id[i] = {nodes[i].id, i};
+      std::sort(by_id.begin(), by_id.end());
+      for (const WNode& w : nodes) out->PutFixed64(w.id);
+      for (const auto& [id, i] : by_id) out->PutFixed32(i);
+    }));
+    auto node_key = [](const WNode& w) { return w.key; };
+    Result<uint64_t> keys_length = StringListLength(nodes, node_key);
+    if (!keys_length.ok()) return keys_length.status();
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kNodeKeys, 4 * uint64_t{n} + *keys_length,
+                                  [&](Emitter* out) {
+      for (uint32_t i : by_key) out->PutFixed32(i);
+      PutStringList(out, nodes, node_key);
+    }));
+    AMEM_RETURN_IF_ERROR(AddStringListBlock(&blocks, BlockTag::kRelationNames, rel_names,
+                                            [](const std::string& s) { return std::string_view(s); }));
     for (int t = 0; t < kNodeTypeCount; ++t) {
       type_names.push_back(NodeTypeName(static_cast<NodeType>(t)));
     }
-    AMEM_RETURN_IF_ERROR(PutStringList(&body, type_names, Identity));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTypeNames, &body));
+    AMEM_RETURN_IF_ERROR(AddStringListBlock(&blocks, BlockTag::kTypeNames, type_names, Identity));
+    AMEM_RETURN_IF_ERROR(AddStringListBlock(&blocks, BlockTag::kRuns, runs.items(), Identity));
+    AMEM_RETURN_IF_ERROR(AddStringListBlock(&blocks, BlockTag::kLabels, labels.items(), Identity));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kNodeAttrs, kNodeAttrsLength * uint64_t{n},
+                                  [&](Emitter* out) {
+      for (const WNode& w : nodes) {
+        out->PutFixed64(static_cast<uint64_t>(w.updated_ts));
+        out->PutFixed32(labels.IndexOf(w.scope));
+        out->PutFixed32(labels.IndexOf(w.task));
+        out->PutFixed32(w.stub ? kNodeFlagStub : 0);
+      }
+    }));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kEdgeAttrs, kEdgeAttrsLength * uint64_t{m},
+                                  [&](Emitter* out) {
+      for (const WEdge& e : edges) {
+        out->PutFixed64(static_cast<uint64_t>(e.rec->created_ts));
+        out->PutFixed64(static_cast<uint64_t>(e.rec->updated_ts));
+        out->PutFixed32(runs.IndexOf(e.rec->run));
+        out->PutFixed32(labels.IndexOf(e.rec->task));
+      }
+    }));
+    AMEM_RETURN_IF_ERROR(AddStringListBlock(&blocks, BlockTag::kEdgePayloads, edges,
+                                            [](const WEdge& e) { return std::string_view(e.rec->payload); }));
 
-    body.clear();  // 0x15 runs
-    AMEM_RETURN_IF_ERROR(PutStringList(&body, runs.items(), Identity));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kRuns, &body));
-
-    body.clear();  // 0x16 labels
-    AMEM_RETURN_IF_ERROR(PutStringList(&body, labels.items(), Identity));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kLabels, &body));
-
-    body.clear();  // 0x17 node attributes
-    for (const WNode& w : nodes) {
-      PutFixed64(&body, static_cast<uint64_t>(w.updated_ts));
-      PutFixed32(&body, labels.IndexOf(w.scope));
-      PutFixed32(&body, labels.IndexOf(w.task));
-      PutFixed32(&body, w.stub ? kNodeFlagStub : 0);
-    }
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kNodeAttrs, &body));
-
-    body.clear();  // 0x18 edge attributes
-    for (const WEdge& e : edges) {
-      PutFixed64(&body, static_cast<uint64_t>(e.rec->created_ts));
-      PutFixed64(&body, static_cast<uint64_t>(e.rec->updated_ts));
-      PutFixed32(&body, runs.IndexOf(e.rec->run));
-      PutFixed32(&body, labels.IndexOf(e.rec->task));
-    }
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kEdgeAttrs, &body));
-
-    body.clear();  // 0x19 edge payloads
-    AMEM_RETURN_IF_ERROR(PutStringList(
-        &body, edges, [](const WEdge& e) { return std::string_view(e.rec->payload); }));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kEdgePayloads, &body));
-
-    body.clear();  // 0x1A kv, sorted by (scope, ns, key)
-    std::vector<const KvRecord*> kv(state.kv.size());
+    // 0x1A kv, sorted by (scope, ns, key)
     for (size_t k = 0; k < kv.size(); ++k) kv[k] = &state.kv[k];
     std::sort(kv.begin(), kv.end(), [](const KvRecord* a, const KvRecord* b) {
       return std::tie(a->scope, a->ns, a->key) < std::tie(b->scope, b->ns, b->key);
     });
-    std::vector<std::string_view> kv_strings;
     for (size_t k = 0; k < kv.size(); ++k) {
       if (k > 0 && std::tie(kv[k]->scope, kv[k]->ns, kv[k]->key) ==
                        std::tie(kv[k - 1]->scope, kv[k - 1]->ns, kv[k - 1]->key)) {
@@ -498,27 +625,27 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
       }
       kv_strings.insert(kv_strings.end(), {kv[k]->scope, kv[k]->ns, kv[k]->key, kv[k]->value});
     }
-    PutFixed32(&body, static_cast<uint32_t>(kv.size()));
-    for (const KvRecord* r : kv) {
-      PutFixed64(&body, static_cast<uint64_t>(r->ts));
-      PutFixed32(&body, runs.IndexOf(r->run));
-      PutFixed32(&body, labels.IndexOf(r->task));
-    }
-    AMEM_RETURN_IF_ERROR(PutStringList(&body, kv_strings, Identity));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kKv, &body));
-
-    body.clear();  // 0x1B out index
-    {
-      uint32_t j = 0;
-      for (uint32_t i = 0; i <= n; ++i) {
-        while (j < m && edges[j].src < i) ++j;
-        PutFixed32(&body, j);
+    Result<uint64_t> kv_strings_length = StringListLength(kv_strings, Identity);
+    if (!kv_strings_length.ok()) return kv_strings_length.status();
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kKv,
+                                  4 + kKvFixedLength * kv.size() + *kv_strings_length,
+                                  [&](Emitter* out) {
+      out->PutFixed32(static_cast<uint32_t>(kv.size()));
+      for (const KvRecord* r : kv) {
+        out->PutFixed64(static_cast<uint64_t>(r->ts));
+        out->PutFixed32(runs.IndexOf(r->run));
+        out->PutFixed32(labels.IndexOf(r->task));
       }
-    }
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kOutIndex, &body));
+      PutStringList(out, kv_strings, Identity);
+    }));
 
-    body.clear();  // 0x1C in index: counting sort by target, then (rel, source) within
-    {
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kOutIndex, 4 * (uint64_t{n} + 1),
+                                  [&](Emitter* out) {
+      for (uint32_t v : out_start) out->PutFixed32(v);
+    }));
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kInIndex, 4 * (uint64_t{n} + 1 + m),
+                                  [&](Emitter* out) {
+      // Counting sort by target, then (rel, source) within.
       std::vector<uint32_t> start(static_cast<size_t>(n) + 1, 0);
       for (const WEdge& e : edges) ++start[e.dst + 1];
       for (uint32_t i = 0; i < n; ++i) start[i + 1] += start[i];
@@ -531,41 +658,70 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
           return std::tie(edges[a].rel, edges[a].src) < std::tie(edges[b].rel, edges[b].src);
         });
       }
-      for (uint32_t v : start) PutFixed32(&body, v);
-      for (uint32_t v : list) PutFixed32(&body, v);
-    }
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kInIndex, &body));
+      for (uint32_t v : start) out->PutFixed32(v);
+      for (uint32_t v : list) out->PutFixed32(v);
+    }));
   }
-  std::string file;
+
+  // ---- stream the file ----
   uint64_t total = h.index_offset + (options.checksum ? kBlockHeaderLength + 8 : 0);
-  for (const Block& b : blocks) total += kBlockHeaderLength + AlignUp(b.body.size(), kBlockAlignment);
-  file.reserve(total);
-  h.EncodeTo(&file);
-  for (const NodeEntry& r : records) r.EncodeTo(&file);
-  for (const WEdge& e : edges) EdgeEntry{e.src, e.dst, e.rel, e.rec->weight}.EncodeTo(&file);
-  file.append(stored);
-  file.resize(h.vector_offset, '\0');
+  for (const PendingBlock& b : blocks) total += kBlockHeaderLength + AlignUp(b.length, kBlockAlignment);
+  sink->Reserve(total);
+  Emitter out(sink);
+  {
+    std::string encoded;
+    h.EncodeTo(&encoded);
+    out.Append(encoded);
+    for (const NodeEntry& r : records) {
+      encoded.clear();
+      r.EncodeTo(&encoded);
+      out.Append(encoded);
+    }
+    for (const WEdge& e : edges) {
+      encoded.clear();
+      EdgeEntry{e.src, e.dst, e.rel, e.rec->weight}.EncodeTo(&encoded);
+      out.Append(encoded);
+    }
+  }
+  out.Append(stored);
+  out.AppendZeros(h.vector_offset - out.offset());
   if (any_vector) {
-    for (uint32_t i = 0; i < n; ++i) {
-      if (nodes[i].vector) {
+    for (const WNode& w : nodes) {
+      if (w.vector) {
         // Little-endian host (static_assert above): the floats' bytes are the format's.
-        file.append(reinterpret_cast<const char*>(nodes[i].vector->data()), dim * sizeof(float));
+        out.Append(std::string_view(reinterpret_cast<const char*>(w.vector->data()),
+                                    dim * sizeof(float)));
       } else {
-        file.append(dim * sizeof(float), '\0');
+        out.AppendZeros(dim * sizeof(float));
       }
     }
   }
-  file.resize(h.index_offset, '\0');
-  for (const Block& b : blocks) AppendBlock(&file, b.tag, b.body);
-  if (options.checksum) {  // 0x1F, over every byte before it
-    body.clear();
-    PutFixed64(&body, Hash64(file));
-    AppendBlock(&file, BlockTag::kChecksum, body);
+  out.AppendZeros(h.index_offset - out.offset());
+  for (const PendingBlock& b : blocks) {
+    out.BeginBlock(b.tag, b.length);
+    b.emit(&out);
+    out.EndBlock();
   }
+  if (options.checksum) {  // 0x1F, over every byte before it
+    const uint64_t digest = out.Digest();
+    out.BeginBlock(BlockTag::kChecksum, 8);
+    out.PutFixed64(digest);
+    out.EndBlock();
+  }
+  AMEM_RETURN_IF_ERROR(out.Flush());
+  assert(out.offset() == total);
+  return SnapshotSummary{n, stub_count, m, total};
+}
+
+Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& options) {
+  std::string file;
+  StringSink sink(&file);
+  Result<SnapshotSummary> written = WriteSnapshot(state, options, &sink);
+  if (!written.ok()) return written.status();
   return file;
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view data) {
+Status WriteFileAtomic(const std::string& path, const std::function<Status(ByteSink*)>& produce) {
   auto io_error = [](const std::string& what, const std::string& p) {
     return Status::IOError(what + " " + p + ": " + std::strerror(errno));
   };
@@ -578,26 +734,18 @@ Status WriteFileAtomic(const std::string& path, std::string_view data) {
     fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0 && (errno != EEXIST || attempt == 8)) return io_error("create", tmp);
   }
-  auto fail = [&](const std::string& what) {
-    Status s = io_error(what, tmp);
+  auto fail = [&](Status s) {
     if (fd >= 0) ::close(fd);
     ::unlink(tmp.c_str());
     return s;
   };
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t w = ::write(fd, data.data() + done, data.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return fail("write");
-    }
-    done += static_cast<size_t>(w);
-  }
-  if (::fsync(fd) != 0) return fail("fsync");
+  FileSink sink(fd, tmp);
+  if (Status s = produce(&sink); !s.ok()) return fail(std::move(s));
+  if (::fsync(fd) != 0) return fail(io_error("fsync", tmp));
   const int closed = ::close(fd);
   fd = -1;
-  if (closed != 0) return fail("close");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename");
+  if (closed != 0) return fail(io_error("close", tmp));
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail(io_error("rename", tmp));
   // The rename is durable only once the directory entry is.
   std::string dir = ".";
   if (size_t slash = path.rfind('/'); slash != std::string::npos) {
@@ -609,6 +757,10 @@ Status WriteFileAtomic(const std::string& path, std::string_view data) {
   ::close(dfd);
   if (rc != 0) return io_error("fsync directory", dir);
   return Status::OK();
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view data) {
+  return WriteFileAtomic(path, [data](ByteSink* sink) { return sink->Append(data); });
 }
 
 std::string TempPathFor(const std::string& path) {

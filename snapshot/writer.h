@@ -1,11 +1,14 @@
-// snapshot::BuildSnapshot compiles a StoreState into the bytes of an .amem file
-// (docs/FORMAT.md); WriteFileAtomic puts them on disk so that no reader ever maps a
-// half-written file. The output depends only on the logical state: the order of
-// state.nodes / edges / kv does not matter, and the same state gives the same bytes
-// on every machine (with the same liblz4 frame encoder).
+// snapshot::WriteSnapshot compiles a StoreState into the bytes of an .amem file
+// (docs/FORMAT.md) and streams them to a ByteSink; WriteFileAtomic puts them on disk
+// so that no reader ever maps a half-written file. The output depends only on the
+// logical state: the order of state.nodes / edges / kv does not matter, and the
+// same state gives the same bytes on every machine (with the same liblz4 frame
+// encoder).
 #ifndef AMEM_SNAPSHOT_WRITER_H_
 #define AMEM_SNAPSHOT_WRITER_H_
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -21,16 +24,42 @@ struct WriterOptions {
   bool compress = true;    // content as one LZ4 frame (flags bit 2); else stored raw
 };
 
-// InvalidArgument if the state cannot be written: a node type, relation, weight,
-// confidence or vector that the model forbids, duplicate keys or edges, or a
-// section beyond the format's 32-bit limits.
+// Receives a file's bytes once, in order.
+class ByteSink {
+ public:
+  virtual ~ByteSink() = default;
+  // Called once, before the first Append, with the exact number of bytes to come.
+  virtual void Reserve(uint64_t total) {}
+  virtual Status Append(std::string_view bytes) = 0;
+};
+
+// What a written snapshot holds (the header's counts) and its size.
+struct SnapshotSummary {
+  uint32_t nodes = 0;  // stubs included
+  uint32_t stubs = 0;
+  uint32_t edges = 0;
+  uint64_t bytes = 0;
+};
+
+// Streams the file to `sink`, never holding all of it in memory. InvalidArgument,
+// before anything reaches the sink, if the state cannot be written: a node type,
+// relation, weight, confidence or vector that the model forbids, duplicate keys
+// or edges, or a section beyond the format's 32-bit limits. Otherwise the first
+// error of the sink, if any.
+Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptions& options,
+                                      ByteSink* sink);
+
+// The whole file in memory: WriteSnapshot into a string.
 Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& options = {});
 
-// Writes `data` to a temp file of its own (TempPathFor(path), created with
+// Writes a file to a temp file of its own (TempPathFor(path), created with
 // O_EXCL), fsyncs it, renames it over `path` and fsyncs the directory. A crash at
 // any point leaves either the old file or the new one; concurrent calls for one
 // path never touch each other's temp file (the last rename wins). On failure the
 // temp file is removed; a killed process leaves it behind (`<path>.tmp.*`).
+// `produce` appends the bytes to the sink it is given; its error aborts the write.
+Status WriteFileAtomic(const std::string& path, const std::function<Status(ByteSink*)>& produce);
+// The same for bytes already in memory.
 Status WriteFileAtomic(const std::string& path, std::string_view data);
 
 // "<path>.tmp.<pid>.<16 hex digits>": a fresh temp name next to `path`.

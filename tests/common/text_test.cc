@@ -20,6 +20,15 @@ TEST_CASE("Tokenizer follows the documented rules", "[common][tokenizer]") {
   for (auto w : StopWords()) CHECK(Tokenize(w).empty());
 }
 
+TEST_CASE("Stop words are exactly the listed ones", "[common][tokenizer]") {
+  for (auto w : StopWords()) CHECK(IsStopWord(w));
+  for (std::string_view near : {"a", "am", "ax", "thee", "th", "tho", "hiss", "theirs", "i",
+                                "itself", "wit", "zz", "\xc3\xa9t", "9to", ""}) {
+    CAPTURE(near);
+    CHECK_FALSE(IsStopWord(near));
+  }
+}
+
 TEST_CASE("Hashed embedding is normalised and deterministic", "[common][tokenizer]") {
   auto a = HashEmbed("the cache is enabled", 128);
   auto b = HashEmbed("the cache is enabled", 128);
@@ -38,6 +47,12 @@ TEST_CASE("UTF-8 validation and preview cut on boundaries", "[common][utf8]") {
   CHECK_FALSE(IsValidUtf8("\xc0\xaf"));          // overlong
   CHECK_FALSE(IsValidUtf8("\xed\xa0\x80"));      // surrogate
   CHECK_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // > U+10FFFF
+  // Long ASCII runs are checked eight bytes at a time: bad bytes after, between
+  // and at the end of such runs are still found.
+  CHECK(IsValidUtf8("0123456789abcdef caf\xc3\xa9 0123456789abcdef"));
+  CHECK_FALSE(IsValidUtf8("0123456789abcdef\xff"));
+  CHECK_FALSE(IsValidUtf8("01234567\x80" "89abcdefgh"));
+  CHECK_FALSE(IsValidUtf8("0123456789abcdef\xc3"));
   CHECK_FALSE(IsValidUtf8("\xff"));
   CHECK(Utf8Prefix("caf\xc3\xa9", 4) == "caf");
   CHECK(Utf8Prefix("caf\xc3\xa9", 5) == "caf\xc3\xa9");

@@ -1,0 +1,80 @@
+// Emitter: the writer's output stage. Stages small appends in one buffer, hashes
+// every byte (for the checksum block) and forwards the bytes to a ByteSink in
+// large pieces, so the writer streams a file without ever holding it. Internal
+// to snapshot/.
+#ifndef AMEM_SNAPSHOT_EMITTER_H_
+#define AMEM_SNAPSHOT_EMITTER_H_
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string_view>
+
+#include "common/coding.h"
+#include "common/hash.h"
+#include "common/status.h"
+#include "snapshot/format.h"
+#include "snapshot/writer.h"
+
+namespace amem::snapshot {
+
+class Emitter {
+ public:
+  explicit Emitter(ByteSink* sink);
+  Emitter(const Emitter&) = delete;
+  Emitter& operator=(const Emitter&) = delete;
+
+  // Errors are sticky (leveldb's TableBuilder): the sink's first error is kept in
+  // status() and later appends are dropped.
+  void Append(std::string_view bytes) {
+    if (bytes.size() <= kBufferSize - used_) {
+      if (bytes.empty()) return;  // data() may be null, which memcpy must not see
+      std::memcpy(buffer_.get() + used_, bytes.data(), bytes.size());
+      used_ += bytes.size();
+      offset_ += bytes.size();
+    } else {
+      AppendLarge(bytes);
+    }
+  }
+  void AppendZeros(uint64_t n);
+  void PutFixed32(uint32_t v) {
+    char b[4];
+    EncodeFixed32(b, v);
+    Append(std::string_view(b, sizeof(b)));
+  }
+  void PutFixed64(uint64_t v) {
+    char b[8];
+    EncodeFixed64(b, v);
+    Append(std::string_view(b, sizeof(b)));
+  }
+
+  // Block header (tag, padded length); EndBlock() pads the body to
+  // kBlockAlignment. REQUIRES: exactly body_length bytes appended in between.
+  void BeginBlock(BlockTag tag, uint64_t body_length);
+  void EndBlock();
+
+  uint64_t offset() const { return offset_; }  // bytes appended so far
+  // XXH3-64 of every byte appended so far (flushes the staged bytes).
+  uint64_t Digest();
+  // Hands the staged bytes to the sink; returns status().
+  Status Flush();
+  const Status& status() const { return status_; }
+
+ private:
+  static constexpr size_t kBufferSize = size_t{1} << 20;
+  void AppendLarge(std::string_view bytes);
+  void Drain();  // the staged bytes to the sink
+  void Forward(std::string_view bytes);
+
+  ByteSink* sink_;
+  std::unique_ptr<char[]> buffer_;
+  size_t used_ = 0;
+  uint64_t offset_ = 0;
+  uint64_t block_end_ = 0;  // where the open block's body ends
+  Hasher64 hasher_;
+  Status status_;
+};
+
+}  // namespace amem::snapshot
+
+#endif  // AMEM_SNAPSHOT_EMITTER_H_
