@@ -8,7 +8,7 @@
 // the state at the end of the batch.
 #include <algorithm>
 #include <deque>
-#include <map>
+#include <unordered_map>
 
 #include "common/clock.h"
 #include "common/coding.h"
@@ -396,6 +396,9 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
     *effective = 0;
     const uint64_t prev_rev = GetMetaU64(txn, dbs, kMetaRevision, 0);
     AMEM_RETURN_IF_ERROR(CheckExpectedRevision(options, prev_rev));
+    if (GetMetaU64(txn, dbs, kMetaFormat, kFormatVersion) < kFormatVersion) {
+      PutMetaU64(txn, dbs, kMetaFormat, kFormatVersion);  // the log below is format 2
+    }
     const uint64_t rev = prev_rev + 1;
     const int64_t rev_ts = std::max(
         base_ts,
@@ -421,22 +424,18 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
     // In batch order, so that the operations are read sequentially.
     edges.clear();
     {
-      std::map<std::string, RelationId, std::less<>> rel_ids;
+      std::unordered_map<std::string_view, RelationId> rel_ids;  // the batch's names
       for (size_t i = 0; i < ops.size(); ++i) {
         if (ops[i].kind != Kind::kPutEdge && ops[i].kind != Kind::kDeleteEdge) continue;
         Prep& p = preps[i];
         const std::string& name = ops[i].edge().rel;
-        if (auto id = ParseBuiltinRelation(name)) {
-          p.rel = *id;
-        } else {
-          auto it = rel_ids.find(name);
-          if (it == rel_ids.end()) {
-            auto id = LookupRelationTxn(txn, dbs, name);
-            if (!id.ok()) return OpError(i, id.status());
-            it = rel_ids.emplace(name, *id).first;
-          }
-          p.rel = it->second;
+        auto it = rel_ids.find(name);
+        if (it == rel_ids.end()) {
+          auto id = LookupRelationTxn(txn, dbs, name);
+          if (!id.ok()) return OpError(i, id.status());
+          it = rel_ids.emplace(name, *id).first;
         }
+        p.rel = it->second;
         edges.push_back({p.a, p.b, static_cast<uint32_t>(i), p.rel, false});
       }
     }
@@ -668,17 +667,18 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
                             ? op.node().key.size()
                         : op.kind == Kind::kPutKv || op.kind == Kind::kDeleteKv
                             ? preps[i].canon.size()
-                            : op.edge().src.size() + op.edge().dst.size() + op.edge().rel.size());
+                            : op.edge().src.size() + op.edge().dst.size());
     }
     buf.reserve(estimate);
     PutFixed64(&buf, static_cast<uint64_t>(rev_ts));
     PutVarint32(&buf, static_cast<uint32_t>(*effective));
-    std::string rel_names[kMaxRelationId + 1];
+    LogEntry e, prev;  // prev: the entry before, which e may refer to
+    bool first = true;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Prep& p = preps[i];
       if (!p.effective) continue;
       const Attribution attr = AttributionOf(ops[i], options);
-      LogEntry e;
+      e = LogEntry();
       e.kind = static_cast<uint8_t>(p.kind);
       e.flags = p.log_flags;
       e.run = attr.run;
@@ -687,17 +687,11 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
         case Kind::kPutNode: case Kind::kDeleteNode:
           e.a = ops[i].node().key;
           break;
-        case Kind::kPutEdge: case Kind::kDeleteEdge: {
-          if (rel_names[p.rel].empty()) {
-            auto name = RelationNameTxn(txn, dbs, p.rel);
-            if (!name.ok()) return name.status();
-            rel_names[p.rel] = std::move(name).value();
-          }
+        case Kind::kPutEdge: case Kind::kDeleteEdge:
           e.a = ops[i].edge().src;
-          e.b = rel_names[p.rel];
+          e.rel = p.rel;  // logged by id
           e.c = ops[i].edge().dst;
           break;
-        }
         case Kind::kPutKv: case Kind::kDeleteKv:
           e.a = ops[i].kv().scope;
           e.b = ops[i].kv().ns;
@@ -707,7 +701,9 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
           e.a = ops[i].edge().rel;
           break;
       }
-      e.EncodeTo(&buf);
+      e.EncodeTo(&buf, first ? nullptr : &prev);
+      prev = e;
+      first = false;
     }
     Put(txn, dbs.log, RevKey(rev), buf);
     Put(txn, dbs.time, TimeKey(rev_ts, rev), {});

@@ -1,6 +1,7 @@
 #include "store/records.h"
 
 #include "common/coding.h"
+#include "store/store.h"
 
 namespace amem::store_internal {
 
@@ -202,24 +203,60 @@ Status KvValue::DecodeFrom(std::string_view in) {
   return Status::OK();
 }
 
-void LogEntry::EncodeTo(std::string* dst) const {
+void LogEntry::EncodeTo(std::string* dst, const LogEntry* prev) {
+  flags &= kLogChangeFlags;
+  const bool same_attribution = prev && prev->run == run && prev->task == task;
+  const bool same_a = prev && prev->a == a;
+  const bool by_id = b.empty() && (kind == static_cast<uint8_t>(Change::Kind::kPutEdge) ||
+                                   kind == static_cast<uint8_t>(Change::Kind::kDeleteEdge));
+  if (same_attribution) flags |= kLogSameAttribution;
+  if (same_a) flags |= kLogSameA;
+  if (by_id) flags |= kLogRelationId;
   dst->push_back(static_cast<char>(kind));
   dst->push_back(static_cast<char>(flags));
-  PutLengthPrefixed(dst, a);
-  PutLengthPrefixed(dst, b);
+  if (!same_a) PutLengthPrefixed(dst, a);
+  if (by_id) {
+    dst->push_back(static_cast<char>(rel));
+  } else {
+    PutLengthPrefixed(dst, b);
+  }
   PutLengthPrefixed(dst, c);
-  PutLengthPrefixed(dst, run);
-  PutLengthPrefixed(dst, task);
+  if (!same_attribution) {
+    PutLengthPrefixed(dst, run);
+    PutLengthPrefixed(dst, task);
+  }
 }
 
-Status LogEntry::DecodeFrom(std::string_view* in) {
+Status LogEntry::DecodeFrom(std::string_view* in, const LogEntry* prev) {
   if (in->size() < 2) return Bad("log");
   kind = static_cast<uint8_t>((*in)[0]);
   flags = static_cast<uint8_t>((*in)[1]);
   in->remove_prefix(2);
-  if (kind > 6 || !GetLengthPrefixed(in, &a) || !GetLengthPrefixed(in, &b) ||
-      !GetLengthPrefixed(in, &c) || !GetLengthPrefixed(in, &run) ||
-      !GetLengthPrefixed(in, &task)) {
+  constexpr uint8_t kKnown = kLogChangeFlags | kLogSameAttribution | kLogSameA | kLogRelationId;
+  if (kind > 6 || (flags & ~kKnown) != 0) return Bad("log");
+  if ((flags & (kLogSameAttribution | kLogSameA)) != 0 && prev == nullptr) return Bad("log");
+  const bool edge = kind == static_cast<uint8_t>(Change::Kind::kPutEdge) ||
+                    kind == static_cast<uint8_t>(Change::Kind::kDeleteEdge);
+  if ((flags & kLogRelationId) != 0 && !edge) return Bad("log");
+  if (flags & kLogSameA) {
+    a = prev->a;
+  } else if (!GetLengthPrefixed(in, &a)) {
+    return Bad("log");
+  }
+  rel = 0;
+  b = {};
+  if (flags & kLogRelationId) {
+    if (in->empty()) return Bad("log");
+    rel = static_cast<RelationId>((*in)[0]);
+    in->remove_prefix(1);
+  } else if (!GetLengthPrefixed(in, &b)) {
+    return Bad("log");
+  }
+  if (!GetLengthPrefixed(in, &c)) return Bad("log");
+  if (flags & kLogSameAttribution) {
+    run = prev->run;
+    task = prev->task;
+  } else if (!GetLengthPrefixed(in, &run) || !GetLengthPrefixed(in, &task)) {
     return Bad("log");
   }
   return Status::OK();

@@ -98,19 +98,30 @@ struct KvValue {
   Status DecodeFrom(std::string_view in);
 };
 
-// One change inside a log value (STORE.md §4.5).
+// One change inside a log value (STORE.md §4.5). Flags 1-4 describe the change;
+// 8-32 say how the entry is encoded (format 2): fields equal to the previous
+// entry's are left out, and an edge names its relation by id.
 inline constexpr uint8_t kLogOverwrite = 1;
 inline constexpr uint8_t kLogSrcMissing = 2;
 inline constexpr uint8_t kLogDstMissing = 4;
+inline constexpr uint8_t kLogSameAttribution = 8;  // run, task: the previous entry's
+inline constexpr uint8_t kLogSameA = 16;           // a: the previous entry's
+inline constexpr uint8_t kLogRelationId = 32;      // b: one byte, a relation id
+inline constexpr uint8_t kLogChangeFlags = kLogOverwrite | kLogSrcMissing | kLogDstMissing;
 struct LogEntry {
   uint8_t kind = 0;  // Change::Kind
   uint8_t flags = 0;
-  // node: a = key. edge: a = src key, b = relation name, c = dst key.
-  // kv: a = scope, b = ns, c = key. relation: a = name.
+  // node: a = key. edge: a = src key, b = relation name (empty with
+  // kLogRelationId: see rel), c = dst key. kv: a = scope, b = ns, c = key.
+  // relation: a = name.
   std::string_view a, b, c, run, task;
+  RelationId rel = 0;  // with kLogRelationId
 
-  void EncodeTo(std::string* dst) const;
-  Status DecodeFrom(std::string_view* in);
+  // Appends the entry, leaving out what equals `prev` (the entry before it in
+  // the same log value, or null). Sets the encoding flags in `flags` itself.
+  void EncodeTo(std::string* dst, const LogEntry* prev);
+  // REQUIRES: `prev` is the entry decoded just before, or null for the first.
+  Status DecodeFrom(std::string_view* in, const LogEntry* prev);
 };
 
 }  // namespace amem::store_internal

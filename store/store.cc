@@ -131,10 +131,11 @@ Status LoadRelations(MDB_txn* txn, const Dbs& dbs, const At& at,
     if (!GetFixed64(&in, &ts) || !GetVarint32(&in, &count)) {
       return Status::Corruption("log value after revision " + std::to_string(at.rev));
     }
+    LogEntry e, prev;
     for (uint32_t i = 0; i < count; ++i) {
-      LogEntry e;
-      AMEM_RETURN_IF_ERROR(e.DecodeFrom(&in).WithContext("log"));
+      AMEM_RETURN_IF_ERROR(e.DecodeFrom(&in, i == 0 ? nullptr : &prev).WithContext("log"));
       if (e.kind == static_cast<uint8_t>(Change::Kind::kDefineRelation)) later.emplace_back(e.a);
+      prev = e;
     }
   }
   if (later.empty()) return Status::OK();
@@ -323,9 +324,10 @@ Status OpenEnv(const std::string& dir, const StoreOptions& options, SharedEnv* s
         shared->dimension = static_cast<uint32_t>(
             GetMetaU64(txn.handle(), shared->dbs, kMetaDimension, kDefaultDimension));
         uint64_t format = GetMetaU64(txn.handle(), shared->dbs, kMetaFormat, 0);
-        if (format != kFormatVersion) {
+        if (format < kOldestReadableFormat || format > kFormatVersion) {
           return Status::NotSupported("store format " + std::to_string(format) +
-                                      "; this build reads format " +
+                                      "; this build reads formats " +
+                                      std::to_string(kOldestReadableFormat) + " to " +
                                       std::to_string(kFormatVersion));
         }
         txn.commit();
@@ -704,6 +706,7 @@ Result<std::vector<Change>> Store::ChangesSinceRevision(uint64_t rev) const {
                                      " was compacted; changes since revision " +
                                      std::to_string(rev) + " are no longer known");
     }
+    std::string rel_names[kMaxRelationId + 1];  // by id, looked up once each
     Cursor c(txn, rep_->dbs.log);
     for (bool ok = c.SeekRange(RevKey(rev + 1)); ok; ok = c.Next()) {
       if (c.key().size() != 8) return Status::Corruption("log key");
@@ -714,9 +717,11 @@ Result<std::vector<Change>> Store::ChangesSinceRevision(uint64_t rev) const {
       if (!GetFixed64(&in, &ts) || !GetVarint32(&in, &count)) {
         return Status::Corruption("log value of revision " + std::to_string(r));
       }
+      LogEntry e, prev;
       for (uint32_t i = 0; i < count; ++i) {
-        LogEntry e;
-        AMEM_RETURN_IF_ERROR(e.DecodeFrom(&in).WithContext("revision " + std::to_string(r)));
+        AMEM_RETURN_IF_ERROR(e.DecodeFrom(&in, i == 0 ? nullptr : &prev)
+                                 .WithContext("revision " + std::to_string(r)));
+        prev = e;
         Change ch;
         ch.rev = r;
         ch.ts = static_cast<int64_t>(ts);
@@ -736,7 +741,19 @@ Result<std::vector<Change>> Store::ChangesSinceRevision(uint64_t rev) const {
           case Change::Kind::kPutEdge:
           case Change::Kind::kDeleteEdge:
             ch.src_key = e.a;
-            ch.rel_name = e.b;
+            if (e.flags & kLogRelationId) {
+              std::string& name = rel_names[e.rel];
+              if (name.empty()) {
+                auto found = RelationNameTxn(txn, rep_->dbs, e.rel);
+                if (!found.ok()) {
+                  return found.status().WithContext("revision " + std::to_string(r));
+                }
+                name = std::move(found).value();
+              }
+              ch.rel_name = name;
+            } else {
+              ch.rel_name = e.b;
+            }
             ch.dst_key = e.c;
             break;
           case Change::Kind::kPutKv:

@@ -31,7 +31,11 @@ inline constexpr std::string_view kMetaNextRelation = "next_rel";
 inline constexpr std::string_view kMetaRelationById = "rel:";      // + id byte
 inline constexpr std::string_view kMetaRelationByName = "relname:";  // + name
 inline constexpr std::string_view kMetaTombstones = "tombstones";  // node + edge tombstones
-inline constexpr uint32_t kFormatVersion = 1;
+// The format this build writes, and the oldest it reads. Format 1 logged every
+// field of every entry (STORE.md §4.5); a format-1 store is upgraded in place by
+// its first write, after which older builds refuse it.
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kOldestReadableFormat = 1;
 
 // Compaction thresholds (STORE.md §5).
 inline constexpr uint64_t kCompactListMinDead = 64;  // rewrite a list with this many

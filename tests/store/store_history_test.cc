@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "store/store.h"
+#include "tests/store/raw_lmdb.h"
 #include "tests/store/store_test_util.h"
 
 using namespace amem;
@@ -284,4 +285,111 @@ TEST_CASE("Time views handle negative and extreme timestamps", "[store][asof]") 
   CHECK(Must(store->ChangesSinceTime(INT64_MAX)).empty());
   CHECK(Must(store->ChangesSinceRevision(UINT64_MAX)).empty());
   CHECK(store->GetNode("x", ReadView::AtRevision(UINT64_MAX)).status().IsInvalidArgument());
+}
+
+TEST_CASE("The log leaves out repeated fields and names relations by id", "[store][log]") {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  Batch b;
+  b.DefineRelation("owns");
+  b.PutNode(Node("a", "x"));
+  b.PutEdge(Edge("a", "calls", "b"));  // same run/task as before: left out
+  b.PutEdge(Edge("a", "owns", "c"));   // same src too
+  EdgeInput other = Edge("c", "calls", "a");
+  other.run = "run-2";  // a new attribution is written out
+  b.PutEdge(other);
+  b.PutEdge(Edge("c", "owns", "b"));  // and the batch's comes back
+  b.PutKv(Kv("s", "ns", "k", "v"));
+  WriteOptions w;
+  w.run = "run-1";
+  w.task = "t";
+  REQUIRE(store->Apply(b, w).ok());
+  auto changes = Must(store->ChangesSinceRevision(0));
+  REQUIRE(changes.size() == 7);
+  CHECK(changes[0].kind == Change::Kind::kDefineRelation);
+  CHECK(changes[0].rel_name == "owns");
+  CHECK(changes[1].key == "a");
+  const std::vector<std::array<std::string, 4>> edges = {
+      {"a", "calls", "b", "run-1"}, {"a", "owns", "c", "run-1"},
+      {"c", "calls", "a", "run-2"}, {"c", "owns", "b", "run-1"}};
+  for (size_t i = 0; i < edges.size(); ++i) {
+    const Change& c = changes[2 + i];
+    CAPTURE(i);
+    CHECK(c.kind == Change::Kind::kPutEdge);
+    CHECK(c.src_key == edges[i][0]);
+    CHECK(c.rel_name == edges[i][1]);
+    CHECK(c.dst_key == edges[i][2]);
+    CHECK(c.run == edges[i][3]);
+    CHECK(c.task == "t");
+    CHECK(c.dst_missing == (edges[i][2] != "a"));  // only "a" is a node
+    CHECK(c.src_missing == (edges[i][0] != "a"));
+  }
+  CHECK(changes[6].scope == "s");
+  CHECK(changes[6].key == "k");
+  CHECK(changes[6].run == "run-1");
+}
+
+TEST_CASE("A format-1 store reads and is upgraded by its first write", "[store][log]") {
+  TempDir dir;
+  { auto store = OpenStore(dir.path()); }
+  // Revision 1 as a format-1 build logged it: every field of every entry, the
+  // relation by name (docs/STORE.md §4.5).
+  auto entry = [](Change::Kind kind, std::string_view a, std::string_view b,
+                  std::string_view c, std::string_view run) {
+    std::string e{static_cast<char>(kind), '\0'};
+    for (std::string_view field : {a, b, c, run, std::string_view("t")}) {
+      PutVarint32(&e, static_cast<uint32_t>(field.size()));
+      e.append(field);
+    }
+    return e;
+  };
+  std::string log;
+  PutFixed64(&log, 100);
+  PutVarint32(&log, 2);
+  log += entry(Change::Kind::kPutNode, "a", "", "", "r");
+  log += entry(Change::Kind::kPutEdge, "a", "calls", "b", "r");
+  auto meta_u64 = [](uint64_t v) {
+    std::string s;
+    PutBig64(&s, v);
+    return s;
+  };
+  RawLmdbWrite(dir.path(), [&](MDB_txn* txn, const auto& db) {
+    std::string rev_key = meta_u64(1), format = meta_u64(1), rev = meta_u64(1);
+    std::string format_key = "format", rev_name = "rev";
+    MDB_val k = RawVal(rev_key), v = RawVal(log);
+    REQUIRE(mdb_put(txn, db("log", 0), &k, &v, 0) == 0);
+    k = RawVal(format_key);
+    v = RawVal(format);
+    REQUIRE(mdb_put(txn, db("meta", 0), &k, &v, 0) == 0);
+    k = RawVal(rev_name);
+    v = RawVal(rev);
+    REQUIRE(mdb_put(txn, db("meta", 0), &k, &v, 0) == 0);
+  });
+  auto format_of = [&] {
+    uint64_t format = 0;
+    RawLmdbWrite(dir.path(), [&](MDB_txn* txn, const auto& db) {
+      std::string key = "format";
+      MDB_val k = RawVal(key), v{0, nullptr};
+      REQUIRE(mdb_get(txn, db("meta", 0), &k, &v) == 0);
+      REQUIRE(v.mv_size == 8);
+      format = DecodeBig64(static_cast<const char*>(v.mv_data));
+    });
+    return format;
+  };
+  REQUIRE(format_of() == 1);
+  {
+    auto store = OpenStore(dir.path());
+    auto old = Must(store->ChangesSinceRevision(0));
+    REQUIRE(old.size() == 2);
+    CHECK(old[1].src_key == "a");
+    CHECK(old[1].rel_name == "calls");
+    CHECK(old[1].dst_key == "b");
+    CHECK(old[1].run == "r");
+    REQUIRE(store->PutEdge(Edge("b", "calls", "a")).ok());
+    auto all = Must(store->ChangesSinceRevision(0));
+    REQUIRE(all.size() == 3);
+    CHECK(all[2].src_key == "b");
+    CHECK(all[2].rel_name == "calls");
+  }
+  CHECK(format_of() == 2);
 }
