@@ -32,10 +32,11 @@ Status ReadAll(const std::string& file, std::string* out) {
 }
 
 Status RunIngest(Context& ctx, const IngestArgs& a) {
-  std::string text;
-  AMEM_RETURN_IF_ERROR(ReadAll(a.file, &text));
+  // The store first: a missing store fails before a large file is read.
   Result<Store*> store = ctx.OpenStore();
   if (!store.ok()) return store.status();
+  std::string text;
+  AMEM_RETURN_IF_ERROR(ReadAll(a.file, &text));
   Result<IngestSummary> summary = Ingest(*store, text, a.write.options());
   if (!summary.ok()) return summary.status();
   // The bulk path for deletes too; the check is O(1).

@@ -2,6 +2,7 @@
 #include "tools/ingest.h"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "common/model.h"
 #include "tests/tools/amem_runner.h"
@@ -211,6 +212,12 @@ TEST_CASE("amem ingest rejects a bad file naming the line and writes nothing",
   r = s.Run({"ingest", s.dir().Sub("no-such.jsonl")});
   CHECK(r.exit_code == 6);
   CHECK(r.err_lines() == 1);
+  // A missing store is reported before the file is read (and nothing is created).
+  const std::string nowhere = s.dir().Sub("no-store");
+  r = Amem(nowhere, {"ingest", s.dir().Sub("no-such.jsonl")});
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("no store at " + nowhere) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(nowhere));
 }
 
 TEST_CASE("the demo data ingests", "[tools][ingest][demo]") {
