@@ -96,4 +96,11 @@ class [[nodiscard]] Result {
     if (!amem_status_.ok()) return amem_status_;       \
   } while (0)
 
+// Declares `lhs` as a reference to the value of the Result `expr`, or returns its
+// error Status from the calling function.
+#define AMEM_ASSIGN_OR_RETURN(lhs, expr)                \
+  auto lhs##_result = (expr);                           \
+  if (!lhs##_result.ok()) return lhs##_result.status(); \
+  auto& lhs = *lhs##_result
+
 #endif  // AMEM_COMMON_STATUS_H_

@@ -39,11 +39,6 @@ Result<uint32_t> Node(const snapshot::Reader& reader, const std::string& arg) {
   return query::ResolveNode(reader, arg);
 }
 
-#define AMEM_ASSIGN_OR_RETURN(lhs, expr) \
-  auto lhs##_result = (expr);            \
-  if (!lhs##_result.ok()) return lhs##_result.status(); \
-  auto& lhs = *lhs##_result
-
 // ---- traverse ----
 struct TraverseArgs {
   SnapshotArgs snap;
@@ -222,7 +217,6 @@ Status RunPath(Context& ctx, const PathArgs& a) {
   return Status::OK();
 }
 
-#undef AMEM_ASSIGN_OR_RETURN
 
 }  // namespace
 

@@ -77,11 +77,6 @@ void FitToBudget(Json* doc, size_t budget) {
 
 namespace {
 
-#define AMEM_MCP_ASSIGN(lhs, expr)                      \
-  auto lhs##_result = (expr);                           \
-  if (!lhs##_result.ok()) return lhs##_result.status(); \
-  auto& lhs = *lhs##_result
-
 // A query's answer: the JSON document (structuredContent) and, when the text content
 // is something other than that JSON (context's prompt text), the text.
 struct Answer {
@@ -192,7 +187,7 @@ Result<uint32_t> NodeArg(const snapshot::Reader& reader, const Json& args, const
 
 Status Filters(const snapshot::Reader& reader, const Json& args, query::TypeFilter* types,
                query::RunFilter* runs) {
-  AMEM_MCP_ASSIGN(t, query::ParseTypes(Strings(args, "types")));
+  AMEM_ASSIGN_OR_RETURN(t, query::ParseTypes(Strings(args, "types")));
   *types = t;
   *runs = query::ParseRuns(reader, Strings(args, "runs"));
   return Status::OK();
@@ -205,7 +200,7 @@ Result<Answer> Ranked(const snapshot::Reader& r, const Json& args, Options o, in
                       Run run, Render render) {
   o.limit = static_cast<uint32_t>(Limit(args, default_limit));
   AMEM_RETURN_IF_ERROR(Filters(r, args, &o.types, &o.runs));
-  AMEM_MCP_ASSIGN(res, run(r, o));
+  AMEM_ASSIGN_OR_RETURN(res, run(r, o));
   return Answer{render(r, res), {}};
 }
 
@@ -285,9 +280,9 @@ void AddNavigationTools(ToolRegistry* registry, Store* store) {
             LimitProp(50, 1000)),
       {"node"},
       [](const snapshot::Reader& r, const Json& args) -> Result<Answer> {
-        AMEM_MCP_ASSIGN(start, NodeArg(r, args, "node"));
-        AMEM_MCP_ASSIGN(dir, query::ParseDirection(ArgString(args, "direction", "out")));
-        AMEM_MCP_ASSIGN(rels, query::ParseRelations(r, Strings(args, "relations")));
+        AMEM_ASSIGN_OR_RETURN(start, NodeArg(r, args, "node"));
+        AMEM_ASSIGN_OR_RETURN(dir, query::ParseDirection(ArgString(args, "direction", "out")));
+        AMEM_ASSIGN_OR_RETURN(rels, query::ParseRelations(r, Strings(args, "relations")));
         query::TraverseOptions o;
         o.direction = dir;
         o.relations = rels;
@@ -319,8 +314,8 @@ void AddNavigationTools(ToolRegistry* registry, Store* store) {
             LimitProp(20, 1000)),
       {},
       [](const snapshot::Reader& r, const Json& args) -> Result<Answer> {
-        AMEM_MCP_ASSIGN(types, query::ParseTypes(Strings(args, "types")));
-        AMEM_MCP_ASSIGN(sort, query::ParseSearchSort(ArgString(args, "sort", "recent")));
+        AMEM_ASSIGN_OR_RETURN(types, query::ParseTypes(Strings(args, "types")));
+        AMEM_ASSIGN_OR_RETURN(sort, query::ParseSearchSort(ArgString(args, "sort", "recent")));
         query::SearchOptions o;
         o.types = types;
         o.sort = sort;
@@ -350,8 +345,8 @@ void AddNavigationTools(ToolRegistry* registry, Store* store) {
             LimitProp(50, 500)),
       {"earlier", "later"},
       [](const snapshot::Reader& r, const Json& args) -> Result<Answer> {
-        AMEM_MCP_ASSIGN(a, query::ParsePeriod(ArgString(args, "earlier")));
-        AMEM_MCP_ASSIGN(b, query::ParsePeriod(ArgString(args, "later")));
+        AMEM_ASSIGN_OR_RETURN(a, query::ParsePeriod(ArgString(args, "earlier")));
+        AMEM_ASSIGN_OR_RETURN(b, query::ParsePeriod(ArgString(args, "later")));
         query::TemporalOptions o;
         o.a = a;
         o.b = b;
@@ -370,7 +365,7 @@ void AddNavigationTools(ToolRegistry* registry, Store* store) {
             LimitProp(100, 1000)),
       {"node"},
       [](const snapshot::Reader& r, const Json& args) -> Result<Answer> {
-        AMEM_MCP_ASSIGN(root, NodeArg(r, args, "node"));
+        AMEM_ASSIGN_OR_RETURN(root, NodeArg(r, args, "node"));
         query::ImpactOptions o;
         o.depth = static_cast<uint32_t>(ArgInt(args, "depth", 10));
         o.limit = Limit(args, 100);
@@ -385,7 +380,7 @@ void AddNavigationTools(ToolRegistry* registry, Store* store) {
       Merge(Json{{"node", NodeProp("Any version of the memory")}}, LimitProp(1000, 10000)),
       {"node"},
       [](const snapshot::Reader& r, const Json& args) -> Result<Answer> {
-        AMEM_MCP_ASSIGN(node, NodeArg(r, args, "node"));
+        AMEM_ASSIGN_OR_RETURN(node, NodeArg(r, args, "node"));
         query::ResolveOptions o;
         o.limit = Limit(args, 1000);
         return Answer{query::ResolveJson(r, query::Resolve(r, node, o)), {}};
@@ -409,10 +404,10 @@ void AddNavigationTools(ToolRegistry* registry, Store* store) {
             LimitProp(1000, 10000)),
       {"from", "to"},
       [](const snapshot::Reader& r, const Json& args) -> Result<Answer> {
-        AMEM_MCP_ASSIGN(from, NodeArg(r, args, "from"));
-        AMEM_MCP_ASSIGN(to, NodeArg(r, args, "to"));
-        AMEM_MCP_ASSIGN(dir, query::ParseDirection(ArgString(args, "direction", "both")));
-        AMEM_MCP_ASSIGN(rels, query::ParseRelations(r, Strings(args, "relations")));
+        AMEM_ASSIGN_OR_RETURN(from, NodeArg(r, args, "from"));
+        AMEM_ASSIGN_OR_RETURN(to, NodeArg(r, args, "to"));
+        AMEM_ASSIGN_OR_RETURN(dir, query::ParseDirection(ArgString(args, "direction", "both")));
+        AMEM_ASSIGN_OR_RETURN(rels, query::ParseRelations(r, Strings(args, "relations")));
         bool neglog = ArgString(args, "cost", "weight") == "neglog";
         query::PathOptions o;
         o.direction = dir;
@@ -465,14 +460,14 @@ void AddRecallTools(ToolRegistry* registry, Store* store) {
         }
         std::vector<uint32_t> seeds;
         for (const std::string& s : Strings(args, "seeds")) {
-          AMEM_MCP_ASSIGN(i, query::ResolveNode(r, s));
+          AMEM_ASSIGN_OR_RETURN(i, query::ResolveNode(r, s));
           seeds.push_back(i);
         }
         if (HasArg(args, "question")) {
           query::TextSearchOptions ts;
           ts.query = ArgString(args, "question");
           ts.limit = static_cast<uint32_t>(ArgInt(args, "question_seeds", 3));
-          AMEM_MCP_ASSIGN(hits, query::TextSearch(r, ts));
+          AMEM_ASSIGN_OR_RETURN(hits, query::TextSearch(r, ts));
           if (hits.hits.empty() && seeds.empty()) {
             // Not an error: the memory simply holds nothing about it (yet).
             return Answer{Json{{"query", "context"}, {"question", ts.query},
@@ -493,7 +488,7 @@ void AddRecallTools(ToolRegistry* registry, Store* store) {
         o.format = query::Format::kText;
         o.max_content_bytes = static_cast<size_t>(ArgInt(args, "max_content", 400));
         o.limit = Limit(args, 200);
-        AMEM_MCP_ASSIGN(res, query::BuildContextChecked(r, seeds, o));
+        AMEM_ASSIGN_OR_RETURN(res, query::BuildContextChecked(r, seeds, o));
         Answer a{query::ContextJson(r, res, o), query::ContextText(r, res, o)};
         if (HasArg(args, "question")) a.doc["question"] = ArgString(args, "question");
         return a;
@@ -566,7 +561,7 @@ void AddRecallTools(ToolRegistry* registry, Store* store) {
         }
         query::SimilarOptions o;
         if (HasArg(args, "node")) {
-          AMEM_MCP_ASSIGN(node, NodeArg(r, args, "node"));
+          AMEM_ASSIGN_OR_RETURN(node, NodeArg(r, args, "node"));
           o.node = node;
         }
         o.text = ArgString(args, "text");
@@ -589,15 +584,15 @@ void AddRecallTools(ToolRegistry* registry, Store* store) {
             LimitProp(20, 1000)),
       {},
       [](const snapshot::Reader& r, const Json& args) -> Result<Answer> {
-        AMEM_MCP_ASSIGN(metric, query::ParseCentralityMetric(ArgString(args, "metric", "pagerank")));
-        AMEM_MCP_ASSIGN(types, query::ParseTypes(Strings(args, "types")));
-        AMEM_MCP_ASSIGN(rels, query::ParseRelations(r, Strings(args, "relations")));
+        AMEM_ASSIGN_OR_RETURN(metric, query::ParseCentralityMetric(ArgString(args, "metric", "pagerank")));
+        AMEM_ASSIGN_OR_RETURN(types, query::ParseTypes(Strings(args, "types")));
+        AMEM_ASSIGN_OR_RETURN(rels, query::ParseRelations(r, Strings(args, "relations")));
         query::CentralityOptions o;
         o.metric = metric;
         o.types = types;
         o.rels = rels;
         o.limit = static_cast<uint32_t>(Limit(args, 20));
-        AMEM_MCP_ASSIGN(res, query::Centrality(r, o));
+        AMEM_ASSIGN_OR_RETURN(res, query::Centrality(r, o));
         return Answer{query::CentralityJson(r, res), {}};
       }}));
 }
@@ -620,10 +615,10 @@ void AddReasoningTools(ToolRegistry* registry, Store* store) {
       [](const snapshot::Reader& r, const Json& args) -> Result<Answer> {
         AMEM_RETURN_IF_ERROR(OneOf(args, "node", "hypothesis"));
         std::string hypothesis = ArgString(args, "hypothesis");
-        AMEM_MCP_ASSIGN(retract, cli::RetractedNodes(r, ArgString(args, "node"), hypothesis));
+        AMEM_ASSIGN_OR_RETURN(retract, cli::RetractedNodes(r, ArgString(args, "node"), hypothesis));
         query::ReviseOptions o;
         o.limit = Limit(args, 50);
-        AMEM_MCP_ASSIGN(res, query::Revise(r, retract, o));
+        AMEM_ASSIGN_OR_RETURN(res, query::Revise(r, retract, o));
         return Answer{query::ReviseJson(res, hypothesis), {}};
       }}));
 
@@ -648,7 +643,7 @@ void AddReasoningTools(ToolRegistry* registry, Store* store) {
         o.stale_days = ArgInt(args, "stale_days", 30);
         if (HasArg(args, "now")) o.now = ArgInt(args, "now", 0);
         o.limit = Limit(args, 20);
-        AMEM_MCP_ASSIGN(res, query::FindGaps(r, o));
+        AMEM_ASSIGN_OR_RETURN(res, query::FindGaps(r, o));
         return Answer{query::GapsJson(res), {}};
       }}));
 
@@ -667,9 +662,9 @@ void AddReasoningTools(ToolRegistry* registry, Store* store) {
         AMEM_RETURN_IF_ERROR(OneOf(args, "node", "text"));
         query::AnalogyOptions o;
         o.limit = Limit(args, 5);
-        AMEM_MCP_ASSIGN(types, query::ParseTypes(Strings(args, "types")));
+        AMEM_ASSIGN_OR_RETURN(types, query::ParseTypes(Strings(args, "types")));
         o.types = types;
-        AMEM_MCP_ASSIGN(res, cli::AnalogyFor(r, ArgString(args, "node"), ArgString(args, "text"), o));
+        AMEM_ASSIGN_OR_RETURN(res, cli::AnalogyFor(r, ArgString(args, "node"), ArgString(args, "text"), o));
         return Answer{query::AnalogyJson(res), {}};
       }}));
 
@@ -689,7 +684,7 @@ void AddReasoningTools(ToolRegistry* registry, Store* store) {
         o.topic = ArgString(args, "topic");
         o.limit = Limit(args, 10);
         o.trajectory_limit = static_cast<size_t>(ArgInt(args, "trajectory_limit", 20));
-        AMEM_MCP_ASSIGN(res, query::Drift(r, o));
+        AMEM_ASSIGN_OR_RETURN(res, query::Drift(r, o));
         return Answer{query::DriftJson(res, o), {}};
       }}));
 
@@ -720,9 +715,9 @@ void AddReasoningTools(ToolRegistry* registry, Store* store) {
         query::ConsolidateOptions o;
         o.dedup_threshold = ArgNumber(args, "dedup_threshold", 0.9);
         o.limit = Limit(args, 50);
-        AMEM_MCP_ASSIGN(plan, query::PlanConsolidation(r, o));
+        AMEM_ASSIGN_OR_RETURN(plan, query::PlanConsolidation(r, o));
         if (!execute) return Answer{query::ConsolidateJson(r, plan, o, nullptr), {}};
-        AMEM_MCP_ASSIGN(applied,
+        AMEM_ASSIGN_OR_RETURN(applied,
                         query::ApplyConsolidation(*store, r, plan, WriteOptionsFromArgs(args)));
         return Answer{query::ConsolidateJson(r, plan, o, &applied), {}};
       }});
@@ -787,7 +782,6 @@ void AddExportTool(ToolRegistry* registry, Store* store) {
   registry->Add(std::move(t));
 }
 
-#undef AMEM_MCP_ASSIGN
 
 }  // namespace
 
