@@ -216,20 +216,6 @@ Status CheckNode(const NodeRecord& n) {
   return Status::OK();
 }
 
-// Appends to a string, growing it once to the size the writer announces.
-class StringSink : public ByteSink {
- public:
-  explicit StringSink(std::string* out) : out_(out) {}
-  void Reserve(uint64_t total) override { ReserveHuge(out_, total); }
-  Status Append(std::string_view bytes) override {
-    out_->append(bytes);
-    return Status::OK();
-  }
-
- private:
-  std::string* out_;
-};
-
 // Writes to an open file descriptor; errors name `path`.
 class FileSink : public ByteSink {
  public:
@@ -712,6 +698,8 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
   assert(out.offset() == total);
   return SnapshotSummary{n, stub_count, m, total};
 }
+
+void StringSink::Reserve(uint64_t total) { ReserveHuge(out_, total); }
 
 Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& options) {
   std::string file;

@@ -33,6 +33,20 @@ class ByteSink {
   virtual Status Append(std::string_view bytes) = 0;
 };
 
+// Appends to a string, growing it once to the size the writer announces.
+class StringSink : public ByteSink {
+ public:
+  explicit StringSink(std::string* out) : out_(out) {}
+  void Reserve(uint64_t total) override;
+  Status Append(std::string_view bytes) override {
+    out_->append(bytes);
+    return Status::OK();
+  }
+
+ private:
+  std::string* out_;
+};
+
 // What a written snapshot holds (the header's counts) and its size.
 struct SnapshotSummary {
   uint32_t nodes = 0;  // stubs included

@@ -1,0 +1,155 @@
+// Delta segments against full re-export (snapshot/delta.h), on the paper's
+// workload (bench/workload.h): what a query after a write must compile before it
+// can read the latest state.
+//
+//   export   Store::ReadState + stream the whole file + atomic write (today's path
+//            after every write)
+//   delta    CompileDelta from the change log since the base + Delta::OpenBuffer,
+//            after `changes` overwritten nodes (plus one new edge per two), in
+//            ever larger steps since the base
+//   merge    MergeState(base, delta) + BuildSnapshot: rebuilding the base from
+//            base + delta (what a merge does), same bytes as a full export
+//
+// Usage: delta_bench [--num=100000[,...]] [--changes=1,10,100,1000] [--reps=5]
+// Medians of --reps timed runs after one warm-up. Exits non-zero on any failure,
+// including merged bytes that differ from the full export.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "bench/workload.h"
+#include "snapshot/delta.h"
+#include "snapshot/export.h"
+#include "snapshot/reader.h"
+#include "snapshot/writer.h"
+#include "store/store.h"
+
+namespace amem::bench {
+namespace {
+
+constexpr char kProgram[] = "delta_bench";
+
+std::vector<uint64_t> ParseList(const std::string& s) {
+  std::vector<uint64_t> out;
+  size_t at = 0;
+  while (at <= s.size()) {
+    size_t comma = s.find(',', at);
+    if (comma == std::string::npos) comma = s.size();
+    out.push_back(std::stoull(s.substr(at, comma - at)));
+    at = comma + 1;
+  }
+  return out;
+}
+
+template <typename Fn>
+double MedianOf(int reps, Fn&& fn) {
+  fn();  // warm-up
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    Stopwatch w;
+    fn();
+    t.push_back(w.Elapsed().wall);
+  }
+  return Median(t);
+}
+
+void Run(uint64_t num, const std::vector<uint64_t>& changes, int reps) {
+  ScratchDir dir(kProgram);
+  WorkloadOptions wo;
+  wo.num_nodes = num;
+  Workload w = GenerateWorkload(wo);
+  StoreOptions so;
+  so.durable = false;
+  auto store_or = Store::Open(dir.Sub("store"), so);
+  if (!store_or.ok()) Die(kProgram, store_or.status().ToString());
+  Store& store = **store_or;
+  {
+    Batch b;
+    AddToBatch(w, &b);
+    if (auto r = store.Apply(b); !r.ok()) Die(kProgram, r.status().ToString());
+  }
+  const uint64_t base_rev = store.revision();
+  const std::string base_path = dir.Sub("base.amem");
+  double export_s = MedianOf(reps, [&] {
+    auto r = snapshot::ExportSnapshot(store, base_path);
+    if (!r.ok()) Die(kProgram, r.status().ToString());
+  });
+  Report("export/" + std::to_string(num), export_s, 1, 0, "(full re-export)");
+  auto base_or = snapshot::Reader::Open(base_path);
+  if (!base_or.ok()) Die(kProgram, base_or.status().ToString());
+  const snapshot::Reader& base = **base_or;
+  if (auto s = base.EnsureContent(); !s.ok()) Die(kProgram, s.ToString());
+
+  Random rng(num);
+  uint64_t done = 0;
+  for (uint64_t target : changes) {
+    Batch b;
+    for (; done < target; ++done) {
+      NodeInput n = w.nodes[rng.Uniform(w.nodes.size())];
+      n.content += " changed " + std::to_string(done);
+      n.ts.reset();
+      if (done % 2 == 0) {
+        EdgeInput e = w.edges[rng.Uniform(w.edges.size())];
+        e.dst = n.key;
+        e.ts.reset();
+        b.PutEdge(e);
+      }
+      b.PutNode(std::move(n));
+    }
+    if (auto r = store.Apply(b); !r.ok()) Die(kProgram, r.status().ToString());
+    const uint64_t head = store.revision();
+    std::string bytes;
+    double compile_s = MedianOf(reps, [&] {
+      auto r = snapshot::CompileDelta(store, base, base_rev, head, &bytes);
+      if (!r.ok()) Die(kProgram, r.status().ToString());
+      auto d = snapshot::Delta::OpenBuffer(bytes, base);
+      if (!d.ok()) Die(kProgram, d.status().ToString());
+    });
+    char extra[160];
+    std::snprintf(extra, sizeof(extra), "%llu changes since the base; %zu delta bytes; %.1fx faster than export",
+                  static_cast<unsigned long long>(target), bytes.size(), export_s / compile_s);
+    Report("delta/" + std::to_string(num) + "/" + std::to_string(target), compile_s, 1, 0, extra);
+
+    auto delta = snapshot::Delta::OpenBuffer(bytes, base);
+    if (!delta.ok()) Die(kProgram, delta.status().ToString());
+    std::string merged;
+    double merge_s = MedianOf(1, [&] {
+      auto st = snapshot::MergeState(base, **delta);
+      if (!st.ok()) Die(kProgram, st.status().ToString());
+      auto m = snapshot::BuildSnapshot(*st);
+      if (!m.ok()) Die(kProgram, m.status().ToString());
+      merged = std::move(*m);
+    });
+    auto full = store.ReadState();
+    if (!full.ok()) Die(kProgram, full.status().ToString());
+    auto want = snapshot::BuildSnapshot(*full);
+    if (!want.ok() || *want != merged) Die(kProgram, "merged bytes differ from the full export");
+    Report("merge/" + std::to_string(num) + "/" + std::to_string(target), merge_s, 1, 0,
+           "(base + delta -> full file; bytes equal the full export)");
+  }
+}
+
+}  // namespace
+}  // namespace amem::bench
+
+int main(int argc, char** argv) {
+  using namespace amem::bench;
+  std::vector<uint64_t> nums = {100000}, changes = {1, 10, 100, 1000};
+  int reps = 5;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--num=", 0) == 0) {
+      nums = ParseList(a.substr(6));
+    } else if (a.rfind("--changes=", 0) == 0) {
+      changes = ParseList(a.substr(10));
+    } else if (a.rfind("--reps=", 0) == 0) {
+      reps = std::stoi(a.substr(7));
+    } else {
+      Die(kProgram, "usage: delta_bench [--num=N,...] [--changes=C,...] [--reps=R]", 2);
+    }
+  }
+  std::printf("delta_bench: %s\n", ConfigureMalloc(false));
+  for (uint64_t n : nums) Run(n, changes, reps);
+  return 0;
+}

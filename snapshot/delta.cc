@@ -1,0 +1,1177 @@
+// Delta segments: compile (store change log -> bytes), open (validate), merge
+// (base + delta -> the state at H). docs/FORMAT.md §11 is the layout.
+#include "snapshot/delta.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "common/coding.h"
+#include "common/hash.h"
+#include "snapshot/emitter.h"
+#include "snapshot/format.h"
+#include "snapshot/string_list.h"
+#include "snapshot/writer.h"
+
+namespace amem::snapshot {
+
+namespace {
+
+constexpr std::string_view kStubMeta = R"({"stub":"true"})";
+constexpr uint32_t kPlacementStub = 1u << 0;
+constexpr size_t kPlacementLength = 16;  // base_slot, gap, flags, reserved
+constexpr size_t kDeltaEdgeLength = 48;
+constexpr size_t kDeltaInfoLength = 40;
+constexpr size_t kDeltaKvFixedLength = 16;  // ts i64, gap u32, reserved u32
+
+// Header offsets.
+constexpr size_t kVersionAt = 4, kBaseRevisionAt = 8, kHeadRevisionAt = 16,
+                 kBaseNodesAt = 24, kBaseEdgesAt = 28, kBaseSizeAt = 32, kIndexAt = 40;
+
+Status Corrupt(std::string_view what) { return Status::Corruption("delta " + std::string(what)); }
+
+// Where a node stands in a full export's order: (run, key), bytewise.
+struct OrderKey {
+  std::string_view run, key;
+  friend bool operator<(const OrderKey& a, const OrderKey& b) {
+    return std::tie(a.run, a.key) < std::tie(b.run, b.key);
+  }
+};
+
+// The body of one block, built with the writer's Emitter (string lists, fixed ints).
+template <typename Fn>
+std::string Body(Fn&& fn) {
+  std::string s;
+  StringSink sink(&s);
+  Emitter e(&sink);
+  fn(&e);
+  (void)e.Flush();  // a StringSink never fails
+  return s;
+}
+
+void PutBlock(Emitter* out, DeltaTag tag, const std::string& body) {
+  out->BeginBlock(static_cast<BlockTag>(tag), body.size());
+  out->Append(body);
+  out->EndBlock();
+}
+
+// The head of an out- or in-list block: list count, entry count, the node of each
+// list, the offsets. `info(list)` gives (node, entries).
+template <typename Lists, typename Info>
+void PutListTable(Emitter* b, const Lists& lists, Info&& info) {
+  uint32_t total = 0;
+  for (const auto& l : lists) total += static_cast<uint32_t>(info(l).second);
+  b->PutFixed32(static_cast<uint32_t>(lists.size()));
+  b->PutFixed32(total);
+  for (const auto& l : lists) b->PutFixed32(info(l).first);
+  uint32_t off = 0;
+  b->PutFixed32(0);
+  for (const auto& l : lists) {
+    off += static_cast<uint32_t>(info(l).second);
+    b->PutFixed32(off);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Compile
+
+struct HeadNode {
+  bool present = false;  // live or stub at H
+  bool stub = false;
+  NodeRecord rec;        // what a full export at H writes for it (stub synthesized)
+  std::optional<uint32_t> base;
+  enum class Fate : uint8_t { kUnchanged, kRemoved, kInPlace, kInserted } fate = Fate::kUnchanged;
+  bool moved = false;  // removed from its base slot and inserted elsewhere
+  uint32_t delta = kNoNode;  // index among the delta nodes
+};
+
+class Compiler {
+ public:
+  Compiler(const Store& store, const Reader& base, uint64_t b, uint64_t h)
+      : store_(store), base_(base), base_rev_(b), at_(ReadView::AtRevision(h)), head_rev_(h) {}
+
+  Result<DeltaSummary> Run(std::string* out);
+
+ private:
+  Status Collect();
+  Status ResolveNodes();
+  Result<const std::vector<EdgeRecord>*> Edges(const std::string& key, bool out);
+  OrderKey Order(std::string_view key) const;
+  uint32_t Ref(std::string_view key) const;  // kNoNode when not a node at H
+  uint32_t NodeGap(std::string_view run, std::string_view key) const;
+  uint32_t KvGap(const std::string& scope, const std::string& ns, const std::string& key) const;
+  void Relations();
+  Status BuildLists();
+  Status Kv();
+  Status RunsAndTotals();
+  void Drop(uint32_t b) {
+    if (!dropped_source_[b]) {
+      dropped_source_[b] = true;
+      dropped_list_.push_back(b);
+    }
+  }
+  uint32_t Str(std::string_view s);
+
+  const Store& store_;
+  const Reader& base_;
+  uint64_t base_rev_;
+  ReadView at_;
+  uint64_t head_rev_;
+
+  std::set<std::string> node_keys_;
+  std::set<std::tuple<std::string, std::string, std::string>> edge_keys_, kv_keys_;
+  std::set<std::string> defined_;
+  std::map<std::string, HeadNode> heads_;
+  std::map<std::string, std::vector<EdgeRecord>> out_cache_, in_cache_;
+
+  std::vector<std::string_view> delta_order_;  // keys of delta nodes, (run, key) order
+  std::vector<uint32_t> removed_;
+  std::vector<bool> dropped_source_;  // base nodes whose base out-range is not used
+  std::vector<uint32_t> dropped_list_;  // the same, ascending
+
+  std::string relation_names_[256];
+  RelationId base_to_merged_[256] = {};
+  std::map<std::string, RelationId, std::less<>> merged_rel_;
+
+  struct OutList {
+    uint32_t source;
+    std::vector<DeltaEdge> edges;
+  };
+  std::vector<OutList> out_lists_;
+  std::map<std::tuple<std::string, std::string, std::string>, uint32_t> delta_edge_;
+  struct InList {
+    uint32_t target;
+    std::vector<uint32_t> entries;
+  };
+  std::vector<InList> in_lists_;
+  std::vector<std::string> strings_;
+  std::unordered_map<std::string, uint32_t> string_ids_;
+  std::vector<std::string> edge_runs_;  // runs of delta edges (for the run table)
+
+  std::vector<uint32_t> removed_kv_;
+  std::vector<KvRecord> kv_insert_;
+  std::vector<uint32_t> kv_gap_;
+
+  std::vector<std::string> runs_;
+  DeltaTotals totals_;
+  std::string nodes_file_;
+};
+
+Status Compiler::Collect() {
+  AMEM_ASSIGN_OR_RETURN(changes, store_.ChangesSinceRevision(base_rev_));
+  for (const Change& ch : changes) {
+    if (ch.rev > head_rev_) break;
+    switch (ch.kind) {
+      case Change::Kind::kPutNode:
+      case Change::Kind::kDeleteNode:
+        node_keys_.insert(ch.key);
+        break;
+      case Change::Kind::kPutEdge:
+      case Change::Kind::kDeleteEdge:
+        node_keys_.insert(ch.src_key);
+        node_keys_.insert(ch.dst_key);
+        edge_keys_.emplace(ch.src_key, ch.rel_name, ch.dst_key);
+        break;
+      case Change::Kind::kPutKv:
+      case Change::Kind::kDeleteKv:
+        kv_keys_.emplace(ch.scope, ch.ns, ch.key);
+        break;
+      case Change::Kind::kDefineRelation:
+        defined_.insert(ch.key.empty() ? ch.rel_name : ch.key);
+        break;
+    }
+  }
+  return Status::OK();
+}
+
+Result<const std::vector<EdgeRecord>*> Compiler::Edges(const std::string& key, bool out) {
+  auto& cache = out ? out_cache_ : in_cache_;
+  auto it = cache.find(key);
+  if (it != cache.end()) return &it->second;
+  auto edges = out ? store_.Out(key, {}, at_) : store_.In(key, {}, at_);
+  if (!edges.ok()) return edges.status();
+  return &cache.emplace(key, std::move(*edges)).first->second;
+}
+
+Status Compiler::ResolveNodes() {
+  for (const std::string& key : node_keys_) {
+    HeadNode h;
+    if (auto b = base_.FindKey(key)) h.base = *b;
+    auto rec = store_.GetNode(key, at_);
+    if (rec.ok()) {
+      h.present = true;
+      h.rec = std::move(*rec);
+    } else if (rec.status().IsNotFound()) {
+      AMEM_ASSIGN_OR_RETURN(outs, Edges(key, true));
+      AMEM_ASSIGN_OR_RETURN(ins, Edges(key, false));
+      if (!outs->empty() || !ins->empty()) {
+        // A dangling endpoint: the writer's stub, dated by its oldest edge.
+        int64_t ts = INT64_MAX;
+        for (const auto* list : {outs, ins}) {
+          for (const EdgeRecord& e : *list) ts = std::min(ts, e.created_ts);
+        }
+        h.present = h.stub = true;
+        h.rec.id = NodeIdForKey(key);
+        h.rec.key = key;
+        h.rec.type = NodeType::kEntity;
+        h.rec.meta = std::string(kStubMeta);
+        h.rec.confidence = 0.0f;
+        h.rec.created_ts = h.rec.updated_ts = ts;
+      }
+    } else {
+      return rec.status();
+    }
+    bool unchanged;
+    if (!h.base) {
+      unchanged = !h.present;
+    } else if (!h.present) {
+      unchanged = false;
+    } else if (h.stub) {
+      unchanged = base_.is_stub(*h.base) && base_.created_ts(*h.base) == h.rec.created_ts;
+    } else {
+      // The version live at H was written at or before B: the base holds it.
+      unchanged = !base_.is_stub(*h.base) && h.rec.rev <= base_rev_;
+    }
+    if (unchanged) {
+      h.fate = HeadNode::Fate::kUnchanged;
+    } else if (!h.present) {
+      h.fate = HeadNode::Fate::kRemoved;
+    } else if (h.base && base_.run(*h.base) == h.rec.run) {
+      h.fate = HeadNode::Fate::kInPlace;
+    } else {
+      h.fate = HeadNode::Fate::kInserted;
+      h.moved = h.base.has_value();
+    }
+    heads_.emplace(key, std::move(h));
+  }
+  for (auto& [key, h] : heads_) {
+    if (h.base && (h.fate == HeadNode::Fate::kRemoved || h.moved)) removed_.push_back(*h.base);
+    if (h.fate == HeadNode::Fate::kInPlace || h.fate == HeadNode::Fate::kInserted) {
+      delta_order_.push_back(key);
+    }
+  }
+  std::sort(removed_.begin(), removed_.end());
+  std::sort(delta_order_.begin(), delta_order_.end(), [&](std::string_view a, std::string_view b) {
+    return Order(a) < Order(b);
+  });
+  for (uint32_t d = 0; d < delta_order_.size(); ++d) {
+    heads_.find(std::string(delta_order_[d]))->second.delta = d;
+  }
+  return Status::OK();
+}
+
+OrderKey Compiler::Order(std::string_view key) const {
+  auto it = heads_.find(std::string(key));
+  if (it != heads_.end() && it->second.present) return {it->second.rec.run, it->first};
+  auto b = base_.FindKey(key);
+  return b ? OrderKey{base_.run(*b), key} : OrderKey{{}, key};
+}
+
+uint32_t Compiler::Ref(std::string_view key) const {
+  auto it = heads_.find(std::string(key));
+  if (it != heads_.end()) {
+    const HeadNode& h = it->second;
+    if (!h.present) return kNoNode;
+    if (h.fate == HeadNode::Fate::kInserted || h.fate == HeadNode::Fate::kInPlace) {
+      return kDeltaNode | h.delta;
+    }
+    return *h.base;
+  }
+  auto b = base_.FindKey(key);
+  return b ? *b : kNoNode;
+}
+
+// The number of base nodes ordered before (run, key): where an inserted node goes.
+uint32_t Compiler::NodeGap(std::string_view run, std::string_view key) const {
+  uint32_t lo = 0, hi = base_.node_count();
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (OrderKey{base_.run(mid), base_.key(mid)} < OrderKey{run, key}) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+uint32_t Compiler::KvGap(const std::string& scope, const std::string& ns,
+                         const std::string& key) const {
+  uint32_t lo = 0, hi = base_.kv_count();
+  auto want = std::tie(scope, ns, key);
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    KvEntry e = base_.kv(mid);
+    if (std::tuple<std::string_view, std::string_view, std::string_view>(e.scope, e.ns, e.key) <
+        std::tuple<std::string_view, std::string_view, std::string_view>(std::get<0>(want),
+                                                                         std::get<1>(want),
+                                                                         std::get<2>(want))) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// Relations at H: the base's plus those defined since, customs renumbered by name.
+void Compiler::Relations() {
+  std::set<std::string> custom(defined_.begin(), defined_.end());
+  for (RelationId r : base_.relations()) {
+    if (r >= kFirstCustomRelation) custom.emplace(base_.relation_name(r));
+  }
+  for (int r = 0; r < kBuiltinRelationCount; ++r) {
+    relation_names_[r] = BuiltinRelationName(static_cast<RelationId>(r));
+    merged_rel_.emplace(relation_names_[r], static_cast<RelationId>(r));
+  }
+  int next = kFirstCustomRelation;
+  for (const std::string& name : custom) {
+    if (ParseBuiltinRelation(name) || next > kMaxRelationId) continue;
+    relation_names_[next] = name;
+    merged_rel_.emplace(name, static_cast<RelationId>(next));
+    ++next;
+  }
+  for (int r = 0; r <= kMaxRelationId; ++r) {
+    auto it = merged_rel_.find(base_.relation_name(static_cast<RelationId>(r)));
+    base_to_merged_[r] = it == merged_rel_.end() ? static_cast<RelationId>(r) : it->second;
+  }
+}
+
+uint32_t Compiler::Str(std::string_view s) {
+  auto [it, fresh] = string_ids_.emplace(std::string(s), static_cast<uint32_t>(strings_.size()));
+  if (fresh) strings_.emplace_back(s);
+  return it->second;
+}
+
+Status Compiler::BuildLists() {
+  // Whose out-list and in-list are rewritten: the ends of every changed edge, and
+  // around a node that moved (its run changed), every neighbour, whose list order
+  // follows the moved node's new place.
+  std::set<std::string> sources, targets;
+  for (const auto& [src, rel, dst] : edge_keys_) {
+    sources.insert(src);
+    targets.insert(dst);
+  }
+  for (const auto& [key, h] : heads_) {
+    if (!h.moved) continue;
+    sources.insert(key);
+    targets.insert(key);
+    uint32_t b = *h.base;
+    for (uint32_t j = base_.out_begin(b); j < base_.out_end(b); ++j) {
+      targets.emplace(base_.key(base_.edge_target(j)));
+    }
+    for (uint32_t k = base_.in_begin(b); k < base_.in_end(b); ++k) {
+      sources.emplace(base_.key(base_.in_source(k)));
+    }
+  }
+  auto by_order = [&](const std::set<std::string>& keys) {
+    std::vector<std::string> v(keys.begin(), keys.end());
+    std::sort(v.begin(), v.end(),
+              [&](const std::string& a, const std::string& b) { return Order(a) < Order(b); });
+    return v;
+  };
+  auto merged_rel = [&](const EdgeRecord& e) -> Result<RelationId> {
+    auto it = merged_rel_.find(e.rel_name);
+    if (it == merged_rel_.end()) {
+      return Status::Corruption("delta: relation " + e.rel_name + " is not defined at revision " +
+                                std::to_string(head_rev_));
+    }
+    return it->second;
+  };
+  auto base_edge = [&](uint32_t src, uint32_t dst, const std::string& rel) -> uint32_t {
+    if (IsDeltaRef(src) || IsDeltaRef(dst) || src == kNoNode || dst == kNoNode) return kNoNode;
+    auto r = base_.FindRelation(rel);
+    if (!r) return kNoNode;
+    auto j = base_.FindEdge(src, *r, dst);
+    return j ? *j : kNoNode;
+  };
+  // A base slot replaced in place still names its node; moved and removed ones do not.
+  auto base_ref = [&](std::string_view key) -> uint32_t {
+    auto it = heads_.find(std::string(key));
+    if (it != heads_.end()) {
+      const HeadNode& h = it->second;
+      if (!h.base || h.moved || h.fate == HeadNode::Fate::kRemoved) return kNoNode;
+      return *h.base;
+    }
+    auto b = base_.FindKey(key);
+    return b ? *b : kNoNode;
+  };
+
+  dropped_source_.assign(base_.node_count(), false);
+  for (uint32_t b : removed_) Drop(b);
+  uint32_t next_edge = 0;
+  for (const std::string& s : by_order(sources)) {
+    uint32_t source = Ref(s);
+    if (source == kNoNode) continue;  // gone at H: its base range is dropped with it
+    AMEM_ASSIGN_OR_RETURN(edges, Edges(s, true));
+    struct Item {
+      RelationId rel;
+      OrderKey order;
+      const EdgeRecord* e;
+    };
+    std::vector<Item> items;
+    for (const EdgeRecord& e : *edges) {
+      AMEM_ASSIGN_OR_RETURN(rel, merged_rel(e));
+      items.push_back({rel, Order(e.dst_key), &e});
+    }
+    std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+      return std::tie(a.rel, a.order) < std::tie(b.rel, b.order);
+    });
+    OutList list{source, {}};
+    uint32_t src_base = base_ref(s);
+    if (src_base != kNoNode) Drop(src_base);
+    for (const Item& it : items) {
+      const EdgeRecord& e = *it.e;
+      DeltaEdge d;
+      d.target = Ref(e.dst_key);
+      if (d.target == kNoNode) {
+        return Status::Corruption("delta: edge " + s + " -> " + e.dst_key + " has no target");
+      }
+      d.rel = it.rel;
+      d.weight = e.weight;
+      d.created_ts = e.created_ts;
+      d.updated_ts = e.updated_ts;
+      d.run = e.run;
+      d.task = e.task;
+      d.payload = e.payload;
+      if (e.rev <= base_rev_) d.base_edge = base_edge(src_base, base_ref(e.dst_key), e.rel_name);
+      delta_edge_.emplace(std::make_tuple(s, e.rel_name, e.dst_key), next_edge++);
+      edge_runs_.push_back(e.run);
+      list.edges.push_back(d);
+    }
+    out_lists_.push_back(std::move(list));
+  }
+
+  for (const std::string& t : by_order(targets)) {
+    uint32_t target = Ref(t);
+    if (target == kNoNode) continue;
+    AMEM_ASSIGN_OR_RETURN(edges, Edges(t, false));
+    struct Item {
+      RelationId rel;
+      OrderKey order;
+      uint32_t ref;
+    };
+    std::vector<Item> items;
+    for (const EdgeRecord& e : *edges) {
+      AMEM_ASSIGN_OR_RETURN(rel, merged_rel(e));
+      uint32_t ref;
+      auto it = delta_edge_.find(std::make_tuple(e.src_key, e.rel_name, t));
+      if (it != delta_edge_.end()) {
+        ref = kDeltaNode | it->second;
+      } else {
+        ref = base_edge(base_ref(e.src_key), base_ref(t), e.rel_name);
+        if (ref == kNoNode) {
+          return Status::Corruption("delta: unchanged edge " + e.src_key + " -> " + t +
+                                    " is missing from the base");
+        }
+      }
+      items.push_back({rel, Order(e.src_key), ref});
+    }
+    std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+      return std::tie(a.rel, a.order) < std::tie(b.rel, b.order);
+    });
+    InList list{target, {}};
+    for (const Item& it : items) list.entries.push_back(it.ref);
+    in_lists_.push_back(std::move(list));
+  }
+  std::sort(dropped_list_.begin(), dropped_list_.end());
+  return Status::OK();
+}
+
+Status Compiler::Kv() {
+  for (const auto& [scope, ns, key] : kv_keys_) {
+    auto base = base_.FindKv(scope, ns, key);
+    auto rec = store_.GetKv(scope, ns, key, at_);
+    if (!rec.ok() && !rec.status().IsNotFound()) return rec.status();
+    if (rec.ok() && base && rec->rev <= base_rev_) continue;  // unchanged since B
+    if (base) removed_kv_.push_back(*base);
+    if (rec.ok()) {
+      kv_gap_.push_back(KvGap(scope, ns, key));
+      kv_insert_.push_back(std::move(*rec));
+    }
+  }
+  std::sort(removed_kv_.begin(), removed_kv_.end());
+  return Status::OK();
+}
+
+// Runs at H and the totals a full export at H would write.
+Status Compiler::RunsAndTotals() {
+  std::set<std::string> used;  // runs of what the delta holds
+  for (const auto& [key, h] : heads_) {
+    if (h.delta != kNoNode) used.insert(h.rec.run);
+  }
+  for (const std::string& r : edge_runs_) used.insert(r);
+  for (const KvRecord& kv : kv_insert_) used.insert(kv.run);
+
+  std::vector<bool> removed_kv(base_.kv_count(), false);
+  for (uint32_t k : removed_kv_) removed_kv[k] = true;
+  // A base run survives unless everything of the base that used it is gone and
+  // nothing in the delta uses it. Only runs of removed items can go.
+  std::set<std::string_view> lost;
+  std::map<uint32_t, uint32_t> removed_per_session;
+  for (uint32_t b : removed_) {
+    ++removed_per_session[base_.session(b)];
+    lost.insert(base_.run(b));
+  }
+  for (uint32_t b : dropped_list_) {
+    for (uint32_t j = base_.out_begin(b); j < base_.out_end(b); ++j) lost.insert(base_.edge_run(j));
+  }
+  for (uint32_t k : removed_kv_) lost.insert(base_.kv(k).run);
+  std::set<std::string> runs(used.begin(), used.end());
+  runs.insert("");
+  std::vector<uint32_t> candidates;
+  for (uint32_t s = 0; s < base_.session_count(); ++s) {
+    std::string_view run = base_.session_run(s);
+    if (runs.count(std::string(run))) continue;
+    SessionRange range = base_.session_range(s);
+    if (!lost.count(run) || range.end - range.begin > removed_per_session[s]) {
+      runs.emplace(run);
+    } else {
+      candidates.push_back(s);
+    }
+  }
+  if (!candidates.empty()) {
+    // Rare (a run's last node went): look for an edge or kv entry still using it.
+    std::set<std::string_view> left;
+    for (uint32_t s : candidates) left.insert(base_.session_run(s));
+    for (uint32_t j = 0; j < base_.edge_count() && !left.empty(); ++j) {
+      if (!dropped_source_[base_.edge_source(j)]) left.erase(base_.edge_run(j));
+    }
+    for (uint32_t k = 0; k < base_.kv_count() && !left.empty(); ++k) {
+      if (!removed_kv[k]) left.erase(base_.kv(k).run);
+    }
+    for (uint32_t s : candidates) {
+      if (!left.count(base_.session_run(s))) runs.emplace(base_.session_run(s));
+    }
+  }
+  runs_.assign(runs.begin(), runs.end());
+
+  // Totals.
+  uint64_t dropped_edges = 0;
+  for (uint32_t b : dropped_list_) dropped_edges += base_.out_degree(b);
+  uint32_t delta_edges = 0, delta_nodes_new = 0, delta_stubs = 0;
+  for (const OutList& l : out_lists_) delta_edges += static_cast<uint32_t>(l.edges.size());
+  int64_t newest = 0;
+  bool at_risk = false;
+  const int64_t base_newest = base_.newest_timestamp();
+  uint32_t base_stubs_gone = 0;
+  int64_t doc_change = 0;
+  for (const auto& [key, h] : heads_) {
+    if (h.delta != kNoNode) {
+      if (h.fate == HeadNode::Fate::kInserted) ++delta_nodes_new;
+      if (h.stub) ++delta_stubs;
+      newest = std::max({newest, h.rec.created_ts, h.rec.updated_ts});
+    }
+    if (h.base && h.fate != HeadNode::Fate::kUnchanged) {
+      uint32_t b = *h.base;
+      if (base_.is_stub(b)) ++base_stubs_gone;
+      doc_change -= base_.doc_length(b);
+      if (base_.created_ts(b) == base_newest || base_.updated_ts(b) == base_newest) at_risk = true;
+    }
+  }
+  for (const OutList& l : out_lists_) {
+    for (const DeltaEdge& e : l.edges) newest = std::max({newest, e.created_ts, e.updated_ts});
+  }
+  for (const KvRecord& kv : kv_insert_) newest = std::max(newest, kv.ts);
+  for (uint32_t b : dropped_list_) {
+    for (uint32_t j = base_.out_begin(b); j < base_.out_end(b); ++j) {
+      if (base_.edge_created_ts(j) == base_newest || base_.edge_updated_ts(j) == base_newest) {
+        at_risk = true;
+      }
+    }
+  }
+  for (uint32_t k : removed_kv_) {
+    if (base_.kv(k).ts == base_newest) at_risk = true;
+  }
+  if (!at_risk) {
+    newest = std::max(newest, base_newest);
+  } else {
+    // What made the base's newest timestamp is gone: take the newest of what is left.
+    std::vector<bool> replaced(base_.node_count(), false);  // removed or replaced in place
+    for (const auto& [key, h] : heads_) {
+      if (h.base && h.fate != HeadNode::Fate::kUnchanged) replaced[*h.base] = true;
+    }
+    for (uint32_t i = 0; i < base_.node_count(); ++i) {
+      if (!replaced[i]) newest = std::max({newest, base_.created_ts(i), base_.updated_ts(i)});
+    }
+    for (uint32_t j = 0; j < base_.edge_count(); ++j) {
+      if (!dropped_source_[base_.edge_source(j)]) {
+        newest = std::max({newest, base_.edge_created_ts(j), base_.edge_updated_ts(j)});
+      }
+    }
+    for (uint32_t k = 0; k < base_.kv_count(); ++k) {
+      if (!removed_kv[k]) newest = std::max(newest, base_.kv(k).ts);
+    }
+  }
+
+  totals_.node_count =
+      base_.node_count() - static_cast<uint32_t>(removed_.size()) + delta_nodes_new;
+  totals_.edge_count = static_cast<uint32_t>(base_.edge_count() - dropped_edges + delta_edges);
+  totals_.stub_count = base_.stub_count() - base_stubs_gone + delta_stubs;
+  totals_.kv_count = base_.kv_count() - static_cast<uint32_t>(removed_kv_.size()) +
+                     static_cast<uint32_t>(kv_insert_.size());
+  totals_.session_count = static_cast<uint32_t>(runs_.size());
+  totals_.newest_ts = newest;
+  totals_.doc_length_change = doc_change;  // the delta nodes' lengths are added after writing
+  return Status::OK();
+}
+
+Result<DeltaSummary> Compiler::Run(std::string* out) {
+  if (head_rev_ < base_rev_) {
+    return Status::InvalidArgument("delta: head revision " + std::to_string(head_rev_) +
+                                   " is before the base revision " + std::to_string(base_rev_));
+  }
+  AMEM_RETURN_IF_ERROR(Collect());
+  AMEM_RETURN_IF_ERROR(ResolveNodes());
+  Relations();
+  AMEM_RETURN_IF_ERROR(BuildLists());
+  AMEM_RETURN_IF_ERROR(Kv());
+  AMEM_RETURN_IF_ERROR(RunsAndTotals());
+
+  // The changed nodes as a snapshot of their own: no edges, content stored raw.
+  StoreState nodes;
+  nodes.dimension = base_.dimension();
+  nodes.revision = head_rev_;
+  for (std::string_view key : delta_order_) nodes.nodes.push_back(heads_.at(std::string(key)).rec);
+  WriterOptions wo;
+  wo.checksum = false;
+  wo.compress = false;
+  AMEM_ASSIGN_OR_RETURN(file, BuildSnapshot(nodes, wo));
+  AMEM_ASSIGN_OR_RETURN(reader, Reader::OpenBuffer(file));
+  if (reader->node_count() != delta_order_.size()) return Corrupt("nodes: count");
+  for (uint32_t d = 0; d < delta_order_.size(); ++d) {
+    // The embedded file orders by (run, key) too; the placement relies on it.
+    if (reader->key(d) != delta_order_[d]) return Corrupt("nodes: order");
+    totals_.doc_length_change += reader->doc_length(d);
+  }
+
+  std::string& s = *out;
+  s.clear();
+  StringSink sink(&s);
+  Emitter e(&sink);
+  char header[kDeltaHeaderLength] = {};
+  std::memcpy(header, kDeltaMagic, 4);
+  EncodeFixed16(header + kVersionAt, kDeltaVersion);
+  EncodeFixed64(header + kBaseRevisionAt, base_rev_);
+  EncodeFixed64(header + kHeadRevisionAt, head_rev_);
+  EncodeFixed32(header + kBaseNodesAt, base_.node_count());
+  EncodeFixed32(header + kBaseEdgesAt, base_.edge_count());
+  EncodeFixed64(header + kBaseSizeAt, base_.file_size());
+  EncodeFixed64(header + kIndexAt, kDeltaHeaderLength);
+  e.Append(std::string_view(header, sizeof(header)));
+
+  PutBlock(&e, DeltaTag::kInfo, Body([&](Emitter* b) {
+             b->PutFixed32(totals_.node_count);
+             b->PutFixed32(totals_.edge_count);
+             b->PutFixed32(totals_.stub_count);
+             b->PutFixed32(totals_.kv_count);
+             b->PutFixed32(totals_.session_count);
+             b->PutFixed32(0);
+             b->PutFixed64(static_cast<uint64_t>(totals_.newest_ts));
+             b->PutFixed64(static_cast<uint64_t>(totals_.doc_length_change));
+           }));
+  PutBlock(&e, DeltaTag::kNodes, file);
+  PutBlock(&e, DeltaTag::kPlacement, Body([&](Emitter* b) {
+             for (std::string_view key : delta_order_) {
+               const HeadNode& h = heads_.at(std::string(key));
+               bool in_place = h.fate == HeadNode::Fate::kInPlace;
+               b->PutFixed32(in_place ? *h.base : kNoNode);
+               b->PutFixed32(in_place ? *h.base : NodeGap(h.rec.run, key));
+               b->PutFixed32(h.stub ? kPlacementStub : 0);
+               b->PutFixed32(0);
+             }
+           }));
+  PutBlock(&e, DeltaTag::kRemoved, Body([&](Emitter* b) {
+             b->PutFixed32(static_cast<uint32_t>(removed_.size()));
+             for (uint32_t r : removed_) b->PutFixed32(r);
+           }));
+  uint32_t total_edges = 0;
+  for (const OutList& l : out_lists_) total_edges += static_cast<uint32_t>(l.edges.size());
+  std::vector<uint32_t> str_idx;  // run, task, payload of each edge, interned in order
+  for (const OutList& l : out_lists_) {
+    for (const DeltaEdge& d : l.edges) {
+      str_idx.push_back(Str(d.run));
+      str_idx.push_back(Str(d.task));
+      str_idx.push_back(Str(d.payload));
+    }
+  }
+  PutBlock(&e, DeltaTag::kOutLists, Body([&](Emitter* b) {
+             PutListTable(b, out_lists_, [](const OutList& l) {
+               return std::make_pair(l.source, l.edges.size());
+             });
+             b->PutFixed32(0);  // 2 + 2 * lists + 1 words so far: 8-align the edges
+             size_t k = 0;
+             for (const OutList& l : out_lists_) {
+               for (const DeltaEdge& d : l.edges) {
+                 b->PutFixed32(d.target);
+                 b->PutFixed32(d.rel);
+                 char w[4];
+                 EncodeFloat(w, d.weight);
+                 b->Append(std::string_view(w, 4));
+                 b->PutFixed32(d.base_edge);
+                 b->PutFixed64(static_cast<uint64_t>(d.created_ts));
+                 b->PutFixed64(static_cast<uint64_t>(d.updated_ts));
+                 b->PutFixed32(str_idx[k++]);
+                 b->PutFixed32(str_idx[k++]);
+                 b->PutFixed32(str_idx[k++]);
+                 b->PutFixed32(0);
+               }
+             }
+           }));
+  PutBlock(&e, DeltaTag::kInLists, Body([&](Emitter* b) {
+             PutListTable(b, in_lists_, [](const InList& l) {
+               return std::make_pair(l.target, l.entries.size());
+             });
+             for (const InList& l : in_lists_) {
+               for (uint32_t r : l.entries) b->PutFixed32(r);
+             }
+           }));
+  PutBlock(&e, DeltaTag::kKv, Body([&](Emitter* b) {
+             b->PutFixed32(static_cast<uint32_t>(removed_kv_.size()));
+             b->PutFixed32(static_cast<uint32_t>(kv_insert_.size()));
+             for (uint32_t r : removed_kv_) b->PutFixed32(r);
+             if (removed_kv_.size() % 2 != 0) b->PutFixed32(0);
+             for (size_t k = 0; k < kv_insert_.size(); ++k) {
+               b->PutFixed64(static_cast<uint64_t>(kv_insert_[k].ts));
+               b->PutFixed32(kv_gap_[k]);
+               b->PutFixed32(0);
+             }
+             std::vector<std::string_view> strs;
+             for (const KvRecord& kv : kv_insert_) {
+               strs.insert(strs.end(), {kv.scope, kv.ns, kv.key, kv.value, kv.run, kv.task});
+             }
+             PutStringList(b, strs, [](std::string_view v) { return v; });
+           }));
+  PutBlock(&e, DeltaTag::kRelations, Body([&](Emitter* b) {
+             std::vector<std::string_view> names(std::begin(relation_names_),
+                                                 std::end(relation_names_));
+             PutStringList(b, names, [](std::string_view v) { return v; });
+             b->Append(std::string_view(reinterpret_cast<const char*>(base_to_merged_), 256));
+           }));
+  PutBlock(&e, DeltaTag::kRuns, Body([&](Emitter* b) {
+             PutStringList(b, runs_, [](const std::string& v) -> std::string_view { return v; });
+           }));
+  PutBlock(&e, DeltaTag::kStrings, Body([&](Emitter* b) {
+             PutStringList(b, strings_, [](const std::string& v) -> std::string_view { return v; });
+           }));
+  uint64_t digest = e.Digest();
+  e.BeginBlock(static_cast<BlockTag>(DeltaTag::kChecksum), 8);
+  e.PutFixed64(digest);
+  e.EndBlock();
+  AMEM_RETURN_IF_ERROR(e.Flush());
+
+  DeltaSummary summary;
+  summary.nodes = static_cast<uint32_t>(delta_order_.size());
+  summary.removed_nodes = static_cast<uint32_t>(removed_.size());
+  summary.out_lists = static_cast<uint32_t>(out_lists_.size());
+  summary.in_lists = static_cast<uint32_t>(in_lists_.size());
+  summary.edges = total_edges;
+  summary.bytes = s.size();
+  return summary;
+}
+
+// ---------------------------------------------------------------------------
+// Open
+
+class Cursor {
+ public:
+  explicit Cursor(std::string_view body) : in_(body) {}
+  bool U32(uint32_t* v) { return GetFixed32(&in_, v); }
+  bool U64(uint64_t* v) { return GetFixed64(&in_, v); }
+  bool Bytes(size_t n, const char** p) {
+    if (in_.size() < n) return false;
+    *p = in_.data();
+    in_.remove_prefix(n);
+    return true;
+  }
+  bool U32s(uint32_t n, std::vector<uint32_t>* v) {
+    const char* p;
+    if (n > in_.size() / 4 || !Bytes(4 * size_t{n}, &p)) return false;
+    v->resize(n);
+    for (uint32_t k = 0; k < n; ++k) (*v)[k] = DecodeFixed32(p + 4 * k);
+    return true;
+  }
+  std::string_view* rest() { return &in_; }
+
+ private:
+  std::string_view in_;
+};
+
+bool Ascending(const std::vector<uint32_t>& v, uint32_t limit, bool strict) {
+  for (size_t k = 0; k < v.size(); ++k) {
+    if (v[k] >= limit) return false;
+    if (k > 0 && (strict ? v[k] <= v[k - 1] : v[k] < v[k - 1])) return false;
+  }
+  return true;
+}
+
+Status ReadStrings(std::string_view* in, std::vector<std::string_view>* out, const char* what) {
+  StringListView list;
+  AMEM_RETURN_IF_ERROR(list.Parse(in));
+  if (!list.Monotone()) return Corrupt(std::string(what) + ": offsets");
+  out->resize(list.size());
+  for (uint32_t k = 0; k < list.size(); ++k) (*out)[k] = list.Get(k);
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<DeltaSummary> CompileDelta(const Store& store, const Reader& base, uint64_t base_revision,
+                                  uint64_t head_revision, std::string* out) {
+  Compiler c(store, base, base_revision, head_revision);
+  return c.Run(out);
+}
+
+Delta::~Delta() = default;
+
+Result<std::unique_ptr<Delta>> Delta::Open(const std::string& path, const Reader& base) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError("cannot open " + path);
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Status::IOError("cannot read " + path);
+  return OpenBuffer(data, base);
+}
+
+Result<std::unique_ptr<Delta>> Delta::OpenBuffer(std::string_view data, const Reader& base) {
+  std::unique_ptr<Delta> d(new Delta());
+  d->data_.assign(data);
+  AMEM_RETURN_IF_ERROR(d->Parse(base));
+  return d;
+}
+
+Status Delta::Parse(const Reader& base) {
+  std::string_view file = data_;
+  if (file.size() < kDeltaHeaderLength + kBlockHeaderLength + 8) return Corrupt("header: too short");
+  const char* h = file.data();
+  if (std::memcmp(h, kDeltaMagic, 4) != 0) return Corrupt("header: bad magic");
+  if (DecodeFixed16(h + kVersionAt) != kDeltaVersion) return Corrupt("header: unknown version");
+  base_revision_ = DecodeFixed64(h + kBaseRevisionAt);
+  head_revision_ = DecodeFixed64(h + kHeadRevisionAt);
+  if (head_revision_ < base_revision_) return Corrupt("header: head before base");
+  if (DecodeFixed32(h + kBaseNodesAt) != base.node_count() ||
+      DecodeFixed32(h + kBaseEdgesAt) != base.edge_count() ||
+      DecodeFixed64(h + kBaseSizeAt) != base.file_size()) {
+    return Status::InvalidArgument("delta: compiled against another base file");
+  }
+  if (DecodeFixed64(h + kIndexAt) != kDeltaHeaderLength) return Corrupt("header: index offset");
+
+  // The checksum block is last: XXH3 of everything before its header.
+  const size_t sum_at = file.size() - kBlockHeaderLength - 8;
+  if (DecodeFixed32(file.data() + sum_at) != static_cast<uint32_t>(DeltaTag::kChecksum) ||
+      DecodeFixed32(file.data() + sum_at + 4) != 8) {
+    return Corrupt("checksum: missing");
+  }
+  if (Hash64(file.data(), sum_at, 0) != DecodeFixed64(file.data() + sum_at + kBlockHeaderLength)) {
+    return Corrupt("checksum: mismatch");
+  }
+
+  std::map<uint32_t, std::string_view> blocks;
+  std::string_view rest = file.substr(kDeltaHeaderLength, sum_at - kDeltaHeaderLength);
+  uint32_t last = 0;
+  while (!rest.empty()) {
+    uint32_t tag, len;
+    if (!GetFixed32(&rest, &tag) || !GetFixed32(&rest, &len) || len % 8 != 0 ||
+        len > rest.size() || tag <= last) {
+      return Corrupt("blocks: bad block header");
+    }
+    blocks[tag] = rest.substr(0, len);
+    rest.remove_prefix(len);
+    last = tag;
+  }
+  for (DeltaTag t : {DeltaTag::kInfo, DeltaTag::kNodes, DeltaTag::kPlacement, DeltaTag::kRemoved,
+                     DeltaTag::kOutLists, DeltaTag::kInLists, DeltaTag::kKv, DeltaTag::kRelations,
+                     DeltaTag::kRuns, DeltaTag::kStrings}) {
+    if (!blocks.count(static_cast<uint32_t>(t))) return Corrupt("blocks: a block is missing");
+  }
+  auto block = [&](DeltaTag t) { return blocks[static_cast<uint32_t>(t)]; };
+
+  {  // Info
+    std::string_view b = block(DeltaTag::kInfo);
+    if (b.size() < kDeltaInfoLength) return Corrupt("info: short");
+    const char* p = b.data();
+    totals_.node_count = DecodeFixed32(p);
+    totals_.edge_count = DecodeFixed32(p + 4);
+    totals_.stub_count = DecodeFixed32(p + 8);
+    totals_.kv_count = DecodeFixed32(p + 12);
+    totals_.session_count = DecodeFixed32(p + 16);
+    totals_.newest_ts = static_cast<int64_t>(DecodeFixed64(p + 24));
+    totals_.doc_length_change = static_cast<int64_t>(DecodeFixed64(p + 32));
+  }
+  {  // Nodes: a whole .amem of its own, validated by its reader.
+    auto r = Reader::OpenBuffer(block(DeltaTag::kNodes));
+    if (!r.ok()) return Corrupt("nodes: " + r.status().message());
+    nodes_ = std::move(*r);
+    if (nodes_->dimension() != base.dimension()) return Corrupt("nodes: dimension");
+  }
+  const uint32_t n = nodes_->node_count();
+  const uint32_t base_n = base.node_count();
+  {  // Placement
+    std::string_view b = block(DeltaTag::kPlacement);
+    if (b.size() < size_t{n} * kPlacementLength) return Corrupt("placement: short");
+    placement_ = b.data();
+    for (uint32_t d = 0; d < n; ++d) {
+      uint32_t slot = base_slot(d), g = gap(d);
+      uint32_t flags = DecodeFixed32(placement_ + d * kPlacementLength + 8);
+      if ((slot != kNoNode && (slot >= base_n || g != slot)) || g > base_n || flags > 1) {
+        return Corrupt("placement: out of range");
+      }
+      if (d > 0 && g < gap(d - 1)) return Corrupt("placement: not in order");
+    }
+  }
+  auto valid_node = [&](uint32_t ref) {
+    return IsDeltaRef(ref) ? (ref & ~kDeltaNode) < n : ref < base_n;
+  };
+  {  // Removed
+    Cursor c(block(DeltaTag::kRemoved));
+    uint32_t count;
+    if (!c.U32(&count) || !c.U32s(count, &removed_) || !Ascending(removed_, base_n, true)) {
+      return Corrupt("removed: bad list");
+    }
+  }
+  {  // Strings, relations, runs (needed to check edges)
+    std::string_view b = block(DeltaTag::kStrings);
+    AMEM_RETURN_IF_ERROR(ReadStrings(&b, &strings_, "strings"));
+    b = block(DeltaTag::kRelations);
+    AMEM_RETURN_IF_ERROR(ReadStrings(&b, &relation_names_, "relations"));
+    if (relation_names_.size() != 256 || b.size() < 256) return Corrupt("relations: size");
+    std::memcpy(base_to_merged_, b.data(), 256);
+    b = block(DeltaTag::kRuns);
+    AMEM_RETURN_IF_ERROR(ReadStrings(&b, &runs_, "runs"));
+    if (runs_.empty() || !runs_[0].empty()) return Corrupt("runs: entry 0 must be \"\"");
+  }
+  {  // Out-lists
+    Cursor c(block(DeltaTag::kOutLists));
+    uint32_t lists, total;
+    if (!c.U32(&lists) || !c.U32(&total) || !c.U32s(lists, &out_sources_) ||
+        !c.U32s(lists + 1, &out_offsets_)) {
+      return Corrupt("out-lists: short");
+    }
+    uint32_t pad;
+    if (!c.U32(&pad)) return Corrupt("out-lists: short");
+    if (out_offsets_.front() != 0 || !Ascending(out_offsets_, total + 1, false) ||
+        out_offsets_.back() != total) {
+      return Corrupt("out-lists: offsets");
+    }
+    for (uint32_t s : out_sources_) {
+      if (!valid_node(s)) return Corrupt("out-lists: source out of range");
+    }
+    if (total > c.rest()->size() / kDeltaEdgeLength) return Corrupt("out-lists: edges short");
+    edges_ = c.rest()->data();
+    for (uint32_t e = 0; e < total; ++e) {
+      const char* p = edges_ + size_t{e} * kDeltaEdgeLength;
+      uint32_t rel = DecodeFixed32(p + 4), base_edge = DecodeFixed32(p + 12);
+      if (!valid_node(DecodeFixed32(p)) || rel > kMaxRelationId ||
+          relation_names_[rel].empty() || !std::isfinite(DecodeFloat(p + 8)) ||
+          (base_edge != kNoNode && base_edge >= base.edge_count())) {
+        return Corrupt("out-lists: edge " + std::to_string(e));
+      }
+      for (int k = 0; k < 3; ++k) {
+        if (DecodeFixed32(p + 32 + 4 * k) >= strings_.size()) return Corrupt("out-lists: string");
+      }
+    }
+  }
+  {  // In-lists
+    Cursor c(block(DeltaTag::kInLists));
+    uint32_t lists, total;
+    if (!c.U32(&lists) || !c.U32(&total) || !c.U32s(lists, &in_targets_) ||
+        !c.U32s(lists + 1, &in_offsets_) || !c.U32s(total, &in_entries_)) {
+      return Corrupt("in-lists: short");
+    }
+    if (in_offsets_.front() != 0 || !Ascending(in_offsets_, total + 1, false) ||
+        in_offsets_.back() != total) {
+      return Corrupt("in-lists: offsets");
+    }
+    for (uint32_t t : in_targets_) {
+      if (!valid_node(t)) return Corrupt("in-lists: target out of range");
+    }
+    for (uint32_t r : in_entries_) {
+      bool ok = IsDeltaRef(r) ? (r & ~kDeltaNode) < edge_count() : r < base.edge_count();
+      if (!ok) return Corrupt("in-lists: edge reference out of range");
+    }
+  }
+  {  // Kv
+    Cursor c(block(DeltaTag::kKv));
+    uint32_t removed, inserted;
+    if (!c.U32(&removed) || !c.U32(&inserted) || !c.U32s(removed, &removed_kv_) ||
+        !Ascending(removed_kv_, base.kv_count(), true)) {
+      return Corrupt("kv: removed");
+    }
+    uint32_t pad;
+    if (removed % 2 != 0 && !c.U32(&pad)) return Corrupt("kv: short");
+    const char* fixed;
+    if (inserted > c.rest()->size() / kDeltaKvFixedLength ||
+        !c.Bytes(size_t{inserted} * kDeltaKvFixedLength, &fixed)) {
+      return Corrupt("kv: short");
+    }
+    std::vector<std::string_view> strs;
+    AMEM_RETURN_IF_ERROR(ReadStrings(c.rest(), &strs, "kv"));
+    if (strs.size() != 6 * size_t{inserted}) return Corrupt("kv: string count");
+    kv_.resize(inserted);
+    for (uint32_t k = 0; k < inserted; ++k) {
+      DeltaKvEntry& e = kv_[k];
+      e.ts = static_cast<int64_t>(DecodeFixed64(fixed + k * kDeltaKvFixedLength));
+      e.gap = DecodeFixed32(fixed + k * kDeltaKvFixedLength + 8);
+      if (e.gap > base.kv_count() || (k > 0 && e.gap < kv_[k - 1].gap)) return Corrupt("kv: gap");
+      e.scope = strs[6 * k];
+      e.ns = strs[6 * k + 1];
+      e.key = strs[6 * k + 2];
+      e.value = strs[6 * k + 3];
+      e.run = strs[6 * k + 4];
+      e.task = strs[6 * k + 5];
+    }
+  }
+  return Status::OK();
+}
+
+uint32_t Delta::base_slot(uint32_t d) const {
+  return DecodeFixed32(placement_ + size_t{d} * kPlacementLength);
+}
+uint32_t Delta::gap(uint32_t d) const {
+  return DecodeFixed32(placement_ + size_t{d} * kPlacementLength + 4);
+}
+bool Delta::is_stub(uint32_t d) const {
+  return (DecodeFixed32(placement_ + size_t{d} * kPlacementLength + 8) & kPlacementStub) != 0;
+}
+
+DeltaEdge Delta::edge(uint32_t e) const {
+  const char* p = edges_ + size_t{e} * kDeltaEdgeLength;
+  DeltaEdge d;
+  d.target = DecodeFixed32(p);
+  d.rel = static_cast<RelationId>(DecodeFixed32(p + 4));
+  d.weight = DecodeFloat(p + 8);
+  d.base_edge = DecodeFixed32(p + 12);
+  d.created_ts = static_cast<int64_t>(DecodeFixed64(p + 16));
+  d.updated_ts = static_cast<int64_t>(DecodeFixed64(p + 24));
+  d.run = strings_[DecodeFixed32(p + 32)];
+  d.task = strings_[DecodeFixed32(p + 36)];
+  d.payload = strings_[DecodeFixed32(p + 40)];
+  return d;
+}
+
+// ---------------------------------------------------------------------------
+// Merge
+
+Result<StoreState> MergeState(const Reader& base, const Delta& delta) {
+  AMEM_RETURN_IF_ERROR(base.EnsureContent());
+  AMEM_RETURN_IF_ERROR(delta.nodes().EnsureContent());
+  const uint32_t base_n = base.node_count();
+  std::vector<bool> gone(base_n, false), dropped(base_n, false);
+  for (uint32_t b : delta.removed()) gone[b] = dropped[b] = true;
+  for (uint32_t d = 0; d < delta.node_count(); ++d) {
+    if (delta.base_slot(d) != kNoNode) gone[delta.base_slot(d)] = true;
+  }
+  for (uint32_t k = 0; k < delta.out_list_count(); ++k) {
+    // A list replaces its source's base range, also when the source is a delta
+    // node placed over a base slot.
+    uint32_t s = delta.out_source(k);
+    if (IsDeltaRef(s)) s = delta.base_slot(s & ~kDeltaNode);
+    if (s != kNoNode) dropped[s] = true;
+  }
+  auto key_of = [&](uint32_t ref) -> std::string_view {
+    return IsDeltaRef(ref) ? delta.nodes().key(ref & ~kDeltaNode) : base.key(ref);
+  };
+
+  StoreState st;
+  st.dimension = base.dimension();
+  st.revision = delta.head_revision();
+  for (int r = 0; r <= kMaxRelationId; ++r) {
+    if (!delta.relation_name(static_cast<RelationId>(r)).empty()) {
+      st.relations.emplace_back(static_cast<RelationId>(r),
+                                std::string(delta.relation_name(static_cast<RelationId>(r))));
+    }
+  }
+  auto node_from = [](const Reader& r, uint32_t i) {
+    NodeRecord n;
+    n.key = r.key(i);
+    n.id = NodeIdForKey(n.key);
+    n.type = r.type(i);
+    n.content = r.content(i);
+    n.meta = r.meta(i);
+    n.confidence = r.confidence(i);
+    n.scope = r.scope(i);
+    n.run = r.run(i);
+    n.task = r.task(i);
+    n.created_ts = r.created_ts(i);
+    n.updated_ts = r.updated_ts(i);
+    if (const float* v = r.vector(i)) n.vector.assign(v, v + r.dimension());
+    return n;
+  };
+  auto add_edge = [&](std::string_view src, std::string_view dst, RelationId rel,
+                      float weight, std::string_view payload, std::string_view run,
+                      std::string_view task, int64_t created, int64_t updated) {
+    EdgeRecord e;
+    e.src_key = src;
+    e.dst_key = dst;
+    e.src = NodeIdForKey(src);
+    e.dst = NodeIdForKey(dst);
+    e.rel = rel;
+    e.rel_name = delta.relation_name(rel);
+    e.weight = weight;
+    e.payload = payload;
+    e.run = run;
+    e.task = task;
+    e.created_ts = created;
+    e.updated_ts = updated;
+    st.edges.push_back(std::move(e));
+  };
+  auto add_kv = [&](std::string_view scope, std::string_view ns, std::string_view key,
+                    std::string_view value, std::string_view run, std::string_view task,
+                    int64_t ts) {
+    KvRecord r;
+    r.scope = scope;
+    r.ns = ns;
+    r.key = key;
+    r.value = value;
+    r.run = run;
+    r.task = task;
+    r.ts = ts;
+    st.kv.push_back(std::move(r));
+  };
+  for (uint32_t i = 0; i < base_n; ++i) {
+    if (!gone[i] && !base.is_stub(i)) st.nodes.push_back(node_from(base, i));
+  }
+  for (uint32_t d = 0; d < delta.node_count(); ++d) {
+    if (!delta.is_stub(d)) st.nodes.push_back(node_from(delta.nodes(), d));
+  }
+  for (uint32_t b = 0; b < base_n; ++b) {
+    if (dropped[b]) continue;
+    for (uint32_t j = base.out_begin(b); j < base.out_end(b); ++j) {
+      uint32_t t = base.edge_target(j);
+      if (gone[t] && delta.removed().size() > 0 &&
+          std::binary_search(delta.removed().begin(), delta.removed().end(), t)) {
+        return Status::Corruption("delta: the unchanged base edge " + std::string(base.key(b)) +
+                                  " -> " + std::string(base.key(t)) + " points at a removed node");
+      }
+      add_edge(base.key(b), base.key(t), delta.merged_relation(base.edge_rel(j)),
+               base.edge_weight(j), base.edge_payload(j), base.edge_run(j), base.edge_task(j),
+               base.edge_created_ts(j), base.edge_updated_ts(j));
+    }
+  }
+  for (uint32_t k = 0; k < delta.out_list_count(); ++k) {
+    std::string_view src = key_of(delta.out_source(k));
+    for (uint32_t x = delta.out_begin(k); x < delta.out_begin(k + 1); ++x) {
+      DeltaEdge d = delta.edge(x);
+      add_edge(src, key_of(d.target), d.rel, d.weight, d.payload, d.run, d.task, d.created_ts,
+               d.updated_ts);
+    }
+  }
+  std::vector<bool> kv_gone(base.kv_count(), false);
+  for (uint32_t k : delta.removed_kv()) kv_gone[k] = true;
+  for (uint32_t k = 0; k < base.kv_count(); ++k) {
+    if (kv_gone[k]) continue;
+    KvEntry e = base.kv(k);
+    add_kv(e.scope, e.ns, e.key, e.value, e.run, e.task, e.ts);
+  }
+  for (uint32_t k = 0; k < delta.kv_count(); ++k) {
+    const DeltaKvEntry& e = delta.kv(k);
+    add_kv(e.scope, e.ns, e.key, e.value, e.run, e.task, e.ts);
+  }
+  return st;
+}
+
+}  // namespace amem::snapshot

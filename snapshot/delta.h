@@ -1,0 +1,177 @@
+// Delta segments (docs/FORMAT.md §11): what changed in the store between a base
+// snapshot's revision B and a head revision H, compiled from the store's change log
+// in O(changes), not O(store). A base file plus its delta describe the state at H:
+// MergeState(base, delta) written by the snapshot writer gives exactly the bytes of
+// a full export at H (the property the tests check).
+//
+// A delta never repeats the base: it names base nodes and edges by their dense
+// numbers in the base file, and holds in full only what is new or different:
+//   - the changed nodes (new, overwritten, or become/stopped being a stub) as an
+//     embedded .amem snapshot of just those nodes (content, vectors, term index,
+//     doc lengths, keys), in (run, key) order, each placed in the base's order: it
+//     replaces base node `base_slot` in place, or goes before base node `gap`;
+//   - the base nodes that are gone (deleted, or moved to another run);
+//   - the whole out-list of every node whose out-edges changed, and the whole
+//     in-list of every node whose in-edges changed, in a full export's order
+//     (relation, then the other end's (run, key));
+//   - the kv entries removed and inserted; the relation and run tables at H;
+//     the totals of the state at H.
+// The bytes depend only on (store state at B, store state at H, base file): the
+// same pair always gives the same delta.
+//
+// Thread safety: a Delta is immutable after Open; all const methods may be called
+// concurrently. Lifetimes: views point into memory the Delta owns.
+#ifndef AMEM_SNAPSHOT_DELTA_H_
+#define AMEM_SNAPSHOT_DELTA_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/model.h"
+#include "common/status.h"
+#include "snapshot/reader.h"
+#include "store/store.h"
+
+namespace amem::snapshot {
+
+inline constexpr char kDeltaMagic[4] = {'A', 'M', 'D', 'L'};
+inline constexpr uint16_t kDeltaVersion = 1;
+inline constexpr size_t kDeltaHeaderLength = 64;
+
+// A node named by a delta: a base dense number, or a delta node (kDeltaNode | d).
+inline constexpr uint32_t kDeltaNode = 0x80000000u;
+inline constexpr uint32_t kNoNode = 0xFFFFFFFFu;
+inline bool IsDeltaRef(uint32_t ref) { return ref != kNoNode && (ref & kDeltaNode) != 0; }
+
+// Block tags of a delta file (their own numbering; 0x1F is the checksum, as in .amem).
+enum class DeltaTag : uint32_t {
+  kInfo = 0x01,        // base identity, head revision, totals at H
+  kNodes = 0x02,       // embedded .amem of the changed nodes
+  kPlacement = 0x03,   // per delta node: base_slot, gap, flags
+  kRemoved = 0x04,     // base dense numbers that are gone, ascending
+  kOutLists = 0x05,    // sources, offsets, edges
+  kInLists = 0x06,     // targets, offsets, edge references
+  kKv = 0x07,          // removed base kv positions; inserted entries
+  kRelations = 0x08,   // 256 names at H by merged id; base id -> merged id
+  kRuns = 0x09,        // run names at H, sorted ("" first)
+  kStrings = 0x0A,     // the run/task/payload strings of delta edges
+  kChecksum = 0x1F,
+};
+
+// Totals of the merged state at H (what a full export at H would say).
+struct DeltaTotals {
+  uint32_t node_count = 0, edge_count = 0, stub_count = 0, kv_count = 0, session_count = 0;
+  int64_t newest_ts = 0;
+  // Sum of content token counts at H minus the base's sum (BM25's average).
+  int64_t doc_length_change = 0;
+};
+
+// One out-edge of a delta out-list.
+struct DeltaEdge {
+  uint32_t target = kNoNode;  // node reference
+  RelationId rel = 0;         // merged relation id (numbering at H)
+  float weight = 1.0f;
+  int64_t created_ts = 0, updated_ts = 0;
+  std::string_view run, task, payload;
+  uint32_t base_edge = kNoNode;  // the unchanged base edge this copies, if any
+};
+
+// An in-list entry: a delta edge (kDeltaNode | e, e indexing all out-list edges in
+// file order) or a base edge number.
+struct DeltaKvEntry {
+  std::string_view scope, ns, key, value, run, task;
+  int64_t ts = 0;
+  uint32_t gap = 0;  // inserted before base kv entry `gap`
+};
+
+struct DeltaSummary {
+  uint32_t nodes = 0, removed_nodes = 0, out_lists = 0, in_lists = 0, edges = 0;
+  uint64_t bytes = 0;
+};
+
+// Compiles the delta from `base` (a full snapshot of `store` at `base_revision`)
+// to `head_revision` and appends its bytes to *out. InvalidArgument if
+// head_revision < base_revision or the history since the base was compacted away
+// (the caller then rebuilds the base); errors of the store otherwise.
+Result<DeltaSummary> CompileDelta(const Store& store, const Reader& base, uint64_t base_revision,
+                                  uint64_t head_revision, std::string* out);
+
+class Delta {
+ public:
+  // Validates the container, every count and reference, and the embedded node
+  // snapshot. Corruption ("delta <section>: <what>") if anything is off;
+  // InvalidArgument if it was compiled against another base than `base`.
+  static Result<std::unique_ptr<Delta>> Open(const std::string& path, const Reader& base);
+  static Result<std::unique_ptr<Delta>> OpenBuffer(std::string_view data, const Reader& base);
+  ~Delta();
+  Delta(const Delta&) = delete;
+  Delta& operator=(const Delta&) = delete;
+
+  uint64_t base_revision() const { return base_revision_; }
+  uint64_t head_revision() const { return head_revision_; }
+  const DeltaTotals& totals() const { return totals_; }
+  uint64_t size() const { return data_.size(); }
+
+  // ---- nodes: the changed nodes, in (run, key) order ----
+  const Reader& nodes() const { return *nodes_; }
+  uint32_t node_count() const { return nodes_->node_count(); }
+  uint32_t base_slot(uint32_t d) const;  // kNoNode unless it replaces a base node in place
+  uint32_t gap(uint32_t d) const;        // base position it goes before (base_slot if in place)
+  bool is_stub(uint32_t d) const;
+  std::span<const uint32_t> removed() const { return removed_; }  // base numbers, ascending
+
+  // ---- edges ----
+  uint32_t out_list_count() const { return static_cast<uint32_t>(out_sources_.size()); }
+  uint32_t out_source(uint32_t k) const { return out_sources_[k]; }  // node reference
+  // Out-list k is edges [out_begin(k), out_begin(k + 1)).
+  uint32_t out_begin(uint32_t k) const { return out_offsets_[k]; }
+  uint32_t edge_count() const { return out_offsets_.back(); }
+  DeltaEdge edge(uint32_t e) const;
+  uint32_t in_list_count() const { return static_cast<uint32_t>(in_targets_.size()); }
+  uint32_t in_target(uint32_t k) const { return in_targets_[k]; }
+  uint32_t in_begin(uint32_t k) const { return in_offsets_[k]; }
+  uint32_t in_entry(uint32_t p) const { return in_entries_[p]; }  // edge reference
+
+  // ---- kv ----
+  std::span<const uint32_t> removed_kv() const { return removed_kv_; }
+  uint32_t kv_count() const { return static_cast<uint32_t>(kv_.size()); }
+  const DeltaKvEntry& kv(uint32_t k) const { return kv_[k]; }
+
+  // ---- names at H ----
+  std::string_view relation_name(RelationId merged) const { return relation_names_[merged]; }
+  RelationId merged_relation(RelationId base_rel) const { return base_to_merged_[base_rel]; }
+  const std::vector<std::string_view>& runs() const { return runs_; }
+
+ private:
+  Delta() = default;
+  Status Parse(const Reader& base);
+
+  std::string data_;  // the file, 8-aligned copy
+  uint64_t base_revision_ = 0, head_revision_ = 0;
+  DeltaTotals totals_;
+  std::unique_ptr<Reader> nodes_;
+  const char* placement_ = nullptr;
+  std::vector<uint32_t> removed_;
+  std::vector<uint32_t> out_sources_, out_offsets_;
+  const char* edges_ = nullptr;
+  std::vector<std::string_view> strings_;
+  std::vector<uint32_t> in_targets_, in_offsets_, in_entries_;
+  std::vector<uint32_t> removed_kv_;
+  std::vector<DeltaKvEntry> kv_;
+  std::vector<std::string_view> relation_names_;
+  RelationId base_to_merged_[256] = {};
+  std::vector<std::string_view> runs_;
+};
+
+// The state at H from the base and its delta, for the snapshot writer: live nodes
+// (stubs are left to the writer, which re-creates them from dangling edges), every
+// edge, kv and relation. Writing it gives the full export's bytes at H.
+Result<StoreState> MergeState(const Reader& base, const Delta& delta);
+
+}  // namespace amem::snapshot
+
+#endif  // AMEM_SNAPSHOT_DELTA_H_

@@ -1,0 +1,339 @@
+// Delta segments (snapshot/delta.h): a base file plus the delta compiled from the
+// change log must describe exactly the state a full export at the head revision
+// writes, for random histories of puts, overwrites, deletes, dangling edges,
+// custom relations, run changes and kv.
+#include "snapshot/delta.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "snapshot/reader.h"
+#include "snapshot/writer.h"
+#include "tests/store/store_test_util.h"
+
+using namespace amem;
+using namespace amem::snapshot;
+using amem::testing::TempDir;
+
+namespace {
+
+std::string Export(const Store& store, uint64_t rev) {
+  auto state = store.ReadState(ReadView::AtRevision(rev));
+  INFO(state.status().ToString());
+  REQUIRE(state.ok());
+  auto bytes = BuildSnapshot(*state);
+  INFO(bytes.status().ToString());
+  REQUIRE(bytes.ok());
+  return *bytes;
+}
+
+std::unique_ptr<Reader> Open(const std::string& bytes) {
+  auto r = Reader::OpenBuffer(bytes);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  return std::move(*r);
+}
+
+class History {
+ public:
+  explicit History(uint32_t seed) : rng_(seed) {}
+
+  // One random batch; returns false when it changed nothing.
+  bool Step(Store* store) {
+    Batch batch;
+    int ops = 1 + Pick(6);
+    for (int k = 0; k < ops; ++k) {
+      switch (Pick(12)) {
+        case 0:
+        case 1:
+        case 2:
+        case 3: batch.PutNode(RandomNode()); break;
+        case 4: batch.DeleteNode(Key()); break;
+        case 5:
+        case 6:
+        case 7: batch.PutEdge(RandomEdge()); break;
+        case 8: {
+          EdgeInput e = RandomEdge();
+          batch.DeleteEdge(e.src, e.rel, e.dst);
+          break;
+        }
+        case 9: {
+          KvInput kv = amem::testing::Kv(Pick(2) ? "proj" : "team", "ns", "k" + std::to_string(Pick(5)),
+                                         Words(2));
+          if (Pick(3) == 0) kv.run = Run();
+          batch.PutKv(kv);
+          break;
+        }
+        case 10: batch.DeleteKv(Pick(2) ? "proj" : "team", "ns", "k" + std::to_string(Pick(5))); break;
+        case 11: batch.DefineRelation(kCustom[Pick(3)]); break;
+      }
+    }
+    WriteOptions w;
+    if (Pick(3) == 0) w.ts = 1000 + Pick(500);  // explicit, sometimes in the past
+    if (Pick(2) == 0) w.run = Run();
+    auto rev = store->Apply(batch, w);
+    return rev.ok();  // a batch may be refused (e.g. an undefined relation): fine
+  }
+
+ private:
+  static constexpr const char* kCustom[3] = {"zeta", "alpha", "mid"};
+  uint32_t Pick(uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng_); }
+  std::string Key() { return "k" + std::to_string(Pick(24)); }
+  std::string Run() {
+    static const char* runs[] = {"", "run-a", "run-b", "run-c"};
+    return runs[Pick(4)];
+  }
+  std::string Words(int n) {
+    static const char* words[] = {"retry", "cache", "policy", "not", "timeout", "lmdb",
+                                  "graph", "never", "build", "merge", "delta", "index"};
+    std::string s;
+    for (int k = 0; k < n; ++k) s += std::string(k ? " " : "") + words[Pick(12)];
+    return s;
+  }
+  NodeInput RandomNode() {
+    NodeInput n = amem::testing::Node(Key(), Words(1 + Pick(5)), static_cast<NodeType>(Pick(11)));
+    if (Pick(3) == 0) n.run = Run();
+    if (Pick(4) == 0) n.scope = Pick(2) ? "repo" : "user";
+    if (Pick(4) == 0) n.task = "t" + std::to_string(Pick(3));
+    if (Pick(4) == 0) n.meta = R"({"lang":"cpp"})";
+    if (Pick(3) == 0) n.confidence = 0.25f * static_cast<float>(Pick(5));
+    if (Pick(5) == 0) {
+      n.vector.assign(kDefaultDimension, 0.0f);
+      n.vector[Pick(kDefaultDimension)] = 1.0f;
+    }
+    if (Pick(4) == 0) n.ts = 900 + Pick(900);
+    return n;
+  }
+  EdgeInput RandomEdge() {
+    static const char* builtins[] = {"supports", "contradicts", "supersedes", "related_to", "calls"};
+    std::string rel = Pick(4) == 0 ? kCustom[Pick(3)] : builtins[Pick(5)];
+    EdgeInput e = amem::testing::Edge(Key(), rel, Key(), 0.5f + 0.25f * static_cast<float>(Pick(3)));
+    if (Pick(4) == 0) e.payload = R"({"why":"test"})";
+    if (Pick(4) == 0) e.run = Run();
+    return e;
+  }
+
+  std::mt19937 rng_;
+};
+
+// The merged dense number of delta node d or base node b, from the placement.
+struct Placement {
+  const Reader& base;
+  const Delta& delta;
+  uint32_t RemovedBelow(uint32_t b) const {
+    auto r = delta.removed();
+    return static_cast<uint32_t>(std::lower_bound(r.begin(), r.end(), b) - r.begin());
+  }
+  uint32_t OfDelta(uint32_t d) const {
+    if (delta.base_slot(d) != kNoNode) return OfBase(delta.base_slot(d));
+    uint32_t inserted_before = 0;
+    for (uint32_t x = 0; x < d; ++x) inserted_before += delta.base_slot(x) == kNoNode;
+    return delta.gap(d) - RemovedBelow(delta.gap(d)) + inserted_before;
+  }
+  uint32_t OfBase(uint32_t b) const {
+    uint32_t inserted = 0;
+    for (uint32_t x = 0; x < delta.node_count(); ++x) {
+      inserted += delta.base_slot(x) == kNoNode && delta.gap(x) <= b;
+    }
+    return b - RemovedBelow(b) + inserted;
+  }
+};
+
+// Checks one (base revision, head revision) pair against full exports.
+void CheckPair(const Store& store, uint64_t base_rev, uint64_t head_rev) {
+  INFO("base " << base_rev << " head " << head_rev);
+  const std::string base_bytes = Export(store, base_rev);
+  const std::string head_bytes = Export(store, head_rev);
+  auto base = Open(base_bytes);
+  auto head = Open(head_bytes);
+
+  std::string bytes, again;
+  auto summary = CompileDelta(store, *base, base_rev, head_rev, &bytes);
+  INFO(summary.status().ToString());
+  REQUIRE(summary.ok());
+  REQUIRE(CompileDelta(store, *base, base_rev, head_rev, &again).ok());
+  CHECK(again == bytes);  // deterministic
+
+  auto delta_or = Delta::OpenBuffer(bytes, *base);
+  INFO(delta_or.status().ToString());
+  REQUIRE(delta_or.ok());
+  const Delta& delta = **delta_or;
+
+  // 1. Base + delta is the state at H, to the byte.
+  auto merged = MergeState(*base, delta);
+  INFO(merged.status().ToString());
+  REQUIRE(merged.ok());
+  auto merged_bytes = BuildSnapshot(*merged);
+  REQUIRE(merged_bytes.ok());
+  CHECK(*merged_bytes == head_bytes);
+
+  // 2. Totals as the full export at H has them.
+  const DeltaTotals& t = delta.totals();
+  CHECK(t.node_count == head->node_count());
+  CHECK(t.edge_count == head->edge_count());
+  CHECK(t.stub_count == head->stub_count());
+  CHECK(t.kv_count == head->kv_count());
+  CHECK(t.session_count == head->session_count());
+  CHECK(t.newest_ts == head->newest_timestamp());
+  int64_t base_len = 0, head_len = 0;
+  for (uint32_t i = 0; i < base->node_count(); ++i) base_len += base->doc_length(i);
+  for (uint32_t i = 0; i < head->node_count(); ++i) head_len += head->doc_length(i);
+  CHECK(base_len + t.doc_length_change == head_len);
+  REQUIRE(delta.runs().size() == head->session_count());
+  for (uint32_t s = 0; s < head->session_count(); ++s) CHECK(delta.runs()[s] == head->session_run(s));
+  for (int r = 0; r <= kMaxRelationId; ++r) {
+    CHECK(delta.relation_name(static_cast<RelationId>(r)) ==
+          head->relation_name(static_cast<RelationId>(r)));
+  }
+
+  // 3. Every node lands where a full export puts it.
+  Placement place{*base, delta};
+  for (uint32_t d = 0; d < delta.node_count(); ++d) {
+    auto want = head->FindKey(delta.nodes().key(d));
+    REQUIRE(want);
+    CHECK(place.OfDelta(d) == *want);
+    CHECK(delta.is_stub(d) == head->is_stub(*want));
+  }
+  std::vector<bool> gone(base->node_count(), false);
+  for (uint32_t b : delta.removed()) gone[b] = true;
+  for (uint32_t d = 0; d < delta.node_count(); ++d) {
+    if (delta.base_slot(d) != kNoNode) gone[delta.base_slot(d)] = true;
+  }
+  for (uint32_t b = 0; b < base->node_count(); ++b) {
+    auto want = head->FindKey(base->key(b));
+    if (std::binary_search(delta.removed().begin(), delta.removed().end(), b)) {
+      // Removed: gone at H, or back elsewhere as a delta node.
+      continue;
+    }
+    REQUIRE(want);
+    CHECK(place.OfBase(b) == *want);
+  }
+
+  // 4. Inserted kv entries land where a full export puts them.
+  for (uint32_t k = 0; k < delta.kv_count(); ++k) {
+    const DeltaKvEntry& e = delta.kv(k);
+    auto rk = delta.removed_kv();
+    uint32_t removed_below =
+        static_cast<uint32_t>(std::lower_bound(rk.begin(), rk.end(), e.gap) - rk.begin());
+    auto want = head->FindKv(e.scope, e.ns, e.key);
+    REQUIRE(want);
+    CHECK(e.gap - removed_below + k == *want);
+    CHECK(head->kv(*want).value == e.value);
+  }
+
+  // 5. Out- and in-lists hold a full export's lists, in its order.
+  auto key_of = [&](uint32_t ref) -> std::string_view {
+    return IsDeltaRef(ref) ? delta.nodes().key(ref & ~kDeltaNode) : base->key(ref);
+  };
+  std::vector<std::string_view> edge_source(delta.edge_count());
+  for (uint32_t k = 0; k < delta.out_list_count(); ++k) {
+    std::string_view src = key_of(delta.out_source(k));
+    auto h = head->FindKey(src);
+    REQUIRE(h);
+    REQUIRE(delta.out_begin(k + 1) - delta.out_begin(k) == head->out_degree(*h));
+    for (uint32_t x = delta.out_begin(k); x < delta.out_begin(k + 1); ++x) {
+      edge_source[x] = src;
+      DeltaEdge e = delta.edge(x);
+      uint32_t j = head->out_begin(*h) + (x - delta.out_begin(k));
+      CHECK(key_of(e.target) == head->key(head->edge_target(j)));
+      CHECK(delta.relation_name(e.rel) == head->relation_name(head->edge_rel(j)));
+      if (e.base_edge != kNoNode) {
+        CHECK(base->key(base->edge_source(e.base_edge)) == src);
+        CHECK(base->key(base->edge_target(e.base_edge)) == key_of(e.target));
+        CHECK(base->edge_weight(e.base_edge) == e.weight);
+      }
+    }
+  }
+  for (uint32_t k = 0; k < delta.in_list_count(); ++k) {
+    std::string_view dst = key_of(delta.in_target(k));
+    auto h = head->FindKey(dst);
+    REQUIRE(h);
+    REQUIRE(delta.in_begin(k + 1) - delta.in_begin(k) == head->in_degree(*h));
+    for (uint32_t p = delta.in_begin(k); p < delta.in_begin(k + 1); ++p) {
+      uint32_t ref = delta.in_entry(p);
+      uint32_t want = head->in_edge(head->in_begin(*h) + (p - delta.in_begin(k)));
+      std::string_view src;
+      std::string_view rel;
+      if (IsDeltaRef(ref)) {
+        src = edge_source[ref & ~kDeltaNode];
+        rel = delta.relation_name(delta.edge(ref & ~kDeltaNode).rel);
+      } else {
+        src = base->key(base->edge_source(ref));
+        rel = base->relation_name(base->edge_rel(ref));
+      }
+      CHECK(src == head->key(head->edge_source(want)));
+      CHECK(rel == head->relation_name(head->edge_rel(want)));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("delta: base + delta is the full export at the head revision", "[snapshot][delta]") {
+  for (uint32_t seed : {1u, 2u, 3u, 4u, 5u, 6u}) {
+    INFO("seed " << seed);
+    TempDir dir;
+    auto store = amem::testing::OpenStore(dir.path());
+    History history(seed);
+    std::vector<uint64_t> revs = {0};
+    for (int round = 0; round < 60; ++round) {
+      if (history.Step(store.get())) revs.push_back(store->revision());
+      if (round % 10 == 9) {
+        uint64_t head = store->revision();
+        // Several delta sizes: from the previous revision, from the middle, from 0.
+        for (uint64_t base : {revs[revs.size() > 1 ? revs.size() - 2 : 0], revs[revs.size() / 2],
+                              uint64_t{0}}) {
+          CheckPair(*store, base, head);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("delta: an empty delta changes nothing", "[snapshot][delta]") {
+  TempDir dir;
+  auto store = amem::testing::OpenStore(dir.path());
+  REQUIRE(store->PutNode(amem::testing::Node("fact:a", "first")).ok());
+  REQUIRE(store->PutEdge(amem::testing::Edge("fact:a", "supports", "fact:ghost")).ok());
+  CheckPair(*store, 2, 2);
+}
+
+TEST_CASE("delta: damaged or mismatched files are refused", "[snapshot][delta]") {
+  TempDir dir;
+  auto store = amem::testing::OpenStore(dir.path());
+  REQUIRE(store->PutNode(amem::testing::Node("fact:a", "first")).ok());
+  const std::string base_bytes = Export(*store, 1);
+  auto base = Open(base_bytes);
+  REQUIRE(store->PutNode(amem::testing::Node("fact:b", "second")).ok());
+  REQUIRE(store->PutEdge(amem::testing::Edge("fact:a", "supports", "fact:b")).ok());
+  std::string bytes;
+  REQUIRE(CompileDelta(*store, *base, 1, 3, &bytes).ok());
+  REQUIRE(Delta::OpenBuffer(bytes, *base).ok());
+
+  SECTION("every flipped byte and every cut is Corruption, never a crash") {
+    for (size_t k = 0; k < bytes.size(); ++k) {
+      std::string bad = bytes;
+      bad[k] = static_cast<char>(bad[k] ^ 0x01);
+      auto d = Delta::OpenBuffer(bad, *base);
+      CHECK_FALSE(d.ok());
+    }
+    for (size_t len = 0; len < bytes.size(); len += 7) {
+      CHECK_FALSE(Delta::OpenBuffer(bytes.substr(0, len), *base).ok());
+    }
+  }
+  SECTION("a delta of another base is refused") {
+    REQUIRE(store->PutNode(amem::testing::Node("fact:c", "third")).ok());
+    auto other = Open(Export(*store, 4));
+    auto d = Delta::OpenBuffer(bytes, *other);
+    REQUIRE_FALSE(d.ok());
+    CHECK(d.status().ToString().find("another base") != std::string::npos);
+  }
+  SECTION("a head before the base is refused") {
+    auto d = CompileDelta(*store, *base, 2, 1, &bytes);
+    CHECK_FALSE(d.ok());
+  }
+}
