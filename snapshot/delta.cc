@@ -1054,17 +1054,14 @@ DeltaEdge Delta::edge(uint32_t e) const {
 }
 
 // ---------------------------------------------------------------------------
-// Merge
+// Merged numbering
 
-Result<StoreState> MergeState(const Reader& base, const Delta& delta) {
-  AMEM_RETURN_IF_ERROR(base.EnsureContent());
-  AMEM_RETURN_IF_ERROR(delta.nodes().EnsureContent());
-  const uint32_t base_n = base.node_count();
-  std::vector<bool> gone(base_n, false), dropped(base_n, false);
-  for (uint32_t b : delta.removed()) gone[b] = dropped[b] = true;
-  for (uint32_t d = 0; d < delta.node_count(); ++d) {
-    if (delta.base_slot(d) != kNoNode) gone[delta.base_slot(d)] = true;
-  }
+namespace {
+
+// Base nodes whose base out-range the delta replaces or removes.
+std::vector<bool> DroppedSources(const Reader& base, const Delta& delta) {
+  std::vector<bool> dropped(base.node_count(), false);
+  for (uint32_t b : delta.removed()) dropped[b] = true;
   for (uint32_t k = 0; k < delta.out_list_count(); ++k) {
     // A list replaces its source's base range, also when the source is a delta
     // node placed over a base slot.
@@ -1072,6 +1069,52 @@ Result<StoreState> MergeState(const Reader& base, const Delta& delta) {
     if (IsDeltaRef(s)) s = delta.base_slot(s & ~kDeltaNode);
     if (s != kNoNode) dropped[s] = true;
   }
+  return dropped;
+}
+
+}  // namespace
+
+Result<MergedSequence> NodeSequence(const Reader& base, const Delta& delta) {
+  std::vector<MergedSequence::Range> removed;
+  for (uint32_t b : delta.removed()) removed.push_back({b, b + 1});
+  std::vector<MergedSequence::Block> blocks;
+  for (uint32_t d = 0; d < delta.node_count(); ++d) {
+    if (delta.base_slot(d) != kNoNode) removed.push_back({delta.base_slot(d), delta.base_slot(d) + 1});
+    blocks.push_back({delta.gap(d), 1});
+  }
+  return MergedSequence::Make(base.node_count(), std::move(removed), std::move(blocks));
+}
+
+Result<MergedSequence> EdgeSequence(const Reader& base, const Delta& delta) {
+  const uint32_t n = base.node_count();
+  std::vector<bool> dropped = DroppedSources(base, delta);
+  std::vector<MergedSequence::Range> removed;
+  for (uint32_t b = 0; b < n; ++b) {
+    if (dropped[b]) removed.push_back({base.out_begin(b), base.out_end(b)});
+  }
+  auto edge_gap = [&](uint32_t node) { return node < n ? base.out_begin(node) : base.edge_count(); };
+  std::vector<MergedSequence::Block> blocks;
+  for (uint32_t k = 0; k < delta.out_list_count(); ++k) {
+    uint32_t s = delta.out_source(k);
+    uint32_t at = IsDeltaRef(s) ? delta.gap(s & ~kDeltaNode) : s;
+    blocks.push_back({edge_gap(at), delta.out_begin(k + 1) - delta.out_begin(k)});
+  }
+  return MergedSequence::Make(base.edge_count(), std::move(removed), std::move(blocks));
+}
+
+// ---------------------------------------------------------------------------
+// Merge
+
+Result<StoreState> MergeState(const Reader& base, const Delta& delta) {
+  AMEM_RETURN_IF_ERROR(base.EnsureContent());
+  AMEM_RETURN_IF_ERROR(delta.nodes().EnsureContent());
+  const uint32_t base_n = base.node_count();
+  std::vector<bool> gone(base_n, false);
+  for (uint32_t b : delta.removed()) gone[b] = true;
+  for (uint32_t d = 0; d < delta.node_count(); ++d) {
+    if (delta.base_slot(d) != kNoNode) gone[delta.base_slot(d)] = true;
+  }
+  const std::vector<bool> dropped = DroppedSources(base, delta);
   auto key_of = [&](uint32_t ref) -> std::string_view {
     return IsDeltaRef(ref) ? delta.nodes().key(ref & ~kDeltaNode) : base.key(ref);
   };

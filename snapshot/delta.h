@@ -33,6 +33,7 @@
 
 #include "common/model.h"
 #include "common/status.h"
+#include "snapshot/merged_sequence.h"
 #include "snapshot/reader.h"
 #include "store/store.h"
 
@@ -166,6 +167,15 @@ class Delta {
   RelationId base_to_merged_[256] = {};
   std::vector<std::string_view> runs_;
 };
+
+// The merged dense numbering of nodes (a full export's at H): the base's, less the
+// removed nodes and the slots replaced in place, plus every delta node (delta
+// position d = delta node d) at its place.
+Result<MergedSequence> NodeSequence(const Reader& base, const Delta& delta);
+// The merged numbering of edges: the base's, less the base out-ranges the delta's
+// out-lists replace (and those of removed nodes), plus every delta edge (delta
+// position e = the e-th edge of the out-lists).
+Result<MergedSequence> EdgeSequence(const Reader& base, const Delta& delta);
 
 // The state at H from the base and its delta, for the snapshot writer: live nodes
 // (stubs are left to the writer, which re-creates them from dangling edges), every

@@ -120,29 +120,6 @@ class History {
   std::mt19937 rng_;
 };
 
-// The merged dense number of delta node d or base node b, from the placement.
-struct Placement {
-  const Reader& base;
-  const Delta& delta;
-  uint32_t RemovedBelow(uint32_t b) const {
-    auto r = delta.removed();
-    return static_cast<uint32_t>(std::lower_bound(r.begin(), r.end(), b) - r.begin());
-  }
-  uint32_t OfDelta(uint32_t d) const {
-    if (delta.base_slot(d) != kNoNode) return OfBase(delta.base_slot(d));
-    uint32_t inserted_before = 0;
-    for (uint32_t x = 0; x < d; ++x) inserted_before += delta.base_slot(x) == kNoNode;
-    return delta.gap(d) - RemovedBelow(delta.gap(d)) + inserted_before;
-  }
-  uint32_t OfBase(uint32_t b) const {
-    uint32_t inserted = 0;
-    for (uint32_t x = 0; x < delta.node_count(); ++x) {
-      inserted += delta.base_slot(x) == kNoNode && delta.gap(x) <= b;
-    }
-    return b - RemovedBelow(b) + inserted;
-  }
-};
-
 // Checks one (base revision, head revision) pair against full exports.
 void CheckPair(const Store& store, uint64_t base_rev, uint64_t head_rev) {
   INFO("base " << base_rev << " head " << head_rev);
@@ -190,27 +167,46 @@ void CheckPair(const Store& store, uint64_t base_rev, uint64_t head_rev) {
           head->relation_name(static_cast<RelationId>(r)));
   }
 
-  // 3. Every node lands where a full export puts it.
-  Placement place{*base, delta};
-  for (uint32_t d = 0; d < delta.node_count(); ++d) {
-    auto want = head->FindKey(delta.nodes().key(d));
-    REQUIRE(want);
-    CHECK(place.OfDelta(d) == *want);
-    CHECK(delta.is_stub(d) == head->is_stub(*want));
+  // 3. Every node and edge has the number a full export gives it.
+  auto nodes = NodeSequence(*base, delta);
+  REQUIRE(nodes.ok());
+  REQUIRE(nodes->size() == head->node_count());
+  auto node_key = [&](MergedSequence::Item it) {
+    return it.delta ? delta.nodes().key(it.index) : base->key(it.index);
+  };
+  for (uint32_t m = 0; m < head->node_count(); ++m) {
+    auto it = nodes->At(m);
+    CHECK(node_key(it) == head->key(m));
+    CHECK((it.delta ? delta.is_stub(it.index) : base->is_stub(it.index)) == head->is_stub(m));
+    CHECK((it.delta ? nodes->OfDelta(it.index) : nodes->OfBase(it.index)) == m);
   }
-  std::vector<bool> gone(base->node_count(), false);
-  for (uint32_t b : delta.removed()) gone[b] = true;
-  for (uint32_t d = 0; d < delta.node_count(); ++d) {
-    if (delta.base_slot(d) != kNoNode) gone[delta.base_slot(d)] = true;
-  }
-  for (uint32_t b = 0; b < base->node_count(); ++b) {
-    auto want = head->FindKey(base->key(b));
-    if (std::binary_search(delta.removed().begin(), delta.removed().end(), b)) {
-      // Removed: gone at H, or back elsewhere as a delta node.
-      continue;
+  auto edges = EdgeSequence(*base, delta);
+  INFO(edges.status().ToString());
+  REQUIRE(edges.ok());
+  REQUIRE(edges->size() == head->edge_count());
+  std::vector<std::string_view> list_source(delta.edge_count());
+  for (uint32_t k = 0; k < delta.out_list_count(); ++k) {
+    uint32_t s = delta.out_source(k);
+    for (uint32_t x = delta.out_begin(k); x < delta.out_begin(k + 1); ++x) {
+      list_source[x] = IsDeltaRef(s) ? delta.nodes().key(s & ~kDeltaNode) : base->key(s);
     }
-    REQUIRE(want);
-    CHECK(place.OfBase(b) == *want);
+  }
+  for (uint32_t m = 0; m < head->edge_count(); ++m) {
+    auto it = edges->At(m);
+    std::string_view src, dst, rel;
+    if (it.delta) {
+      DeltaEdge e = delta.edge(it.index);
+      src = list_source[it.index];
+      dst = IsDeltaRef(e.target) ? delta.nodes().key(e.target & ~kDeltaNode) : base->key(e.target);
+      rel = delta.relation_name(e.rel);
+    } else {
+      src = base->key(base->edge_source(it.index));
+      dst = base->key(base->edge_target(it.index));
+      rel = base->relation_name(base->edge_rel(it.index));
+    }
+    CHECK(src == head->key(head->edge_source(m)));
+    CHECK(dst == head->key(head->edge_target(m)));
+    CHECK(rel == head->relation_name(head->edge_rel(m)));
   }
 
   // 4. Inserted kv entries land where a full export puts them.

@@ -1,0 +1,74 @@
+// MergedSequence: the numbering of a base sequence (nodes, edges, in-list entries,
+// kv entries of a base .amem file) after a delta removed some ranges of it and
+// inserted blocks of its own (docs/FORMAT.md §11.2). A merged view of base + delta
+// numbers everything exactly as a full export at the head revision does; this
+// class maps between those merged positions and (base position | delta position)
+// in O(log changes), without touching the base's data.
+//
+// Removed ranges must be disjoint; inserted blocks are given in merged order with
+// non-decreasing gaps (a block goes before base position `gap`, after every
+// earlier block with the same gap). Thread safety: immutable after construction.
+#ifndef AMEM_SNAPSHOT_MERGED_SEQUENCE_H_
+#define AMEM_SNAPSHOT_MERGED_SEQUENCE_H_
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace amem::snapshot {
+
+class MergedSequence {
+ public:
+  struct Range {
+    uint32_t begin = 0, end = 0;  // base positions [begin, end)
+  };
+  struct Block {
+    uint32_t gap = 0;     // base position it goes before (base_count: at the end)
+    uint32_t length = 0;  // delta positions, consecutive across blocks
+  };
+  // What a merged position holds.
+  struct Item {
+    bool delta = false;  // a delta position, else a base position
+    uint32_t index = 0;
+  };
+
+  MergedSequence() = default;
+  // InvalidArgument if the ranges overlap or leave [0, base_count), or the gaps
+  // decrease or pass base_count.
+  static Result<MergedSequence> Make(uint32_t base_count, std::vector<Range> removed,
+                                     std::vector<Block> inserted);
+
+  uint32_t size() const { return size_; }
+  uint32_t base_count() const { return base_count_; }
+  // REQUIRES: merged < size().
+  Item At(uint32_t merged) const;
+  // REQUIRES: b < base_count() and b not removed.
+  uint32_t OfBase(uint32_t b) const;
+  // REQUIRES: d < the total length of the inserted blocks.
+  uint32_t OfDelta(uint32_t d) const;
+  bool IsRemoved(uint32_t b) const;
+
+ private:
+  // Removed base positions strictly below b.
+  uint32_t RemovedBelow(uint32_t b) const;
+
+  uint32_t base_count_ = 0, size_ = 0;
+  std::vector<Range> removed_;          // sorted, disjoint
+  std::vector<uint32_t> removed_before_;  // removed positions in ranges before k
+  std::vector<Block> blocks_;
+  std::vector<uint32_t> block_start_;   // first delta position of block k; + total
+  // The merged sequence as runs: [merged_start, next start) holds base or delta
+  // positions from `first` on.
+  struct Run {
+    uint32_t merged_start;
+    bool delta;
+    uint32_t first;
+  };
+  std::vector<Run> runs_;
+};
+
+}  // namespace amem::snapshot
+
+#endif  // AMEM_SNAPSHOT_MERGED_SEQUENCE_H_
