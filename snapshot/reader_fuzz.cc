@@ -1,8 +1,10 @@
 // libFuzzer target for snapshot::Reader: any bytes must give Corruption (or open
 // and survive every accessor and Verify()), never a crash, hang or huge
-// allocation. Built and run by tests/fuzz.cmake (tests/snapshot/run_fuzz.sh):
-//   clang++ -fsanitize=fuzzer,address ... ; amem_reader_fuzz -runs=20000 CORPUS
-// seeded with tests/data/small.amem.
+// allocation. Built and run by tests/fuzz.cmake through tests/run_fuzz.sh, seeded
+// with tests/data/small.amem and the inputs in tests/data/fuzz_snapshot_reader/.
+// fuzz-link: snapshot/reader.cc snapshot/format.cc snapshot/string_list.cc common/*.cc
+// fuzz-pkg: liblz4 libxxhash
+// fuzz-seed: tests/data/small.amem
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -1,17 +1,32 @@
-# A short libFuzzer run of the snapshot reader (snapshot/reader_fuzz.cc) as a ctest
-# entry. libFuzzer needs clang; the normal builds may use gcc, so the entry builds
-# the target itself with clang++ (tests/snapshot/run_fuzz.sh). Skipped (with a
-# message) when clang++ is not installed; tools/bootstrap.sh installs it.
+# Short libFuzzer runs as ctest entries, one per *_fuzz.cc target. libFuzzer needs
+# clang; the normal builds may use gcc, so each entry builds its target itself with
+# clang++ (tests/run_fuzz.sh reads what to link from the target's `// fuzz-link:`
+# lines). Skipped (with a message) when clang++ is not installed;
+# tools/bootstrap.sh installs it.
 find_program(AMEM_CLANGXX NAMES clang++ clang++-19 clang++-18 clang++-17 clang++-16 clang++-15 clang++-14)
-if(AMEM_CLANGXX)
-  add_test(NAME snapshot_reader_fuzz
-           COMMAND ${CMAKE_COMMAND} -E env AMEM_FUZZ_CXX=${AMEM_CLANGXX}
-                   bash ${PROJECT_SOURCE_DIR}/tests/snapshot/run_fuzz.sh
-                   ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/fuzz/reader 20000 20)
-  set_tests_properties(snapshot_reader_fuzz PROPERTIES TIMEOUT 600 LABELS fuzz)
-else()
-  message(STATUS "clang++ not found: the snapshot reader fuzz test is not registered")
-endif()
+
+# amem_fuzz_test(NAME SOURCE [RUNS [SECONDS]]): SOURCE relative to the project root.
+function(amem_fuzz_test name source)
+  set(runs 20000)
+  set(secs 20)
+  if(ARGC GREATER 2)
+    set(runs ${ARGV2})
+  endif()
+  if(ARGC GREATER 3)
+    set(secs ${ARGV3})
+  endif()
+  if(AMEM_CLANGXX)
+    add_test(NAME ${name}
+             COMMAND ${CMAKE_COMMAND} -E env AMEM_FUZZ_CXX=${AMEM_CLANGXX}
+                     bash ${PROJECT_SOURCE_DIR}/tests/run_fuzz.sh
+                     ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/fuzz ${source} ${runs} ${secs})
+    set_tests_properties(${name} PROPERTIES TIMEOUT 600 LABELS fuzz)
+  else()
+    message(STATUS "clang++ not found: fuzz test ${name} is not registered")
+  endif()
+endfunction()
+
+amem_fuzz_test(snapshot_reader_fuzz snapshot/reader_fuzz.cc)
 
 # With clang as the project compiler and -DAMEM_FUZZ=ON, also a regular target.
 if(AMEM_FUZZ AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")
