@@ -69,7 +69,7 @@ void Run(uint64_t num, const std::vector<uint64_t>& changes, int reps) {
     AddToBatch(w, &b);
     if (auto r = store.Apply(b); !r.ok()) Die(kProgram, r.status().ToString());
   }
-  const uint64_t base_rev = store.revision();
+  const uint64_t base_rev = store.revision().value();
   const std::string base_path = dir.Sub("base.amem");
   double export_s = MedianOf(reps, [&] {
     auto r = snapshot::ExportSnapshot(store, base_path);
@@ -98,7 +98,7 @@ void Run(uint64_t num, const std::vector<uint64_t>& changes, int reps) {
       b.PutNode(std::move(n));
     }
     if (auto r = store.Apply(b); !r.ok()) Die(kProgram, r.status().ToString());
-    const uint64_t head = store.revision();
+    const uint64_t head = store.revision().value();
     std::string bytes;
     double compile_s = MedianOf(reps, [&] {
       auto r = snapshot::CompileDelta(store, base, base_rev, head, &bytes);

@@ -75,7 +75,8 @@ Result<ImportResult> ImportSnapshot(const std::string& path, Store* store) {
   if (!r.has_extensions()) {
     return Status::NotSupported(path + ": a seed-spec file without keys cannot be imported");
   }
-  if (store->revision() != 0) return Status::InvalidArgument("import needs an empty store");
+  AMEM_ASSIGN_OR_RETURN(before, store->revision());
+  if (before != 0) return Status::InvalidArgument("import needs an empty store");
   if (store->dimension() != r.dimension()) {
     return Status::InvalidArgument("store dimension " + std::to_string(store->dimension()) +
                                    " differs from the file's " + std::to_string(r.dimension()));

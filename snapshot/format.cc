@@ -32,8 +32,11 @@ Status Header::DecodeFrom(std::string_view input) {
     return Status::Corruption("header: bad magic (not an .amem file)");
   }
   version = DecodeFixed16(p + kVersionOffset);
-  if (version == 0 || version > kFormatVersion) {
-    return Status::Corruption("header: unsupported version " + std::to_string(version));
+  if (version == 0) return Status::Corruption("header: version is zero");
+  if (version > kFormatVersion) {
+    return Status::NotSupported("header: format version " + std::to_string(version) +
+                                " is newer than this build reads (up to " +
+                                std::to_string(kFormatVersion) + "); upgrade amem");
   }
   flags = DecodeFixed16(p + kFlagsOffset);
   node_count = DecodeFixed32(p + kNodeCountOffset);

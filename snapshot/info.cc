@@ -130,6 +130,12 @@ VerifyReport VerifySnapshotFile(const std::string& path) {
                                             : VerifyReport::Outcome::kIOError;
     return rep;
   }
+  rep.has_checksum = (*r)->has_checksum();
+  rep.status = (*r)->CheckIndexes();
+  if (!rep.status.ok()) {
+    rep.outcome = VerifyReport::Outcome::kStructure;
+    return rep;
+  }
   rep.status = (*r)->Verify();
   if (!rep.status.ok()) rep.outcome = VerifyReport::Outcome::kChecksum;
   return rep;

@@ -48,11 +48,16 @@ struct VerifyReport {
   enum class Outcome : uint8_t {
     kOk,         // structure valid, checksum and content frame intact
     kIOError,    // the file could not be read
-    kStructure,  // Reader::Open rejected it (header, extents, records, indexes)
+    kStructure,  // Reader::Open or CheckIndexes rejected it (header, extents,
+                 // records, indexes)
     kChecksum,   // opened, but the checksum or the content frame does not match
   };
   Outcome outcome = Outcome::kOk;
   Status status;  // OK, or what failed
+  // False for a file without a checksum block: kOk then means only that the
+  // structure, the indexes and the content frame hold; changed bytes elsewhere
+  // (a weight, a key) cannot be detected.
+  bool has_checksum = true;
 };
 VerifyReport VerifySnapshotFile(const std::string& path);
 

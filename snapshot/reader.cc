@@ -52,7 +52,13 @@ struct Reader::Rep {
   uint64_t index_end = 0;
   uint64_t checksum_block = kNone;  // offset of the checksum block header
 
+  // CheckIndexes(), computed at most once.
+  mutable std::once_flag index_once;
+  mutable Status index_status;
+  Status CheckIndexBlocks(const Reader* r) const;
+
   // Content, decompressed at most once.
+  mutable std::atomic<bool> content_tried{false};
   mutable std::once_flag content_once;
   mutable Status content_status;
   mutable std::string decoded;
@@ -107,13 +113,20 @@ Reader::Reader() : rep_(std::make_unique<Rep>()) {}
 Reader::~Reader() = default;
 
 Result<std::unique_ptr<Reader>> Reader::Open(const std::string& path, const ReadOptions& options) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Status::IOError("open " + path + ": " + std::strerror(errno));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     Status s = Status::IOError("stat " + path + ": " + std::strerror(errno));
     ::close(fd);
     return s;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::InvalidArgument(path + ": " +
+                                   (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") +
+                                   ", not a snapshot file");
   }
   std::unique_ptr<Reader> r(new Reader());
   const uint64_t size = static_cast<uint64_t>(st.st_size);
@@ -232,6 +245,7 @@ Status Reader::Rep::Load(Reader* r, const ReadOptions& options, bool ignore_inde
   AMEM_RETURN_IF_ERROR(CheckNodes(r));
   AMEM_RETURN_IF_ERROR(CheckEdges(r));
   if (options.verify_checksum) AMEM_RETURN_IF_ERROR(r->Verify());
+  if (options.check_indexes) AMEM_RETURN_IF_ERROR(r->CheckIndexes());
   return Status::OK();
 }
 
@@ -705,7 +719,15 @@ Status Reader::Rep::DecodeContent(const Reader* r) {
 
 Status Reader::EnsureContent() const {
   if (!content_compressed()) return Status::OK();
-  std::call_once(rep_->content_once, [this] { rep_->content_status = Rep::DecodeContent(this); });
+  std::call_once(rep_->content_once, [this] {
+    rep_->content_status = Rep::DecodeContent(this);
+    rep_->content_tried.store(true, std::memory_order_release);
+  });
+  return rep_->content_status;
+}
+
+Status Reader::ContentStatus() const {
+  if (!rep_->content_tried.load(std::memory_order_acquire)) return Status::OK();
   return rep_->content_status;
 }
 
@@ -737,6 +759,7 @@ Status Reader::Verify() const {
                                 " out of range or out of order");
     }
   }
+  AMEM_RETURN_IF_ERROR(CheckIndexes());
   if (rep_->checksum_block != kNone) {
     uint64_t stored = DecodeFixed64(base_ + rep_->checksum_block + kBlockHeaderLength);
     if (Hash64(base_, rep_->checksum_block, 0) != stored) {
@@ -744,6 +767,108 @@ Status Reader::Verify() const {
     }
   }
   return EnsureContent();
+}
+
+Status Reader::CheckIndexes() const {
+  std::call_once(rep_->index_once, [this] { rep_->index_status = rep_->CheckIndexBlocks(this); });
+  return rep_->index_status;
+}
+
+Status Reader::Rep::CheckIndexBlocks(const Reader* r) const {
+  const uint32_t n = r->node_count_;
+  // A permutation of 0..n-1 whose order is strictly ascending under `less`.
+  auto check_order = [&](const char* perm, std::string_view block, auto less) -> Status {
+    std::vector<bool> seen(n);
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint32_t i = DecodeFixed32(perm + 4 * size_t{k});
+      if (seen[i]) return Corrupt(block, "order lists node " + std::to_string(i) + " twice");
+      seen[i] = true;
+      if (k > 0 && !less(DecodeFixed32(perm + 4 * size_t{k - 1}), i)) {
+        return Corrupt(block, "order not sorted at position " + std::to_string(k));
+      }
+    }
+    return Status::OK();
+  };
+  if (by_key) {
+    AMEM_RETURN_IF_ERROR(check_order(by_key, "node keys", [&](uint32_t a, uint32_t b) {
+      return r->key(a) < r->key(b);
+    }));
+  }
+  if (ids) {
+    for (uint32_t i = 0; i < n && by_key; ++i) {
+      if (r->id(i) != NodeIdForKey(r->key(i))) {
+        return Corrupt("node ids", "id of node " + std::to_string(i) + " is not its key's");
+      }
+    }
+    AMEM_RETURN_IF_ERROR(check_order(by_id, "node ids", [&](uint32_t a, uint32_t b) {
+      return r->id(a) < r->id(b);
+    }));
+  }
+  if (built_in.empty() && r->in_list_) {
+    for (uint32_t i = 0; i < n; ++i) {
+      for (uint32_t k = r->in_begin(i); k < r->in_end(i); ++k) {
+        const uint32_t e = r->in_edge(k);
+        if (r->edge_target(e) != i) {
+          return Corrupt("in index", "edge " + std::to_string(e) + " listed under node " +
+                                         std::to_string(i) + ", not its target");
+        }
+        if (k > r->in_begin(i)) {
+          const uint32_t p = r->in_edge(k - 1);
+          if (std::pair(r->edge_rel(p), r->edge_source(p)) >=
+              std::pair(r->edge_rel(e), r->edge_source(e))) {
+            return Corrupt("in index", "in-edges of node " + std::to_string(i) + " not sorted");
+          }
+        }
+      }
+    }
+    // n lists of distinct edges, each under its target, their lengths summing to
+    // edge_count (checked at open): the lists hold every edge exactly once.
+  }
+  if (type_bits) {
+    const size_t bytes = (size_t{n} + 7) / 8;
+    const auto* bits = reinterpret_cast<const unsigned char*>(type_bits);
+    uint64_t set = 0;
+    for (size_t k = 0; k < type_slots * bytes; ++k) {
+      unsigned b = bits[k];
+      if (k % bytes == bytes - 1 && n % 8 != 0) b &= (1u << (n % 8)) - 1;  // bits past n
+      set += static_cast<uint64_t>(std::popcount(b));
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint8_t t = r->type_code(i);
+      if (t >= type_slots || !((bits[t * bytes + i / 8] >> (i % 8)) & 1)) {
+        return Corrupt("type index", "node " + std::to_string(i) + " missing from its type's set");
+      }
+    }
+    if (set != n) return Corrupt("type index", "a node is in more than one type's set");
+  }
+  if (built_time.empty() && r->time_) {
+    for (uint32_t k = 0; k < r->time_count_; ++k) {
+      const TimeEntry e = r->time_entry(k);
+      if (e.ts != r->created_ts(e.node)) {
+        return Corrupt("time index", "entry " + std::to_string(k) + " has another time than its node");
+      }
+      if (k > 0) {
+        const TimeEntry p = r->time_entry(k - 1);
+        if (std::pair(p.ts, p.node) >= std::pair(e.ts, e.node)) {
+          return Corrupt("time index", "entries not sorted at " + std::to_string(k));
+        }
+      }
+    }
+  }
+  if (has_ext) {
+    for (uint32_t s = 1; s < r->session_count_; ++s) {
+      if (!(r->session_run(s - 1) < r->session_run(s))) {
+        return Corrupt("runs", "run names not sorted at session " + std::to_string(s));
+      }
+    }
+    for (uint32_t k = 1; k < r->kv_count_; ++k) {
+      const KvEntry a = r->kv(k - 1), b = r->kv(k);
+      if (!(std::tie(a.scope, a.ns, a.key) < std::tie(b.scope, b.ns, b.key))) {
+        return Corrupt("kv", "entries not sorted at " + std::to_string(k));
+      }
+    }
+  }
+  return Status::OK();
 }
 
 // ---- nodes ----
@@ -1010,10 +1135,17 @@ std::string_view Reader::session_run(uint32_t s) const {
 std::optional<uint32_t> Reader::FindSession(std::string_view run) const {
   uint32_t lo = 0, hi = session_count_;
   if (!rep_->has_ext) {
-    for (uint32_t s = 0; s < session_count_; ++s) {
-      if (session_run(s) == run) return s;
+    // Runs are "" for session 0 and decimal numbers otherwise (no leading zero):
+    // parsed, not searched, so the cost never follows a declared session count.
+    if (run.empty()) return session_count_ > 0 ? std::optional<uint32_t>(0) : std::nullopt;
+    if (run.size() > 10 || run[0] == '0') return std::nullopt;
+    uint64_t s = 0;
+    for (char c : run) {
+      if (c < '0' || c > '9') return std::nullopt;
+      s = s * 10 + static_cast<uint64_t>(c - '0');
     }
-    return std::nullopt;
+    if (s >= session_count_) return std::nullopt;
+    return static_cast<uint32_t>(s);
   }
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;

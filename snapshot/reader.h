@@ -43,6 +43,9 @@ struct ReadOptions {
   bool verify_checksum = false;
   // Pre-fault the whole mapping (MAP_POPULATE). Faster first queries, slower open.
   bool populate = false;
+  // Also run CheckIndexes() inside Open (O(n + m); what the amem tools do for every
+  // snapshot they answer from).
+  bool check_indexes = false;
 };
 
 struct Edge {
@@ -122,6 +125,21 @@ class Reader {
   // checked). A file without a checksum block (has_checksum() false) gets only the
   // content check.
   Status Verify() const;
+
+  // Checks every index block against the records it indexes, so that a damaged
+  // index is reported instead of steering a query to a wrong answer: the key and
+  // id orders (permutations, strictly sorted, ids = XXH3 of the keys), each in-edge
+  // list (edges into that node, sorted by (rel, source)), the type bitsets (each
+  // node in exactly its type's set), the time index ((created_ts, node) of every
+  // node, sorted), runs and kv sorted. O(n + m); computed once, then cached.
+  // Corruption("<block>: ...") on the first mismatch. Open() checks structure
+  // only; Verify() includes this.
+  Status CheckIndexes() const;
+  // The verdict of decompressing the content block: OK while it has not been
+  // needed yet or when it decoded; Corruption when it failed. content() and meta()
+  // read as "" / "{}" after a failure, so whoever shows content checks this after
+  // building the answer (the tools do: exit 5 instead of empty text).
+  Status ContentStatus() const;
 
   // ---- header facts ----
   uint16_t version() const { return version_; }

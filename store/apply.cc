@@ -39,6 +39,13 @@ struct Prep {
 
 Status OpError(size_t i, const Status& s) { return s.WithContext("op " + std::to_string(i)); }
 
+Status CheckNotFuture(int64_t ts, int64_t now) {
+  if (ts <= now || ts - now <= kMaxFutureTsSeconds) return Status::OK();
+  return Status::InvalidArgument(
+      "ts " + std::to_string(ts) + " is more than a day past the clock (" +
+      std::to_string(now) + "); timestamps are Unix seconds");
+}
+
 std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 Status Collision(std::string_view key, std::string_view other, std::string_view where,
@@ -284,6 +291,8 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
     }));
     return rev;
   }
+  const int64_t now = NowSeconds();
+  if (options.ts) AMEM_RETURN_IF_ERROR(CheckNotFuture(*options.ts, now));
   AMEM_RETURN_IF_ERROR(ValidateName("run", options.run, true));
   AMEM_RETURN_IF_ERROR(ValidateName("task", options.task, true));
   AMEM_RETURN_IF_ERROR(ValidateName("scope", options.scope, true));
@@ -357,12 +366,17 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       }
     }
     if (ts && ts->has_value()) {
+      if (Status f = CheckNotFuture(**ts, now); !f.ok()) return OpError(i, f);
       p.has_ts = true;
       p.ts = **ts;
       max_op_ts = std::max(max_op_ts.value_or(INT64_MIN), p.ts);
     }
   }
-  const int64_t base_ts = options.ts ? *options.ts : max_op_ts ? *max_op_ts : NowSeconds();
+  // A record takes its own ts, else the batch's, else the clock: never the time of
+  // another write (an earlier revision's). The revision's commit time never goes
+  // back, so --at stays ordered: the latest of this batch's time and the last one.
+  const int64_t record_ts = options.ts.value_or(now);
+  const int64_t base_ts = options.ts ? *options.ts : max_op_ts ? *max_op_ts : now;
 
   // Key orders, independent of the transaction attempt.
   std::vector<NodeRef> nodes;
@@ -391,6 +405,20 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
     return l.key != r.key ? l.key < r.key : l.i < r.i;
   });
 
+  // Disk the write may take beyond the default headroom (ReserveDisk): its values
+  // about three times over (record, change log, indexes) plus B-tree overhead.
+  uint64_t reserve = 0;
+  for (const Batch::Op& op : ops) {
+    reserve += 1024;
+    if (const auto* n = std::get_if<NodeInput>(&op.input)) {
+      reserve += 3 * (n->key.size() + n->content.size() + n->meta.size() +
+                      n->vector.size() * sizeof(float));
+    } else if (const auto* e = std::get_if<EdgeInput>(&op.input)) {
+      reserve += 3 * (e->src.size() + e->dst.size() + e->payload.size());
+    } else if (const auto* k = std::get_if<KvInput>(&op.input)) {
+      reserve += 3 * (k->key.size() + k->value.size());
+    }
+  }
   uint64_t committed = 0;
   Status s = Write([&](MDB_txn* txn) -> Status {
     *effective = 0;
@@ -406,7 +434,7 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
     for (Prep& p : preps) {
       p.effective = false;
       p.log_flags = 0;
-      if (!p.has_ts) p.ts = options.ts.value_or(rev_ts);
+      if (!p.has_ts) p.ts = record_ts;
     }
     std::string buf, current, scratch;
     MDB_stat hist_stat;
@@ -712,7 +740,7 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
     PutMetaU64(txn, dbs, kMetaRevisionTs, static_cast<uint64_t>(rev_ts));
     committed = rev;
     return Status::OK();
-  });
+  }, /*commit=*/true, reserve);
   AMEM_RETURN_IF_ERROR(s);
 
   if (telemetry.enabled() && *effective > 0) {

@@ -1,8 +1,11 @@
 // Store: open, view resolution and the read API (docs/STORE.md).
 #include <algorithm>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -235,6 +238,37 @@ bool OpenDbs(MDB_txn* txn, Dbs* dbs, bool create) {
 }
 }  // namespace
 
+namespace store_internal {
+Status ReserveDisk(SharedEnv* shared, uint64_t hint) {
+  MDB_env* env = shared->env.handle();
+  MDB_envinfo info;
+  MDB_stat stat;
+  mdb_filehandle_t fd;
+  if (::mdb_env_info(env, &info) != MDB_SUCCESS || ::mdb_env_stat(env, &stat) != MDB_SUCCESS ||
+      ::mdb_env_get_fd(env, &fd) != MDB_SUCCESS) {
+    return Status::IOError("store: cannot read the environment's size");
+  }
+  const uint64_t used = (uint64_t{info.me_last_pgno} + 1) * stat.ms_psize;
+  constexpr uint64_t kMinHeadroom = uint64_t{4} << 20;
+  const uint64_t want = std::min<uint64_t>(info.me_mapsize,
+                                           used + hint + std::max(kMinHeadroom, used / 4));
+  uint64_t have = shared->reserved.load(std::memory_order_acquire);
+  if (want <= have) return Status::OK();
+  int rc;
+  do {
+    rc = ::posix_fallocate(fd, static_cast<off_t>(have), static_cast<off_t>(want - have));
+  } while (rc == EINTR);
+  if (rc != 0) {
+    return Status::IOError("store: cannot allocate " + std::to_string((want - have) >> 20) +
+                           " MiB of disk for the write (" + std::strerror(rc) +
+                           "); nothing was written");
+  }
+  while (have < want && !shared->reserved.compare_exchange_weak(have, want)) {
+  }
+  return Status::OK();
+}
+}  // namespace store_internal
+
 Status Store::Rep::Remap(Retry why) const {
   std::unique_lock lock(shared->resize_mu);
   try {
@@ -336,6 +370,7 @@ Status OpenEnv(const std::string& dir, const StoreOptions& options, SharedEnv* s
     if (!opened) {
       if (!options.create_if_missing) return Status::NotFound("no store at " + dir);
       // Another process may be creating it too: whoever commits first writes meta.
+      AMEM_RETURN_IF_ERROR(store_internal::ReserveDisk(shared, 0));
       auto txn = Txn::Begin(env, 0);
       OpenDbs(txn.handle(), &shared->dbs, true);
       std::string_view v;
@@ -371,6 +406,10 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
     if (!options.create_if_missing) return Status::NotFound("no store at " + dir);
     std::filesystem::create_directories(dir, ec);
     if (ec) return Status::IOError("cannot create " + dir + ": " + ec.message());
+  } else if (!options.create_if_missing &&
+             !std::filesystem::exists(std::filesystem::path(dir) / "data.mdb", ec)) {
+    // Checked before LMDB opens the directory: opening creates data.mdb and lock.mdb.
+    return Status::NotFound("no store at " + dir);
   }
   auto rep = std::make_unique<Rep>();
   rep->path = dir;
@@ -398,13 +437,13 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
 uint32_t Store::dimension() const { return rep_->dimension; }
 const std::string& Store::path() const { return rep_->path; }
 
-uint64_t Store::revision() const {
+Result<uint64_t> Store::revision() const {
   uint64_t rev = 0;
-  Status s = rep_->Read([&](MDB_txn* txn) {
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
     rev = GetMetaU64(txn, rep_->dbs, kMetaRevision, 0);
     return Status::OK();
-  });
-  return s.ok() ? rev : 0;
+  }));
+  return rev;
 }
 
 Result<uint64_t> Store::ResolveRevision(const ReadView& view) const {

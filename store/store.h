@@ -58,8 +58,15 @@ struct ReadView {
   static ReadView AtTime(int64_t ts) { return {Kind::kTimestamp, 0, ts}; }
 };
 
+// How far past the clock a write's ts (Unix seconds) may be: a day of clock skew
+// between machines. A later ts is refused (InvalidArgument): one write stamped in
+// milliseconds by mistake would otherwise move every later revision's commit time
+// (which never goes back) into the far future.
+inline constexpr int64_t kMaxFutureTsSeconds = 86400;
+
 // Attribution for a write. Fields left empty/unset fall back to the batch's
-// WriteOptions; ts falls back to the clock.
+// WriteOptions; ts falls back to the clock. Every ts must be at most
+// kMaxFutureTsSeconds past the clock.
 struct WriteOptions {
   std::optional<int64_t> ts;
   std::string run;
@@ -297,7 +304,8 @@ class Store {
   Result<uint64_t> ResolveRevision(const ReadView& view) const;
 
   uint32_t dimension() const;
-  uint64_t revision() const;  // latest committed revision (reads the store)
+  // The latest committed revision (reads the store; 0 for a new store).
+  Result<uint64_t> revision() const;
   const std::string& path() const;
 
  private:

@@ -4,6 +4,7 @@
 #define AMEM_STORE_STORE_REP_H_
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -157,7 +158,18 @@ struct SharedEnv {
   // Held shared by every transaction, exclusively while the map is resized:
   // mdb_env_set_mapsize needs no transaction active in this process.
   std::shared_mutex resize_mu;
+  // Bytes of the data file known to be allocated on disk (ReserveDisk).
+  std::atomic<uint64_t> reserved{0};
 };
+
+// With MDB_WRITEMAP the data file is a sparse file the size of the map and a write
+// transaction stores its new pages straight into the mapping: on a full disk the
+// first store into a hole raises SIGBUS, killing the process. So before a write,
+// the pages it may take (the used size, plus `hint` bytes, plus a quarter of the
+// used size and at least 4 MiB of headroom) are allocated for real with
+// posix_fallocate. A full disk then fails here, as IOError, before anything is
+// written. Cheap when nothing new is needed (one env_info).
+Status ReserveDisk(SharedEnv* shared, uint64_t hint);
 
 }  // namespace store_internal
 
@@ -179,8 +191,10 @@ struct Store::Rep {
   // write when fn returns OK. MDB_MAP_FULL grows the map and reruns fn;
   // MDB_MAP_RESIZED adopts another process's size and reruns it. Any other
   // lmdb::error becomes a Status.
+  // `reserve`: bytes the write may add to the data file beyond the default
+  // headroom (ReserveDisk), e.g. a batch's payload.
   template <typename Fn>
-  Status Write(Fn&& fn, bool commit = true);
+  Status Write(Fn&& fn, bool commit = true, uint64_t reserve = 0);
   template <typename Fn>
   Status Read(Fn&& fn) const;
 
@@ -204,16 +218,19 @@ struct Store::Rep {
  private:
   enum class Retry { kNone, kGrow, kAdopt };
   template <typename Fn>
-  Status Run(unsigned flags, bool commit, Fn&& fn) const;
+  Status Run(unsigned flags, bool commit, uint64_t reserve, Fn&& fn) const;
   Status Remap(Retry why) const;
 };
 
 template <typename Fn>
-Status Store::Rep::Run(unsigned flags, bool commit, Fn&& fn) const {
+Status Store::Rep::Run(unsigned flags, bool commit, uint64_t reserve, Fn&& fn) const {
   for (;;) {
     Retry retry = Retry::kNone;
     {
       std::shared_lock lock(shared->resize_mu);
+      if (!(flags & MDB_RDONLY)) {
+        AMEM_RETURN_IF_ERROR(store_internal::ReserveDisk(shared.get(), reserve));
+      }
       try {
         auto txn = store_internal::Txn::Begin(env(), flags);
         Status s = fn(txn.handle());
@@ -232,13 +249,13 @@ Status Store::Rep::Run(unsigned flags, bool commit, Fn&& fn) const {
 }
 
 template <typename Fn>
-Status Store::Rep::Write(Fn&& fn, bool commit) {
-  return Run(0, commit, std::forward<Fn>(fn));
+Status Store::Rep::Write(Fn&& fn, bool commit, uint64_t reserve) {
+  return Run(0, commit, reserve, std::forward<Fn>(fn));
 }
 
 template <typename Fn>
 Status Store::Rep::Read(Fn&& fn) const {
-  return Run(MDB_RDONLY, true, std::forward<Fn>(fn));
+  return Run(MDB_RDONLY, true, 0, std::forward<Fn>(fn));
 }
 
 }  // namespace amem

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "common/json_parse.h"
 #include "common/utf8.h"
 
 namespace amem::store_internal {
@@ -34,11 +35,10 @@ Status ParseJson(std::string_view field, std::string_view text, size_t limit,
     *out = nlohmann::json::object();
     return Status::OK();
   }
-  try {
-    *out = nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::exception& e) {
-    return Invalid(field, std::string("malformed JSON: ") + e.what());
-  }
+  Result<nlohmann::json> parsed =
+      ParseJsonLimited(text, std::string(field) + ": malformed JSON");
+  if (!parsed.ok()) return parsed.status();
+  *out = std::move(*parsed);
   return Status::OK();
 }
 

@@ -44,8 +44,7 @@ Status RunRevise(Context& ctx, ReviseArgs& a) {
   o.limit = a.limit;
   auto res = query::Revise(r, std::move(*retract), o);
   if (!res.ok()) return res.status();
-  EmitQuery(ctx, query::ReviseJson(*res, a.hypothesis));
-  return Status::OK();
+  return EmitQuery(ctx, r, query::ReviseJson(*res, a.hypothesis));
 }
 
 // ---- gaps ----
@@ -62,8 +61,7 @@ Status RunGaps(Context& ctx, GapsArgs& a) {
   if (a.now_opt->count() > 0) a.options.now = a.now;
   auto res = query::FindGaps(**reader, a.options);
   if (!res.ok()) return res.status();
-  EmitQuery(ctx, query::GapsJson(*res));
-  return Status::OK();
+  return EmitQuery(ctx, **reader, query::GapsJson(*res));
 }
 
 // ---- analogy ----
@@ -86,8 +84,7 @@ Status RunAnalogy(Context& ctx, AnalogyArgs& a) {
   o.types = *types;
   auto res = AnalogyFor(r, a.node, a.text, o);
   if (!res.ok()) return res.status();
-  EmitQuery(ctx, query::AnalogyJson(*res));
-  return Status::OK();
+  return EmitQuery(ctx, r, query::AnalogyJson(*res));
 }
 
 // ---- consolidate ----
@@ -110,15 +107,16 @@ Status RunConsolidate(Context& ctx, ConsolidateArgs& a) {
   if (!plan.ok()) return plan.status();
   std::optional<query::ApplyReport> applied;
   if (a.execute) {
+    // The plan compared contents: never apply one built from undecodable content.
+    AMEM_RETURN_IF_ERROR((*reader)->ContentStatus());
     Result<Store*> store = ctx.OpenStore();
     if (!store.ok()) return store.status();
     auto report = query::ApplyConsolidation(**store, **reader, *plan, a.write.options());
     if (!report.ok()) return report.status();
     applied = std::move(*report);
   }
-  EmitQuery(ctx, query::ConsolidateJson(**reader, *plan, a.options,
+  return EmitQuery(ctx, **reader, query::ConsolidateJson(**reader, *plan, a.options,
                                    applied ? &*applied : nullptr));
-  return Status::OK();
 }
 
 // ---- drift ----
@@ -132,8 +130,7 @@ Status RunDrift(Context& ctx, DriftArgs& a) {
   if (!reader.ok()) return reader.status();
   auto res = query::Drift(**reader, a.options);
   if (!res.ok()) return res.status();
-  EmitQuery(ctx, query::DriftJson(*res, a.options));
-  return Status::OK();
+  return EmitQuery(ctx, **reader, query::DriftJson(*res, a.options));
 }
 
 constexpr const char* kNodeHelp = "Node: key, 16-hex-digit id, or dense index (#N)";

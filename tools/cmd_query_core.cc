@@ -60,8 +60,7 @@ Status RunTraverse(Context& ctx, const TraverseArgs& a) {
   o.depth = a.depth;
   o.min_confidence = a.min_confidence;
   o.limit = a.limit;
-  EmitQuery(ctx, query::TraverseJson(*reader, query::Traverse(*reader, start, o), o));
-  return Status::OK();
+  return EmitQuery(ctx, *reader, query::TraverseJson(*reader, query::Traverse(*reader, start, o), o));
 }
 
 // ---- search ----
@@ -92,8 +91,7 @@ Status RunSearch(Context& ctx, const SearchArgs& a) {
   if (a.after_opt->count() > 0) o.after = a.after;
   if (a.before_opt->count() > 0) o.before = a.before;
   o.limit = a.limit;
-  EmitQuery(ctx, query::SearchJson(*reader, query::Search(*reader, o), o));
-  return Status::OK();
+  return EmitQuery(ctx, *reader, query::SearchJson(*reader, query::Search(*reader, o), o));
 }
 
 // ---- temporal ----
@@ -111,8 +109,7 @@ Status RunTemporal(Context& ctx, const TemporalArgs& args) {
   o.a = a;
   o.b = b;
   o.limit = args.limit;
-  EmitQuery(ctx, query::TemporalJson(*reader, query::Temporal(*reader, o)));
-  return Status::OK();
+  return EmitQuery(ctx, *reader, query::TemporalJson(*reader, query::Temporal(*reader, o)));
 }
 
 // ---- impact ----
@@ -129,8 +126,7 @@ Status RunImpact(Context& ctx, const ImpactArgs& a) {
   query::ImpactOptions o;
   o.depth = a.depth;
   o.limit = a.limit;
-  EmitQuery(ctx, query::ImpactJson(*reader, query::Impact(*reader, root, o)));
-  return Status::OK();
+  return EmitQuery(ctx, *reader, query::ImpactJson(*reader, query::Impact(*reader, root, o)));
 }
 
 // ---- context ----
@@ -168,7 +164,8 @@ Status RunContext(Context& ctx, const ContextArgs& a) {
   } else {
     ctx.Out() += query::ContextText(*reader, r, o);
   }
-  return Status::OK();
+  // Output is dropped on failure: empty text from undecodable content never shows.
+  return reader->ContentStatus();
 }
 
 // ---- resolve ----
@@ -183,8 +180,7 @@ Status RunResolve(Context& ctx, const ResolveArgs& a) {
   AMEM_ASSIGN_OR_RETURN(node, Node(*reader, a.node));
   query::ResolveOptions o;
   o.limit = a.limit;
-  EmitQuery(ctx, query::ResolveJson(*reader, query::Resolve(*reader, node, o)));
-  return Status::OK();
+  return EmitQuery(ctx, *reader, query::ResolveJson(*reader, query::Resolve(*reader, node, o)));
 }
 
 // ---- path ----
@@ -213,8 +209,7 @@ Status RunPath(Context& ctx, const PathArgs& a) {
   o.weighted = a.weighted || a.cost == "neglog";
   o.cost = a.cost == "neglog" ? query::PathOptions::Cost::kNegLog
                               : query::PathOptions::Cost::kWeight;
-  EmitQuery(ctx, PathAnswer(*reader, query::FindPath(*reader, from, to, o), o, a.limit));
-  return Status::OK();
+  return EmitQuery(ctx, *reader, PathAnswer(*reader, query::FindPath(*reader, from, to, o), o, a.limit));
 }
 
 

@@ -105,8 +105,7 @@ Status RunSimilar(Context& ctx, const SimilarArgs& a) {
   AMEM_RETURN_IF_ERROR(ApplyFilters(r, a.filters, &o.types, &o.runs));
   auto res = query::Similar(r, o);
   if (!res.ok()) return res.status();
-  EmitQuery(ctx, query::SimilarJson(r, *res));
-  return Status::OK();
+  return EmitQuery(ctx, r, query::SimilarJson(r, *res));
 }
 
 // ---- text-search ----
@@ -131,8 +130,7 @@ Status RunTextSearch(Context& ctx, const TextSearchArgs& a) {
   AMEM_RETURN_IF_ERROR(ApplyFilters(r, a.filters, &o.types, &o.runs));
   auto res = query::TextSearch(r, o);
   if (!res.ok()) return res.status();
-  EmitQuery(ctx, query::TextSearchJson(r, *res));
-  return Status::OK();
+  return EmitQuery(ctx, r, query::TextSearchJson(r, *res));
 }
 
 // ---- hybrid-search ----
@@ -161,8 +159,7 @@ Status RunHybrid(Context& ctx, const HybridArgs& a) {
   AMEM_RETURN_IF_ERROR(ApplyFilters(r, a.filters, &o.types, &o.runs));
   auto res = query::HybridSearch(r, o);
   if (!res.ok()) return res.status();
-  EmitQuery(ctx, query::HybridSearchJson(r, *res));
-  return Status::OK();
+  return EmitQuery(ctx, r, query::HybridSearchJson(r, *res));
 }
 
 // ---- centrality ----
@@ -192,8 +189,7 @@ Status RunCentrality(Context& ctx, const CentralityArgs& a) {
   o.threads = a.threads;
   auto res = query::Centrality(r, o);
   if (!res.ok()) return res.status();
-  EmitQuery(ctx, query::CentralityJson(r, *res));
-  return Status::OK();
+  return EmitQuery(ctx, r, query::CentralityJson(r, *res));
 }
 
 }  // namespace

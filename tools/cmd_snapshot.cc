@@ -8,6 +8,7 @@
 #include "snapshot/info.h"
 #include "snapshot/reader.h"
 #include "tools/command.h"
+#include "tools/query_cli.h"
 #include "tools/records.h"
 
 namespace amem::cli {
@@ -21,6 +22,7 @@ struct ExportArgs {
 
 struct FileArgs {
   std::string a, b;
+  bool allow_no_checksum = false;  // verify
 };
 
 Status RunExport(Context& ctx, const ExportArgs& args) {
@@ -64,26 +66,37 @@ Status RunImport(Context& ctx, const FileArgs& args) {
 }
 
 // Exit codes: 0 intact; 1 the structure is valid but the checksum or the content
-// frame does not match; 5 the structure is invalid; 6 the file cannot be read.
+// frame does not match, or the file has no checksum block (unless
+// --allow-no-checksum); 5 the structure or an index is invalid; 6 unreadable.
 Status RunVerify(Context& ctx, const FileArgs& args) {
   snapshot::VerifyReport report = snapshot::VerifySnapshotFile(args.a);
   using Outcome = snapshot::VerifyReport::Outcome;
   if (report.outcome == Outcome::kIOError || report.outcome == Outcome::kStructure) {
     return report.status;
   }
-  bool ok = report.outcome == Outcome::kOk;
+  const bool intact = report.outcome == Outcome::kOk;
+  const bool unchecked = intact && !report.has_checksum;
+  const bool ok = intact && (report.has_checksum || args.allow_no_checksum);
   if (!ok) ctx.set_answer_false();
   if (ctx.json()) {
     Json doc;
     doc["path"] = args.a;
     doc["ok"] = ok;
     doc["structure"] = "ok";
-    doc["checksum"] = ok ? "ok" : "mismatch";
-    if (!ok) doc["error"] = report.status.ToString();
+    doc["checksum"] = !intact ? "mismatch" : report.has_checksum ? "ok" : "none";
+    if (!intact) doc["error"] = report.status.ToString();
     ctx.Json(doc);
+  } else if (!intact) {
+    ctx.Out() += args.a + ": structure ok, " + report.status.ToString() + "\n";
+  } else if (unchecked) {
+    ctx.Out() += args.a +
+                 ": structure and indexes ok, NO CHECKSUM: this file carries no checksum "
+                 "block, so changed bytes cannot be detected" +
+                 (args.allow_no_checksum
+                      ? std::string(" (allowed)\n")
+                      : std::string("; exit 1 (--allow-no-checksum accepts it)\n"));
   } else {
-    ctx.Out() += args.a + (ok ? ": ok (structure and checksum)\n"
-                              : ": structure ok, " + report.status.ToString() + "\n");
+    ctx.Out() += args.a + ": ok (structure and checksum)\n";
   }
   return Status::OK();
 }
@@ -96,11 +109,14 @@ Status RunInfo(Context& ctx, const FileArgs& args) {
 }
 
 Status RunDiff(Context& ctx, const FileArgs& args) {
-  Result<std::unique_ptr<snapshot::Reader>> a = snapshot::Reader::Open(args.a);
+  Result<std::unique_ptr<snapshot::Reader>> a = snapshot::Reader::Open(args.a, kCheckedRead);
   if (!a.ok()) return a.status().WithContext(args.a);
-  Result<std::unique_ptr<snapshot::Reader>> b = snapshot::Reader::Open(args.b);
+  Result<std::unique_ptr<snapshot::Reader>> b = snapshot::Reader::Open(args.b, kCheckedRead);
   if (!b.ok()) return b.status().WithContext(args.b);
   snapshot::DiffResult diff = snapshot::DiffSnapshots(**a, **b);
+  // Undecodable content would read as "" and show as changed on every node.
+  AMEM_RETURN_IF_ERROR((*a)->ContentStatus().WithContext(args.a));
+  AMEM_RETURN_IF_ERROR((*b)->ContentStatus().WithContext(args.b));
   if (!diff.equal()) ctx.set_answer_false();
   ctx.Out() += ctx.json() ? snapshot::DiffToJson(diff) + "\n" : snapshot::DiffToText(diff);
   return Status::OK();
@@ -134,10 +150,14 @@ void AddSnapshotCommands(CLI::App& app, Context& ctx) {
     auto a = std::make_shared<FileArgs>();
     CLI::App* cmd = ctx.AddCommand(
         app, "verify",
-        "Check a snapshot's structure and checksum. Exit 0 intact; 1 structure valid "
-        "but checksum or content mismatch; 5 structure invalid; 6 unreadable.",
+        "Check a snapshot's structure, indexes and checksum. Exit 0 intact; 1 "
+        "structure valid but checksum or content mismatch, or no checksum block; 5 "
+        "structure or index invalid; 6 unreadable.",
         "amem verify run.amem");
     cmd->add_option("FILE", a->a, "Snapshot file")->required();
+    cmd->add_flag("--allow-no-checksum", a->allow_no_checksum,
+                  "Exit 0 for an intact file without a checksum block (e.g. written by a "
+                  "seed-spec tool)");
     ctx.SetAction(cmd, [&ctx, a] { return RunVerify(ctx, *a); });
   }
   {

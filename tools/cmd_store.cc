@@ -39,17 +39,18 @@ Status RunInit(Context& ctx, const InitArgs& a) {
   } else {
     return store.status();
   }
+  AMEM_ASSIGN_OR_RETURN(rev, (*store)->revision());
   if (ctx.json()) {
     Json doc;
     doc["store"] = ctx.store_dir();
     doc["created"] = created;
     doc["dimension"] = (*store)->dimension();
-    doc["revision"] = (*store)->revision();
+    doc["revision"] = rev;
     ctx.Json(doc);
   } else {
     ctx.Out() += std::string(created ? "created" : "already exists:") + " store " +
                  ctx.store_dir() + " (dimension " + std::to_string((*store)->dimension()) +
-                 ", revision " + std::to_string((*store)->revision()) + ")\n";
+                 ", revision " + std::to_string(rev) + ")\n";
   }
   return Status::OK();
 }
@@ -285,6 +286,7 @@ Status RunStats(Context& ctx) {
   if (!store.ok()) return store.status();
   Result<StoreStats> stats = (*store)->Stats();
   if (!stats.ok()) return stats.status();
+  AMEM_ASSIGN_OR_RETURN(rev, (*store)->revision());
   if (ctx.json()) {
     Json doc;
     doc["store"] = ctx.store_dir();

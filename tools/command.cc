@@ -18,14 +18,15 @@ int ExitCodeForStatus(const Status& status) {
     case Status::Code::kCorruption: return kExitCorruption;
     case Status::Code::kIOError: return kExitIOError;
     case Status::Code::kNotSupported: return kExitNotSupported;
-    case Status::Code::kAborted: return kExitIOError;  // a conflict: nothing written, retry
+    case Status::Code::kAborted: return kExitConflict;
   }
   return kExitIOError;
 }
 
 const char* ExitCodeHelp() {
   return "Exit codes: 0 ok, 1 false/different (diff, verify), 2 usage, 3 not found,\n"
-         "4 invalid input, 5 corruption, 6 I/O error, 7 not supported.\n"
+         "4 invalid input, 5 corruption, 6 I/O error, 7 not supported, 8 conflict (another\n"
+         "writer committed first: nothing was written; read again and retry).\n"
          "Errors are one line on stderr: amem <command>: <error>. With --json, stdout\n"
          "holds one JSON document. Run amem <command> --help for a command's options.";
 }
@@ -68,6 +69,9 @@ Result<Store*> Context::OpenStore() {
   StoreOptions options = BaseOptions();
   options.create_if_missing = false;
   Result<std::unique_ptr<Store>> store = Store::Open(store_dir_, options);
+  if (store.status().IsNotFound()) {
+    return Status::NotFound(store.status().message() + " (create one with amem init)");
+  }
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
   return store_.get();

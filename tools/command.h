@@ -59,6 +59,7 @@ enum ExitCode : int {
   kExitCorruption = 5,
   kExitIOError = 6,
   kExitNotSupported = 7,
+  kExitConflict = 8,  // Aborted: another writer committed first; nothing written
 };
 int ExitCodeForStatus(const Status& status);
 // The `amem --help` epilogue listing the exit codes.

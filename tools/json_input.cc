@@ -2,58 +2,16 @@
 
 #include <cmath>
 #include <limits>
-#include <set>
+
+#include "common/json_parse.h"
 
 namespace amem::cli {
 
-namespace {
-
-// nlohmann's messages start with "[json.exception.parse_error.101] " and may end
-// with "; last read: '<raw bytes>'", which can hold invalid UTF-8 or a newline.
-std::string CleanJsonMessage(std::string_view msg) {
-  if (!msg.empty() && msg.front() == '[') {
-    size_t close = msg.find("] ");
-    if (close != std::string_view::npos) msg.remove_prefix(close + 2);
-  }
-  size_t last_read = msg.find("; last read:");
-  if (last_read != std::string_view::npos) msg = msg.substr(0, last_read);
-  std::string out(msg);
-  // Single-line input (an ingest line, a flag value): the column says it all.
-  if (size_t pos = out.find("at line 1, column"); pos != std::string::npos) {
-    out.erase(pos + 3, 8);
-  }
-  return out;
-}
-
-struct DuplicateKey {
-  std::string key;
-};
-
-}  // namespace
-
 Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,
                                  bool reject_duplicate_keys) {
-  std::set<std::string> top_keys;
-  nlohmann::json::parser_callback_t callback = nullptr;
-  if (reject_duplicate_keys) {
-    callback = [&top_keys](int depth, nlohmann::json::parse_event_t event,
-                           nlohmann::json& parsed) {
-      if (event == nlohmann::json::parse_event_t::key && depth == 1 && parsed.is_string()) {
-        if (!top_keys.insert(parsed.get<std::string>()).second) {
-          throw DuplicateKey{parsed.get<std::string>()};
-        }
-      }
-      return true;
-    };
-  }
-  try {
-    return nlohmann::json::parse(text.begin(), text.end(), callback);
-  } catch (const DuplicateKey& dup) {
-    return Status::InvalidArgument(std::string(what) + ": duplicate field \"" + dup.key +
-                                   "\"");
-  } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidArgument(std::string(what) + ": " + CleanJsonMessage(e.what()));
-  }
+  JsonParseOptions options;
+  options.reject_duplicate_top_keys = reject_duplicate_keys;
+  return ParseJsonLimited(text, what, options);
 }
 
 Result<float> FiniteFloat(double v, std::string_view what) {

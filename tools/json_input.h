@@ -14,9 +14,9 @@
 
 namespace amem::cli {
 
-// Parses `text` as one JSON document. Numbers that overflow a double (1e999) are
-// errors. With `reject_duplicate_keys`, a key repeated in the top-level object is an
-// error (it would otherwise silently win).
+// Parses `text` as one JSON document within ParseJsonLimited's limits (nesting at
+// most kMaxJsonDepth, finite numbers). With `reject_duplicate_keys`, a key repeated
+// in the top-level object is an error (it would otherwise silently win).
 Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,
                                  bool reject_duplicate_keys = false);
 

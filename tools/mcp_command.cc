@@ -59,13 +59,22 @@ Result<std::unique_ptr<Store>> OpenMcpStore(const CLI::App& root, const Context&
   return Store::Open(*dir);
 }
 
-Status RunMcp(const CLI::App& root, Context& ctx) {
+Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir) {
   auto store = OpenMcpStore(root, ctx);
   if (!store.ok()) return store.status();
+  std::error_code ec;
+  std::filesystem::path exports = export_dir.empty() ? std::filesystem::current_path(ec)
+                                                     : std::filesystem::path(export_dir);
+  exports = std::filesystem::canonical(exports, ec);
+  if (ec || !std::filesystem::is_directory(exports, ec)) {
+    return Status::InvalidArgument("--export-dir " + export_dir +
+                                   ": not an existing directory");
+  }
   std::fprintf(stderr, "amem mcp: serving the store at %s on stdio\n", (*store)->path().c_str());
   // Clients often attach stderr to a terminal or a log; a redrawn line is noise there.
   EnableProgressOnTerminal(false);
   mcp::ToolContext tool_ctx{store->get()};
+  tool_ctx.export_dir = exports.string();
   mcp::ToolRegistry registry = mcp::BuildRegistry(&tool_ctx);
   mcp::Server server(&registry, mcp::ServerInstructions());
   if (server.Serve(STDIN_FILENO, STDOUT_FILENO) != 0) {
@@ -113,7 +122,12 @@ void AddMcpCommands(CLI::App& app, Context& ctx) {
       "is --store/AMEM_STORE, else .amem in the git top level of the current directory "
       "(created when missing). stdout carries only protocol messages; logs go to stderr.",
       "claude mcp add amem -- amem mcp\namem --store /path/to/.amem mcp");
-  ctx.SetAction(cmd, [&app, &ctx] { return RunMcp(app, ctx); });
+  auto export_dir = std::make_shared<std::string>();
+  cmd->add_option("--export-dir", *export_dir,
+                  "The directory tree the export_snapshot tool may write into (default: the "
+                  "working directory). Paths outside it, absolute paths, '..' and symbolic "
+                  "links that leave it are refused.");
+  ctx.SetAction(cmd, [&app, &ctx, export_dir] { return RunMcp(app, ctx, *export_dir); });
 
   auto file = std::make_shared<std::string>();
   cmd = ctx.AddCommand(

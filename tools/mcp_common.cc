@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/hash.h"
+#include "common/json_parse.h"
 #include "common/utf8.h"
 #include "tools/mcp_schema.h"
 #include "tools/mcp_server.h"
@@ -154,8 +155,8 @@ bool BoundedList::Add(Json item) {
 }
 
 Json ParseJsonText(std::string_view text) {
-  Json j = Json::parse(text.begin(), text.end(), nullptr, false);
-  return j.is_discarded() ? Json::object() : j;
+  Result<Json> j = ParseJsonLimited<Json>(text, "stored JSON");
+  return j.ok() ? std::move(*j) : Json::object();
 }
 
 namespace {

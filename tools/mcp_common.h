@@ -27,6 +27,9 @@ struct ToolContext {
   // read of the store instead of rebuilding the graph each time.
   std::shared_ptr<const KnowledgeGraph> graph{};
   uint64_t graph_revision = 0;
+  // The only directory tree export_snapshot writes into (docs/MCP.md): `amem mcp
+  // --export-dir`, else the server's working directory. Empty: exports are refused.
+  std::string export_dir{};
 };
 
 // ---- schema fragments (JSON Schema "properties" objects) ----

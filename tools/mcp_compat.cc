@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/hash.h"
+#include "common/json_parse.h"
 #include "common/model.h"
 #include "common/utf8.h"
 #include "tools/mcp_schema.h"
@@ -748,8 +749,9 @@ Result<KnowledgeGraph> ParseMemoryJsonl(std::string_view text) {
     auto fail = [&](std::string_view what) {
       return Status::InvalidArgument("line " + std::to_string(line_no) + ": " + std::string(what));
     };
-    Json j = Json::parse(line.begin(), line.end(), nullptr, false);
-    if (j.is_discarded()) return fail("not valid JSON");
+    Result<Json> parsed = ParseJsonLimited<Json>(line, "not valid JSON");
+    if (!parsed.ok()) return fail(parsed.status().message());
+    Json j = std::move(*parsed);
     if (!j.is_object()) return fail("expected a JSON object");
     auto type_it = j.find("type");
     if (type_it == j.end() || !type_it->is_string()) return fail("missing \"type\"");

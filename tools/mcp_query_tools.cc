@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -30,6 +32,7 @@
 #include "query/text_search.h"
 #include "query/traverse.h"
 #include "snapshot/export.h"
+#include "snapshot/format.h"
 #include "snapshot/reader.h"
 #include "tools/mcp_schema.h"
 #include "tools/mcp_server.h"
@@ -220,10 +223,12 @@ ToolResult RunOnSnapshot(Store* store, const std::string& name, const Json& args
   if (!view.ok()) return ToolErrorFromStatus(name, view.status());
   auto file = query::EnsureSnapshot(*store, *view);
   if (!file.ok()) return ToolErrorFromStatus(name, file.status());
-  auto reader = snapshot::Reader::Open(file->path);
+  auto reader = snapshot::Reader::Open(file->path, cli::kCheckedRead);
   if (!reader.ok()) return ToolErrorFromStatus(name, reader.status());
   auto answer = fn(**reader, args);
   if (!answer.ok()) return ToolErrorFromStatus(name, answer.status());
+  // Undecodable content reads as "": an error, never an answer of empty texts.
+  if (Status s = (*reader)->ContentStatus(); !s.ok()) return ToolErrorFromStatus(name, s);
   ToolResult r;
   r.structured = std::move(answer->doc);
   r.structured["revision"] = file->revision;
@@ -727,7 +732,61 @@ void AddReasoningTools(ToolRegistry* registry, Store* store) {
   registry->Add(std::move(t));
 }
 
-void AddExportTool(ToolRegistry* registry, Store* store) {
+// Where export_snapshot may write `requested` (relative to `root`, an absolute,
+// canonical directory), or why not: the path stays inside root's tree through
+// every symbolic link, names a .amem file outside the store directory, and
+// replaces only an existing snapshot file, only with overwrite (docs/MCP.md).
+Result<std::filesystem::path> ExportTarget(const std::string& root, const std::string& store_dir,
+                                           const std::string& requested, bool overwrite) {
+  namespace fs = std::filesystem;
+  auto refuse = [&](const std::string& why) {
+    return Status::InvalidArgument(requested + ": " + why);
+  };
+  if (root.empty()) return refuse("exports are disabled (no export directory)");
+  fs::path rel(requested);
+  if (requested.empty() || rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) {
+    return refuse("give a path relative to the export directory " + root);
+  }
+  for (const fs::path& part : rel) {
+    if (part == "..") return refuse("'..' is not allowed; paths stay inside " + root);
+  }
+  if (rel.extension() != ".amem") return refuse("the file name must end in .amem");
+  std::error_code ec;
+  fs::path parent = fs::canonical(fs::path(root) / rel.parent_path(), ec);
+  if (ec || !fs::is_directory(parent, ec)) {
+    return refuse("directory " + (fs::path(root) / rel.parent_path()).string() +
+                  " does not exist; create it or choose another path");
+  }
+  auto inside = [](const fs::path& p, const fs::path& dir) {
+    fs::path r = p.lexically_relative(dir);
+    return !r.empty() && *r.begin() != "..";
+  };
+  if (parent != fs::path(root) && !inside(parent, fs::path(root))) {
+    return refuse("leads outside the export directory " + root + " (through a symbolic link)");
+  }
+  fs::path path = parent / rel.filename();
+  fs::path store = fs::weakly_canonical(fs::absolute(store_dir, ec), ec);
+  if (path == store || inside(path, store)) {
+    return refuse("is inside the store directory " + store.string() +
+                  "; choose a path outside it");
+  }
+  fs::file_status st = fs::symlink_status(path, ec);
+  if (fs::is_symlink(st)) return refuse("is a symbolic link; exports never follow one");
+  if (fs::is_directory(st)) return refuse("is a directory; give a file name");
+  if (fs::exists(st)) {
+    if (!overwrite) return refuse("exists; pass overwrite: true to replace it, or choose "
+                                  "another path");
+    char magic[sizeof(snapshot::kMagic)] = {};
+    std::ifstream in(path, std::ios::binary);
+    if (!fs::is_regular_file(st) || !in.read(magic, sizeof(magic)) ||
+        std::memcmp(magic, snapshot::kMagic, sizeof(magic)) != 0) {
+      return refuse("exists and is not an .amem snapshot; only a snapshot is ever replaced");
+    }
+  }
+  return path;
+}
+
+void AddExportTool(ToolRegistry* registry, ToolContext* ctx) {
   Tool t;
   t.name = "export_snapshot";
   t.title = "Export a snapshot file";
@@ -735,53 +794,37 @@ void AddExportTool(ToolRegistry* registry, Store* store) {
       "Write the memory (as of now, or as_of/at) to a .amem snapshot file at path: one "
       "self-contained, checksummed, memory-mappable file that `amem verify`, `amem info` "
       "and every query (`--snapshot FILE`) read, e.g. to archive the state at a release "
-      "or share it. Returns the revision written and the counts. An existing file is "
-      "only replaced with overwrite: true; the store itself is never changed.";
+      "or share it. Returns the revision written and the counts. The path is relative to "
+      "the server's export directory (its working directory unless started with "
+      "--export-dir) and must stay inside it and end in .amem. An existing snapshot file "
+      "is only replaced with overwrite: true; the store itself is never changed.";
   t.input_schema = ObjectSchema(
       Merge(Json{{"path", StringProp("Where to write, e.g. snapshots/v1.amem (relative to "
-                                     "the server's working directory, the workspace root).")},
-                 {"overwrite", BoolProp("Replace the file if it exists (default false).")}},
+                                     "the export directory, the workspace root).")},
+                 {"overwrite", BoolProp("Replace the snapshot file if it exists (default "
+                                        "false).")}},
             AsOfProperties()),
       {"path"});
   t.read_only = false;
-  t.destructive = false;
+  t.destructive = true;  // with overwrite: true it replaces a file
   t.idempotent = false;
-  t.handler = [store](const Json& args) {
-    namespace fs = std::filesystem;
+  t.handler = [ctx](const Json& args) {
+    Store* store = ctx->store;
     auto view = ViewFromArgs(args);
     if (!view.ok()) return ToolErrorFromStatus("export_snapshot", view.status());
-    std::error_code ec;
-    fs::path path = fs::weakly_canonical(fs::absolute(ArgString(args, "path"), ec), ec);
-    fs::path store_dir = fs::weakly_canonical(fs::absolute(store->path(), ec), ec);
-    fs::path inside = path.lexically_relative(store_dir);
-    if (!inside.empty() && *inside.begin() != "..") {
-      return ToolError("export_snapshot: " + path.string() + " is inside the store directory " +
-                       store_dir.string() + "; choose a path outside it");
-    }
-    if (fs::is_directory(path, ec)) {
-      return ToolError("export_snapshot: " + path.string() +
-                       " is a directory; give a file name such as " +
-                       (path / "memory.amem").string());
-    }
-    if (fs::exists(path, ec) && !ArgBool(args, "overwrite", false)) {
-      return ToolError("export_snapshot: " + path.string() +
-                       " exists; pass overwrite: true to replace it, or choose another path");
-    }
-    if (!fs::is_directory(path.parent_path(), ec)) {
-      return ToolError("export_snapshot: directory " + path.parent_path().string() +
-                       " does not exist; create it or choose another path");
-    }
+    auto path = ExportTarget(ctx->export_dir, store->path(), ArgString(args, "path"),
+                             ArgBool(args, "overwrite", false));
+    if (!path.ok()) return ToolErrorFromStatus("export_snapshot", path.status());
     snapshot::ExportOptions options;
     options.view = *view;
-    auto res = snapshot::ExportSnapshot(*store, path.string(), options);
+    auto res = snapshot::ExportSnapshot(*store, path->string(), options);
     if (!res.ok()) return ToolErrorFromStatus("export_snapshot", res.status());
     ToolResult r;
-    r.structured = cli::ExportResultToJson(path.string(), *res);
+    r.structured = cli::ExportResultToJson(path->string(), *res);
     return r;
   };
   registry->Add(std::move(t));
 }
-
 
 }  // namespace
 
@@ -789,7 +832,7 @@ void AddQueryTools(ToolRegistry* registry, ToolContext* ctx) {
   AddRecallTools(registry, ctx->store);
   AddNavigationTools(registry, ctx->store);
   AddReasoningTools(registry, ctx->store);
-  AddExportTool(registry, ctx->store);
+  AddExportTool(registry, ctx);
 }
 
 }  // namespace amem::mcp

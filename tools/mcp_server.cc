@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "common/json_parse.h"
 #include "common/utf8.h"
 #include "tools/mcp_schema.h"
 
@@ -39,8 +40,27 @@ Json ResultResponse(const Json& id, Json result) {
   return r;
 }
 
-// MCP ids are strings or numbers (JSON-RPC's null id is not allowed).
-bool IsValidId(const Json& id) { return id.is_string() || id.is_number(); }
+// MCP ids are strings or numbers (JSON-RPC's null id is not allowed). A number
+// nlohmann would not print back as written arrives as its literal text, a binary
+// value (ParseJsonLimited's literal_number_member), and ResponseLine echoes it.
+bool IsValidId(const Json& id) { return id.is_string() || id.is_number() || id.is_binary(); }
+
+// One response as a line, its id exactly as the request wrote it.
+std::string ResponseLine(const Json& response) {
+  auto it = response.find("id");
+  if (it == response.end() || !it->is_binary()) return DumpLine(response);
+  const auto& literal = it->get_binary();
+  Json copy = response;
+  copy["id"] = nullptr;
+  std::string line = DumpLine(copy);
+  // Keys keep their order (jsonrpc, id, ...): the first "id":null is this one.
+  const std::string_view placeholder = "\"id\":null";
+  size_t pos = line.find(placeholder);
+  if (pos != std::string::npos) {
+    line.replace(pos + 5, 4, std::string(literal.begin(), literal.end()));
+  }
+  return line;
+}
 
 Json RenderToolResult(const ToolResult& r) {
   std::string text = r.text;
@@ -119,25 +139,34 @@ std::string Server::OversizedLineResponse(size_t max_bytes) {
 std::optional<std::string> Server::HandleLine(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (line.find_first_not_of(" \t") == std::string_view::npos) return std::nullopt;
-  Json msg = Json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-  if (msg.is_discarded()) {
+  JsonParseOptions options;
+  options.literal_number_member = "id";
+  Result<Json> parsed = ParseJsonLimited<Json>(line, "request", options);
+  if (!parsed.ok()) {
+    // Too deep is a request we refuse, not one we cannot read (docs/MCP.md).
+    if (parsed.status().message().find(kJsonTooDeep) != std::string::npos) {
+      return DumpLine(ErrorResponse(nullptr, kInvalidRequest,
+                                    "invalid request: JSON " + std::string(kJsonTooDeep) + " " +
+                                        std::to_string(kMaxJsonDepth) + " levels"));
+    }
     return DumpLine(ErrorResponse(nullptr, kParseError, "parse error: not valid JSON"));
   }
+  const Json& msg = *parsed;
   if (msg.is_array()) {
     // A JSON-RPC batch (MCP 2025-03-26 allowed them): answer each request, in order.
     if (msg.empty()) {
       return DumpLine(ErrorResponse(nullptr, kInvalidRequest, "empty batch"));
     }
-    Json responses = Json::array();
+    std::string out;
     for (const auto& m : msg) {
-      if (auto r = HandleMessage(m)) responses.push_back(std::move(*r));
+      if (auto r = HandleMessage(m)) out += (out.empty() ? "[" : ",") + ResponseLine(*r);
     }
-    if (responses.empty()) return std::nullopt;
-    return DumpLine(responses);
+    if (out.empty()) return std::nullopt;
+    return out + "]";
   }
   auto r = HandleMessage(msg);
   if (!r) return std::nullopt;
-  return DumpLine(*r);
+  return ResponseLine(*r);
 }
 
 std::optional<Json> Server::HandleMessage(const Json& msg) {

@@ -5,6 +5,8 @@
 
 namespace amem::cli {
 
+const snapshot::ReadOptions kCheckedRead{.check_indexes = true};
+
 void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args) {
   cmd->add_option("--snapshot", args->snapshot,
                   "Query this .amem file instead of the store's current snapshot "
@@ -18,21 +20,23 @@ Result<std::unique_ptr<snapshot::Reader>> OpenSnapshot(Context& ctx, const Snaps
     if (args.view.view().kind != ReadView::Kind::kLatest) {
       return ctx.UsageError("--as-of/--at read the store; they cannot apply to --snapshot");
     }
-    return snapshot::Reader::Open(args.snapshot);
+    return snapshot::Reader::Open(args.snapshot, kCheckedRead);
   }
   Result<Store*> store = ctx.OpenStore();
   if (!store.ok()) return store.status();
   Result<query::SnapshotFile> file = query::EnsureSnapshot(**store, args.view.view());
   if (!file.ok()) return file.status();
-  return snapshot::Reader::Open(file->path);
+  return snapshot::Reader::Open(file->path, kCheckedRead);
 }
 
-void EmitQuery(Context& ctx, const query::Json& doc) {
+Status EmitQuery(Context& ctx, const snapshot::Reader& reader, const query::Json& doc) {
+  AMEM_RETURN_IF_ERROR(reader.ContentStatus());
   if (ctx.json()) {
     ctx.Json(doc);
   } else {
     ctx.Out() += query::RenderText(doc);
   }
+  return Status::OK();
 }
 
 query::Json PathAnswer(const snapshot::Reader& reader, query::PathResult result,

@@ -22,6 +22,9 @@
 
 namespace amem::cli {
 
+// How the tools open every snapshot they answer from: indexes checked.
+extern const snapshot::ReadOptions kCheckedRead;
+
 struct SnapshotArgs {
   std::string snapshot;  // empty: the store's snapshot
   ReadViewFlags view;
@@ -30,11 +33,14 @@ struct SnapshotArgs {
 // Adds --snapshot FILE, --as-of and --at to `cmd`.
 void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args);
 
-// Opens the snapshot the flags name. --as-of/--at with --snapshot is a usage error.
+// Opens the snapshot the flags name, its indexes checked against its records
+// (Reader::CheckIndexes). --as-of/--at with --snapshot is a usage error.
 Result<std::unique_ptr<snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args);
 
-// Buffers `doc` as the command's answer: JSON with --json, else query::RenderText.
-void EmitQuery(Context& ctx, const query::Json& doc);
+// Buffers `doc`, built from `reader`, as the command's answer: JSON with --json,
+// else query::RenderText. Corruption (exit 5, nothing printed) when the answer
+// needed the reader's content and its content block would not decode.
+Status EmitQuery(Context& ctx, const snapshot::Reader& reader, const query::Json& doc);
 
 // Steps shared by the query commands and the MCP query tools (tools/mcp_query_tools.cc).
 

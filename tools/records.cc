@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "common/hash.h"
+#include "common/json_parse.h"
 
 namespace amem::cli {
 
@@ -13,9 +14,9 @@ namespace {
 
 // Meta and payload are stored as canonical JSON text; embed them as JSON values.
 Json EmbeddedJson(const std::string& text) {
-  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return Json(text);
-  return parsed;
+  Result<Json> parsed = ParseJsonLimited<Json>(text, "stored JSON");
+  if (!parsed.ok()) return Json(text);
+  return std::move(*parsed);
 }
 
 void AppendField(std::string* out, std::string_view label, std::string_view value) {

@@ -34,8 +34,9 @@ async function connect(t, command, args, env) {
 }
 
 // An SDK client connected to `amem --store DIR mcp`.
-export function amemClient(t, storeDir) {
-  return connect(t, AMEM, ["--store", storeDir, "mcp"], {});
+// `extra`: more arguments for `amem mcp`, e.g. ["--export-dir", dir].
+export function amemClient(t, storeDir, extra = []) {
+  return connect(t, AMEM, ["--store", storeDir, "mcp", ...extra], {});
 }
 
 // An SDK client connected to the official server keeping its graph in `file`.

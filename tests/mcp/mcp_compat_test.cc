@@ -153,12 +153,12 @@ TEST_CASE("compat relations: built-in, custom and free-form types", "[mcp][compa
   CHECK(h.Ok("read_graph", Json::object())["relations"].size() == 1);
 
   // A relation to a missing entity fails and writes nothing.
-  uint64_t rev = s.revision();
+  uint64_t rev = s.revision().value();
   Json bad = h.Call("create_relations", {{"relations", {{{"from", "A"}, {"to", "B"}, {"relationType", "uses"}},
                                                        {{"from", "A"}, {"to", "Z"}, {"relationType", "uses"}}}}});
   CHECK(bad["isError"] == true);
   CHECK_THAT(bad["content"][0]["text"].get<std::string>(), Catch::Contains("Entity with name Z not found"));
-  CHECK(s.revision() == rev);
+  CHECK(s.revision().value() == rev);
 }
 
 TEST_CASE("compat delete_entities removes observations and relations", "[mcp][compat]") {
@@ -168,7 +168,7 @@ TEST_CASE("compat delete_entities removes observations and relations", "[mcp][co
   h.Ok("create_relations", {{"relations", {{{"from", "A"}, {"to", "B"}, {"relationType", "x y"}},
                                            {{"from", "B"}, {"to", "A"}, {"relationType", "part_of"}},
                                            {{"from", "A"}, {"to", "A"}, {"relationType", "self"}}}}});
-  uint64_t before = h.ts.store->revision();
+  uint64_t before = h.ts.store->revision().value();
   Json r = h.Ok("delete_entities", {{"entityNames", {"A", "A", "nobody"}}});
   CHECK_THAT(r["message"].get<std::string>(), Catch::Contains("Not found: nobody"));
   Json g = h.Ok("read_graph", Json::object());
@@ -227,9 +227,9 @@ TEST_CASE("memory.jsonl parser and importer", "[mcp][compat][import]") {
   KnowledgeGraph big;
   big.entities.push_back({"fine", "t", {}});
   big.entities.push_back({std::string(1001, 'n'), "t", {}});
-  uint64_t rev = ts.store->revision();
+  uint64_t rev = ts.store->revision().value();
   CHECK(!ImportKnowledgeGraph(ts.store.get(), big).ok());
-  CHECK(ts.store->revision() == rev);
+  CHECK(ts.store->revision().value() == rev);
 }
 
 TEST_CASE("read_graph pages with a pinned cursor", "[mcp][compat]") {

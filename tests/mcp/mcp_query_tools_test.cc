@@ -29,6 +29,7 @@ struct Harness {
     REQUIRE(s.ok());
     store = std::move(*s);
     ctx.store = store.get();
+    ctx.export_dir = std::filesystem::canonical(dir.path()).string();
     registry = BuildRegistry(&ctx);
     server = std::make_unique<Server>(&registry);
   }
@@ -126,7 +127,7 @@ TEST_CASE("query tools are listed with schemas, limits, as_of and hints", "[mcp]
     CHECK(t->input_schema["additionalProperties"] == false);
     CHECK(t->input_schema["properties"].contains("as_of"));
     CHECK(t->input_schema["properties"].contains("at"));
-    CHECK_FALSE(t->destructive);
+    CHECK(t->destructive == (name == "export_snapshot"));  // it may replace a file
     if (name != "export_snapshot") {
       CHECK(t->input_schema["properties"].contains("limit"));
       CHECK(t->input_schema["properties"]["limit"]["description"].get<std::string>().find(
@@ -336,21 +337,21 @@ TEST_CASE("consolidate: a dry run writes nothing; execute writes once", "[mcp][q
   CHECK(dry["duplicates"][0]["drop"]["key"] == "fact:cache-on-copy");
   CHECK(dry["contradiction_count"] == 2);
   CHECK(Has(Keys(dry["orphans"]), "fact:zebra"));
-  CHECK(h.store->revision() == rev2);  // nothing written
+  CHECK(h.store->revision().value() == rev2);  // nothing written
   // As of revision 1 the contradicting fact did not exist yet.
   CHECK(h.Ok("consolidate", {{"as_of", rev1}})["contradiction_count"] == 0);
   CHECK(h.Ok("consolidate", {{"limit", 1}})["contradictions"].size() == 1);
 
   std::string err = h.Error("consolidate", {{"execute", true}, {"as_of", rev1}});
   CHECK(err.find("leave out as_of/at") != std::string::npos);
-  CHECK(h.store->revision() == rev2);
+  CHECK(h.store->revision().value() == rev2);
 
   Json done = h.Ok("consolidate", {{"execute", true}, {"run", "cleanup"}});
   CHECK(done["dry_run"] == false);
   CHECK(done["applied"]["supersedes_written"] == 1);
   CHECK(done["applied"]["contradicts_written"] == 2);
   CHECK(done["applied"]["revision"].get<uint64_t>() > rev2);
-  CHECK(h.store->revision() > rev2);
+  CHECK(h.store->revision().value() > rev2);
   CHECK(h.store->GetEdge("fact:cache-on", "supersedes", "fact:cache-on-copy").ok());
   Json again = h.Ok("consolidate", Json::object());
   CHECK(again["duplicate_count"] == 0);
@@ -360,30 +361,83 @@ TEST_CASE("consolidate: a dry run writes nothing; execute writes once", "[mcp][q
 TEST_CASE("export_snapshot writes a file that verifies", "[mcp][query-tools]") {
   Harness h;
   auto [rev1, rev2] = Populate(h);
-  std::string out = h.dir / "out/now.amem";
-  std::string err = h.Error("export_snapshot", {{"path", out}});
+  const std::string root = h.ctx.export_dir;
+  const std::string out = root + "/out/now.amem";
+  std::string err = h.Error("export_snapshot", {{"path", "out/now.amem"}});
   CHECK(err.find("does not exist") != std::string::npos);
   std::filesystem::create_directories(h.dir / "out");
 
-  Json e = h.Ok("export_snapshot", {{"path", out}});
+  Json e = h.Ok("export_snapshot", {{"path", "out/now.amem"}});
   CHECK(e["path"] == out);
   CHECK(e["revision"] == rev2);
   CHECK(e["nodes"] == 13);
   CHECK(e["bytes"] == std::filesystem::file_size(out));
   CHECK(snapshot::VerifySnapshotFile(out).outcome == snapshot::VerifyReport::Outcome::kOk);
-  CHECK(h.store->revision() == rev2);  // the store is not written
+  CHECK(h.store->revision().value() == rev2);  // the store is not written
 
-  err = h.Error("export_snapshot", {{"path", out}});
+  err = h.Error("export_snapshot", {{"path", "out/now.amem"}});
   CHECK(err.find("overwrite: true") != std::string::npos);
-  Json old = h.Ok("export_snapshot", {{"path", out}, {"overwrite", true}, {"as_of", rev1}});
+  Json old = h.Ok("export_snapshot", {{"path", "out/./now.amem"}, {"overwrite", true},
+                                      {"as_of", rev1}});
   CHECK(old["revision"] == rev1);
   CHECK(old["nodes"] == 11);
   CHECK(snapshot::VerifySnapshotFile(out).outcome == snapshot::VerifyReport::Outcome::kOk);
 
-  err = h.Error("export_snapshot", {{"path", h.store->path() + "/data.mdb"}, {"overwrite", true}});
+  err = h.Error("export_snapshot", {{"path", "store/x.amem"}, {"overwrite", true}});
   CHECK(err.find("inside the store directory") != std::string::npos);
-  err = h.Error("export_snapshot", {{"path", h.dir / "out"}});
+  err = h.Error("export_snapshot", {{"path", "out"}});
+  CHECK(err.find("must end in .amem") != std::string::npos);
+  std::filesystem::create_directories(h.dir / "out/dir.amem");
+  err = h.Error("export_snapshot", {{"path", "out/dir.amem"}});
   CHECK(err.find("is a directory") != std::string::npos);
+}
+
+TEST_CASE("export_snapshot never writes outside its export directory",
+          "[mcp][query-tools][hardening]") {
+  namespace fs = std::filesystem;
+  Harness h;
+  Populate(h);
+  amem::testing::TempDir outside;
+  const std::string victim = outside / "victim.amem";
+  const std::string config = h.dir / "config";
+  {
+    std::ofstream(victim) << "precious";
+    std::ofstream(config) << "[core]\n";
+  }
+  fs::create_directories(h.dir / "out");
+  fs::create_symlink(victim, h.dir / "out/link.amem");
+  fs::create_symlink(outside.path(), h.dir / "out/away");
+  auto refused = [&](const Json& args, const std::string& why) {
+    std::string err = h.Error("export_snapshot", args);
+    INFO(err);
+    CHECK(err.find(why) != std::string::npos);
+  };
+  refused({{"path", victim}, {"overwrite", true}}, "relative to the export directory");
+  refused({{"path", "../x.amem"}}, "'..' is not allowed");
+  refused({{"path", "out/../../x.amem"}}, "'..' is not allowed");
+  refused({{"path", "out/link.amem"}, {"overwrite", true}}, "symbolic link");
+  refused({{"path", "out/away/new.amem"}}, "outside the export directory");
+  refused({{"path", "config"}, {"overwrite", true}}, "must end in .amem");
+  refused({{"path", ""}}, "must not be empty");
+  // A file that is not a snapshot is never replaced, even with overwrite.
+  {
+    std::ofstream(h.dir / "notes.amem") << "my notes";
+  }
+  refused({{"path", "notes.amem"}, {"overwrite", true}}, "not an .amem snapshot");
+
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK(read(victim) == "precious");
+  CHECK(read(config) == "[core]\n");
+  CHECK(read(h.dir / "notes.amem") == "my notes");
+  CHECK_FALSE(fs::exists(outside / "new.amem"));
+  CHECK(fs::is_symlink(h.dir / "out/link.amem"));
+
+  // With no export directory, the tool refuses every path.
+  h.ctx.export_dir.clear();
+  refused({{"path", "out/fine.amem"}}, "exports are disabled");
 }
 
 TEST_CASE("query tools reject bad arguments with a message saying what to fix",

@@ -142,6 +142,57 @@ TEST_CASE("batches answer every request in order", "[mcp][protocol]") {
   CHECK(!s.HandleLine(R"([{"jsonrpc":"2.0","method":"notifications/initialized"}])"));
 }
 
+TEST_CASE("ids that are not 64-bit integers come back exactly as written",
+          "[mcp][protocol][hardening]") {
+  ToolRegistry reg = EchoRegistry();
+  Server s(&reg);
+  for (std::string id : {"123456789012345678901234567890", "1.5", "-0.25", "1e3", "2.50",
+                         "-123456789012345678901234567890"}) {
+    auto line = s.HandleLine(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"ping"})");
+    REQUIRE(line);
+    INFO(*line);
+    CHECK(line->find("\"id\":" + id + ",") != std::string::npos);
+    CHECK(Json::parse(*line)["result"] == Json::object());
+  }
+  // In a batch, and in an error response, too.
+  auto line = s.HandleLine(
+      R"([{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"nope"},)"
+      R"({"jsonrpc":"2.0","id":7.25,"method":"ping"}])");
+  REQUIRE(line);
+  INFO(*line);
+  CHECK(line->find("\"id\":123456789012345678901234567890,") != std::string::npos);
+  CHECK(line->find("\"id\":7.25,") != std::string::npos);
+  Json r = Json::parse(*line);
+  REQUIRE(r.size() == 2);
+  CHECK(r[0]["error"]["code"] == -32601);
+  // A member called "id" deeper down is an ordinary number.
+  Json echo = Call(s, R"({"jsonrpc":"2.0","id":1,"method":"tools/call",)"
+                      R"("params":{"name":"echo","arguments":{"text":"x"},"_meta":{"id":1.5}}})");
+  CHECK(echo["result"]["isError"] == false);
+}
+
+TEST_CASE("deep nesting gets -32600 and the server keeps answering",
+          "[mcp][protocol][hardening]") {
+  ToolRegistry reg = EchoRegistry();
+  Server s(&reg);
+  // Once a SIGSEGV: params holding an array nested 120,000 deep.
+  const std::string deep = std::string(120000, '[') + std::string(120000, ']');
+  Json r = Call(s, R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",)"
+                   R"("arguments":{"text":)" + deep + "}}}");
+  CHECK(r["error"]["code"] == -32600);
+  CHECK(r["error"]["message"].get<std::string>().find("nested deeper than 64 levels") !=
+        std::string::npos);
+  r = Call(s, R"([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,)"
+              R"("method":"ping","params":{"x":)" + deep + "}}]");
+  CHECK(r["error"]["code"] == -32600);
+  // Deep but within the limit is an ordinary request (the echo tool refuses the type).
+  const std::string ok = std::string(60, '[') + std::string(60, ']');
+  r = Call(s, R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo",)"
+              R"("arguments":{"text":)" + ok + "}}}");
+  CHECK(r["result"]["isError"] == true);
+  CHECK(Call(s, R"({"jsonrpc":"2.0","id":4,"method":"ping"})")["result"] == Json::object());
+}
+
 TEST_CASE("tools/list describes every tool with annotations", "[mcp][protocol]") {
   ToolRegistry reg = EchoRegistry();
   Server s(&reg);

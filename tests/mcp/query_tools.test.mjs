@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { AMEM, amemClient, amemCli, tempDir, call, here } from "./helpers.mjs";
 
@@ -41,7 +41,8 @@ test("query tools are listed with schemas and annotations", async (t) => {
     assert.ok(tool.inputSchema.properties.as_of, `${name} takes as_of`);
     assert.ok(tool.inputSchema.properties.at, `${name} takes at`);
     assert.ok(tool.description.length > 80, name);
-    assert.equal(tool.annotations.destructiveHint, false, name);
+    // export_snapshot may replace an earlier snapshot file (with overwrite: true).
+    assert.equal(tool.annotations.destructiveHint, name === "export_snapshot", name);
     assert.equal(tool.annotations.openWorldHint, false, name);
     if (name !== "export_snapshot") assert.ok(tool.inputSchema.properties.limit, `${name} takes limit`);
     const writes = name === "consolidate" || name === "export_snapshot";
@@ -55,7 +56,7 @@ test("query tools are listed with schemas and annotations", async (t) => {
 test("every query tool answers with structuredContent", async (t) => {
   const dir = tempDir(t);
   const store = join(dir, "store");
-  const client = await amemClient(t, store);
+  const client = await amemClient(t, store, ["--export-dir", dir]);
   const [rev1, rev2] = await populate(client);
 
   let r = await call(client, "traverse", { node: "file:src/store.cc", depth: 1 });
@@ -132,9 +133,10 @@ test("every query tool answers with structuredContent", async (t) => {
   assert.equal((await call(client, "consolidate", {})).duplicate_count, 0);
 
   // export_snapshot: a file the CLI verifies.
+  // Paths are relative to the server's export directory (--export-dir DIR here).
   mkdirSync(join(dir, "out"));
-  const out = join(dir, "out", "v1.amem");
-  r = await call(client, "export_snapshot", { path: out, as_of: rev1 });
+  const out = join(realpathSync(dir), "out", "v1.amem");
+  r = await call(client, "export_snapshot", { path: "out/v1.amem", as_of: rev1 });
   assert.equal(r.revision, rev1);
   assert.equal(r.path, out);
   assert.ok(existsSync(out));
@@ -157,7 +159,9 @@ test("query tools report bad arguments as tool errors", async (t) => {
   assert.match(await callError(client, "path", { from: "fact:lmdb-fast", to: "module:store", relations: ["nope"] }),
                /nope/);
   assert.match(await callError(client, "consolidate", { execute: true, as_of: 1 }), /as_of/);
-  assert.match(await callError(client, "export_snapshot", { path: "/nonexistent-dir/x.amem" }),
+  assert.match(await callError(client, "export_snapshot", { path: "nonexistent-dir/x.amem" }),
                /does not exist/);
+  assert.match(await callError(client, "export_snapshot", { path: "/tmp/x.amem" }),
+               /relative to the export directory/);
   assert.match(await callError(client, "text_search", { query: "LMDB", as_of: 1, at: 5 }), /not both/);
 });

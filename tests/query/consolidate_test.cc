@@ -155,10 +155,10 @@ void CheckFixedPoint(Store& store, const ConsolidateOptions& o = {}) {
   CHECK(again->duplicates.empty());
   CHECK(again->contradictions.empty());
   CHECK(again->promotions.empty());
-  uint64_t rev = store.revision();
+  uint64_t rev = store.revision().value();
   auto noop = ApplyConsolidation(store, *r, *again);
   REQUIRE(noop.ok());
-  CHECK(store.revision() == rev);
+  CHECK(store.revision().value() == rev);
   CHECK(noop->revision == rev);
 }
 
@@ -333,10 +333,10 @@ TEST_CASE("consolidate --execute writes exactly the plan; a second run finds not
     CHECK(again->contradictions.empty());
     CHECK(again->promotions.empty());
     CHECK(again->orphans.size() == 1);
-    uint64_t rev = store->revision();
+    uint64_t rev = store->revision().value();
     auto noop = ApplyConsolidation(*store, *r2, *again, wo);
     REQUIRE(noop.ok());
-    CHECK(store->revision() == rev);
+    CHECK(store->revision().value() == rev);
     Json doc = ConsolidateJson(*r2, *again, {}, &*noop);
     CHECK(doc["applied"]["supersedes_written"] == 0);
   }

@@ -277,9 +277,9 @@ TEST_CASE("delta: base + delta is the full export at the head revision", "[snaps
     History history(seed);
     std::vector<uint64_t> revs = {0};
     for (int round = 0; round < 60; ++round) {
-      if (history.Step(store.get())) revs.push_back(store->revision());
+      if (history.Step(store.get())) revs.push_back(store->revision().value());
       if (round % 10 == 9) {
-        uint64_t head = store->revision();
+        uint64_t head = store->revision().value();
         // Several delta sizes: from the previous revision, from the middle, from 0.
         for (uint64_t base : {revs[revs.size() > 1 ? revs.size() - 2 : 0], revs[revs.size() / 2],
                               uint64_t{0}}) {

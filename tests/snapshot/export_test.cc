@@ -247,7 +247,7 @@ TEST_CASE("Export -> import -> export gives identical bytes", "[snapshot][export
     REQUIRE(WriteFileAtomic(dir.Sub("bad.amem"), bytes).ok());
     auto c = NewStore(dir.Sub("c"));
     CHECK(ImportSnapshot(dir.Sub("bad.amem"), c.get()).status().IsCorruption());
-    CHECK(c->revision() == 0);
+    CHECK(c->revision().value() == 0);
   }
 }
 
@@ -318,7 +318,7 @@ TEST_CASE("As-of export equals the export of a store that stopped there", "[snap
     }
     ApplyOrDie(full.get(), b, 2000 + static_cast<int64_t>(k));
     if (k <= 4) ApplyOrDie(part.get(), b, 2000 + static_cast<int64_t>(k));
-    if (k == 4) stop_rev = full->revision();
+    if (k == 4) stop_rev = full->revision().value();
   }
   // After the stop point: updates, deletes, kv overwrites and deletes, and new
   // relations, one of which sorts before "blocks" (it would renumber it) and one
@@ -361,7 +361,7 @@ TEST_CASE("As-of export equals the export of a store that stopped there", "[snap
     b.DeleteKv("proj", "notes", "delete");
     ApplyOrDie(full.get(), b, 3001);
   }
-  REQUIRE(full->revision() > stop_rev);
+  REQUIRE(full->revision().value() > stop_rev);
   const int64_t stop_ts = 2004;
   REQUIRE(*full->ResolveRevision(ReadView::AtTime(stop_ts)) == stop_rev);
 

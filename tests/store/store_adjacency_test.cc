@@ -133,7 +133,7 @@ TEST_CASE("Out, in and the e records agree after random writes and compactions",
     INFO("step " << step);
     if (step % 9 == 8) {
       CompactOptions options;
-      uint64_t latest = store->revision();
+      uint64_t latest = store->revision().value();
       if (step % 5 == 0 && latest > 20) options.drop_history_before = latest - 20;
       REQUIRE(store->Compact(options).ok());
     } else {

@@ -43,7 +43,7 @@ TEST_CASE("expected_revision applies at that revision and aborts after another w
   CHECK(stale.status().IsAborted());
   CHECK_THAT(stale.status().ToString(), Catch::StartsWith("Aborted: conflict"));
   CHECK_THAT(stale.status().message(), Catch::Contains("revision 1 but it is at 2"));
-  CHECK(store->revision() == 2);
+  CHECK(store->revision().value() == 2);
   CHECK(store->GetNode("fact:c").status().IsNotFound());
   CHECK(store->GetNode("fact:a").ok());
   CHECK(store->GetKv("s", "n", "k").status().IsNotFound());
@@ -76,7 +76,7 @@ TEST_CASE("expected_revision applies at that revision and aborts after another w
   Batch noop;
   noop.DeleteNode("fact:never");
   CHECK(Must(store->Apply(noop, Expecting(5))) == 5);
-  CHECK(store->revision() == 5);
+  CHECK(store->revision().value() == 5);
 }
 
 TEST_CASE("expected_revision: racing read-modify-writes from two handles lose nothing",
@@ -95,7 +95,7 @@ TEST_CASE("expected_revision: racing read-modify-writes from two handles lose no
   auto worker = [&](Store* store, char tag) {
     for (int i = 0; i < kPerThread && !failed; ++i) {
       for (;;) {
-        uint64_t rev = store->revision();
+        uint64_t rev = store->revision().value();
         auto cur = store->GetKv("s", "n", "list", ReadView::AtRevision(rev));
         if (!cur.ok()) {
           failed = true;
@@ -124,6 +124,6 @@ TEST_CASE("expected_revision: racing read-modify-writes from two handles lose no
     }
   }
   CHECK(std::count(list.begin(), list.end(), ',') == 1 + 2 * kPerThread);
-  CHECK(a->revision() == 1 + 2 * kPerThread);
+  CHECK(a->revision().value() == 1 + 2 * kPerThread);
   INFO("conflicts retried: " << conflicts.load());
 }

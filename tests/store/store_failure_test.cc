@@ -127,7 +127,7 @@ TEST_CASE("Bad input is rejected whole and changes nothing", "[store][validation
   auto r = store->PutEdge(Edge("file:a.cc", "frobnicates", "file:b.cc"));
   CHECK(r.status().message().find("frobnicates") != std::string::npos);
   CHECK(r.status().message().find("define") != std::string::npos);
-  CHECK(store->revision() == 1);
+  CHECK(store->revision().value() == 1);
 }
 
 TEST_CASE("Meta and payload are canonicalised", "[store][validation]") {

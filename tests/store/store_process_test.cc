@@ -62,7 +62,7 @@ TEST_CASE("Concurrent writer processes lose nothing", "[store][process]") {
     CHECK(WEXITSTATUS(status) == 0);
   }
   auto store = OpenStore(dir.path());
-  CHECK(store->revision() == kChildren * kBatches);
+  CHECK(store->revision().value() == kChildren * kBatches);
   auto stats = Must(store->Stats());
   CHECK(stats.live_nodes == kChildren * kBatches);
   CHECK(stats.live_edges == kChildren * kBatches);
@@ -112,7 +112,7 @@ TEST_CASE("A writer killed mid-batch leaves every committed batch and none of it
   CHECK(WIFSIGNALED(status));
 
   auto store = OpenStore(dir.path());
-  uint64_t rev = store->revision();
+  uint64_t rev = store->revision().value();
   REQUIRE(rev >= 4);
   const uint64_t committed_batches = rev - 3;
   for (int i = 0; i < 3; ++i) {
@@ -199,6 +199,6 @@ TEST_CASE("Threads share a Store while the map grows", "[store][threads]") {
   }
   for (auto& th : threads) th.join();
   CHECK_FALSE(failed);
-  CHECK(store->revision() == kThreads * kBatches);
+  CHECK(store->revision().value() == kThreads * kBatches);
   CHECK(Must(store->Out("hub")).size() == kThreads * kBatches * 5);
 }

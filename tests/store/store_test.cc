@@ -18,12 +18,12 @@ TEST_CASE("Open creates a store and reopens it", "[store]") {
     opts.dimension = 8;
     auto store = OpenStore(dir.path(), opts);
     CHECK(store->dimension() == 8);
-    CHECK(store->revision() == 0);
+    CHECK(store->revision().value() == 0);
     CHECK(Must(store->PutNode(Node("file:a.cc", "hello"), At(100))) == 1);
   }
   auto store = OpenStore(dir.path());  // default dimension ignored: the store keeps 8
   CHECK(store->dimension() == 8);
-  CHECK(store->revision() == 1);
+  CHECK(store->revision().value() == 1);
   auto n = Must(store->GetNode("file:a.cc"));
   CHECK(n.content == "hello");
   CHECK(n.id == NodeIdForKey("file:a.cc"));
@@ -46,7 +46,7 @@ TEST_CASE("Two Stores on one directory in one process share its environment",
   REQUIRE(b->PutNode(Node("y", "from b")).ok());
   a.reset();  // closing one leaves the other working
   CHECK(Must(b->GetNode("x")).content == "from a");
-  CHECK(b->revision() == 2);
+  CHECK(b->revision().value() == 2);
   auto c = OpenStore(dir.path());
   CHECK(Must(c->GetNode("y")).content == "from b");
 }
@@ -76,7 +76,7 @@ TEST_CASE("Node put, overwrite, delete and as-of reads", "[store]") {
   CHECK(store->GetNode("fact:x", ReadView::AtRevision(4)).status().IsInvalidArgument());
   // Deleting again: nothing to delete.
   CHECK(store->DeleteNode("fact:x").status().IsNotFound());
-  CHECK(store->revision() == 3);
+  CHECK(store->revision().value() == 3);
   // Re-creating starts a new life.
   n.content = "v3";
   CHECK(Must(store->PutNode(n, At(40))) == 4);
@@ -233,10 +233,10 @@ TEST_CASE("DeleteKv deletes one entry or is NotFound", "[store][kv]") {
   REQUIRE(again.status().IsNotFound());
   CHECK(again.status().message().find("proj/constraints/no-exceptions") != std::string::npos);
   CHECK(store->DeleteKv("proj", "constraints", "never").status().IsNotFound());
-  CHECK(store->revision() == 2);
+  CHECK(store->revision().value() == 2);
   // Bad names are InvalidArgument, as in a batch.
   CHECK(store->DeleteKv("", "constraints", "k").status().IsInvalidArgument());
-  CHECK(store->revision() == 2);
+  CHECK(store->revision().value() == 2);
 }
 
 TEST_CASE("A node put that collides with a missing node's edge endpoint is an error",
@@ -253,7 +253,7 @@ TEST_CASE("A node put that collides with a missing node's edge endpoint is an er
   REQUIRE(r.status().IsInvalidArgument());
   CHECK(r.status().message().find("id collision") != std::string::npos);
   CHECK(r.status().message().find("clash:ghost") != std::string::npos);
-  CHECK(store->revision() == 1);
+  CHECK(store->revision().value() == 1);
   CHECK(store->GetNode("clash:other").status().IsNotFound());
 
   TempDir dir2;
@@ -265,7 +265,7 @@ TEST_CASE("A node put that collides with a missing node's edge endpoint is an er
   r = store2->Apply(b);
   REQUIRE(r.status().IsInvalidArgument());
   CHECK(r.status().message().find("op 1: id collision") != std::string::npos);
-  CHECK(store2->revision() == 1);
+  CHECK(store2->revision().value() == 1);
   // The endpoint's own key is fine and turns the edge's source into a live node.
   REQUIRE(store2->PutNode(Node("clash:ghost", "here now")).ok());
   CHECK(Must(store2->Stats()).dangling_edges == 1);  // file:b is still missing
