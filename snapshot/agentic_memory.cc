@@ -37,9 +37,10 @@ Status HeaderError(size_t field, const std::string& what) {
   return Status::Corruption("header (byte " + std::to_string(field) + "): " + what);
 }
 
-// "node record 3 (id 7, byte 280)"; `id` is left out while it is not yet read.
-std::string NodeWhere(size_t i, uint64_t offset) {
-  return "node record " + std::to_string(i) + " (byte " + std::to_string(offset) + ")";
+// "node record 3 (id 7, byte 280)".
+std::string NodeWhere(size_t i, uint64_t id, uint64_t offset) {
+  return "node record " + std::to_string(i) + " (id " + std::to_string(id) + ", byte " +
+         std::to_string(offset) + ")";
 }
 
 std::string EdgeWhere(size_t j, uint64_t offset) {
@@ -131,10 +132,10 @@ Status CheckHeader(std::string_view bytes, File* out, Sections* s) {
   const uint64_t vector_room = size - s->vectors;
   if (s->node_count > 0 && out->dimension > vector_room / 4 / s->node_count) {
     return HeaderError(HeaderLayout::kDimension,
-                       "dimension " + std::to_string(out->dimension) + " x " +
-                           std::to_string(s->node_count) + " nodes of f32 needs more than the " +
-                           std::to_string(vector_room) + " bytes after byte " +
-                           std::to_string(s->vectors));
+                       "feature vectors of dimension " + std::to_string(out->dimension) +
+                           " for " + std::to_string(s->node_count) + " nodes, from byte " +
+                           std::to_string(s->vectors) + ", run past the end of the " +
+                           std::to_string(size) + "-byte file");
   }
   out->file_size = size;
   out->content_bytes = s->vectors - s->content;
@@ -147,8 +148,7 @@ Status ParseContent(std::string_view bytes, const Sections& s, size_t i, uint64_
   const uint64_t offset = DecodeFixed64(r + NodeLayout::kContentOffset);
   const uint32_t length = DecodeFixed32(r + NodeLayout::kContentLength);
   auto fail = [&](const std::string& what) {
-    return Status::Corruption(NodeWhere(i, record) + " id " + std::to_string(node->id) +
-                              ": " + what);
+    return Status::Corruption(NodeWhere(i, node->id, record) + ": " + what);
   };
   // The writer concatenates the blocks in node order; anything else is damage.
   if (offset != *next_offset) {
@@ -202,8 +202,7 @@ Status ParseNode(std::string_view bytes, const Sections& s, size_t i, uint64_t* 
   const uint64_t record = s.node_table + i * kNodeRecordLength;
   const char* r = bytes.data() + record;
   auto fail = [&](size_t field, const std::string& what) {
-    return Status::Corruption(NodeWhere(i, record + field) + " id " + std::to_string(node->id) +
-                              ": " + what);
+    return Status::Corruption(NodeWhere(i, node->id, record + field) + ": " + what);
   };
   node->id = DecodeFixed64(r + NodeLayout::kId);
   node->event_type = static_cast<uint8_t>(r[NodeLayout::kEventType]);
@@ -245,9 +244,8 @@ Status ParseVector(std::string_view bytes, const Sections& s, uint32_t dim, size
   for (uint32_t k = 0; k < dim; ++k) {
     const float f = DecodeFloat(p + 4 * k);
     if (!std::isfinite(f)) {
-      return Status::Corruption("feature vector of node record " + std::to_string(i) + " id " +
-                                std::to_string(node->id) + " (byte " +
-                                std::to_string(at + 4 * k) + "): not a finite number");
+      return Status::Corruption("feature vector of " + NodeWhere(i, node->id, at + 4 * k) +
+                                ": not a finite number");
     }
     nonzero |= f != 0.0f;
   }
@@ -307,7 +305,7 @@ Status ParseEdges(std::string_view bytes, const Sections& s, File* out) {
     for (size_t i = 0; i < out->nodes.size(); ++i) {
       if (out->nodes[i].id != *dup) continue;
       if (first++ == 0) continue;
-      return Status::Corruption(NodeWhere(i, s.node_table + i * kNodeRecordLength) +
+      return Status::Corruption(NodeWhere(i, *dup, s.node_table + i * kNodeRecordLength) +
                                 ": id " + std::to_string(*dup) + " is used twice");
     }
   }
@@ -421,6 +419,13 @@ namespace {
 constexpr const char* kEventNames[kEventTypeCount] = {"fact",       "decision", "inference",
                                                       "correction", "skill",    "episode"};
 
+std::string IndexName(uint8_t tag) {
+  static constexpr const char* kNames[] = {"type", "temporal", "session", "cluster map",
+                                           "term index", "doc lengths"};
+  if (tag >= 1 && tag <= 6) return std::string(kNames[tag - 1]) + " (" + Hex(tag) + ")";
+  return "tag " + Hex(tag);
+}
+
 std::vector<uint64_t> EventCounts(const File& f) {
   std::vector<uint64_t> counts(kEventTypeCount, 0);
   for (const Node& n : f.nodes) ++counts[n.event_type];
@@ -448,7 +453,7 @@ std::string InfoToText(const File& f, const std::string& path) {
     if (counts[t]) line(std::string("  type ") + kEventNames[t], std::to_string(counts[t]));
   }
   for (const IndexEntry& e : f.index) {
-    line("  index tag " + std::to_string(e.tag),
+    line("  index " + IndexName(e.tag),
          std::to_string(e.length) + " bytes at " + std::to_string(e.offset));
   }
   line("import with", "amem import " + path);
@@ -475,7 +480,8 @@ std::string InfoToJson(const File& f, const std::string& path) {
   j["types"] = types;
   nlohmann::ordered_json index = nlohmann::ordered_json::array();
   for (const IndexEntry& e : f.index) {
-    index.push_back({{"tag", e.tag}, {"offset", e.offset}, {"length", e.length}});
+    index.push_back({{"tag", e.tag}, {"name", IndexName(e.tag)}, {"offset", e.offset},
+                     {"length", e.length}});
   }
   j["index"] = index;
   j["import"] = "amem import " + path;

@@ -170,7 +170,7 @@ TEST_CASE("AgenticMemory damaged files give errors naming record and byte",
     return ErrorOf(b);
   };
   std::string e = damaged(NodeAt(3) + NodeLayout::kEventType, 9);
-  CHECK(e.find("node record 3 (byte " + std::to_string(NodeAt(3) + 8) + ")") !=
+  CHECK(e.find("node record 3 (id 3, byte " + std::to_string(NodeAt(3) + 8) + ")") !=
         std::string::npos);
   CHECK(e.find("unknown event type 9") != std::string::npos);
 

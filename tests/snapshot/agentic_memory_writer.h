@@ -266,8 +266,9 @@ inline Graph SampleGraph(uint32_t version = 1, uint32_t dim = 4) {
     }
     g.nodes.push_back(std::move(node));
   }
-  g.nodes[7].content.assign(65536, 'x');
-  for (size_t k = 0; k < g.nodes[7].content.size(); k += 7) g.nodes[7].content[k] = 'y';
+  std::string& big = g.nodes[7].content;
+  while (big.size() < 65536) big += "compressed memory content " + std::to_string(big.size());
+  big.resize(65536);
   // Edge types 0-6 plus one more RelatedTo; PartOf is member -> episode (node 5).
   const uint64_t ends[][3] = {{2, 0, 0}, {0, 1, 1}, {3, 0, 2}, {3, 2, 3},
                               {4, 1, 4}, {1, 5, 5}, {0, 1, 6}, {8, 7, 4}};

@@ -177,7 +177,7 @@ TEST_CASE("amem import rejects damaged AgenticMemory files and writes nothing",
   };
   std::vector<Damage> damages = {
       {"event type", [](std::string* b) { (*b)[ag::kHeaderLength + 8] = 6; },
-       "node record 0 (byte 72)"},
+       "node record 0 (id 0, byte 72)"},
       {"edge type", [&](std::string* b) { (*b)[edges + 16] = 9; }, "unknown edge type 9"},
       {"missing node", [&](std::string* b) { (*b)[edges + 8] = 50; },
        "target id 50 is not a node"},
