@@ -139,18 +139,21 @@ TEST_CASE("amem import of a directory imports each AgenticMemory file", "[agenti
   WriteFile(dir + "/alpha.amem", aw::Write(aw::SampleGraph(1)));
   WriteFile(dir + "/beta.amem", aw::Write(aw::SampleGraph(0)));
   WriteFile(dir + "/notes.txt", "not a snapshot\n");
+  const std::string small = std::string(AMEM_SOURCE_DIR) + "/tests/data/small.amem";
+  WriteFile(dir + "/own.amem", ReadFile(small));
   RunResult r = s.Run({"import", dir});
   RequireRun(r);
   CHECK(r.out.find("imported " + dir + "/alpha.amem (AgenticMemory, format version 1) as "
                    "agentic:alpha/: 9 nodes (9 written)") != std::string::npos);
   CHECK(r.out.find("as agentic:beta/: 9 nodes (9 written)") != std::string::npos);
   CHECK(r.out.find("skipped " + dir + "/notes.txt: not a snapshot") != std::string::npos);
+  CHECK(r.out.find("skipped " + dir + "/own.amem: an amem snapshot") != std::string::npos);
   r = s.Run({"import", dir, "--json"});
   RequireRun(r);
   nlohmann::json j = r.json();
   CHECK(j["imported"].size() == 2);
   CHECK(j["imported"][0]["nodes_written"] == 0);
-  CHECK(j["skipped"].size() == 1);
+  CHECK(j["skipped"].size() == 2);
 
   // One damaged file: nothing of the directory is written.
   TempStore t(4);
@@ -224,6 +227,7 @@ TEST_CASE("amem import: dimension mismatch, --from and --name", "[agentic][tools
   CHECK(r.out.find("as agentic:mine/: 9 nodes (9 written)") != std::string::npos);
   CHECK(r.out.find(", 0 vectors;") != std::string::npos);
   RequireRun(s.Run({"get-node", "agentic:mine/4"}));
+  const std::string imported = s.Stats();
 
   // Forcing amem's own layout on such a file fails as amem's reader does.
   r = s.Run({"import", novec, "--from", "amem"});
@@ -231,6 +235,16 @@ TEST_CASE("amem import: dimension mismatch, --from and --name", "[agentic][tools
   RequireFails(s.Run({"import", novec, "--name", "a/b"}), 4, {"'/'"});
   r = s.Run({"import", novec, "--from", "other"});
   CHECK(r.exit_code == 2);
+  // And the other way round: amem's own snapshot is not an AgenticMemory file.
+  const std::string small = std::string(AMEM_SOURCE_DIR) + "/tests/data/small.amem";
+  r = s.Run({"import", small, "--from", "agentic-memory"});
+  CHECK((r.exit_code == 5 || r.exit_code == 7));
+  CHECK(r.err.find("AgenticMemory") != std::string::npos);
+  CHECK(s.Stats() == imported);
+  // amem's own snapshots are still described as before.
+  r = s.Run({"info", small});
+  RequireRun(r);
+  CHECK(r.out.find("AgenticMemory") == std::string::npos);
 }
 
 TEST_CASE("amem info and verify describe an AgenticMemory file", "[agentic][tools]") {
