@@ -2,9 +2,12 @@
 // from tests/snapshot/agentic_memory_writer.h, the golden empty file of the
 // description, and damaged copies.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
+#include <vector>
 
 #include "common/coding.h"
 #include "snapshot/agentic_memory.h"
@@ -81,11 +84,22 @@ void CheckMatchesGraph(const File& f, const aw::Graph& g) {
     CHECK(n.vector == w.vector);
   }
   REQUIRE(f.edges.size() == g.edges.size());
-  uint64_t weight_sum = 0;
-  for (const Edge& e : f.edges) weight_sum += static_cast<uint64_t>(e.weight * 1000);
-  uint64_t expected_sum = 0;
-  for (const aw::Edge& e : g.edges) expected_sum += static_cast<uint64_t>(e.weight * 1000);
-  CHECK(weight_sum == expected_sum);
+  auto sorted = [](std::vector<Edge> edges) {
+    auto key = [](const Edge& e) {
+      return std::make_tuple(e.source, e.target, e.edge_type, e.weight, e.created_at);
+    };
+    std::sort(edges.begin(), edges.end(),
+              [&](const Edge& a, const Edge& b) { return key(a) < key(b); });
+    return edges;
+  };
+  const std::vector<Edge> got = sorted(f.edges), want = sorted(g.edges);
+  for (size_t j = 0; j < got.size(); ++j) {
+    CHECK(got[j].source == want[j].source);
+    CHECK(got[j].target == want[j].target);
+    CHECK(got[j].edge_type == want[j].edge_type);
+    CHECK(got[j].weight == want[j].weight);
+    CHECK(got[j].created_at == want[j].created_at);
+  }
 }
 
 }  // namespace
@@ -132,7 +146,7 @@ TEST_CASE("AgenticMemory v1 and v0.1 files parse into what was written", "[agent
         for (const aw::Node& n : g.nodes) total += n.content.size();
         return total;
       }());
-      // The file's edges are sorted by (source, target); compare as sets.
+      // The file's edges are sorted by (source, target): compared in one order.
       CheckMatchesGraph(f, g);
       CHECK(f.edges.front().source == 0);
       if (matches) CHECK(f.content_bytes < 20000);  // the 64 KiB content compressed

@@ -22,25 +22,9 @@
 
 namespace amem::agentic_test {
 
-struct Node {
-  uint64_t id = 0;
-  uint8_t event_type = 0;
-  uint64_t created_at = 0;  // µs
-  uint32_t session = 0;
-  float confidence = 1.0f;
-  uint32_t access_count = 0;
-  uint64_t last_accessed = 0;
-  float decay_score = 1.0f;
-  std::string content;
-  std::vector<float> vector;  // padded with zeros to the dimension
-};
-
-struct Edge {
-  uint64_t source = 0, target = 0;
-  uint8_t edge_type = 0;
-  float weight = 1.0f;
-  uint64_t created_at = 0;
-};
+// The reader's records; a vector shorter than the dimension is padded with zeros.
+using Node = snapshot::agentic::Node;
+using Edge = snapshot::agentic::Edge;
 
 struct Graph {
   uint32_t version = 1;  // 0: v0.1 (flags 0, no tags 0x05/0x06)
