@@ -242,6 +242,7 @@ Status RunImport(Context& ctx, const ImportArgs& args) {
 
 // Exit codes: 0 intact; 1 the structure is valid but the checksum or the content
 // frame does not match; 5 the structure is invalid; 6 the file cannot be read.
+// An AgenticMemory file has no checksum: 0 when all of it parses, else 5.
 Status RunVerify(Context& ctx, const FileArgs& args) {
   Result<Format> format = DetectFormat(args.a);
   if (!format.ok()) return format.status();
@@ -351,7 +352,8 @@ void AddSnapshotCommands(CLI::App& app, Context& ctx) {
     CLI::App* cmd = ctx.AddCommand(
         app, "verify",
         "Check a snapshot's structure and checksum. Exit 0 intact; 1 structure valid "
-        "but checksum or content mismatch; 5 structure invalid; 6 unreadable.",
+        "but checksum or content mismatch; 5 structure invalid; 6 unreadable. A file "
+        "written by AgenticMemory's own tool is checked as a whole (it has no checksum).",
         "amem verify run.amem");
     cmd->add_option("FILE", a->a, "Snapshot file")->required();
     ctx.SetAction(cmd, [&ctx, a] { return RunVerify(ctx, *a); });
@@ -359,7 +361,9 @@ void AddSnapshotCommands(CLI::App& app, Context& ctx) {
   {
     auto a = std::make_shared<FileArgs>();
     CLI::App* cmd = ctx.AddCommand(
-        app, "info", "Describe a snapshot: counts, sizes, flags, dimension, sessions, blocks.",
+        app, "info",
+        "Describe a snapshot (or a file written by AgenticMemory's own tool): counts, "
+        "sizes, flags, dimension, sessions, blocks.",
         "amem info run.amem --json");
     cmd->add_option("FILE", a->a, "Snapshot file")->required();
     ctx.SetAction(cmd, [&ctx, a] { return RunInfo(ctx, *a); });
