@@ -112,7 +112,7 @@ struct Reader::Rep {
 Reader::Reader() : rep_(std::make_unique<Rep>()) {}
 Reader::~Reader() = default;
 
-Result<std::unique_ptr<Reader>> Reader::Open(const std::string& path, const ReadOptions& options) {
+Result<int> OpenSnapshotFile(const std::string& path, uint64_t* size) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Status::IOError("open " + path + ": " + std::strerror(errno));
@@ -128,8 +128,14 @@ Result<std::unique_ptr<Reader>> Reader::Open(const std::string& path, const Read
                                    (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") +
                                    ", not a snapshot file");
   }
+  *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+Result<std::unique_ptr<Reader>> Reader::Open(const std::string& path, const ReadOptions& options) {
+  uint64_t size = 0;
+  AMEM_ASSIGN_OR_RETURN(fd, OpenSnapshotFile(path, &size));
   std::unique_ptr<Reader> r(new Reader());
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size < Header::kEncodedLength) {
     ::close(fd);
     return Status::Corruption("header: file shorter than 64 bytes: " + path);

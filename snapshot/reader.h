@@ -106,6 +106,11 @@ struct BlockInfo {
   uint64_t length = 0;  // body bytes
 };
 
+// Opens `path` for reading without blocking (a FIFO is never waited on) and sets
+// *size: the fd, IOError when it cannot be opened, InvalidArgument ("a directory,
+// not a snapshot file") when it is not a regular file. The caller closes the fd.
+Result<int> OpenSnapshotFile(const std::string& path, uint64_t* size);
+
 class Reader {
  public:
   // Maps `path` read-only and validates it. IOError if it cannot be read,
