@@ -273,15 +273,16 @@ class EndpointChecker {
 }  // namespace
 
 Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& options,
-                                   size_t* effective) {
+                                   size_t* effective, MDB_txn* outer) {
   *effective = 0;
   const auto& ops = batch.ops();
   if (ops.empty()) {
     uint64_t rev = 0;
-    AMEM_RETURN_IF_ERROR(Read([&](MDB_txn* txn) {
+    auto read = [&](MDB_txn* txn) {
       rev = GetMetaU64(txn, dbs, kMetaRevision, 0);
       return CheckExpectedRevision(options, rev);
-    }));
+    };
+    AMEM_RETURN_IF_ERROR(outer ? read(outer) : Read(read));
     return rev;
   }
   AMEM_RETURN_IF_ERROR(ValidateName("run", options.run, true));
@@ -392,7 +393,7 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
   });
 
   uint64_t committed = 0;
-  Status s = Write([&](MDB_txn* txn) -> Status {
+  auto write = [&](MDB_txn* txn) -> Status {
     *effective = 0;
     const uint64_t prev_rev = GetMetaU64(txn, dbs, kMetaRevision, 0);
     AMEM_RETURN_IF_ERROR(CheckExpectedRevision(options, prev_rev));
@@ -712,10 +713,10 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
     PutMetaU64(txn, dbs, kMetaRevisionTs, static_cast<uint64_t>(rev_ts));
     committed = rev;
     return Status::OK();
-  });
-  AMEM_RETURN_IF_ERROR(s);
+  };
+  AMEM_RETURN_IF_ERROR(outer ? write(outer) : Write(write));
 
-  if (telemetry.enabled() && *effective > 0) {
+  if (!outer && telemetry.enabled() && *effective > 0) {
     std::string lines;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Prep& p = preps[i];

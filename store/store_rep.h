@@ -188,8 +188,11 @@ struct Store::Rep {
   Status Resolve(MDB_txn* txn, const ReadView& view, store_internal::At* at) const;
 
   // The write path (apply.cc). *effective counts the operations that changed
-  // something (deleting an absent item does not); 0 commits no revision.
-  Result<uint64_t> Apply(const Batch& batch, const WriteOptions& options, size_t* effective);
+  // something (deleting an absent item does not); 0 commits no revision. With
+  // `outer`, the batch is written inside that write transaction (ApplyRevisions),
+  // which the caller commits, and no telemetry is sent.
+  Result<uint64_t> Apply(const Batch& batch, const WriteOptions& options, size_t* effective,
+                         MDB_txn* outer = nullptr);
   // Applies a batch of one delete; NotFound naming `what` when there was nothing
   // live to delete (Store::DeleteNode, DeleteEdge, DeleteKv).
   Result<uint64_t> ApplyDelete(const Batch& batch, const WriteOptions& options,
