@@ -118,6 +118,7 @@ Status RunConsolidate(Context& ctx, ConsolidateArgs& a) {
   }
   EmitQuery(ctx, query::ConsolidateJson(**reader, *plan, a.options,
                                    applied ? &*applied : nullptr));
+  if (applied) ctx.ForgetQuery();  // it wrote: the query log keeps questions only
   return Status::OK();
 }
 

@@ -66,6 +66,7 @@ Status RunMcp(const CLI::App& root, Context& ctx) {
   // Clients often attach stderr to a terminal or a log; a redrawn line is noise there.
   EnableProgressOnTerminal(false);
   mcp::ToolContext tool_ctx{store->get()};
+  tool_ctx.query_log = ctx.query_log();
   mcp::ToolRegistry registry = mcp::BuildRegistry(&tool_ctx);
   mcp::Server server(&registry, mcp::ServerInstructions());
   if (server.Serve(STDIN_FILENO, STDOUT_FILENO) != 0) {

@@ -16,6 +16,10 @@
 #include "store/store.h"
 #include "tools/mcp_tool.h"
 
+namespace amem::snapshot {
+class Reader;
+}  // namespace amem::snapshot
+
 namespace amem::mcp {
 
 struct KnowledgeGraph;  // tools/mcp_compat.h
@@ -27,6 +31,11 @@ struct ToolContext {
   // read of the store instead of rebuilding the graph each time.
   std::shared_ptr<const KnowledgeGraph> graph{};
   uint64_t graph_revision = 0;
+  // Append every query tool call to this query log (tools/query_log.h); empty: off.
+  std::string query_log{};
+  // Set: the query tools read this snapshot (as_of/at ignored) instead of the
+  // store's, and `store` may be null (amem replay-queries).
+  const snapshot::Reader* reader = nullptr;
 };
 
 // ---- schema fragments (JSON Schema "properties" objects) ----

@@ -18,16 +18,19 @@ Result<std::unique_ptr<snapshot::Reader>> OpenSnapshot(Context& ctx, const Snaps
     if (args.view.view().kind != ReadView::Kind::kLatest) {
       return ctx.UsageError("--as-of/--at read the store; they cannot apply to --snapshot");
     }
+    ctx.SetQueryRevision(std::nullopt);
     return snapshot::Reader::Open(args.snapshot);
   }
   Result<Store*> store = ctx.OpenStore();
   if (!store.ok()) return store.status();
   Result<query::SnapshotFile> file = query::EnsureSnapshot(**store, args.view.view());
   if (!file.ok()) return file.status();
+  ctx.SetQueryRevision(file->revision);
   return snapshot::Reader::Open(file->path);
 }
 
 void EmitQuery(Context& ctx, const query::Json& doc) {
+  ctx.RecordQuery(doc);
   if (ctx.json()) {
     ctx.Json(doc);
   } else {

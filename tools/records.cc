@@ -9,14 +9,13 @@ namespace amem::cli {
 
 using Json = nlohmann::ordered_json;
 
-namespace {
-
-// Meta and payload are stored as canonical JSON text; embed them as JSON values.
 Json EmbeddedJson(const std::string& text) {
   Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return Json(text);
   return parsed;
 }
+
+namespace {
 
 void AppendField(std::string* out, std::string_view label, std::string_view value) {
   out->append(label);
