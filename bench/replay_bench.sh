@@ -59,5 +59,6 @@ echo "|--------|------------|---------------|---------------|------------|------
 row ingest "$t_ingest" "$in_bytes" "$ops"
 row log "$t_log" "$log_bytes" "$log_ops"
 row replay "$t_replay" "$log_bytes" "$log_ops"
-awk -v r="$t_replay" -v i="$t_ingest" 'BEGIN { printf "replay / ingest: %.2fx (budget 1.5x: %s)\n", r / i, r / i <= 1.5 ? "met" : "MISSED" }'
+awk -v r="$t_replay" -v i="$t_ingest" 'BEGIN {
+  printf "replay / ingest: %.2fx (budget 1.5x: %s)\n", r / i, r / i <= 1.5 ? "met" : "MISSED" }'
 echo "exports of the original and the replayed store: $same"

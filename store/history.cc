@@ -25,7 +25,7 @@ using Kind = Change::Kind;
 // One logged operation of the revision being read.
 struct Entry {
   Kind kind = Kind::kPutNode;
-  std::string a, rel, c, run, task;  // as LogEntry (rel: the name)
+  std::string a, rel, c, run, task;  // as LogEntry (rel: the relation's name, kv's ns)
 };
 
 bool IsNodeKind(Kind k) { return k == Kind::kPutNode || k == Kind::kDeleteNode; }
@@ -51,41 +51,22 @@ std::vector<int64_t> OpTimestamps(const std::vector<Entry>& entries,
   return ts;
 }
 
-Status ReadEntries(MDB_txn* txn, const Dbs& dbs, uint64_t rev, std::string_view in,
-                   int64_t* ts, std::vector<Entry>* entries) {
-  uint64_t commit_ts = 0;
-  uint32_t count = 0;
-  if (!GetFixed64(&in, &commit_ts) || !GetVarint32(&in, &count)) {
-    return Status::Corruption("log value of revision " + std::to_string(rev));
-  }
-  *ts = static_cast<int64_t>(commit_ts);
+// The entries of one log value, relation names resolved (kv: rel is the ns).
+Status ReadEntries(MDB_txn* txn, const Dbs& dbs, uint64_t rev, std::string_view value,
+                   int64_t* ts, std::vector<std::string>* names, std::vector<Entry>* entries) {
   entries->clear();
-  LogEntry e, prev;
-  for (uint32_t i = 0; i < count; ++i) {
-    AMEM_RETURN_IF_ERROR(e.DecodeFrom(&in, i == 0 ? nullptr : &prev)
-                             .WithContext("revision " + std::to_string(rev)));
-    prev = e;
-    Entry out;
-    out.kind = static_cast<Kind>(e.kind);
-    out.a = e.a;
-    out.c = e.c;
-    out.run = e.run;
-    out.task = e.task;
-    if (IsEdgeKind(out.kind)) {
-      if (e.flags & kLogRelationId) {
-        auto name = RelationNameTxn(txn, dbs, e.rel);
-        if (!name.ok()) return name.status().WithContext("revision " + std::to_string(rev));
-        out.rel = std::move(name).value();
-      } else {
-        out.rel = e.b;
-      }
-    } else if (IsKvKind(out.kind)) {
-      out.rel = e.b;  // the namespace
-    }
-    entries->push_back(std::move(out));
-  }
-  if (!in.empty()) return Status::Corruption("log value of revision " + std::to_string(rev));
-  return Status::OK();
+  return DecodeLogValue(txn, dbs, rev, value, ts, names,
+                        [&](const LogEntry& e, const std::string& rel_name) {
+                          Entry out;
+                          out.kind = static_cast<Kind>(e.kind);
+                          out.a = e.a;
+                          out.rel = IsEdgeKind(out.kind) ? rel_name : std::string(e.b);
+                          out.c = e.c;
+                          out.run = e.run;
+                          out.task = e.task;
+                          entries->push_back(std::move(out));
+                          return Status::OK();
+                        });
 }
 
 }  // namespace
@@ -103,13 +84,15 @@ Status Store::ReadHistory(uint64_t since, uint64_t until,
                                      std::to_string(floor - 1) + ")");
     }
     std::vector<Entry> entries;
+    std::vector<std::string> rel_names;
     Cursor c(txn, dbs.log);
     for (bool ok = c.SeekRange(RevKey(since + 1)); ok; ok = c.Next()) {
       if (c.key().size() != 8) return Status::Corruption("log key");
       LoggedRevision out;
       out.rev = DecodeBig64(c.key().data());
       if (until != 0 && out.rev > until) break;
-      AMEM_RETURN_IF_ERROR(ReadEntries(txn, dbs, out.rev, c.value(), &out.ts, &entries));
+      AMEM_RETURN_IF_ERROR(
+          ReadEntries(txn, dbs, out.rev, c.value(), &out.ts, &rel_names, &entries));
       const At at{out.rev, false};
       const std::string where = "revision " + std::to_string(out.rev);
 

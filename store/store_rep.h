@@ -4,6 +4,7 @@
 #define AMEM_STORE_STORE_REP_H_
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -69,6 +70,14 @@ void PutMetaU64(MDB_txn* txn, const Dbs& dbs, std::string_view key, uint64_t v);
 Status VersionAt(MDB_txn* txn, const Dbs& dbs, MDB_dbi main, char tag,
                  std::string_view entity, const At& at, std::string_view* value,
                  bool* found);
+
+// Decodes the log value (STORE.md §4.5) of revision `rev`: *ts gets its commit
+// timestamp, then fn(entry, rel_name) is called for each entry in order. rel_name
+// is an edge's relation name (from the entry, or by id through `names`, a cache
+// indexed by id that callers keep across revisions), empty for other kinds.
+Status DecodeLogValue(MDB_txn* txn, const Dbs& dbs, uint64_t rev, std::string_view value,
+                      int64_t* ts, std::vector<std::string>* names,
+                      const std::function<Status(const LogEntry&, const std::string&)>& fn);
 
 // Relation name or decimal id -> id; InvalidArgument naming it if unknown.
 Result<RelationId> LookupRelationTxn(MDB_txn* txn, const Dbs& dbs, std::string_view name);

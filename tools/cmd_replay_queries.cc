@@ -194,7 +194,9 @@ void AppendReportText(const OrderedJson& r, std::string* out) {
   }
   auto rows = [&](const char* name, auto line) {
     if (!r.contains(name)) return;
-    for (const auto& x : r[name]) *out += "  " + x["field"].get<std::string>() + ": " + line(x) + "\n";
+    for (const auto& x : r[name]) {
+      *out += "  " + x["field"].get<std::string>() + ": " + line(x) + "\n";
+    }
   };
   rows("added", [](const OrderedJson& x) {
     return "+ " + x["row"].get<std::string>() + " (at " + x["at"].dump() + ")";

@@ -49,11 +49,13 @@ run --store rebuilt replay run-1.log
 run --store rebuilt export rebuilt.amem
 printf '$ cmp run-1.amem rebuilt.amem && echo identical\n'
 cmp run-1.amem rebuilt.amem && echo identical
-printf '$ for r in 1 2; do amem export a.amem --as-of $r; amem --store rebuilt export b.amem --as-of $r; cmp a.amem b.amem; done\n'
+printf '$ for r in 1 2; do  # and every earlier revision\n'
+printf '    amem export a.amem --as-of $r; amem --store rebuilt export b.amem --as-of $r\n'
+printf '    cmp a.amem b.amem && echo "revision $r: identical"; done\n'
 for r in 1 2; do
   quiet export a.amem --as-of $r
   quiet --store rebuilt export b.amem --as-of $r
-  cmp a.amem b.amem
+  cmp a.amem b.amem && echo "revision $r: identical"
 done
 
 step "Ask every recorded question again: the same memory, the same answers"

@@ -131,7 +131,9 @@ Result<ParsedLog> ParseLog(std::string_view text) {
     ++line_number;
     if (IsBlank(line)) continue;
     if (line.back() == '\r') line.remove_suffix(1);
-    auto fail = [&](const Status& s) { return s.WithContext("line " + std::to_string(line_number)); };
+    auto fail = [&](const Status& s) {
+      return s.WithContext("line " + std::to_string(line_number));
+    };
     Result<nlohmann::json> parsed = ParseJson(line, "malformed JSON", true);
     if (!parsed.ok()) return fail(parsed.status());
     nlohmann::json& obj = *parsed;
