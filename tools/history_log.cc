@@ -37,11 +37,6 @@ void AddOpFields(const Batch::Op& op, OrderedJson& j) {
         j["content"] = n.content;
         j["meta"] = EmbeddedJson(n.meta);
         j["confidence"] = FloatJson(n.confidence);
-        if (!n.vector.empty()) {
-          OrderedJson vec = OrderedJson::array();
-          for (float f : n.vector) vec.push_back(FloatJson(f));
-          j["vector"] = std::move(vec);
-        }
       }
       AddAttribution(&j, n.ts, n.run, n.task, n.scope);
       break;
@@ -117,6 +112,19 @@ void AppendLogLines(const LoggedRevision& revision, std::string* out) {
     j["rev_ts"] = revision.ts;
     AddOpFields(op, j);
     out->append(j.dump());
+    // A vector goes last, written directly: through JSON numbers (doubles) each
+    // float would be formatted twice.
+    if (op.kind == Kind::kPutNode && !op.node().vector.empty()) {
+      out->pop_back();  // }
+      out->append(",\"vector\":[");
+      char buf[32];
+      for (size_t i = 0; i < op.node().vector.size(); ++i) {
+        if (i > 0) out->push_back(',');
+        auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), op.node().vector[i]);
+        out->append(buf, end);
+      }
+      out->append("]}");
+    }
     out->push_back('\n');
   }
 }

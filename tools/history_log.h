@@ -6,11 +6,11 @@
 // and the operation's own attribution, plus the revision it belongs to:
 //
 //   {"rev":3,"rev_ts":1700000000,"op":"node","key":K,"type":T,"content":S,
-//    "meta":{..},"confidence":F,"vector":[..],"ts":1700000000,"run":R,"task":T,
-//    "scope":S}
+//    "meta":{..},"confidence":F,"ts":1700000000,"run":R,"task":T,"scope":S,
+//    "vector":[..]}
 //
 // "rev" and "rev_ts" (the commit timestamp) come first; run, task and scope only
-// when not empty, vector only when the node has one.
+// when not empty; vector, last, only when the node has one.
 #ifndef AMEM_TOOLS_HISTORY_LOG_H_
 #define AMEM_TOOLS_HISTORY_LOG_H_
 
