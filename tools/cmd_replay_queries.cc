@@ -2,6 +2,7 @@
 // every recorded query again (tools/query_log.h) and reports which answers changed
 // (docs/LOG.md "Answer regressions").
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <memory>
 #include <string>
@@ -50,7 +51,8 @@ struct Outcome {
   std::string error;
 };
 
-Outcome Ask(const QueryRecord& q, const std::string& path, const snapshot::Reader& reader) {
+Outcome AskOnce(const QueryRecord& q, const std::string& path,
+                const snapshot::Reader& reader) {
   Outcome o;
   if (q.source == "cli") {
     std::vector<std::string> argv{q.query};
@@ -86,6 +88,17 @@ Outcome Ask(const QueryRecord& q, const std::string& path, const snapshot::Reade
   o.ok = true;
   o.answer = ComparableAnswer(r.structured);
   return o;
+}
+
+// AskOnce; an exception (a recorded line no command would accept) is its error.
+Outcome Ask(const QueryRecord& q, const std::string& path, const snapshot::Reader& reader) {
+  try {
+    return AskOnce(q, path, reader);
+  } catch (const std::exception& e) {
+    Outcome o;
+    o.error = std::string("unexpected exception: ") + e.what();
+    return o;
+  }
 }
 
 // How a row is recognised in two answers: its key, its edge, else its JSON.
