@@ -280,3 +280,51 @@ TEST_CASE("replay cli: the README's harness recipe output is the script's", "[re
 
 }  // namespace
 }  // namespace amem::testing
+
+#include "tools/query_log.h"
+
+namespace amem::testing {
+namespace {
+
+TEST_CASE("replay cli: answers compare without index and revision", "[replay][tools]") {
+  using cli::OrderedJson;
+  OrderedJson a = OrderedJson::parse(
+      R"({"revision":3,"results":[{"index":7,"key":"k","score":1.5,"edge":{"index":2}}]})");
+  OrderedJson b = OrderedJson::parse(
+      R"({"revision":9,"results":[{"index":1,"key":"k","score":1.5,"edge":{"index":5}}]})");
+  CHECK(cli::ComparableAnswer(a).dump() == R"({"results":[{"key":"k","score":1.5,"edge":{}}]})");
+  CHECK(cli::AnswerDigest(a) == cli::AnswerDigest(b));
+  b["results"][0]["score"] = 1.25;
+  CHECK(cli::AnswerDigest(a) != cli::AnswerDigest(b));
+}
+
+TEST_CASE("replay cli: bad query logs and queries that cannot be asked", "[replay][tools]") {
+  TempStore s;
+  IngestDemo(s);
+  REQUIRE(s.Run({"export", s.dir() / "a.amem"}).exit_code == 0);
+  const std::string good =
+      R"({"ts":1,"source":"cli","query":"traverse","args":["module:store"],"revision":3,)"
+      R"("digest":"0000000000000000"})";
+  WriteFile(s.dir() / "bad.jsonl", good + "\n{\"source\":\"cli\"}\n");
+  RunResult r = s.Run({"replay-queries", s.dir() / "bad.jsonl", "--snapshot", s.dir() / "a.amem"});
+  CHECK(r.exit_code == 4);
+  CHECK(r.err.find("line 2: missing string field \"query\"") != std::string::npos);
+
+  WriteFile(s.dir() / "q.jsonl",
+            good + "\n" +
+                R"({"source":"cli","query":"put-node","args":["x","--type","fact"],)"
+                R"("digest":"0000000000000000"})" "\n" +
+                R"({"source":"mcp","query":"no_such_tool","args":{},"digest":"0"})" "\n");
+  r = s.Run({"replay-queries", s.dir() / "q.jsonl", "--snapshot", s.dir() / "a.amem", "--json"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 1);
+  const json report = r.json();
+  CHECK(report["changed"] == 3);
+  CHECK(report["queries"][0].contains("digest"));
+  CHECK(report["queries"][1]["error"].get<std::string>().find("not expected") !=
+        std::string::npos);
+  CHECK(report["queries"][2]["error"] == "\"no_such_tool\" is not a query tool");
+}
+
+}  // namespace
+}  // namespace amem::testing
