@@ -51,7 +51,8 @@ CLI::App* Context::AddCommand(CLI::App& app, const std::string& name,
   CLI::App* cmd = app.add_subcommand(name, description);
   cmd->footer("Example:\n  " + example +
               "\n\nGlobal options: --store DIR (default $AMEM_STORE, else ./.amem), --json\n"
-              "(one JSON document on stdout). Exit codes: see amem --help.\n");
+              "(one JSON document on stdout), --query-log FILE (default $AMEM_QUERY_LOG:\n"
+              "record queries, docs/LOG.md). Exit codes: see amem --help.\n");
   cmd->fallthrough();  // global --store/--json after the subcommand name
   return cmd;
 }
