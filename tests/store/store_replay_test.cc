@@ -100,6 +100,31 @@ TEST_CASE("replay: a log in parts continues the store it was cut from", "[replay
   CHECK(Log(*copy, 10, 30) == Log(*original, 10, 30));
 }
 
+TEST_CASE("replay: a compacted store (tombstones removed) still logs and replays",
+          "[replay][store]") {
+  TempDir dir;
+  auto original = testing::OpenStore(dir / "a");
+  History history(13, true);
+  history.Grow(original.get(), 120);
+  auto report = Must(original->Compact());
+  CHECK(report.tombstones_removed > 0);
+  auto copy = testing::OpenStore(dir / "b");
+  Status s = Replay(copy.get(), Log(*original));
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  for (uint64_t rev : {1u, 30u, 60u, 90u, 120u}) {
+    INFO("revision " << rev);
+    CHECK(Export(*copy, rev) == Export(*original, rev));
+  }
+  SECTION("history dropped by compaction cannot be logged") {
+    Must(original->Compact({.dry_run = false, .drop_history_before = 50}));
+    Status cut = original->ReadHistory(0, 0, [](const LoggedRevision&) { return Status::OK(); });
+    CHECK(cut.IsInvalidArgument());
+    CHECK(cut.message().find("--since-rev 49") != std::string::npos);
+    CHECK(original->ReadHistory(49, 0, [](const LoggedRevision&) { return Status::OK(); }).ok());
+  }
+}
+
 TEST_CASE("replay: a revision with a put then a delete of one item", "[replay][store]") {
   TempDir dir;
   auto original = testing::OpenStore(dir / "a");
