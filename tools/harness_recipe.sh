@@ -27,7 +27,7 @@ quiet() { "$bin" "$@" >/dev/null; }
 step "An agent run on a fresh store (./run-1), every question recorded"
 printf '$ export AMEM_STORE=run-1 AMEM_QUERY_LOG=run-1.queries.jsonl\n'
 export AMEM_STORE=run-1 AMEM_QUERY_LOG=run-1.queries.jsonl
-quiet init
+run init
 run ingest "$data/1-explore.jsonl" --ts 1700000000 --run run-1 --scope amem
 run ingest "$data/2-correct.jsonl" --ts 1700000600 --run run-1 --scope amem
 run ingest "$data/3-next-run.jsonl" --ts 1700003600 --run run-1 --scope amem
