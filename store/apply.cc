@@ -279,16 +279,35 @@ class EndpointChecker {
 
 }  // namespace
 
+namespace store_internal {
+uint64_t DiskReserveFor(const Batch& batch) {
+  uint64_t reserve = 0;
+  for (const Batch::Op& op : batch.ops()) {
+    reserve += 1024;
+    if (const auto* n = std::get_if<NodeInput>(&op.input)) {
+      reserve += 3 * (n->key.size() + n->content.size() + n->meta.size() +
+                      n->vector.size() * sizeof(float));
+    } else if (const auto* e = std::get_if<EdgeInput>(&op.input)) {
+      reserve += 3 * (e->src.size() + e->dst.size() + e->payload.size());
+    } else if (const auto* k = std::get_if<KvInput>(&op.input)) {
+      reserve += 3 * (k->key.size() + k->value.size());
+    }
+  }
+  return reserve;
+}
+}  // namespace store_internal
+
 Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& options,
-                                   size_t* effective) {
+                                   size_t* effective, MDB_txn* outer) {
   *effective = 0;
   const auto& ops = batch.ops();
   if (ops.empty()) {
     uint64_t rev = 0;
-    AMEM_RETURN_IF_ERROR(Read([&](MDB_txn* txn) {
+    auto read = [&](MDB_txn* txn) {
       rev = GetMetaU64(txn, dbs, kMetaRevision, 0);
       return CheckExpectedRevision(options, rev);
-    }));
+    };
+    AMEM_RETURN_IF_ERROR(outer ? read(outer) : Read(read));
     return rev;
   }
   const int64_t now = NowSeconds();
@@ -405,22 +424,9 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
     return l.key != r.key ? l.key < r.key : l.i < r.i;
   });
 
-  // Disk the write may take beyond the default headroom (ReserveDisk): its values
-  // about three times over (record, change log, indexes) plus B-tree overhead.
-  uint64_t reserve = 0;
-  for (const Batch::Op& op : ops) {
-    reserve += 1024;
-    if (const auto* n = std::get_if<NodeInput>(&op.input)) {
-      reserve += 3 * (n->key.size() + n->content.size() + n->meta.size() +
-                      n->vector.size() * sizeof(float));
-    } else if (const auto* e = std::get_if<EdgeInput>(&op.input)) {
-      reserve += 3 * (e->src.size() + e->dst.size() + e->payload.size());
-    } else if (const auto* k = std::get_if<KvInput>(&op.input)) {
-      reserve += 3 * (k->key.size() + k->value.size());
-    }
-  }
+  const uint64_t reserve = store_internal::DiskReserveFor(batch);
   uint64_t committed = 0;
-  Status s = Write([&](MDB_txn* txn) -> Status {
+  auto write = [&](MDB_txn* txn) -> Status {
     *effective = 0;
     const uint64_t prev_rev = GetMetaU64(txn, dbs, kMetaRevision, 0);
     AMEM_RETURN_IF_ERROR(CheckExpectedRevision(options, prev_rev));
@@ -740,10 +746,10 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
     PutMetaU64(txn, dbs, kMetaRevisionTs, static_cast<uint64_t>(rev_ts));
     committed = rev;
     return Status::OK();
-  }, /*commit=*/true, reserve);
-  AMEM_RETURN_IF_ERROR(s);
+  };
+  AMEM_RETURN_IF_ERROR(outer ? write(outer) : Write(write, /*commit=*/true, reserve));
 
-  if (telemetry.enabled() && *effective > 0) {
+  if (!outer && telemetry.enabled() && *effective > 0) {
     std::string lines;
     for (size_t i = 0; i < ops.size(); ++i) {
       const Prep& p = preps[i];

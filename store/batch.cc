@@ -16,7 +16,7 @@ void Batch::PutNode(NodeInput node) {
 void Batch::DeleteNode(std::string key) {
   NodeInput n;
   n.key = std::move(key);
-  ops_.push_back(Op{Op::Kind::kDeleteNode, std::move(n)});
+  DeleteNode(std::move(n));
 }
 
 void Batch::PutEdge(EdgeInput edge) {
@@ -45,6 +45,20 @@ void Batch::DefineRelation(std::string name) {
   EdgeInput e;
   e.rel = std::move(name);
   ops_.push_back(Op{Op::Kind::kDefineRelation, std::move(e)});
+}
+
+void Batch::DeleteNode(NodeInput node) {
+  ops_.push_back(Op{Op::Kind::kDeleteNode, std::move(node)});
+}
+
+void Batch::DeleteEdge(EdgeInput edge) {
+  ops_.push_back(Op{Op::Kind::kDeleteEdge, std::move(edge)});
+}
+
+void Batch::DeleteKv(KvInput kv) { ops_.push_back(Op{Op::Kind::kDeleteKv, std::move(kv)}); }
+
+void Batch::DefineRelation(EdgeInput relation) {
+  ops_.push_back(Op{Op::Kind::kDefineRelation, std::move(relation)});
 }
 
 size_t Batch::size() const { return ops_.size(); }

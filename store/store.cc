@@ -32,6 +32,45 @@ void PutMetaU64(MDB_txn* txn, const Dbs& dbs, std::string_view key, uint64_t v) 
   Put(txn, dbs.meta, key, std::string_view(buf, 8));
 }
 
+Status DecodeLogValue(MDB_txn* txn, const Dbs& dbs, uint64_t rev, std::string_view value,
+                      int64_t* ts, std::vector<std::string>* names,
+                      const std::function<Status(const LogEntry&, const std::string&)>& fn) {
+  const std::string where = "revision " + std::to_string(rev);
+  uint64_t commit_ts = 0;
+  uint32_t count = 0;
+  if (!GetFixed64(&value, &commit_ts) || !GetVarint32(&value, &count)) {
+    return Status::Corruption("log value of " + where);
+  }
+  *ts = static_cast<int64_t>(commit_ts);
+  names->resize(kMaxRelationId + 1);
+  const std::string none;
+  std::string by_name;  // format 1: the entry names its relation
+  LogEntry e, prev;
+  for (uint32_t i = 0; i < count; ++i) {
+    AMEM_RETURN_IF_ERROR(e.DecodeFrom(&value, i == 0 ? nullptr : &prev).WithContext(where));
+    prev = e;
+    const std::string* rel_name = &none;
+    if (e.kind == static_cast<uint8_t>(Change::Kind::kPutEdge) ||
+        e.kind == static_cast<uint8_t>(Change::Kind::kDeleteEdge)) {
+      if (!(e.flags & kLogRelationId)) {
+        by_name.assign(e.b);
+        rel_name = &by_name;
+      } else {
+        std::string& name = (*names)[e.rel];
+        if (name.empty()) {
+          auto found = RelationNameTxn(txn, dbs, e.rel);
+          if (!found.ok()) return found.status().WithContext(where);
+          name = std::move(found).value();
+        }
+        rel_name = &name;
+      }
+    }
+    AMEM_RETURN_IF_ERROR(fn(e, *rel_name));
+  }
+  if (!value.empty()) return Status::Corruption("log value of " + where);
+  return Status::OK();
+}
+
 Status VersionAt(MDB_txn* txn, const Dbs& dbs, MDB_dbi main, char tag,
                  std::string_view entity, const At& at, std::string_view* value,
                  bool* found) {
@@ -745,66 +784,47 @@ Result<std::vector<Change>> Store::ChangesSinceRevision(uint64_t rev) const {
                                      " was compacted; changes since revision " +
                                      std::to_string(rev) + " are no longer known");
     }
-    std::string rel_names[kMaxRelationId + 1];  // by id, looked up once each
+    std::vector<std::string> rel_names;  // by id, looked up once each
     Cursor c(txn, rep_->dbs.log);
     for (bool ok = c.SeekRange(RevKey(rev + 1)); ok; ok = c.Next()) {
       if (c.key().size() != 8) return Status::Corruption("log key");
-      uint64_t r = DecodeBig64(c.key().data());
-      std::string_view in = c.value();
-      uint64_t ts = 0;
-      uint32_t count = 0;
-      if (!GetFixed64(&in, &ts) || !GetVarint32(&in, &count)) {
-        return Status::Corruption("log value of revision " + std::to_string(r));
-      }
-      LogEntry e, prev;
-      for (uint32_t i = 0; i < count; ++i) {
-        AMEM_RETURN_IF_ERROR(e.DecodeFrom(&in, i == 0 ? nullptr : &prev)
-                                 .WithContext("revision " + std::to_string(r)));
-        prev = e;
-        Change ch;
-        ch.rev = r;
-        ch.ts = static_cast<int64_t>(ts);
-        ch.kind = static_cast<Change::Kind>(e.kind);
-        ch.overwrite = (e.flags & kLogOverwrite) != 0;
-        ch.src_missing = (e.flags & kLogSrcMissing) != 0;
-        ch.dst_missing = (e.flags & kLogDstMissing) != 0;
-        ch.run = e.run;
-        ch.task = e.task;
-        switch (ch.kind) {
-          case Change::Kind::kPutNode:
-          case Change::Kind::kDeleteNode:
-          case Change::Kind::kDefineRelation:
-            ch.key = e.a;
-            if (ch.kind == Change::Kind::kDefineRelation) ch.rel_name = e.a;
-            break;
-          case Change::Kind::kPutEdge:
-          case Change::Kind::kDeleteEdge:
-            ch.src_key = e.a;
-            if (e.flags & kLogRelationId) {
-              std::string& name = rel_names[e.rel];
-              if (name.empty()) {
-                auto found = RelationNameTxn(txn, rep_->dbs, e.rel);
-                if (!found.ok()) {
-                  return found.status().WithContext("revision " + std::to_string(r));
-                }
-                name = std::move(found).value();
-              }
-              ch.rel_name = name;
-            } else {
-              ch.rel_name = e.b;
+      const uint64_t r = DecodeBig64(c.key().data());
+      int64_t ts = 0;
+      AMEM_RETURN_IF_ERROR(DecodeLogValue(
+          txn, rep_->dbs, r, c.value(), &ts, &rel_names,
+          [&](const LogEntry& e, const std::string& rel_name) {
+            Change ch;
+            ch.rev = r;
+            ch.ts = ts;
+            ch.kind = static_cast<Change::Kind>(e.kind);
+            ch.overwrite = (e.flags & kLogOverwrite) != 0;
+            ch.src_missing = (e.flags & kLogSrcMissing) != 0;
+            ch.dst_missing = (e.flags & kLogDstMissing) != 0;
+            ch.run = e.run;
+            ch.task = e.task;
+            switch (ch.kind) {
+              case Change::Kind::kPutNode:
+              case Change::Kind::kDeleteNode:
+              case Change::Kind::kDefineRelation:
+                ch.key = e.a;
+                if (ch.kind == Change::Kind::kDefineRelation) ch.rel_name = e.a;
+                break;
+              case Change::Kind::kPutEdge:
+              case Change::Kind::kDeleteEdge:
+                ch.src_key = e.a;
+                ch.rel_name = rel_name;
+                ch.dst_key = e.c;
+                break;
+              case Change::Kind::kPutKv:
+              case Change::Kind::kDeleteKv:
+                ch.scope = e.a;
+                ch.ns = e.b;
+                ch.key = e.c;
+                break;
             }
-            ch.dst_key = e.c;
-            break;
-          case Change::Kind::kPutKv:
-          case Change::Kind::kDeleteKv:
-            ch.scope = e.a;
-            ch.ns = e.b;
-            ch.key = e.c;
-            break;
-        }
-        out.push_back(std::move(ch));
-      }
-      if (!in.empty()) return Status::Corruption("log value of revision " + std::to_string(r));
+            out.push_back(std::move(ch));
+            return Status::OK();
+          }));
     }
     return Status::OK();
   }));

@@ -14,6 +14,7 @@
 #define AMEM_STORE_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -131,6 +132,14 @@ class Batch {
   // Interns a custom relation (id >= 64) if it is not yet known; idempotent.
   // Edges may only use built-in or defined relations.
   void DefineRelation(std::string name);
+  // The same with per-operation attribution: a delete names its item by the
+  // identifying fields (node key; edge src, rel, dst; kv scope, ns, key) and takes
+  // ts, run, task (and, for nodes, scope) from the input; a relation's name is the
+  // edge's rel. Other fields are ignored.
+  void DeleteNode(NodeInput node);
+  void DeleteEdge(EdgeInput edge);
+  void DeleteKv(KvInput kv);
+  void DefineRelation(EdgeInput relation);
 
   size_t size() const;
   bool empty() const { return size() == 0; }
@@ -193,6 +202,18 @@ struct Change {
   std::string run, task;
 };
 const char* ChangeKindName(Change::Kind kind);
+
+// One committed revision as the batch that re-creates it (Store::ReadHistory,
+// `amem log`, docs/LOG.md): the revision's operations in commit order, each with
+// its own ts, run and task (and scope, for nodes) set to what the store recorded.
+// Applying `batch` with WriteOptions{.ts = ts} to the state as of rev - 1 writes
+// the same records and the same change log entries. A put followed by a delete of
+// the same item in one revision carries only what the delete kept (node type).
+struct LoggedRevision {
+  uint64_t rev = 0;
+  int64_t ts = 0;  // commit timestamp
+  Batch batch;
+};
 
 // The whole live state as of a view, for the snapshot exporter. Nodes are sorted by
 // key; edges by (src_key, rel, dst_key); kv by (scope, ns, key). Edges whose
@@ -289,6 +310,20 @@ class Store {
   // diff_since: changes in revisions > rev (or with commit ts > ts), in order.
   Result<std::vector<Change>> ChangesSinceRevision(uint64_t rev) const;
   Result<std::vector<Change>> ChangesSinceTime(int64_t ts) const;
+
+  // Calls fn for every revision in (since, until] in order (until 0 or past the
+  // latest: up to the latest), all read in one read transaction; stops at the
+  // first error fn returns. InvalidArgument when history
+  // before since + 1 was compacted.
+  Status ReadHistory(uint64_t since, uint64_t until,
+                     const std::function<Status(const LoggedRevision&)>& fn) const;
+  // Applies revisions that continue this store (the first is revision() + 1, each
+  // the next) keeping their numbers and commit timestamps, all in one write
+  // transaction: all or nothing. Each must re-create its revision exactly: every
+  // operation changes something and commit timestamps never go back. Errors are
+  // prefixed "revision R: " (then "op K: " as Apply); a revision that does not
+  // continue the store is InvalidArgument. Returns the last revision.
+  Result<uint64_t> ApplyRevisions(const std::vector<LoggedRevision>& revisions);
 
   Result<StoreState> ReadState(const ReadView& view = {}) const;
   Result<StoreStats> Stats() const;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -70,6 +71,14 @@ void PutMetaU64(MDB_txn* txn, const Dbs& dbs, std::string_view key, uint64_t v);
 Status VersionAt(MDB_txn* txn, const Dbs& dbs, MDB_dbi main, char tag,
                  std::string_view entity, const At& at, std::string_view* value,
                  bool* found);
+
+// Decodes the log value (STORE.md §4.5) of revision `rev`: *ts gets its commit
+// timestamp, then fn(entry, rel_name) is called for each entry in order. rel_name
+// is an edge's relation name (from the entry, or by id through `names`, a cache
+// indexed by id that callers keep across revisions), empty for other kinds.
+Status DecodeLogValue(MDB_txn* txn, const Dbs& dbs, uint64_t rev, std::string_view value,
+                      int64_t* ts, std::vector<std::string>* names,
+                      const std::function<Status(const LogEntry&, const std::string&)>& fn);
 
 // Relation name or decimal id -> id; InvalidArgument naming it if unknown.
 Result<RelationId> LookupRelationTxn(MDB_txn* txn, const Dbs& dbs, std::string_view name);
@@ -170,6 +179,9 @@ struct SharedEnv {
 // posix_fallocate. A full disk then fails here, as IOError, before anything is
 // written. Cheap when nothing new is needed (one env_info).
 Status ReserveDisk(SharedEnv* shared, uint64_t hint);
+// The `hint` for a batch: its values about three times over (record, change log,
+// indexes) plus 1 KiB of B-tree overhead per operation.
+uint64_t DiskReserveFor(const Batch& batch);
 
 }  // namespace store_internal
 
@@ -202,8 +214,11 @@ struct Store::Rep {
   Status Resolve(MDB_txn* txn, const ReadView& view, store_internal::At* at) const;
 
   // The write path (apply.cc). *effective counts the operations that changed
-  // something (deleting an absent item does not); 0 commits no revision.
-  Result<uint64_t> Apply(const Batch& batch, const WriteOptions& options, size_t* effective);
+  // something (deleting an absent item does not); 0 commits no revision. With
+  // `outer`, the batch is written inside that write transaction (ApplyRevisions),
+  // which the caller commits, and no telemetry is sent.
+  Result<uint64_t> Apply(const Batch& batch, const WriteOptions& options, size_t* effective,
+                         MDB_txn* outer = nullptr);
   // Applies a batch of one delete; NotFound naming `what` when there was nothing
   // live to delete (Store::DeleteNode, DeleteEdge, DeleteKv).
   Result<uint64_t> ApplyDelete(const Batch& batch, const WriteOptions& options,

@@ -1,7 +1,4 @@
 // `amem ingest FILE|-`: JSON Lines applied in one transaction (tools/ingest.h).
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
 
@@ -17,26 +14,12 @@ struct IngestArgs {
   WriteFlags write;
 };
 
-Status ReadAll(const std::string& file, std::string* out) {
-  bool use_stdin = file == "-";
-  std::FILE* f = use_stdin ? stdin : std::fopen(file.c_str(), "rb");
-  if (f == nullptr) return Status::IOError(file + ": " + std::strerror(errno));
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out->append(buf, n);
-  bool failed = std::ferror(f) != 0;
-  int saved = errno;
-  if (!use_stdin) std::fclose(f);
-  if (failed) return Status::IOError(file + ": " + std::strerror(saved));
-  return Status::OK();
-}
-
 Status RunIngest(Context& ctx, const IngestArgs& a) {
   // The store first: a missing store fails before a large file is read.
   Result<Store*> store = ctx.OpenStore();
   if (!store.ok()) return store.status();
   std::string text;
-  AMEM_RETURN_IF_ERROR(ReadAll(a.file, &text));
+  AMEM_RETURN_IF_ERROR(ReadInputFile(a.file, &text));
   Result<IngestSummary> summary = Ingest(*store, text, a.write.options());
   if (!summary.ok()) return summary.status();
   // The bulk path for deletes too; the check is O(1).

@@ -115,8 +115,11 @@ Status RunConsolidate(Context& ctx, ConsolidateArgs& a) {
     if (!report.ok()) return report.status();
     applied = std::move(*report);
   }
-  return EmitQuery(ctx, **reader, query::ConsolidateJson(**reader, *plan, a.options,
-                                   applied ? &*applied : nullptr));
+  AMEM_RETURN_IF_ERROR(EmitQuery(ctx, **reader, query::ConsolidateJson(
+                                                    **reader, *plan, a.options,
+                                                    applied ? &*applied : nullptr)));
+  if (applied) ctx.ForgetQuery();  // it wrote: the query log keeps questions only
+  return Status::OK();
 }
 
 // ---- drift ----

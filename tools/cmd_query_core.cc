@@ -157,10 +157,12 @@ Status RunContext(Context& ctx, const ContextArgs& a) {
   o.max_content_bytes = a.max_content;
   o.limit = a.limit;
   AMEM_ASSIGN_OR_RETURN(r, query::BuildContextChecked(*reader, seeds, o));
+  const Json doc = query::ContextJson(*reader, r, o);
+  ctx.RecordQuery(doc);
   if (ctx.json()) {
-    ctx.Json(query::ContextJson(*reader, r, o));
+    ctx.Json(doc);
   } else if (o.format == query::Format::kJson) {
-    ctx.Out() += query::RenderJson(query::ContextJson(*reader, r, o));
+    ctx.Out() += query::RenderJson(doc);
   } else {
     ctx.Out() += query::ContextText(*reader, r, o);
   }

@@ -286,7 +286,6 @@ Status RunStats(Context& ctx) {
   if (!store.ok()) return store.status();
   Result<StoreStats> stats = (*store)->Stats();
   if (!stats.ok()) return stats.status();
-  AMEM_ASSIGN_OR_RETURN(rev, (*store)->revision());
   if (ctx.json()) {
     Json doc;
     doc["store"] = ctx.store_dir();

@@ -1,7 +1,9 @@
 #include "tools/command.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 
@@ -9,6 +11,20 @@
 #include "tools/ingest.h"
 
 namespace amem::cli {
+
+Status ReadInputFile(const std::string& file, std::string* out) {
+  bool use_stdin = file == "-";
+  std::FILE* f = use_stdin ? stdin : std::fopen(file.c_str(), "rb");
+  if (f == nullptr) return Status::IOError(file + ": " + std::strerror(errno));
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out->append(buf, n);
+  bool failed = std::ferror(f) != 0;
+  int saved = errno;
+  if (!use_stdin) std::fclose(f);
+  if (failed) return Status::IOError(file + ": " + std::strerror(saved));
+  return Status::OK();
+}
 
 int ExitCodeForStatus(const Status& status) {
   switch (status.code()) {
@@ -36,7 +52,8 @@ CLI::App* Context::AddCommand(CLI::App& app, const std::string& name,
   CLI::App* cmd = app.add_subcommand(name, description);
   cmd->footer("Example:\n  " + example +
               "\n\nGlobal options: --store DIR (default $AMEM_STORE, else ./.amem), --json\n"
-              "(one JSON document on stdout). Exit codes: see amem --help.\n");
+              "(one JSON document on stdout), --query-log FILE (default $AMEM_QUERY_LOG:\n"
+              "record queries, docs/LOG.md). Exit codes: see amem --help.\n");
   cmd->fallthrough();  // global --store/--json after the subcommand name
   return cmd;
 }
@@ -87,6 +104,11 @@ Result<Store*> Context::OpenOrCreateStore(const StoreOptions& options) {
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
   return store_.get();
+}
+
+void Context::SetCommandLine(std::string name, std::vector<std::string> args) {
+  command_name_ = std::move(name);
+  command_args_ = std::move(args);
 }
 
 void Context::Json(const cli::Json& doc) {

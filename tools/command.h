@@ -35,6 +35,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,12 +84,33 @@ class Context {
   bool json() const { return json_; }
   std::string* mutable_store_dir() { return &store_dir_; }
   bool* mutable_json() { return &json_; }
+  // --query-log FILE / $AMEM_QUERY_LOG: where queries are recorded (empty: off).
+  const std::string& query_log() const { return query_log_; }
+  std::string* mutable_query_log() { return &query_log_; }
+
+  // ---- the query a command answered (tools/query_log.h) ----
+  // The command's name and its arguments as given, without the global flags
+  // --store and --query-log (set by RunCli).
+  void SetCommandLine(std::string name, std::vector<std::string> args);
+  const std::string& command_name() const { return command_name_; }
+  const std::vector<std::string>& command_args() const { return command_args_; }
+  // The revision of the store snapshot the query read (unset for --snapshot FILE).
+  void SetQueryRevision(std::optional<uint64_t> revision) { query_revision_ = revision; }
+  std::optional<uint64_t> query_revision() const { return query_revision_; }
+  // Keeps `answer` as the command's query answer: RunCli appends it to the query
+  // log when the command succeeds; replay-queries compares it.
+  void RecordQuery(const cli::Json& answer) { query_answer_ = answer; }
+  const std::optional<cli::Json>& query_answer() const { return query_answer_; }
+  // A command that wrote (consolidate --execute) records nothing.
+  void ForgetQuery() { query_answer_.reset(); }
 
   // Opens the store at store_dir(), once. A missing store is NotFound (only
   // `amem init` creates one). The store lives as long as the Context.
   Result<Store*> OpenStore();
   // Opens or creates the store (for `amem init`).
   Result<Store*> OpenOrCreateStore(const StoreOptions& options);
+  // Closes the store OpenStore opened (before removing a store this created).
+  void CloseStore() { store_.reset(); }
 
   // ---- output, buffered until the action returns ----
   std::string& Out() { return out_; }
@@ -106,6 +128,11 @@ class Context {
  private:
   std::string store_dir_;
   bool json_ = false;
+  std::string query_log_;
+  std::string command_name_;
+  std::vector<std::string> command_args_;
+  std::optional<uint64_t> query_revision_;
+  std::optional<cli::Json> query_answer_;
   std::unique_ptr<Store> store_;
   std::string out_;
   bool usage_error_ = false;
@@ -157,6 +184,9 @@ void AddWriteFlags(CLI::App* cmd, WriteFlags* flags, bool with_scope);
 std::string NodeKeyForArg(const Store& store, std::string_view arg,
                           const ReadView& view = {});
 
+// Appends the bytes of `file` ("-": stdin) to *out.
+Status ReadInputFile(const std::string& file, std::string* out);
+
 // An error of a one-operation write without the "op 0: " the store puts first.
 Status SingleWriteError(const Status& status);
 
@@ -169,11 +199,18 @@ void WarnIfTombstonesAccumulated(const Store& store);
 // code; writes stdout/stderr. main() is just this.
 int RunCli(int argc, char** argv);
 
+// Runs one query command in this process, as RunCli would, and returns the answer
+// it recorded (Context::RecordQuery); nothing is printed. `argv` starts with the
+// command's name. For replaying recorded queries (amem replay-queries).
+Result<Json> RunQueryCommand(const std::vector<std::string>& argv);
+
 // ---- command families (tools/cmd_*.cc); listed in tools/commands.cc ----
 void AddStoreCommands(CLI::App& app, Context& ctx);  // init, nodes, edges, stats ...
 void AddKvCommands(CLI::App& app, Context& ctx);     // kv-put, kv-get, kv-list, ...
 void AddIngestCommands(CLI::App& app, Context& ctx);  // ingest
 void AddSnapshotCommands(CLI::App& app, Context& ctx);  // export, import, verify, info, diff
+void AddLogCommands(CLI::App& app, Context& ctx);  // log, replay (docs/LOG.md)
+void AddReplayQueriesCommands(CLI::App& app, Context& ctx);  // replay-queries
 
 }  // namespace amem::cli
 

@@ -3,6 +3,7 @@
 #include <exception>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "tools/cmd_query_rank.h"
 #include "tools/command.h"
 #include "tools/mcp_command.h"
+#include "tools/query_log.h"
 
 namespace amem::cli {
 
@@ -23,10 +25,12 @@ constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddKvCommands,
     AddIngestCommands,
     AddSnapshotCommands,
+    AddLogCommands,
     AddQueryCoreCommands,
     AddQueryRankCommands,
     AddQueryCogCommands,
     AddMcpCommands,
+    AddReplayQueriesCommands,
 };
 
 // The most deeply selected subcommand's name ("amem" when none was selected).
@@ -52,11 +56,8 @@ void PrintErrorLine(const std::string& command, const std::string& message) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
-}  // namespace
-
-int RunCli(int argc, char** argv) {
-  Context ctx;
-  CLI::App app("amem: an embedded graph memory for coding agents (LMDB store).", "amem");
+// The whole `amem` app: global flags and every command family.
+void BuildApp(CLI::App& app, Context& ctx) {
   app.footer(std::string(ExitCodeHelp()) + "\n");
   // At most one; none is reported below, so an unknown word is "not expected".
   app.require_subcommand(0, 1);
@@ -67,7 +68,77 @@ int RunCli(int argc, char** argv) {
       ->type_name("DIR");
   app.add_flag("--json", *ctx.mutable_json(),
                "Print one JSON document on stdout instead of text");
+  app.add_option("--query-log", *ctx.mutable_query_log(),
+                 "Append every query asked (CLI or amem mcp) to FILE as a JSON line "
+                 "(docs/LOG.md; default: $AMEM_QUERY_LOG)")
+      ->envname("AMEM_QUERY_LOG")
+      ->type_name("FILE");
   for (auto add : kCommandFamilies) add(app, ctx);
+}
+
+// The arguments after the command's name, without the global --store and
+// --query-log (which name this machine's files, not the question).
+std::vector<std::string> CommandArgs(const std::vector<std::string>& argv,
+                                     const std::string& command) {
+  std::vector<std::string> out;
+  bool seen_command = false;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "--store" || a == "--query-log") {
+      ++i;
+      continue;
+    }
+    if (a.rfind("--store=", 0) == 0 || a.rfind("--query-log=", 0) == 0) continue;
+    if (!seen_command && a == command) {
+      seen_command = true;
+      continue;
+    }
+    if (seen_command) out.push_back(a);
+  }
+  return out;
+}
+
+// Appends the query the command answered to the query log, if both exist. A
+// failure is a warning: the answer was given.
+void LogQuery(const Context& ctx) {
+  if (ctx.query_log().empty() || !ctx.query_answer()) return;
+  QueryRecord record;
+  record.source = "cli";
+  record.query = ctx.command_name();
+  record.args = ctx.command_args();
+  record.revision = ctx.query_revision();
+  record.digest = AnswerDigest(*ctx.query_answer());
+  Status s = AppendQueryLog(ctx.query_log(), record);
+  if (!s.ok()) PrintErrorLine("amem " + ctx.command_name(), "warning: " + s.ToString());
+}
+
+}  // namespace
+
+Result<Json> RunQueryCommand(const std::vector<std::string>& argv) {
+  Context ctx;
+  CLI::App app("amem", "amem");
+  BuildApp(app, ctx);
+  std::vector<std::string> reversed(argv.rbegin(), argv.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return Status::InvalidArgument(std::string("usage: ") + e.what());
+  }
+  const CLI::App* selected = nullptr;
+  SelectedName(app, &selected);
+  const std::function<Status()>* action = ctx.ActionFor(selected);
+  if (action == nullptr) return Status::InvalidArgument("not a command: " + argv.front());
+  AMEM_RETURN_IF_ERROR((*action)());
+  if (!ctx.query_answer()) {
+    return Status::InvalidArgument(argv.front() + " is not a query (it records no answer)");
+  }
+  return *ctx.query_answer();
+}
+
+int RunCli(int argc, char** argv) {
+  Context ctx;
+  CLI::App app("amem: an embedded graph memory for coding agents (LMDB store).", "amem");
+  BuildApp(app, ctx);
 
   try {
     app.parse(argc, argv);
@@ -88,6 +159,9 @@ int RunCli(int argc, char** argv) {
     PrintErrorLine(name, "usage: a subcommand is required (see " + name + " --help)");
     return kExitUsage;
   }
+  ctx.SetCommandLine(selected->get_name(),
+                     CommandArgs(std::vector<std::string>(argv + 1, argv + argc),
+                                 selected->get_name()));
   // Progress lines only where a person watches: never into a pipe, a file or MCP.
   EnableProgressOnTerminal(isatty(STDERR_FILENO) == 1);
   Status status;
@@ -100,6 +174,7 @@ int RunCli(int argc, char** argv) {
     PrintErrorLine(name, ctx.usage_error() ? "usage: " + status.message() : status.ToString());
     return ctx.usage_error() ? kExitUsage : ExitCodeForStatus(status);
   }
+  LogQuery(ctx);
   const std::string& out = ctx.buffered_output();
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (std::fflush(stdout) != 0) {

@@ -148,39 +148,51 @@ Status AddKv(const json& obj, const Attribution& a, Batch* batch) {
   return Status::OK();
 }
 
-Status AddDeleteNode(const json& obj, Batch* batch) {
+Status AddDeleteNode(const json& obj, const Attribution& a, Batch* batch) {
   AMEM_RETURN_IF_ERROR(CheckFields(obj, "del_node", {"key"}));
-  std::string key;
-  AMEM_RETURN_IF_ERROR(ReadString(obj, "key", &key));
-  batch->DeleteNode(std::move(key));
+  NodeInput node;
+  AMEM_RETURN_IF_ERROR(ReadString(obj, "key", &node.key));
+  node.ts = a.ts;
+  node.run = a.run;
+  node.task = a.task;
+  node.scope = a.scope;
+  batch->DeleteNode(std::move(node));
   return Status::OK();
 }
 
-Status AddDeleteEdge(const json& obj, Batch* batch) {
+Status AddDeleteEdge(const json& obj, const Attribution& a, Batch* batch) {
   AMEM_RETURN_IF_ERROR(CheckFields(obj, "del_edge", {"src", "rel", "dst"}));
-  std::string src, rel, dst;
-  AMEM_RETURN_IF_ERROR(ReadString(obj, "src", &src));
-  AMEM_RETURN_IF_ERROR(ReadString(obj, "rel", &rel));
-  AMEM_RETURN_IF_ERROR(ReadString(obj, "dst", &dst));
-  batch->DeleteEdge(std::move(src), std::move(rel), std::move(dst));
+  EdgeInput edge;
+  AMEM_RETURN_IF_ERROR(ReadString(obj, "src", &edge.src));
+  AMEM_RETURN_IF_ERROR(ReadString(obj, "rel", &edge.rel));
+  AMEM_RETURN_IF_ERROR(ReadString(obj, "dst", &edge.dst));
+  edge.ts = a.ts;
+  edge.run = a.run;
+  edge.task = a.task;
+  batch->DeleteEdge(std::move(edge));
   return Status::OK();
 }
 
-Status AddDeleteKv(const json& obj, Batch* batch) {
+Status AddDeleteKv(const json& obj, const Attribution& a, Batch* batch) {
   AMEM_RETURN_IF_ERROR(CheckFields(obj, "del_kv", {"ns", "key"}));
-  std::string scope, ns, key;
-  AMEM_RETURN_IF_ERROR(ReadString(obj, "scope", &scope));
-  AMEM_RETURN_IF_ERROR(ReadString(obj, "ns", &ns));
-  AMEM_RETURN_IF_ERROR(ReadString(obj, "key", &key));
-  batch->DeleteKv(std::move(scope), std::move(ns), std::move(key));
+  KvInput kv;
+  AMEM_RETURN_IF_ERROR(ReadString(obj, "scope", &kv.scope));
+  AMEM_RETURN_IF_ERROR(ReadString(obj, "ns", &kv.ns));
+  AMEM_RETURN_IF_ERROR(ReadString(obj, "key", &kv.key));
+  kv.ts = a.ts;
+  kv.run = a.run;
+  kv.task = a.task;
+  batch->DeleteKv(std::move(kv));
   return Status::OK();
 }
 
-Status AddDefineRelation(const json& obj, Batch* batch) {
+Status AddDefineRelation(const json& obj, const Attribution& a, Batch* batch) {
   AMEM_RETURN_IF_ERROR(CheckFields(obj, "rel", {"name"}));
-  std::string name;
-  AMEM_RETURN_IF_ERROR(ReadString(obj, "name", &name));
-  batch->DefineRelation(std::move(name));
+  EdgeInput relation;
+  AMEM_RETURN_IF_ERROR(ReadString(obj, "name", &relation.rel));
+  relation.run = a.run;
+  relation.task = a.task;
+  batch->DefineRelation(std::move(relation));
   return Status::OK();
 }
 
@@ -202,10 +214,10 @@ Status AddIngestOp(const json& op, Batch* batch) {
   if (kind == "node") return AddNode(op, a, batch);
   if (kind == "edge") return AddEdge(op, a, batch);
   if (kind == "kv") return AddKv(op, a, batch);
-  if (kind == "del_node") return AddDeleteNode(op, batch);
-  if (kind == "del_edge") return AddDeleteEdge(op, batch);
-  if (kind == "del_kv") return AddDeleteKv(op, batch);
-  if (kind == "rel") return AddDefineRelation(op, batch);
+  if (kind == "del_node") return AddDeleteNode(op, a, batch);
+  if (kind == "del_edge") return AddDeleteEdge(op, a, batch);
+  if (kind == "del_kv") return AddDeleteKv(op, a, batch);
+  if (kind == "rel") return AddDefineRelation(op, a, batch);
   return Status::InvalidArgument("unknown op \"" + kind +
                                  "\" (node, edge, kv, del_node, del_edge, del_kv, rel)");
 }

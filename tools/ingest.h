@@ -12,8 +12,9 @@
 // Required: op; node key and type; edge src, rel, dst; kv scope, ns, key, value;
 // del_* their identifying fields; rel name. Any line may also carry "ts" (integer
 // Unix seconds), "run", "task" and "scope" (strings); they override the ingest's
-// defaults for that operation where the operation records them (nodes: all four;
-// edges and kv: ts, run, task; deletes and rel: the whole ingest's options).
+// defaults for that operation where the operation records them (nodes and
+// del_node: all four; edges, kv and their deletes: ts, run, task; rel: run, task).
+// `amem log` lines (docs/LOG.md) are these lines plus "rev" and "rev_ts".
 // A kv value that is an object or array is stored as its compact JSON text.
 //
 // A bad line (malformed JSON, not an object, unknown op or field, a field of the

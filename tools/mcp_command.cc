@@ -75,6 +75,7 @@ Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir)
   EnableProgressOnTerminal(false);
   mcp::ToolContext tool_ctx{store->get()};
   tool_ctx.export_dir = exports.string();
+  tool_ctx.query_log = ctx.query_log();
   mcp::ToolRegistry registry = mcp::BuildRegistry(&tool_ctx);
   mcp::Server server(&registry, mcp::ServerInstructions());
   if (server.Serve(STDIN_FILENO, STDOUT_FILENO) != 0) {

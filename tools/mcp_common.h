@@ -16,6 +16,10 @@
 #include "store/store.h"
 #include "tools/mcp_tool.h"
 
+namespace amem::snapshot {
+class Reader;
+}  // namespace amem::snapshot
+
 namespace amem::mcp {
 
 struct KnowledgeGraph;  // tools/mcp_compat.h
@@ -30,6 +34,11 @@ struct ToolContext {
   // The only directory tree export_snapshot writes into (docs/MCP.md): `amem mcp
   // --export-dir`, else the server's working directory. Empty: exports are refused.
   std::string export_dir{};
+  // Append every query tool call to this query log (tools/query_log.h); empty: off.
+  std::string query_log{};
+  // Set: the query tools read this snapshot (as_of/at ignored) instead of the
+  // store's, and `store` may be null (amem replay-queries).
+  const snapshot::Reader* reader = nullptr;
 };
 
 // ---- schema fragments (JSON Schema "properties" objects) ----

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,6 +39,7 @@
 #include "tools/mcp_schema.h"
 #include "tools/mcp_server.h"
 #include "tools/query_cli.h"
+#include "tools/query_log.h"
 #include "tools/records.h"
 
 namespace amem::mcp {
@@ -216,22 +219,31 @@ Status OneOf(const Json& args, const char* a, const char* b) {
   return Status::OK();
 }
 
-// Runs `fn` on the store's snapshot as of the call's as_of/at and bounds the answer.
-ToolResult RunOnSnapshot(Store* store, const std::string& name, const Json& args,
+// Runs `fn` on the store's snapshot as of the call's as_of/at (or on ctx->reader)
+// and bounds the answer; records the call in the query log.
+ToolResult RunOnSnapshot(const ToolContext* ctx, const std::string& name, const Json& args,
                          const QueryFn& fn) {
-  auto view = ViewFromArgs(args);
-  if (!view.ok()) return ToolErrorFromStatus(name, view.status());
-  auto file = query::EnsureSnapshot(*store, *view);
-  if (!file.ok()) return ToolErrorFromStatus(name, file.status());
-  auto reader = snapshot::Reader::Open(file->path, cli::kCheckedRead);
-  if (!reader.ok()) return ToolErrorFromStatus(name, reader.status());
-  auto answer = fn(**reader, args);
+  std::unique_ptr<snapshot::Reader> opened;
+  const snapshot::Reader* reader = ctx->reader;
+  std::optional<uint64_t> revision;
+  if (reader == nullptr) {
+    auto view = ViewFromArgs(args);
+    if (!view.ok()) return ToolErrorFromStatus(name, view.status());
+    auto file = query::EnsureSnapshot(*ctx->store, *view);
+    if (!file.ok()) return ToolErrorFromStatus(name, file.status());
+    auto r = snapshot::Reader::Open(file->path, cli::kCheckedRead);
+    if (!r.ok()) return ToolErrorFromStatus(name, r.status());
+    opened = std::move(r).value();
+    reader = opened.get();
+    revision = file->revision;
+  }
+  auto answer = fn(*reader, args);
   if (!answer.ok()) return ToolErrorFromStatus(name, answer.status());
   // Undecodable content reads as "": an error, never an answer of empty texts.
-  if (Status s = (*reader)->ContentStatus(); !s.ok()) return ToolErrorFromStatus(name, s);
+  if (Status s = reader->ContentStatus(); !s.ok()) return ToolErrorFromStatus(name, s);
   ToolResult r;
   r.structured = std::move(answer->doc);
-  r.structured["revision"] = file->revision;
+  if (revision) r.structured["revision"] = *revision;
   r.text = std::move(answer->text);
   size_t budget = kMaxResultBytes;
   if (!r.text.empty()) {
@@ -241,6 +253,12 @@ ToolResult RunOnSnapshot(Store* store, const std::string& name, const Json& args
     budget = text < kMaxResultBytes ? 2 * (kMaxResultBytes - text) : 0;
   }
   FitToBudget(&r.structured, budget);
+  // A consolidation that wrote is a write: it leaves nothing in the query log.
+  if (!ctx->query_log.empty() && !ArgBool(args, "execute", false)) {
+    cli::QueryRecord record{"mcp", name, args, revision, cli::AnswerDigest(r.structured)};
+    Status s = cli::AppendQueryLog(ctx->query_log, record);
+    if (!s.ok()) std::fprintf(stderr, "amem mcp: warning: %s\n", s.ToString().c_str());
+  }
   return r;
 }
 
@@ -252,7 +270,7 @@ struct QuerySpec {
 };
 
 // A read-only query tool: the spec's properties plus as_of/at.
-Tool QueryTool(Store* store, QuerySpec spec) {
+Tool QueryTool(const ToolContext* ctx, QuerySpec spec) {
   Tool t;
   t.name = spec.name;
   t.title = std::move(spec.title);
@@ -261,16 +279,16 @@ Tool QueryTool(Store* store, QuerySpec spec) {
                                 std::move(spec.required));
   t.read_only = true;
   t.idempotent = true;
-  t.handler = [store, name = spec.name, run = std::move(spec.run)](const Json& args) {
-    return RunOnSnapshot(store, name, args, run);
+  t.handler = [ctx, name = spec.name, run = std::move(spec.run)](const Json& args) {
+    return RunOnSnapshot(ctx, name, args, run);
   };
   return t;
 }
 
 // ---- navigation: traverse, find_memories, temporal, impact, resolve, path ----
 
-void AddNavigationTools(ToolRegistry* registry, Store* store) {
-  registry->Add(QueryTool(store, {
+void AddNavigationTools(ToolRegistry* registry, const ToolContext* ctx) {
+  registry->Add(QueryTool(ctx, {
       "traverse", "What is reachable from a memory",
       "What is reachable from one memory: a level-order walk over its edges (by default "
       "outgoing, all relations) up to depth hops. Each row is a memory with its depth and "
@@ -297,7 +315,7 @@ void AddNavigationTools(ToolRegistry* registry, Store* store) {
         return Answer{query::TraverseJson(r, query::Traverse(r, start, o), o), {}};
       }}));
 
-  registry->Add(QueryTool(store, {
+  registry->Add(QueryTool(ctx, {
       "find_memories", "Find memories by attributes",
       "Which memories match these attributes: filter by type (e.g. every decision), run "
       "(agent session), scope, confidence range and creation time, newest first (or most "
@@ -338,7 +356,7 @@ void AddNavigationTools(ToolRegistry* registry, Store* store) {
       " A period is \"FROM..TO\" in Unix seconds on creation time ([FROM, TO); either end "
       "may be left out, e.g. \"1700000000..\") or \"run:NAME[,NAME...]\" (what those runs "
       "wrote).";
-  registry->Add(QueryTool(store, {
+  registry->Add(QueryTool(ctx, {
       "temporal", "What changed between two periods",
       std::string("What changed between an earlier and a later period: added (memories of "
                   "the later period not in the earlier one), corrected (a later memory "
@@ -359,7 +377,7 @@ void AddNavigationTools(ToolRegistry* registry, Store* store) {
         return Answer{query::TemporalJson(r, query::Temporal(r, o)), {}};
       }}));
 
-  registry->Add(QueryTool(store, {
+  registry->Add(QueryTool(ctx, {
       "impact", "What depends on a memory",
       "What depends on a memory, directly or through others: every D with D caused_by X "
       "and every C with X supports C, then theirs, up to depth hops, with counts of the "
@@ -377,7 +395,7 @@ void AddNavigationTools(ToolRegistry* registry, Store* store) {
         return Answer{query::ImpactJson(r, query::Impact(r, root, o)), {}};
       }}));
 
-  registry->Add(QueryTool(store, {
+  registry->Add(QueryTool(ctx, {
       "resolve", "The current version of a memory",
       "What is the current version of this memory: follows the newer versions (X "
       "supersedes it) to the one nobody supersedes and returns the chain. Use it before "
@@ -391,7 +409,7 @@ void AddNavigationTools(ToolRegistry* registry, Store* store) {
         return Answer{query::ResolveJson(r, query::Resolve(r, node, o)), {}};
       }}));
 
-  registry->Add(QueryTool(store, {
+  registry->Add(QueryTool(ctx, {
       "path", "How two memories are connected",
       "How two memories are connected: the shortest chain of edges between them (any "
       "direction by default), or with weighted the cheapest by edge weight (cost "
@@ -439,8 +457,8 @@ void AddNavigationTools(ToolRegistry* registry, Store* store) {
 
 // ---- recall: similar, context, text_search, hybrid_search, centrality ----
 
-void AddRecallTools(ToolRegistry* registry, Store* store) {
-  registry->Add(QueryTool(store, {
+void AddRecallTools(ToolRegistry* registry, const ToolContext* ctx) {
+  registry->Add(QueryTool(ctx, {
       "context", "LLM-ready context for a file, symbol or question",
       "The memory an agent should read before working on something, as prompt-ready text "
       "within a token budget: give seeds (keys such as file:src/a.cc or symbol:Store::Open) "
@@ -499,7 +517,7 @@ void AddRecallTools(ToolRegistry* registry, Store* store) {
         return a;
       }}));
 
-  registry->Add(QueryTool(store, {
+  registry->Add(QueryTool(ctx, {
       "text_search", "Keyword search over memories",
       "Keyword recall: BM25 ranking of memory contents for the query words (lower-cased; "
       "stop words and 1-letter words ignored). Each row has its score and the words it "
@@ -518,7 +536,7 @@ void AddRecallTools(ToolRegistry* registry, Store* store) {
         return Ranked(r, args, std::move(o), 10, query::TextSearch, query::TextSearchJson);
       }}));
 
-  registry->Add(QueryTool(store, {
+  registry->Add(QueryTool(ctx, {
       "hybrid_search", "Keyword + semantic search",
       "Keyword and semantic recall together: Reciprocal Rank Fusion of the BM25 ranking "
       "and the embedding-similarity ranking of the query (your vector against the stored "
@@ -543,7 +561,7 @@ void AddRecallTools(ToolRegistry* registry, Store* store) {
         return Ranked(r, args, std::move(o), 10, query::HybridSearch, query::HybridSearchJson);
       }}));
 
-  registry->Add(QueryTool(store, {
+  registry->Add(QueryTool(ctx, {
       "similar", "Semantically similar memories",
       "Which memories are semantically close to a memory (node), a text or an embedding "
       "(vector): exact cosine ranking. A vector, or a node with a stored vector, is "
@@ -575,7 +593,7 @@ void AddRecallTools(ToolRegistry* registry, Store* store) {
         return Ranked(r, args, std::move(o), 10, query::Similar, query::SimilarJson);
       }}));
 
-  registry->Add(QueryTool(store, {
+  registry->Add(QueryTool(ctx, {
       "centrality", "The most central memories",
       "Which memories are central to the project: pagerank (default; what much else "
       "points to), degree (most connected) or betweenness (bridges between areas; slow on "
@@ -604,8 +622,9 @@ void AddRecallTools(ToolRegistry* registry, Store* store) {
 
 // ---- reasoning: revise, gaps, analogy, consolidate, drift ----
 
-void AddReasoningTools(ToolRegistry* registry, Store* store) {
-  registry->Add(QueryTool(store, {
+void AddReasoningTools(ToolRegistry* registry, const ToolContext* ctx) {
+  Store* store = ctx->store;
+  registry->Add(QueryTool(ctx, {
       "revise", "What if a belief is wrong",
       "What if this belief is wrong: retracts a memory (node), or every memory a "
       "hypothesis contradicts (same words, opposite negation), and follows the cascade "
@@ -627,7 +646,7 @@ void AddReasoningTools(ToolRegistry* registry, Store* store) {
         return Answer{query::ReviseJson(res, hypothesis), {}};
       }}));
 
-  registry->Add(QueryTool(store, {
+  registry->Add(QueryTool(ctx, {
       "gaps", "Where reasoning is weak",
       "Where is the project's reasoning weak: unjustified decisions (nothing supports "
       "them), single-source inferences, low-confidence foundations under more confident "
@@ -652,7 +671,7 @@ void AddReasoningTools(ToolRegistry* registry, Store* store) {
         return Answer{query::GapsJson(res), {}};
       }}));
 
-  registry->Add(QueryTool(store, {
+  registry->Add(QueryTool(ctx, {
       "analogy", "Have I seen this pattern before",
       "Have I seen this pattern before: memories whose shape in the graph (how many edges "
       "of each relation they have) and content resemble a memory's (node) or the best "
@@ -673,7 +692,7 @@ void AddReasoningTools(ToolRegistry* registry, Store* store) {
         return Answer{query::AnalogyJson(res), {}};
       }}));
 
-  registry->Add(QueryTool(store, {
+  registry->Add(QueryTool(ctx, {
       "drift", "How understanding is changing",
       "How is the project's understanding changing: per run (or, with a topic, per "
       "belief about it with all its versions) the stability (share never superseded), "
@@ -694,7 +713,7 @@ void AddReasoningTools(ToolRegistry* registry, Store* store) {
       }}));
 
   // consolidate plans read-only; with execute: true it writes the plan.
-  Tool t = QueryTool(store, {
+  Tool t = QueryTool(ctx, {
       "consolidate", "What should be cleaned up",
       "What should be cleaned up: near-duplicate memories, contradictions not yet marked, "
       "inferences strong enough to become facts, and orphans (no edges). A dry run by "
@@ -713,6 +732,9 @@ void AddReasoningTools(ToolRegistry* registry, Store* store) {
       {},
       [store](const snapshot::Reader& r, const Json& args) -> Result<Answer> {
         bool execute = ArgBool(args, "execute", false);
+        if (execute && store == nullptr) {
+          return Status::InvalidArgument("execute writes to the store; this reads a snapshot");
+        }
         if (execute && (HasArg(args, "as_of") || HasArg(args, "at"))) {
           return Status::InvalidArgument(
               "execute plans on the latest state: leave out as_of/at, or set execute: false");
@@ -829,9 +851,9 @@ void AddExportTool(ToolRegistry* registry, ToolContext* ctx) {
 }  // namespace
 
 void AddQueryTools(ToolRegistry* registry, ToolContext* ctx) {
-  AddRecallTools(registry, ctx->store);
-  AddNavigationTools(registry, ctx->store);
-  AddReasoningTools(registry, ctx->store);
+  AddRecallTools(registry, ctx);
+  AddNavigationTools(registry, ctx);
+  AddReasoningTools(registry, ctx);
   AddExportTool(registry, ctx);
 }
 

@@ -20,17 +20,20 @@ Result<std::unique_ptr<snapshot::Reader>> OpenSnapshot(Context& ctx, const Snaps
     if (args.view.view().kind != ReadView::Kind::kLatest) {
       return ctx.UsageError("--as-of/--at read the store; they cannot apply to --snapshot");
     }
+    ctx.SetQueryRevision(std::nullopt);
     return snapshot::Reader::Open(args.snapshot, kCheckedRead);
   }
   Result<Store*> store = ctx.OpenStore();
   if (!store.ok()) return store.status();
   Result<query::SnapshotFile> file = query::EnsureSnapshot(**store, args.view.view());
   if (!file.ok()) return file.status();
+  ctx.SetQueryRevision(file->revision);
   return snapshot::Reader::Open(file->path, kCheckedRead);
 }
 
 Status EmitQuery(Context& ctx, const snapshot::Reader& reader, const query::Json& doc) {
   AMEM_RETURN_IF_ERROR(reader.ContentStatus());
+  ctx.RecordQuery(doc);
   if (ctx.json()) {
     ctx.Json(doc);
   } else {

@@ -10,14 +10,13 @@ namespace amem::cli {
 
 using Json = nlohmann::ordered_json;
 
-namespace {
-
-// Meta and payload are stored as canonical JSON text; embed them as JSON values.
 Json EmbeddedJson(const std::string& text) {
   Result<Json> parsed = ParseJsonLimited<Json>(text, "stored JSON");
   if (!parsed.ok()) return Json(text);
   return std::move(*parsed);
 }
+
+namespace {
 
 void AppendField(std::string* out, std::string_view label, std::string_view value) {
   out->append(label);

@@ -28,6 +28,10 @@ std::string FormatFloat(float v);
 // The same value as a JSON number with that short form.
 nlohmann::ordered_json FloatJson(float v);
 
+// Meta and payload are stored as canonical JSON text: that text as a JSON value
+// (a string if it does not parse).
+nlohmann::ordered_json EmbeddedJson(const std::string& text);
+
 // `s` on one line: backslash, newline, carriage return and tab escaped as \\ \n \r \t.
 std::string OneLine(std::string_view s);
 

@@ -13,10 +13,12 @@
 
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
+#include "tests/store/random_history.h"
 #include "tests/store/store_test_util.h"
 
 using namespace amem;
 using namespace amem::snapshot;
+using amem::testing::History;
 using amem::testing::TempDir;
 
 namespace {
@@ -37,88 +39,6 @@ std::unique_ptr<Reader> Open(const std::string& bytes) {
   REQUIRE(r.ok());
   return std::move(*r);
 }
-
-class History {
- public:
-  explicit History(uint32_t seed) : rng_(seed) {}
-
-  // One random batch; returns false when it changed nothing.
-  bool Step(Store* store) {
-    Batch batch;
-    int ops = 1 + Pick(6);
-    for (int k = 0; k < ops; ++k) {
-      switch (Pick(12)) {
-        case 0:
-        case 1:
-        case 2:
-        case 3: batch.PutNode(RandomNode()); break;
-        case 4: batch.DeleteNode(Key()); break;
-        case 5:
-        case 6:
-        case 7: batch.PutEdge(RandomEdge()); break;
-        case 8: {
-          EdgeInput e = RandomEdge();
-          batch.DeleteEdge(e.src, e.rel, e.dst);
-          break;
-        }
-        case 9: {
-          KvInput kv = amem::testing::Kv(Pick(2) ? "proj" : "team", "ns", "k" + std::to_string(Pick(5)),
-                                         Words(2));
-          if (Pick(3) == 0) kv.run = Run();
-          batch.PutKv(kv);
-          break;
-        }
-        case 10: batch.DeleteKv(Pick(2) ? "proj" : "team", "ns", "k" + std::to_string(Pick(5))); break;
-        case 11: batch.DefineRelation(kCustom[Pick(3)]); break;
-      }
-    }
-    WriteOptions w;
-    if (Pick(3) == 0) w.ts = 1000 + Pick(500);  // explicit, sometimes in the past
-    if (Pick(2) == 0) w.run = Run();
-    auto rev = store->Apply(batch, w);
-    return rev.ok();  // a batch may be refused (e.g. an undefined relation): fine
-  }
-
- private:
-  static constexpr const char* kCustom[3] = {"zeta", "alpha", "mid"};
-  uint32_t Pick(uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng_); }
-  std::string Key() { return "k" + std::to_string(Pick(24)); }
-  std::string Run() {
-    static const char* runs[] = {"", "run-a", "run-b", "run-c"};
-    return runs[Pick(4)];
-  }
-  std::string Words(int n) {
-    static const char* words[] = {"retry", "cache", "policy", "not", "timeout", "lmdb",
-                                  "graph", "never", "build", "merge", "delta", "index"};
-    std::string s;
-    for (int k = 0; k < n; ++k) s += std::string(k ? " " : "") + words[Pick(12)];
-    return s;
-  }
-  NodeInput RandomNode() {
-    NodeInput n = amem::testing::Node(Key(), Words(1 + Pick(5)), static_cast<NodeType>(Pick(11)));
-    if (Pick(3) == 0) n.run = Run();
-    if (Pick(4) == 0) n.scope = Pick(2) ? "repo" : "user";
-    if (Pick(4) == 0) n.task = "t" + std::to_string(Pick(3));
-    if (Pick(4) == 0) n.meta = R"({"lang":"cpp"})";
-    if (Pick(3) == 0) n.confidence = 0.25f * static_cast<float>(Pick(5));
-    if (Pick(5) == 0) {
-      n.vector.assign(kDefaultDimension, 0.0f);
-      n.vector[Pick(kDefaultDimension)] = 1.0f;
-    }
-    if (Pick(4) == 0) n.ts = 900 + Pick(900);
-    return n;
-  }
-  EdgeInput RandomEdge() {
-    static const char* builtins[] = {"supports", "contradicts", "supersedes", "related_to", "calls"};
-    std::string rel = Pick(4) == 0 ? kCustom[Pick(3)] : builtins[Pick(5)];
-    EdgeInput e = amem::testing::Edge(Key(), rel, Key(), 0.5f + 0.25f * static_cast<float>(Pick(3)));
-    if (Pick(4) == 0) e.payload = R"({"why":"test"})";
-    if (Pick(4) == 0) e.run = Run();
-    return e;
-  }
-
-  std::mt19937 rng_;
-};
 
 // Checks one (base revision, head revision) pair against full exports.
 void CheckPair(const Store& store, uint64_t base_rev, uint64_t head_rev) {

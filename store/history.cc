@@ -1,0 +1,269 @@
+// Store::ReadHistory and Store::ApplyRevisions: the store's history as batches
+// that re-create it, and applying such batches to another store (docs/LOG.md).
+//
+// The change log (STORE.md §4.5) names what each revision changed; the values are
+// the versions the revision wrote, found with VersionAt as of that revision. An
+// item written several times in one revision kept only its last version, which
+// is enough: operations on one item in one revision are replayed with that
+// version's values, and their timestamps are chosen so that the replay computes
+// the same created_ts and updated_ts (see OpTimestamps).
+#include <map>
+#include <utility>
+
+#include "common/coding.h"
+#include "store/batch.h"
+#include "store/store_rep.h"
+
+namespace amem {
+
+using namespace store_internal;
+
+namespace {
+
+using Kind = Change::Kind;
+
+// One logged operation of the revision being read.
+struct Entry {
+  Kind kind = Kind::kPutNode;
+  std::string a, rel, c, run, task;  // as LogEntry (rel: the relation's name, kv's ns)
+};
+
+bool IsNodeKind(Kind k) { return k == Kind::kPutNode || k == Kind::kDeleteNode; }
+bool IsEdgeKind(Kind k) { return k == Kind::kPutEdge || k == Kind::kDeleteEdge; }
+bool IsKvKind(Kind k) { return k == Kind::kPutKv || k == Kind::kDeleteKv; }
+bool IsPut(Kind k) { return k == Kind::kPutNode || k == Kind::kPutEdge || k == Kind::kPutKv; }
+
+// Timestamps for the operations `ops` (entry positions, in order) of one revision
+// on one node or edge whose version at the revision has `created` and `updated`:
+// the last operation sets updated_ts; the put that created the item in this
+// revision (the first operation, or the last put after a delete) sets created_ts
+// unless it is also the last. When the item was live before and never deleted,
+// created_ts is kept from before whatever the puts say.
+std::vector<int64_t> OpTimestamps(const std::vector<Entry>& entries,
+                                  const std::vector<size_t>& ops, int64_t created,
+                                  int64_t updated) {
+  std::vector<int64_t> ts(ops.size(), updated);
+  size_t creator = 0;
+  for (size_t k = 1; k < ops.size(); ++k) {
+    if (IsPut(entries[ops[k]].kind) && !IsPut(entries[ops[k - 1]].kind)) creator = k;
+  }
+  if (creator + 1 < ops.size() && IsPut(entries[ops[creator]].kind)) ts[creator] = created;
+  return ts;
+}
+
+// The entries of one log value, relation names resolved (kv: rel is the ns).
+Status ReadEntries(MDB_txn* txn, const Dbs& dbs, uint64_t rev, std::string_view value,
+                   int64_t* ts, std::vector<std::string>* names, std::vector<Entry>* entries) {
+  entries->clear();
+  return DecodeLogValue(txn, dbs, rev, value, ts, names,
+                        [&](const LogEntry& e, const std::string& rel_name) {
+                          Entry out;
+                          out.kind = static_cast<Kind>(e.kind);
+                          out.a = e.a;
+                          out.rel = IsEdgeKind(out.kind) ? rel_name : std::string(e.b);
+                          out.c = e.c;
+                          out.run = e.run;
+                          out.task = e.task;
+                          entries->push_back(std::move(out));
+                          return Status::OK();
+                        });
+}
+
+}  // namespace
+
+Status Store::ReadHistory(uint64_t since, uint64_t until,
+                          const std::function<Status(const LoggedRevision&)>& fn) const {
+  const Rep& rep = *rep_;
+  const Dbs& dbs = rep.dbs;
+  return rep.Read([&](MDB_txn* txn) -> Status {
+    const uint64_t floor = GetMetaU64(txn, dbs, kMetaFloor, 0);
+    if (floor > 0 && since + 1 < floor) {
+      return Status::InvalidArgument("history before revision " + std::to_string(floor) +
+                                     " was compacted; the log can start at revision " +
+                                     std::to_string(floor) + " (--since-rev " +
+                                     std::to_string(floor - 1) + ")");
+    }
+    std::vector<Entry> entries;
+    std::vector<std::string> rel_names;
+    Cursor c(txn, dbs.log);
+    for (bool ok = c.SeekRange(RevKey(since + 1)); ok; ok = c.Next()) {
+      if (c.key().size() != 8) return Status::Corruption("log key");
+      LoggedRevision out;
+      out.rev = DecodeBig64(c.key().data());
+      if (until != 0 && out.rev > until) break;
+      AMEM_RETURN_IF_ERROR(
+          ReadEntries(txn, dbs, out.rev, c.value(), &out.ts, &rel_names, &entries));
+      const At at{out.rev, false};
+      const std::string where = "revision " + std::to_string(out.rev);
+
+      // Operations by item: main database and entity key -> entry positions.
+      std::map<std::pair<MDB_dbi, std::string>, std::vector<size_t>> items;
+      for (size_t i = 0; i < entries.size(); ++i) {
+        const Entry& e = entries[i];
+        if (IsNodeKind(e.kind)) {
+          items[{dbs.n, NodeKey(rep.HashKey(e.a))}].push_back(i);
+        } else if (IsEdgeKind(e.kind)) {
+          auto rel = LookupRelationTxn(txn, dbs, e.rel);
+          if (!rel.ok()) return rel.status().WithContext(where);
+          items[{dbs.e, EdgeKey(rep.HashKey(e.a), *rel, rep.HashKey(e.c))}].push_back(i);
+        } else if (IsKvKind(e.kind)) {
+          items[{dbs.kv, KvKey(e.a, e.rel, e.c)}].push_back(i);
+        }
+      }
+
+      // Each operation as a batch operation, its values from the item's version.
+      std::vector<Batch::Op> ops(entries.size());
+      for (size_t i = 0; i < entries.size(); ++i) {
+        if (entries[i].kind != Kind::kDefineRelation) continue;
+        EdgeInput rel;
+        rel.rel = entries[i].a;
+        rel.run = entries[i].run;
+        rel.task = entries[i].task;
+        ops[i] = Batch::Op{Kind::kDefineRelation, std::move(rel)};
+      }
+      for (const auto& [item, positions] : items) {
+        const auto& [main, entity] = item;
+        const char tag = main == dbs.n ? kHistNode : main == dbs.e ? kHistEdge : kHistKv;
+        std::string_view value;
+        bool found = false;
+        AMEM_RETURN_IF_ERROR(VersionAt(txn, dbs, main, tag, entity, at, &value, &found));
+        uint64_t version_rev = 0;
+        bool tombstone = false;
+        if (found && !PeekRev(value, &version_rev, &tombstone)) {
+          return Status::Corruption(where + ": record header");
+        }
+        // A tombstone may have been removed by compaction: a delete then keeps
+        // only what the log says (its run and task), at the commit time.
+        const bool have = found && version_rev == out.rev;
+        if (!have && IsPut(entries[positions.back()].kind)) {
+          return Status::Corruption(where + ": the version written by " +
+                                    ChangeKindName(entries[positions.back()].kind) + " " +
+                                    entries[positions.back()].a + " is missing");
+        }
+        if (main == dbs.n) {
+          NodeValue v;
+          if (have) AMEM_RETURN_IF_ERROR(v.DecodeFrom(value).WithContext(where));
+          const NodeRecord r = have ? ToNodeRecord(0, v) : NodeRecord{};
+          auto ts = have ? OpTimestamps(entries, positions, r.created_ts, r.updated_ts)
+                         : std::vector<int64_t>(positions.size(), out.ts);
+          for (size_t k = 0; k < positions.size(); ++k) {
+            const Entry& e = entries[positions[k]];
+            NodeInput n;
+            n.key = e.a;
+            n.type = r.type;
+            if (!r.key.empty() && e.kind == Kind::kPutNode) {
+              n.content = r.content;
+              n.meta = r.meta;
+              n.confidence = r.confidence;
+              n.vector = r.vector;
+            }
+            n.ts = ts[k];
+            n.run = e.run;
+            n.task = e.task;
+            n.scope = r.scope;
+            ops[positions[k]] = Batch::Op{e.kind, std::move(n)};
+          }
+        } else if (main == dbs.e) {
+          EdgeValue v;
+          if (have) AMEM_RETURN_IF_ERROR(v.DecodeFrom(value).WithContext(where));
+          auto ts = have ? OpTimestamps(entries, positions, v.created_ts, v.updated_ts)
+                         : std::vector<int64_t>(positions.size(), out.ts);
+          for (size_t k = 0; k < positions.size(); ++k) {
+            const Entry& e = entries[positions[k]];
+            EdgeInput edge;
+            edge.src = e.a;
+            edge.rel = e.rel;
+            edge.dst = e.c;
+            if (have && e.kind == Kind::kPutEdge) {
+              edge.weight = v.weight;
+              edge.payload = v.payload;
+            }
+            edge.ts = ts[k];
+            edge.run = e.run;
+            edge.task = e.task;
+            ops[positions[k]] = Batch::Op{e.kind, std::move(edge)};
+          }
+        } else {
+          KvValue v;
+          if (have) AMEM_RETURN_IF_ERROR(v.DecodeFrom(value).WithContext(where));
+          for (size_t position : positions) {
+            const Entry& e = entries[position];
+            KvInput kv;
+            kv.scope = e.a;
+            kv.ns = e.rel;
+            kv.key = e.c;
+            if (have && e.kind == Kind::kPutKv) kv.value = v.value;
+            kv.ts = have ? v.ts : out.ts;
+            kv.run = e.run;
+            kv.task = e.task;
+            ops[position] = Batch::Op{e.kind, std::move(kv)};
+          }
+        }
+      }
+      for (Batch::Op& op : ops) {
+        switch (op.kind) {
+          case Kind::kPutNode: out.batch.PutNode(std::move(std::get<NodeInput>(op.input))); break;
+          case Kind::kDeleteNode:
+            out.batch.DeleteNode(std::move(std::get<NodeInput>(op.input)));
+            break;
+          case Kind::kPutEdge: out.batch.PutEdge(std::move(std::get<EdgeInput>(op.input))); break;
+          case Kind::kDeleteEdge:
+            out.batch.DeleteEdge(std::move(std::get<EdgeInput>(op.input)));
+            break;
+          case Kind::kPutKv: out.batch.PutKv(std::move(std::get<KvInput>(op.input))); break;
+          case Kind::kDeleteKv: out.batch.DeleteKv(std::move(std::get<KvInput>(op.input))); break;
+          case Kind::kDefineRelation:
+            out.batch.DefineRelation(std::move(std::get<EdgeInput>(op.input)));
+            break;
+        }
+      }
+      AMEM_RETURN_IF_ERROR(fn(out));
+    }
+    return Status::OK();
+  });
+}
+
+Result<uint64_t> Store::ApplyRevisions(const std::vector<LoggedRevision>& revisions) {
+  Rep& rep = *rep_;
+  const Dbs& dbs = rep.dbs;
+  uint64_t last = 0;
+  uint64_t reserve = 0;  // the disk every revision may take (ReserveDisk)
+  for (const LoggedRevision& r : revisions) reserve += store_internal::DiskReserveFor(r.batch);
+  AMEM_RETURN_IF_ERROR(rep.Write([&](MDB_txn* txn) -> Status {
+    last = GetMetaU64(txn, dbs, kMetaRevision, 0);
+    for (const LoggedRevision& r : revisions) {
+      const std::string where = "revision " + std::to_string(r.rev);
+      if (r.rev != last + 1) {
+        return Status::InvalidArgument(where + ": does not continue the store, which is at " +
+                                       "revision " + std::to_string(last) + " (replay a log " +
+                                       "into the store it continues, or a whole log into a " +
+                                       "fresh store)");
+      }
+      if (r.batch.empty()) return Status::InvalidArgument(where + ": no operations");
+      const auto last_ts =
+          static_cast<int64_t>(GetMetaU64(txn, dbs, kMetaRevisionTs, static_cast<uint64_t>(0)));
+      if (last > 0 && r.ts < last_ts) {
+        return Status::InvalidArgument(where + ": commit time " + std::to_string(r.ts) +
+                                       " is before revision " + std::to_string(last) + "'s (" +
+                                       std::to_string(last_ts) + ")");
+      }
+      WriteOptions options;
+      options.ts = r.ts;
+      size_t effective = 0;
+      auto rev = rep.Apply(r.batch, options, &effective, txn);
+      if (!rev.ok()) return rev.status().WithContext(where);
+      if (effective != r.batch.size()) {
+        return Status::InvalidArgument(
+            where + ": " + std::to_string(r.batch.size() - effective) + " of its " +
+            std::to_string(r.batch.size()) + " operations change nothing (a delete of " +
+            "something absent, or a relation already defined), so it cannot be the " +
+            "revision that was logged");
+      }
+      last = *rev;
+    }
+    return Status::OK();
+  }, /*commit=*/true, reserve));
+  return last;
+}
+
+}  // namespace amem
