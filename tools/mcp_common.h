@@ -39,6 +39,11 @@ struct ToolContext {
   // Set: the query tools read this snapshot (as_of/at ignored) instead of the
   // store's, and `store` may be null (amem replay-queries).
   const snapshot::Reader* reader = nullptr;
+  // The reader of the snapshot file the query tools read last, kept while that
+  // file stays the same (path, inode, mtime, size): calls between two writes open
+  // and check it once (tools/mcp_query_tools.cc).
+  mutable std::shared_ptr<const snapshot::Reader> last_reader{};
+  mutable std::string last_reader_key{};
 };
 
 // ---- schema fragments (JSON Schema "properties" objects) ----

@@ -1,5 +1,7 @@
 #include "tools/mcp_query_tools.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -219,11 +221,31 @@ Status OneOf(const Json& args, const char* a, const char* b) {
   return Status::OK();
 }
 
+// The reader of the snapshot file at `path`, opened with its indexes checked, or
+// ctx's last one when the file is still the same (path, inode, mtime and size):
+// snapshot files are written whole and renamed into place, never changed in place.
+Result<std::shared_ptr<const snapshot::Reader>> CachedReader(const ToolContext* ctx,
+                                                             const std::string& path) {
+  struct stat st;
+  std::string key;
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    key = path + "|" + std::to_string(st.st_ino) + "|" + std::to_string(st.st_mtim.tv_sec) +
+          "." + std::to_string(st.st_mtim.tv_nsec) + "|" + std::to_string(st.st_size);
+    if (ctx->last_reader && key == ctx->last_reader_key) return ctx->last_reader;
+  }
+  auto r = snapshot::Reader::Open(path, cli::kCheckedRead);
+  if (!r.ok()) return r.status();
+  std::shared_ptr<const snapshot::Reader> reader = std::move(r).value();
+  ctx->last_reader = key.empty() ? nullptr : reader;
+  ctx->last_reader_key = key;
+  return reader;
+}
+
 // Runs `fn` on the store's snapshot as of the call's as_of/at (or on ctx->reader)
 // and bounds the answer; records the call in the query log.
 ToolResult RunOnSnapshot(const ToolContext* ctx, const std::string& name, const Json& args,
                          const QueryFn& fn) {
-  std::unique_ptr<snapshot::Reader> opened;
+  std::shared_ptr<const snapshot::Reader> opened;
   const snapshot::Reader* reader = ctx->reader;
   std::optional<uint64_t> revision;
   if (reader == nullptr) {
@@ -231,7 +253,7 @@ ToolResult RunOnSnapshot(const ToolContext* ctx, const std::string& name, const 
     if (!view.ok()) return ToolErrorFromStatus(name, view.status());
     auto file = query::EnsureSnapshot(*ctx->store, *view);
     if (!file.ok()) return ToolErrorFromStatus(name, file.status());
-    auto r = snapshot::Reader::Open(file->path, cli::kCheckedRead);
+    auto r = CachedReader(ctx, file->path);
     if (!r.ok()) return ToolErrorFromStatus(name, r.status());
     opened = std::move(r).value();
     reader = opened.get();
