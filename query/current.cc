@@ -14,8 +14,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
 
+#include "snapshot/export.h"
 #include "snapshot/writer.h"
 
 namespace amem::query {
@@ -23,28 +23,6 @@ namespace amem::query {
 namespace {
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
-
-std::string UniqueTemp(const std::string& path) {
-  std::random_device rd;
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), ".%ld.%08x.tmp", static_cast<long>(::getpid()), rd());
-  return path + buf;
-}
-
-// WriteFileAtomic under a name no other process uses, then renamed into place.
-Status WriteUnique(const std::string& path, std::string_view data) {
-  std::string tmp = UniqueTemp(path);
-  if (Status s = snapshot::WriteFileAtomic(tmp, data); !s.ok()) {
-    std::remove(tmp.c_str());
-    return s;
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s = Status::IOError(Errno("rename " + tmp));
-    std::remove(tmp.c_str());
-    return s;
-  }
-  return Status::OK();
-}
 
 bool ReadRevisionFile(const std::string& path, uint64_t* rev) {
   std::ifstream in(path);
@@ -82,14 +60,15 @@ class FileLock {
   int fd_;
 };
 
-// Returns the revision exported.
+// Streams the snapshot of `view` into `path` (amem export's writer: a temp file of
+// its own, fsynced, renamed into place, the directory fsynced) and returns the
+// revision exported. The file is never assembled in memory.
 Result<uint64_t> Export(const Store& store, const ReadView& view, const std::string& path) {
-  auto state = store.ReadState(view);
-  if (!state.ok()) return state.status();
-  auto bytes = snapshot::BuildSnapshot(*state);
-  if (!bytes.ok()) return bytes.status().WithContext("export");
-  AMEM_RETURN_IF_ERROR(WriteUnique(path, *bytes));
-  return state->revision;
+  snapshot::ExportOptions options;
+  options.view = view;
+  auto done = snapshot::ExportSnapshot(store, path, options);
+  if (!done.ok()) return done.status().WithContext("export");
+  return done->revision;
 }
 
 }  // namespace
@@ -155,7 +134,7 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view) {
   auto exported = Export(store, ReadView::Latest(), file.path);
   if (!exported.ok()) return exported.status();
   file.revision = *exported;
-  AMEM_RETURN_IF_ERROR(WriteUnique(rev_path, std::to_string(*exported) + "\n"));
+  AMEM_RETURN_IF_ERROR(snapshot::WriteFileAtomic(rev_path, std::to_string(*exported) + "\n"));
   file.exported = true;
   return file;
 }
