@@ -7,13 +7,18 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include "snapshot/export.h"
 #include "snapshot/writer.h"
@@ -71,6 +76,34 @@ Result<uint64_t> Export(const Store& store, const ReadView& view, const std::str
   return done->revision;
 }
 
+// Marks a cached past snapshot as just used (its mtime is the LRU clock).
+void Touch(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
+
+// Removes the least recently used snapshots/rev-*.amem beyond kMaxCachedSnapshots,
+// sparing `keep` and any used within the grace period. Failures are ignored: a
+// file another process removed first is gone either way.
+void EvictCachedSnapshots(const std::string& dir, const std::string& keep) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, std::string>> files;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("rev-", 0) != 0 || entry.path().extension() != ".amem") continue;
+    auto t = fs::last_write_time(entry.path(), ec);
+    if (!ec && entry.path().string() != keep) files.emplace_back(t, entry.path().string());
+  }
+  if (files.size() + 1 <= kMaxCachedSnapshots) return;
+  std::sort(files.begin(), files.end());
+  const auto grace = fs::file_time_type::clock::now() -
+                     std::chrono::seconds(kSnapshotGraceSeconds);
+  size_t excess = files.size() + 1 - kMaxCachedSnapshots;
+  for (const auto& [t, path] : files) {
+    if (excess == 0 || t > grace) break;
+    fs::remove(path, ec);
+    --excess;
+  }
+}
+
 }  // namespace
 
 Result<SnapshotFile> EnsureSnapshot(const std::string& store_dir, const ReadView& view) {
@@ -101,10 +134,14 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view) {
     fs::create_directories(dir + "/snapshots", ec);
     if (ec) return Status::IOError("create " + dir + "/snapshots: " + ec.message());
     file.path = dir + "/snapshots/rev-" + std::to_string(*wanted) + ".amem";
-    if (fs::exists(file.path, ec)) return file;
+    if (fs::exists(file.path, ec)) {
+      Touch(file.path);
+      return file;
+    }
     auto done = Export(store, ReadView::AtRevision(*wanted), file.path);
     if (!done.ok()) return done.status();
     file.exported = true;
+    EvictCachedSnapshots(dir + "/snapshots", file.path);
     return file;
   }
 

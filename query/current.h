@@ -8,12 +8,17 @@
 //                  concurrent queries export once and never record a revision
 //                  that does not match the file
 //   snapshots/rev-R.amem   snapshots of past revisions (--as-of / --at), cached;
-//                  a past revision never changes
-// Every file is written to a unique temporary name (pid + random) and renamed into
+//                  a past revision never changes. At most kMaxCachedSnapshots
+//                  are kept: a use marks one as recent (its mtime), and adding
+//                  one removes the least recently used beyond the limit, except
+//                  any used in the last kSnapshotGraceSeconds (another process
+//                  may be about to open it)
+// Every file is streamed to a temporary name of its own, fsynced and renamed into
 // place, so a reader never maps half a file.
 #ifndef AMEM_QUERY_CURRENT_H_
 #define AMEM_QUERY_CURRENT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -21,6 +26,9 @@
 #include "store/store.h"
 
 namespace amem::query {
+
+inline constexpr size_t kMaxCachedSnapshots = 4;
+inline constexpr int kSnapshotGraceSeconds = 10;
 
 struct SnapshotFile {
   std::string path;

@@ -2,9 +2,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "snapshot/reader.h"
 #include "tests/store/store_test_util.h"
@@ -119,4 +121,56 @@ TEST_CASE("current snapshot: concurrent callers agree and a missing store is Not
 
   auto none = EnsureSnapshot(dir.Sub("nope"));
   CHECK(none.status().IsNotFound());
+}
+
+TEST_CASE("past snapshots are cached up to a limit, the least recently used removed first",
+          "[query][current]") {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  auto store = amem::testing::OpenStore(dir.path());
+  for (int i = 1; i <= 8; ++i) {
+    REQUIRE(store->PutNode(amem::testing::Node("fact:n" + std::to_string(i), "v"), At(100 * i))
+                .ok());
+  }
+  auto path = [&](int rev) {
+    return dir.path() + "/snapshots/rev-" + std::to_string(rev) + ".amem";
+  };
+  // Last used `seconds` ago: older than the grace period, so it may be removed.
+  auto used_ago = [&](int rev, int seconds) {
+    fs::last_write_time(path(rev),
+                        fs::file_time_type::clock::now() - std::chrono::seconds(seconds));
+  };
+  auto cached = [&] {
+    std::vector<int> revs;
+    for (int r = 1; r <= 8; ++r) {
+      if (fs::exists(path(r))) revs.push_back(r);
+    }
+    return revs;
+  };
+  REQUIRE(kMaxCachedSnapshots == 4);
+  for (int r = 1; r <= 4; ++r) REQUIRE(EnsureSnapshot(*store, ReadView::AtRevision(r))->exported);
+  CHECK(cached() == std::vector<int>{1, 2, 3, 4});
+  used_ago(1, 400);
+  used_ago(2, 300);
+  used_ago(3, 200);
+  used_ago(4, 100);
+  // A use makes rev-1 the most recent; a fifth snapshot then pushes out rev-2.
+  CHECK_FALSE(EnsureSnapshot(*store, ReadView::AtRevision(1))->exported);
+  CHECK(EnsureSnapshot(*store, ReadView::AtRevision(5))->exported);
+  CHECK(cached() == std::vector<int>{1, 3, 4, 5});
+  used_ago(1, 50);
+  used_ago(5, 40);
+  CHECK(EnsureSnapshot(*store, ReadView::AtRevision(6))->exported);
+  CHECK(cached() == std::vector<int>{1, 4, 5, 6});
+  // Files used within the grace period are never removed, even past the limit:
+  // another process may be about to open them.
+  for (int r : {1, 4, 5, 6}) fs::last_write_time(path(r), fs::file_time_type::clock::now());
+  CHECK(EnsureSnapshot(*store, ReadView::AtRevision(7))->exported);
+  CHECK(cached() == std::vector<int>{1, 4, 5, 6, 7});
+  // Every answer still reads right after evictions.
+  auto r2 = EnsureSnapshot(*store, ReadView::AtRevision(2));
+  REQUIRE(r2.ok());
+  auto reader = snapshot::Reader::Open(r2->path);
+  REQUIRE(reader.ok());
+  CHECK((*reader)->node_count() == 2);
 }
