@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
@@ -613,8 +614,70 @@ Result<std::shared_ptr<const KnowledgeGraph>> GraphAt(ToolContext* ctx, uint64_t
     if (!graph.ok()) return graph.status();
     ctx->graph = std::make_shared<const KnowledgeGraph>(std::move(graph).value());
     ctx->graph_revision = revision;
+    ctx->graph_text = nullptr;
   }
   return ctx->graph;
+}
+
+}  // namespace
+
+// What search_nodes matches, lowered once per graph: each entity's name, type and
+// observations, each followed by a NUL, one entity after another. A query without
+// a NUL then matches inside one field exactly when it occurs in this text, so one
+// pass of memmem over contiguous memory replaces a lowered copy of every field per
+// call.
+struct GraphSearchText {
+  std::string text;
+  std::vector<size_t> starts;  // entity i's fields: [starts[i], starts[i + 1])
+};
+
+namespace {
+
+std::shared_ptr<const GraphSearchText> SearchTextOf(const KnowledgeGraph& graph) {
+  auto out = std::make_shared<GraphSearchText>();
+  auto add = [&](std::string_view field) {
+    out->text += AsciiLower(field);
+    out->text += '\0';
+  };
+  out->starts.reserve(graph.entities.size() + 1);
+  for (const Entity& e : graph.entities) {
+    out->starts.push_back(out->text.size());
+    add(e.name);
+    add(e.entity_type);
+    for (const std::string& o : e.observations) add(o);
+  }
+  out->starts.push_back(out->text.size());
+  return out;
+}
+
+// Indices of the entities whose name, type or an observation contains `lowered`.
+std::vector<size_t> SearchEntities(const KnowledgeGraph& graph, const GraphSearchText& t,
+                                   const std::string& lowered) {
+  std::vector<size_t> hits;
+  if (lowered.find('\0') != std::string::npos) {  // could span fields: field by field
+    for (size_t i = 0; i < graph.entities.size(); ++i) {
+      const Entity& e = graph.entities[i];
+      bool match = Contains(e.name, lowered) || Contains(e.entity_type, lowered);
+      for (size_t k = 0; !match && k < e.observations.size(); ++k) {
+        match = Contains(e.observations[k], lowered);
+      }
+      if (match) hits.push_back(i);
+    }
+    return hits;
+  }
+  const char* base = t.text.data();
+  size_t pos = 0;
+  while (pos < t.text.size()) {
+    const void* found = ::memmem(base + pos, t.text.size() - pos, lowered.data(), lowered.size());
+    if (found == nullptr) break;
+    const size_t at = static_cast<size_t>(static_cast<const char*>(found) - base);
+    const size_t i =
+        static_cast<size_t>(std::upper_bound(t.starts.begin(), t.starts.end(), at) -
+                            t.starts.begin()) - 1;
+    hits.push_back(i);
+    pos = t.starts[i + 1];  // the next entity
+  }
+  return hits;
 }
 
 ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* query) {
@@ -629,17 +692,12 @@ ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* quer
   const KnowledgeGraph& graph = **cached;
   if (query != nullptr) {
     std::string q = AsciiLower(*query);
+    if (ctx->graph_text == nullptr) ctx->graph_text = SearchTextOf(graph);
     KnowledgeGraph hits;
     std::set<std::string> names;
-    for (const auto& e : graph.entities) {
-      bool match = Contains(e.name, q) || Contains(e.entity_type, q);
-      for (size_t i = 0; !match && i < e.observations.size(); ++i) {
-        match = Contains(e.observations[i], q);
-      }
-      if (match) {
-        names.insert(e.name);
-        hits.entities.push_back(e);
-      }
+    for (size_t i : SearchEntities(graph, *ctx->graph_text, q)) {
+      names.insert(graph.entities[i].name);
+      hits.entities.push_back(graph.entities[i]);
     }
     for (const auto& r : graph.relations) {
       if (names.contains(r.from) || names.contains(r.to)) hits.relations.push_back(r);

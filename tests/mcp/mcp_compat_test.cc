@@ -607,3 +607,37 @@ TEST_CASE("two servers racing on one entity and one pair lose nothing", "[mcp][c
     CHECK(ts.store->GetNode("entity:" + entity).ok());
   }
 }
+
+TEST_CASE("search_nodes matches within one field, case-insensitively, and sees writes",
+          "[mcp][compat]") {
+  Harness h;
+  h.Ok("create_entities",
+       {{"entities",
+         {{{"name", "Alpha"}, {"entityType", "Service"}, {"observations", {"Retries THREE times"}}},
+          {{"name", "beta"}, {"entityType", "library"}, {"observations", Json::array()}},
+          {{"name", "Gamma"}, {"entityType", "tool"},
+           {"observations", {"uses alpha", std::string("nul\0inside", 10)}}}}}});
+  h.Ok("create_relations", {{"relations", {{{"from", "Gamma"}, {"to", "beta"},
+                                            {"relationType", "uses"}}}}});
+  auto names = [&](const std::string& q) {
+    Json r = h.Ok("search_nodes", {{"query", q}});
+    std::vector<std::string> out;
+    for (const Json& e : r["entities"]) out.push_back(e["name"]);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  CHECK(names("ALPHA") == V{"Alpha", "Gamma"});  // a name, and an observation
+  CHECK(names("three") == V{"Alpha"});
+  CHECK(names("LIBRARY") == V{"beta"});          // a type
+  CHECK(names("alphaservice").empty());          // never across two fields
+  CHECK(names("aservice").empty());
+  CHECK(names("toolnul").empty());
+  CHECK(names(std::string("nul\0ins", 7)) == V{"Gamma"});  // a NUL in the query
+  CHECK(names("").size() == 3);                  // everything, as the official server
+  CHECK(names("zzz").empty());
+  Json beta = h.Ok("search_nodes", {{"query", "bet"}});
+  CHECK(beta["relations"].size() == 1);          // relations touching the hits
+  // A write makes the next search read the new revision.
+  h.Ok("add_observations", {{"observations", {{{"entityName", "beta"}, {"contents", {"three"}}}}}});
+  CHECK(names("three") == V{"Alpha", "beta"});
+}
