@@ -14,6 +14,7 @@
 #include "tools/mcp_common.h"
 #include "tools/mcp_schema.h"
 #include "tools/mcp_tools.h"
+#include "tools/query_cli.h"
 #include "tools/query_log.h"
 #include "tools/records.h"
 
@@ -251,10 +252,10 @@ Status RunReplayQueries(Context& ctx, const ReplayQueriesArgs& a) {
     if (!q.ok()) return q.status().WithContext("line " + std::to_string(line_number));
     queries.emplace_back(line_number, std::move(q).value());
   }
-  AMEM_ASSIGN_OR_RETURN(reader_a, snapshot::Reader::Open(a.snapshot));
+  AMEM_ASSIGN_OR_RETURN(reader_a, snapshot::Reader::Open(a.snapshot, kCheckedRead));
   std::unique_ptr<snapshot::Reader> reader_b;
   if (!a.against.empty()) {
-    AMEM_ASSIGN_OR_RETURN(b, snapshot::Reader::Open(a.against));
+    AMEM_ASSIGN_OR_RETURN(b, snapshot::Reader::Open(a.against, kCheckedRead));
     reader_b = std::move(b);
   }
 

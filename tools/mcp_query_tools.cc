@@ -221,9 +221,9 @@ Status OneOf(const Json& args, const char* a, const char* b) {
   return Status::OK();
 }
 
-// The reader of the snapshot file at `path`, opened with its indexes checked, or
-// ctx's last one when the file is still the same (path, inode, mtime and size):
-// snapshot files are written whole and renamed into place, never changed in place.
+// The reader of the store's snapshot file at `path`, or ctx's last one when the
+// file is still the same (path, inode, mtime and size): snapshot files are written
+// whole and renamed into place, never changed in place.
 Result<std::shared_ptr<const snapshot::Reader>> CachedReader(const ToolContext* ctx,
                                                              const std::string& path) {
   struct stat st;
@@ -233,7 +233,9 @@ Result<std::shared_ptr<const snapshot::Reader>> CachedReader(const ToolContext* 
           "." + std::to_string(st.st_mtim.tv_nsec) + "|" + std::to_string(st.st_size);
     if (ctx->last_reader && key == ctx->last_reader_key) return ctx->last_reader;
   }
-  auto r = snapshot::Reader::Open(path, cli::kCheckedRead);
+  // The store's own file, written by amem: opened like the CLI opens it
+  // (cli::OpenSnapshot), without the index check kept for files from outside.
+  auto r = snapshot::Reader::Open(path);
   if (!r.ok()) return r.status();
   std::shared_ptr<const snapshot::Reader> reader = std::move(r).value();
   ctx->last_reader = key.empty() ? nullptr : reader;

@@ -22,7 +22,8 @@
 
 namespace amem::cli {
 
-// How the tools open every snapshot they answer from: indexes checked.
+// How the tools open a snapshot file from outside (--snapshot, diff,
+// replay-queries): indexes checked against the records (Reader::CheckIndexes).
 extern const snapshot::ReadOptions kCheckedRead;
 
 struct SnapshotArgs {
@@ -33,8 +34,8 @@ struct SnapshotArgs {
 // Adds --snapshot FILE, --as-of and --at to `cmd`.
 void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args);
 
-// Opens the snapshot the flags name, its indexes checked against its records
-// (Reader::CheckIndexes). --as-of/--at with --snapshot is a usage error.
+// Opens the snapshot the flags name: --snapshot FILE with kCheckedRead, else the
+// store's own snapshot as of the view. --as-of/--at with --snapshot is a usage error.
 Result<std::unique_ptr<snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args);
 
 // Buffers `doc`, built from `reader`, as the command's answer: JSON with --json,

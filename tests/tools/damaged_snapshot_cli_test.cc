@@ -56,7 +56,9 @@ TEST_CASE("A query on a snapshot with a damaged key order exits 5", "[cli][harde
   TempStore t;
   const std::string file = t.dir().Sub("a.amem");
   MakeSnapshot(t, file);
-  REQUIRE(t.Run({"traverse", "fact:v1", "--snapshot", file}).exit_code == 0);
+  const std::string queries = t.dir().Sub("q.jsonl");
+  REQUIRE(t.Run({"--query-log", queries, "traverse", "fact:v1", "--snapshot", file}).exit_code ==
+          0);
   std::string bytes = ReadFile(file);
   const size_t body = BodyOf(bytes, snapshot::BlockTag::kNodeKeys);
   for (size_t k = 0; k < 3; ++k) {  // the 6 nodes' key order, reversed
@@ -69,6 +71,10 @@ TEST_CASE("A query on a snapshot with a damaged key order exits 5", "[cli][harde
   RunResult r = t.Run({"traverse", "fact:v1", "--snapshot", file});
   CHECK(r.exit_code == 5);
   CHECK(r.out.empty());
+  CHECK(r.err.find("node keys") != std::string::npos);
+  // Asking recorded queries again on it is refused the same way.
+  r = t.Run({"replay-queries", queries, "--snapshot", file});
+  CHECK(r.exit_code == 5);
   CHECK(r.err.find("node keys") != std::string::npos);
   // verify names the block too, as a structural failure.
   RunResult v = t.Run({"verify", file});
