@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "common/hash.h"
+#include "snapshot/layered.h"
 #include "snapshot/string_list.h"
 
 namespace amem::snapshot {
@@ -110,6 +111,11 @@ struct Reader::Rep {
 };
 
 Reader::Reader() : rep_(std::make_unique<Rep>()) {}
+
+void Reader::UseLayerSessions(const char* sessions) {
+  rep_->has_ext = true;
+  rep_->sessions = sessions;
+}
 Reader::~Reader() = default;
 
 Result<int> OpenSnapshotFile(const std::string& path, uint64_t* size) {
@@ -379,6 +385,7 @@ Status Reader::Rep::ParseBlocks(Reader* r, bool ignore_index) {
           r->doc_lengths_ = body;
           uint64_t sum = 0;
           for (uint64_t i = 0; i < n; ++i) sum += DecodeFixed32(body + 4 * i);
+          r->doc_length_sum_ = sum;
           r->avg_doc_length_ = n ? static_cast<double>(sum) / static_cast<double>(n) : 0.0;
           have_doclen = true;
           break;
@@ -724,6 +731,10 @@ Status Reader::Rep::DecodeContent(const Reader* r) {
 }
 
 Status Reader::EnsureContent() const {
+  if (layer_) {
+    AMEM_RETURN_IF_ERROR(layer_->base->EnsureContent());
+    return layer_->dn().EnsureContent();
+  }
   if (!content_compressed()) return Status::OK();
   std::call_once(rep_->content_once, [this] {
     rep_->content_status = Rep::DecodeContent(this);
@@ -733,6 +744,10 @@ Status Reader::EnsureContent() const {
 }
 
 Status Reader::ContentStatus() const {
+  if (layer_) {
+    AMEM_RETURN_IF_ERROR(layer_->base->ContentStatus());
+    return layer_->dn().ContentStatus();
+  }
   if (!rep_->content_tried.load(std::memory_order_acquire)) return Status::OK();
   return rep_->content_status;
 }
@@ -743,6 +758,10 @@ std::string_view Reader::DecodedContent() const {
 }
 
 std::string_view Reader::content(uint32_t i) const {
+  if (layer_) {
+    auto [file, x] = layer_->Local(i);
+    return file->content(x);
+  }
   std::string_view block = DecodedContent();
   if (block.empty()) return {};
   const char* p = node_ptr(i);
@@ -751,6 +770,10 @@ std::string_view Reader::content(uint32_t i) const {
 }
 
 std::string_view Reader::meta(uint32_t i) const {
+  if (layer_) {
+    auto [file, x] = layer_->Local(i);
+    return file->meta(x);
+  }
   const char* p = node_ptr(i);
   uint64_t off = DecodeFixed64(p + NodeEntry::kMetaOffsetOffset);
   std::string_view block = off == kNone ? std::string_view() : DecodedContent();
@@ -759,6 +782,10 @@ std::string_view Reader::meta(uint32_t i) const {
 }
 
 Status Reader::Verify() const {
+  if (layer_) {
+    AMEM_RETURN_IF_ERROR(layer_->base->Verify());
+    return layer_->dn().Verify();
+  }
   for (uint32_t t = 0; t < term_count_; ++t) {
     if (!rep_->CheckTerm(t, node_count_)) {
       return Status::Corruption("term index: postings of term " + std::to_string(t) +
@@ -776,6 +803,10 @@ Status Reader::Verify() const {
 }
 
 Status Reader::CheckIndexes() const {
+  if (layer_) {
+    AMEM_RETURN_IF_ERROR(layer_->base->CheckIndexes());
+    return layer_->dn().CheckIndexes();
+  }
   std::call_once(rep_->index_once, [this] { rep_->index_status = rep_->CheckIndexBlocks(this); });
   return rep_->index_status;
 }
@@ -880,38 +911,74 @@ Status Reader::Rep::CheckIndexBlocks(const Reader* r) const {
 // ---- nodes ----
 
 const float* Reader::vector(uint32_t i) const {
+  if (layer_) {
+    auto [file, x] = layer_->Local(i);
+    return file->vector(x);
+  }
   uint64_t off = DecodeFixed64(node_ptr(i) + NodeEntry::kVectorOffsetOffset);
   if (off == kNone) return nullptr;
   return rep_->vectors + static_cast<size_t>(i) * dimension_;
 }
 
 int64_t Reader::updated_ts(uint32_t i) const {
+  if (layer_) {
+    auto [file, x] = layer_->Local(i);
+    return file->updated_ts(x);
+  }
   if (!rep_->node_attrs) return created_ts(i);
   return static_cast<int64_t>(DecodeFixed64(rep_->node_attrs + kNodeAttrsLength * size_t{i}));
 }
 
 uint64_t Reader::id(uint32_t i) const {
+  if (layer_) {
+    auto [file, x] = layer_->Local(i);
+    return file->id(x);
+  }
   return rep_->ids ? DecodeFixed64(rep_->ids + 8 * size_t{i}) : 0;
 }
 
-std::string_view Reader::key(uint32_t i) const { return rep_->keys.Get(i); }
+std::string_view Reader::key(uint32_t i) const {
+  if (layer_) {
+    auto [file, x] = layer_->Local(i);
+    return file->key(x);
+  }
+  return rep_->keys.Get(i);
+}
 
 std::string_view Reader::scope(uint32_t i) const {
+  if (layer_) {
+    auto [file, x] = layer_->Local(i);
+    return file->scope(x);
+  }
   if (!rep_->node_attrs) return {};
   return rep_->labels.Get(DecodeFixed32(rep_->node_attrs + kNodeAttrsLength * size_t{i} + 8));
 }
 
 std::string_view Reader::task(uint32_t i) const {
+  if (layer_) {
+    auto [file, x] = layer_->Local(i);
+    return file->task(x);
+  }
   if (!rep_->node_attrs) return {};
   return rep_->labels.Get(DecodeFixed32(rep_->node_attrs + kNodeAttrsLength * size_t{i} + 12));
 }
 
 bool Reader::is_stub(uint32_t i) const {
+  if (layer_) {
+    const uint32_t ref = layer_->node_ref[i];
+    return IsDeltaRef(ref) ? layer_->delta->is_stub(ref & ~kDeltaNode) : layer_->base->is_stub(ref);
+  }
   if (!rep_->node_attrs) return false;
   return (DecodeFixed32(rep_->node_attrs + kNodeAttrsLength * size_t{i} + 16) & kNodeFlagStub) != 0;
 }
 
 std::optional<uint32_t> Reader::FindKey(std::string_view k) const {
+  if (layer_) {
+    if (auto d = layer_->dn().FindKey(k)) return layer_->delta_to_merged[*d];
+    auto b = layer_->base->FindKey(k);
+    if (!b || layer_->base_to_merged[*b] == kNoNode) return std::nullopt;
+    return layer_->base_to_merged[*b];
+  }
   if (!rep_->by_key) return std::nullopt;
   uint32_t lo = 0, hi = node_count_;
   while (lo < hi) {
@@ -926,6 +993,12 @@ std::optional<uint32_t> Reader::FindKey(std::string_view k) const {
 }
 
 std::optional<uint32_t> Reader::FindId(uint64_t target) const {
+  if (layer_) {
+    if (auto d = layer_->dn().FindId(target)) return layer_->delta_to_merged[*d];
+    auto b = layer_->base->FindId(target);
+    if (!b || layer_->base_to_merged[*b] == kNoNode) return std::nullopt;
+    return layer_->base_to_merged[*b];
+  }
   if (!rep_->by_id) return std::nullopt;
   uint32_t lo = 0, hi = node_count_;
   while (lo < hi) {
@@ -942,26 +1015,31 @@ std::optional<uint32_t> Reader::FindId(uint64_t target) const {
 // ---- edges ----
 
 std::string_view Reader::edge_payload(uint32_t j) const {
+  if (layer_) return layer_->Attrs(j).payload;
   if (!rep_->has_ext) return "{}";
   return rep_->payloads.Get(j);
 }
 
 int64_t Reader::edge_created_ts(uint32_t j) const {
+  if (layer_) return layer_->Attrs(j).created_ts;
   if (!rep_->edge_attrs) return 0;
   return static_cast<int64_t>(DecodeFixed64(rep_->edge_attrs + kEdgeAttrsLength * size_t{j}));
 }
 
 int64_t Reader::edge_updated_ts(uint32_t j) const {
+  if (layer_) return layer_->Attrs(j).updated_ts;
   if (!rep_->edge_attrs) return 0;
   return static_cast<int64_t>(DecodeFixed64(rep_->edge_attrs + kEdgeAttrsLength * size_t{j} + 8));
 }
 
 std::string_view Reader::edge_run(uint32_t j) const {
+  if (layer_) return layer_->Attrs(j).run;
   if (!rep_->edge_attrs) return {};
   return rep_->runs.Get(DecodeFixed32(rep_->edge_attrs + kEdgeAttrsLength * size_t{j} + 16));
 }
 
 std::string_view Reader::edge_task(uint32_t j) const {
+  if (layer_) return layer_->Attrs(j).task;
   if (!rep_->edge_attrs) return {};
   return rep_->labels.Get(DecodeFixed32(rep_->edge_attrs + kEdgeAttrsLength * size_t{j} + 20));
 }
@@ -1013,6 +1091,7 @@ std::optional<uint32_t> Reader::FindEdge(uint32_t source, RelationId rel, uint32
 
 std::string_view Reader::relation_name(RelationId rel) const {
   if (rel < kBuiltinRelationCount) return BuiltinRelationName(rel);
+  if (layer_) return rel < kFirstCustomRelation ? std::string_view() : layer_->delta->relation_name(rel);
   if (!rep_->has_ext) return rep_->spec_relations[rel];
   if (rel < kFirstCustomRelation) return {};
   return rep_->relation_names.Get(rel);
@@ -1039,6 +1118,7 @@ std::vector<RelationId> Reader::relations() const {
 }
 
 std::string_view Reader::type_name(uint8_t type) const {
+  if (layer_) return layer_->base->type_name(type);
   if (const char* name = NodeTypeName(static_cast<NodeType>(type))) return name;
   return rep_->type_names.Get(type);
 }
@@ -1066,12 +1146,14 @@ bool Reader::Rep::CheckTerm(uint32_t t, uint32_t n) const {
 }
 
 std::string_view Reader::term(uint32_t t) const {
+  if (layer_) return layer_->Term(t);
   const char* e = rep_->term_entries + size_t{t} * kTermEntryLength;
   uint32_t b = DecodeFixed32(e), end = DecodeFixed32(e + kTermEntryLength);
   return std::string_view(rep_->term_names + b, end - b);
 }
 
 std::optional<uint32_t> Reader::FindTerm(std::string_view t) const {
+  if (layer_) return layer_->FindTerm(t);
   uint32_t lo = 0, hi = term_count_;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
@@ -1082,6 +1164,10 @@ std::optional<uint32_t> Reader::FindTerm(std::string_view t) const {
 }
 
 PostingList Reader::postings(uint32_t t) const {
+  if (layer_) {
+    const auto& p = layer_->Postings(t);
+    return PostingList(p.bytes.data(), static_cast<uint32_t>(p.bytes.size() / kPostingLength));
+  }
   if (!rep_->CheckTerm(t, node_count_)) return {};
   const char* e = rep_->term_entries + size_t{t} * kTermEntryLength;
   uint32_t b = DecodeFixed32(e + 4), end = DecodeFixed32(e + kTermEntryLength + 4);
@@ -1089,6 +1175,12 @@ PostingList Reader::postings(uint32_t t) const {
 }
 
 PostingList Reader::postings(uint32_t t, Field field) const {
+  if (layer_) {
+    const auto& p = layer_->Postings(t);
+    const uint32_t all = static_cast<uint32_t>(p.bytes.size() / kPostingLength);
+    if (field == Field::kContent) return PostingList(p.bytes.data(), p.content);
+    return PostingList(p.bytes.data() + size_t{p.content} * kPostingLength, all - p.content);
+  }
   if (!rep_->CheckTerm(t, node_count_)) return {};
   const char* e = rep_->term_entries + size_t{t} * kTermEntryLength;
   uint32_t b = DecodeFixed32(e + 4), end = DecodeFixed32(e + kTermEntryLength + 4);
@@ -1098,12 +1190,14 @@ PostingList Reader::postings(uint32_t t, Field field) const {
 }
 
 uint32_t Reader::doc_frequency(uint32_t t) const {
+  if (layer_) return layer_->Postings(t).content;
   return DecodeFixed32(rep_->term_entries + size_t{t} * kTermEntryLength + 8);
 }
 
 // ---- type, session, time, cluster ----
 
 std::vector<uint32_t> Reader::NodesOfType(uint8_t type) const {
+  if (layer_) return layer_->NodesOfType(type);
   std::vector<uint32_t> out;
   if (rep_->type_bits) {
     if (type >= rep_->type_slots) return out;
@@ -1134,6 +1228,7 @@ SessionRange Reader::session_range(uint32_t s) const {
 }
 
 std::string_view Reader::session_run(uint32_t s) const {
+  if (layer_) return layer_->delta->runs()[s];
   if (rep_->has_ext) return rep_->runs.Get(s);
   return s < rep_->spec_runs.size() ? std::string_view(rep_->spec_runs[s]) : std::string_view();
 }
@@ -1177,6 +1272,7 @@ const float* Reader::centroid(uint32_t c) const {
 // ---- kv ----
 
 KvEntry Reader::kv(uint32_t k) const {
+  if (layer_) return layer_->Kv(k);
   const char* p = rep_->kv_fixed + size_t{k} * kKvFixedLength;
   const StringListView& s = rep_->kv_strings;
   KvEntry e;
@@ -1192,6 +1288,7 @@ KvEntry Reader::kv(uint32_t k) const {
 
 std::optional<uint32_t> Reader::FindKv(std::string_view scope, std::string_view ns,
                                        std::string_view key) const {
+  if (layer_) return layer_->FindKv(scope, ns, key);
   const auto want = std::make_tuple(scope, ns, key);
   uint32_t lo = 0, hi = kv_count_;
   while (lo < hi) {

@@ -38,6 +38,8 @@
 
 namespace amem::snapshot {
 
+class Delta;
+
 struct ReadOptions {
   // Also run Verify() (the full checksum pass) inside Open.
   bool verify_checksum = false;
@@ -121,6 +123,15 @@ class Reader {
   // buffer the reader owns; `data` need not outlive the call.
   static Result<std::unique_ptr<Reader>> OpenBuffer(std::string_view data,
                                                     const ReadOptions& options = {});
+  // The state at a delta's head revision read as one graph: `base` plus `delta`
+  // (docs/FORMAT.md §11.6). Every accessor answers exactly as a Reader over a full
+  // export at delta->head_revision() would, dense numbers included. Building the
+  // view reads the delta and walks the base's fixed-size arrays once (node, edge,
+  // time and session tables are remapped into memory the view owns; content,
+  // vectors, keys, attributes and postings are read from the two files on use).
+  // Corruption if the two do not fit together. The view shares ownership of both.
+  static Result<std::unique_ptr<Reader>> OpenLayered(std::shared_ptr<const Reader> base,
+                                                     std::shared_ptr<const Delta> delta);
   ~Reader();
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
@@ -168,6 +179,8 @@ class Reader {
   uint64_t content_uncompressed_size() const { return content_uncompressed_; }
   uint32_t stub_count() const { return stub_count_; }
   const std::vector<BlockInfo>& blocks() const { return blocks_; }
+  // True for a base + delta view (OpenLayered).
+  bool layered() const { return layer_ != nullptr; }
   // True when the file has no feature flags and its index section did not parse
   // as length-prefixed blocks (a seed-spec v0.1 file, whose index blocks have no
   // length field): the section was ignored and the indexes rebuilt (FORMAT.md §10).
@@ -177,6 +190,7 @@ class Reader {
   uint8_t type_code(uint32_t i) const { return static_cast<uint8_t>(node_ptr(i)[0]); }
   NodeType type(uint32_t i) const { return static_cast<NodeType>(type_code(i)); }
   uint32_t session(uint32_t i) const {
+    if (layer_) [[unlikely]] return LayeredSession(i);
     return DecodeFixed32(node_ptr(i) + NodeEntry::kSessionOffset);
   }
   float confidence(uint32_t i) const {
@@ -303,10 +317,16 @@ class Reader {
 
  private:
   struct Rep;
+  struct Layer;  // snapshot/layered.h
   Reader();
   const char* node_ptr(uint32_t i) const {
+    if (layer_) [[unlikely]] return LayeredNodePtr(i);
     return base_ + Header::kEncodedLength + static_cast<size_t>(i) * NodeEntry::kEncodedLength;
   }
+  const char* LayeredNodePtr(uint32_t i) const;
+  uint32_t LayeredSession(uint32_t i) const;
+  // A layered view's session index (owned by its Layer); it names runs and relations.
+  void UseLayerSessions(const char* sessions);
   const char* edge_ptr(uint32_t j) const {
     return edges_ + static_cast<size_t>(j) * EdgeEntry::kEncodedLength;
   }
@@ -329,8 +349,11 @@ class Reader {
   uint64_t content_length_ = 0, content_uncompressed_ = 0;
   int64_t newest_ts_ = 0;
   double avg_doc_length_ = 0;
+  uint64_t doc_length_sum_ = 0;
   std::vector<BlockInfo> blocks_;
   std::unique_ptr<Rep> rep_;
+  const Layer* layer_ = nullptr;  // set for a base + delta view
+  std::shared_ptr<const Layer> layer_holder_;
 };
 
 }  // namespace amem::snapshot

@@ -1,0 +1,98 @@
+// Internal to snapshot/: the state behind a base + delta Reader (Reader::
+// OpenLayered, docs/FORMAT.md §11.6). reader.cc routes each accessor of a layered
+// Reader here when the answer lives in one of the two files; the fixed-size tables
+// a query walks in bulk (edges, out/in offsets, in-lists, time and session indexes,
+// document lengths) are built once, remapped to the merged numbering, and the
+// Reader's own hot pointers point at them, so its inline accessors need no branch.
+//
+// Numbering: merged node i is node_ref[i], a base dense number b or kDeltaNode | d
+// (delta node d); merged edge j is edge_ref[j], a base edge number or kDeltaNode | x
+// (the x-th edge of the delta's out-lists). Both equal a full export's at H.
+#ifndef AMEM_SNAPSHOT_LAYERED_H_
+#define AMEM_SNAPSHOT_LAYERED_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "snapshot/delta.h"
+#include "snapshot/merged_sequence.h"
+#include "snapshot/reader.h"
+
+namespace amem::snapshot {
+
+struct Reader::Layer {
+  std::shared_ptr<const Reader> base;
+  std::shared_ptr<const Delta> delta;
+
+  std::vector<uint32_t> node_ref;        // merged node -> base b | kDeltaNode | d
+  std::vector<uint32_t> base_to_merged;  // base b -> merged (a slot replaced in place:
+                                         // its delta node); kNoNode when removed
+  std::vector<uint32_t> delta_to_merged;
+  std::vector<uint32_t> base_session, delta_session;  // file's session -> merged
+
+  std::vector<uint32_t> edge_ref;  // merged edge -> base e | kDeltaNode | x
+  std::string edges, out_off, in_off, in_list, time, sessions, doc_lengths;
+
+  MergedSequence kv;
+
+  // Terms: base ids first, then the delta's terms the base lacks.
+  uint32_t base_terms = 0;
+  std::vector<uint32_t> new_terms;      // merged id - base_terms -> delta term id
+  std::vector<uint32_t> delta_term_id;  // delta term id -> merged id
+  struct MergedPostings {
+    std::string bytes;  // kPostingLength each, sorted by (field, node)
+    uint32_t content = 0;
+  };
+  mutable std::mutex postings_mu;
+  mutable std::unordered_map<uint32_t, std::unique_ptr<MergedPostings>> postings_cache;
+
+  const Reader& dn() const { return delta->nodes(); }
+  // The file and local number of merged node i.
+  std::pair<const Reader*, uint32_t> Local(uint32_t i) const {
+    const uint32_t ref = node_ref[i];
+    if (IsDeltaRef(ref)) return {&delta->nodes(), ref & ~kDeltaNode};
+    return {base.get(), ref};
+  }
+  // Merged number of a node reference of the delta (kNoNode when it names none).
+  uint32_t MapRef(uint32_t ref) const {
+    if (ref == kNoNode) return kNoNode;
+    if (IsDeltaRef(ref)) {
+      uint32_t d = ref & ~kDeltaNode;
+      return d < delta_to_merged.size() ? delta_to_merged[d] : kNoNode;
+    }
+    return ref < base_to_merged.size() ? base_to_merged[ref] : kNoNode;
+  }
+
+  struct EdgeAttrs {
+    std::string_view payload, run, task;
+    int64_t created_ts = 0, updated_ts = 0;
+  };
+  EdgeAttrs Attrs(uint32_t j) const;
+
+  const MergedPostings& Postings(uint32_t t) const;
+  std::string_view Term(uint32_t t) const;
+  std::optional<uint32_t> FindTerm(std::string_view t) const;
+  std::vector<uint32_t> NodesOfType(uint8_t type) const;
+  KvEntry Kv(uint32_t k) const;
+  std::optional<uint32_t> FindKv(std::string_view scope, std::string_view ns,
+                                 std::string_view key) const;
+
+  // Fills every table and the Reader's header facts and hot pointers.
+  Status Build(Reader* r);
+
+ private:
+  Status BuildNodes(Reader* r);
+  Status BuildEdges(Reader* r);
+  Status BuildTime(Reader* r);
+  Status BuildTerms();
+};
+
+}  // namespace amem::snapshot
+
+#endif  // AMEM_SNAPSHOT_LAYERED_H_
