@@ -6,7 +6,8 @@
 // the inputs in tests/data/fuzz_snapshot_agentic_memory/.
 // fuzz-link: snapshot/agentic_memory.cc common/*.cc
 // fuzz-link: snapshot/reader.cc snapshot/format.cc snapshot/string_list.cc
-// fuzz-pkg: liblz4 libxxhash
+// fuzz-link: snapshot/layered.cc snapshot/delta.cc snapshot/merged_sequence.cc snapshot/writer.cc snapshot/emitter.cc snapshot/term_index.cc store/*.cc
+// fuzz-pkg: liblz4 libxxhash lmdb
 // fuzz-seed: tests/data/agentic_memory/v1_empty.amem
 #include <algorithm>
 #include <cstddef>

@@ -1,4 +1,4 @@
-// Base + delta read as one graph (docs/FORMAT.md §11.6). Build() walks the base's
+// Base + delta read as one graph (docs/FORMAT.md §11.5). Build() walks the base's
 // fixed-size arrays once in merged order; everything else is looked up on use.
 #include "snapshot/layered.h"
 

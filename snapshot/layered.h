@@ -1,5 +1,5 @@
 // Internal to snapshot/: the state behind a base + delta Reader (Reader::
-// OpenLayered, docs/FORMAT.md §11.6). reader.cc routes each accessor of a layered
+// OpenLayered, docs/FORMAT.md §11.5). reader.cc routes each accessor of a layered
 // Reader here when the answer lives in one of the two files; the fixed-size tables
 // a query walks in bulk (edges, out/in offsets, in-lists, time and session indexes,
 // document lengths) are built once, remapped to the merged numbering, and the

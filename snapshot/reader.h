@@ -124,7 +124,7 @@ class Reader {
   static Result<std::unique_ptr<Reader>> OpenBuffer(std::string_view data,
                                                     const ReadOptions& options = {});
   // The state at a delta's head revision read as one graph: `base` plus `delta`
-  // (docs/FORMAT.md §11.6). Every accessor answers exactly as a Reader over a full
+  // (docs/FORMAT.md §11.5). Every accessor answers exactly as a Reader over a full
   // export at delta->head_revision() would, dense numbers included. Building the
   // view reads the delta and walks the base's fixed-size arrays once (node, edge,
   // time and session tables are remapped into memory the view owns; content,

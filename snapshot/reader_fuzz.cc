@@ -3,7 +3,8 @@
 // allocation. Built and run by tests/fuzz.cmake through tests/run_fuzz.sh, seeded
 // with tests/data/small.amem and the inputs in tests/data/fuzz_snapshot_reader/.
 // fuzz-link: snapshot/reader.cc snapshot/format.cc snapshot/string_list.cc common/*.cc
-// fuzz-pkg: liblz4 libxxhash
+// fuzz-link: snapshot/layered.cc snapshot/delta.cc snapshot/merged_sequence.cc snapshot/writer.cc snapshot/emitter.cc snapshot/term_index.cc store/*.cc
+// fuzz-pkg: liblz4 libxxhash lmdb
 // fuzz-seed: tests/data/small.amem
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // amem revise | gaps | analogy | consolidate | drift: the cognitive queries 12-16
 // (QUERIES.md, query/revise.h ... query/drift.h). Each runs on --snapshot FILE or on
-// the store's current snapshot (query/current.h), prints text or one JSON document
+// the store's current snapshot (snapshot/live.h), prints text or one JSON document
 // (--json), and takes --limit. Only `consolidate --execute` writes (to the store).
 #include <memory>
 #include <optional>
@@ -10,7 +10,7 @@
 
 #include "query/analogy.h"
 #include "query/consolidate.h"
-#include "query/current.h"
+#include "snapshot/live.h"
 #include "query/drift.h"
 #include "query/gaps.h"
 #include "query/query.h"

@@ -1,6 +1,6 @@
 // amem traverse | search | temporal | impact | context | resolve | path
 // (QUERIES.md #1-4, 6, 7, 11). Each runs on --snapshot FILE, or on the store's
-// current snapshot (query/current.h: re-exported only when the store moved on; with
+// current snapshot (snapshot/live.h: re-exported only when the store moved on; with
 // --as-of / --at, a cached snapshot of that revision).
 #include "tools/cmd_query_core.h"
 
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "query/context.h"
-#include "query/current.h"
+#include "snapshot/live.h"
 #include "query/impact.h"
 #include "query/path.h"
 #include "query/query.h"

@@ -1,6 +1,6 @@
 // amem similar | text-search | hybrid-search | centrality (QUERIES.md #5, 8, 9, 10).
 // Each runs on --snapshot FILE, or on the store's current snapshot
-// (query/current.h; with --as-of / --at, a snapshot of that revision).
+// (snapshot/live.h; with --as-of / --at, a snapshot of that revision).
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "query/centrality.h"
-#include "query/current.h"
+#include "snapshot/live.h"
 #include "query/hybrid_search.h"
 #include "query/query.h"
 #include "query/render.h"

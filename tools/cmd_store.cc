@@ -1,10 +1,12 @@
 // Store commands: init, put-node, get-node, del-node, put-edge, del-edge, def-rel,
 // out, in, changes, compact, stats (DESIGN.md §6).
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "common/hash.h"
 #include "common/model.h"
+#include "snapshot/live.h"
 #include "tools/command.h"
 #include "tools/json_input.h"
 #include "tools/records.h"
@@ -273,6 +275,16 @@ Status RunCompact(Context& ctx, const CompactArgs& a) {
   options.drop_history_before = a.drop_history_before;
   Result<CompactReport> report = (*store)->Compact(options);
   if (!report.ok()) return report.status();
+  if (!a.dry_run) {
+    // The queries' base is rebuilt at the compacted state, so the next query layers
+    // no delta (snapshot/live.h); a store never queried has none to rebuild.
+    std::error_code ec;
+    if (std::filesystem::exists((*store)->path() + "/current.amem", ec)) {
+      Result<snapshot::SnapshotFile> base = snapshot::EnsureSnapshot(**store);
+      if (!base.ok()) return base.status().WithContext("rebuild the query snapshot");
+      std::filesystem::remove((*store)->path() + "/current.amdl", ec);
+    }
+  }
   if (ctx.json()) {
     ctx.Json(CompactReportToJson(*report));
   } else {

@@ -60,6 +60,8 @@ Result<std::unique_ptr<Store>> OpenMcpStore(const CLI::App& root, const Context&
 }
 
 Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir) {
+  auto live_options = snapshot::LiveOptionsFromEnv();
+  if (!live_options.ok()) return ctx.UsageError(live_options.status().message());
   auto store = OpenMcpStore(root, ctx);
   if (!store.ok()) return store.status();
   std::error_code ec;
@@ -76,6 +78,7 @@ Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir)
   mcp::ToolContext tool_ctx{store->get()};
   tool_ctx.export_dir = exports.string();
   tool_ctx.query_log = ctx.query_log();
+  tool_ctx.live_options = *live_options;
   mcp::ToolRegistry registry = mcp::BuildRegistry(&tool_ctx);
   mcp::Server server(&registry, mcp::ServerInstructions());
   if (server.Serve(STDIN_FILENO, STDOUT_FILENO) != 0) {

@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "store/store.h"
+#include "snapshot/live.h"
 #include "tools/mcp_tool.h"
 
 namespace amem::snapshot {
@@ -42,11 +43,11 @@ struct ToolContext {
   // Set: the query tools read this snapshot (as_of/at ignored) instead of the
   // store's, and `store` may be null (amem replay-queries).
   const snapshot::Reader* reader = nullptr;
-  // The reader of the snapshot file the query tools read last, kept while that
-  // file stays the same (path, inode, mtime, size): calls between two writes open
-  // and check it once (tools/mcp_query_tools.cc).
-  mutable std::shared_ptr<const snapshot::Reader> last_reader{};
-  mutable std::string last_reader_key{};
+  // The mapped base snapshot and the last base + delta view the query tools read
+  // (snapshot/live.h): kept while the store and the base stay the same, so a
+  // query after a write compiles only the changes since the base.
+  mutable std::shared_ptr<snapshot::LiveCache> live = std::make_shared<snapshot::LiveCache>();
+  snapshot::LiveOptions live_options{};
 };
 
 // ---- schema fragments (JSON Schema "properties" objects) ----

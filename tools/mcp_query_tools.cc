@@ -21,7 +21,7 @@
 #include "query/centrality.h"
 #include "query/consolidate.h"
 #include "query/context.h"
-#include "query/current.h"
+#include "snapshot/live.h"
 #include "query/drift.h"
 #include "query/gaps.h"
 #include "query/hybrid_search.h"
@@ -221,28 +221,6 @@ Status OneOf(const Json& args, const char* a, const char* b) {
   return Status::OK();
 }
 
-// The reader of the store's snapshot file at `path`, or ctx's last one when the
-// file is still the same (path, inode, mtime and size): snapshot files are written
-// whole and renamed into place, never changed in place.
-Result<std::shared_ptr<const snapshot::Reader>> CachedReader(const ToolContext* ctx,
-                                                             const std::string& path) {
-  struct stat st;
-  std::string key;
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-    key = path + "|" + std::to_string(st.st_ino) + "|" + std::to_string(st.st_mtim.tv_sec) +
-          "." + std::to_string(st.st_mtim.tv_nsec) + "|" + std::to_string(st.st_size);
-    if (ctx->last_reader && key == ctx->last_reader_key) return ctx->last_reader;
-  }
-  // The store's own file, written by amem: opened like the CLI opens it
-  // (cli::OpenSnapshot), without the index check kept for files from outside.
-  auto r = snapshot::Reader::Open(path);
-  if (!r.ok()) return r.status();
-  std::shared_ptr<const snapshot::Reader> reader = std::move(r).value();
-  ctx->last_reader = key.empty() ? nullptr : reader;
-  ctx->last_reader_key = key;
-  return reader;
-}
-
 // Runs `fn` on the store's snapshot as of the call's as_of/at (or on ctx->reader)
 // and bounds the answer; records the call in the query log.
 ToolResult RunOnSnapshot(const ToolContext* ctx, const std::string& name, const Json& args,
@@ -253,13 +231,11 @@ ToolResult RunOnSnapshot(const ToolContext* ctx, const std::string& name, const 
   if (reader == nullptr) {
     auto view = ViewFromArgs(args);
     if (!view.ok()) return ToolErrorFromStatus(name, view.status());
-    auto file = query::EnsureSnapshot(*ctx->store, *view);
-    if (!file.ok()) return ToolErrorFromStatus(name, file.status());
-    auto r = CachedReader(ctx, file->path);
-    if (!r.ok()) return ToolErrorFromStatus(name, r.status());
-    opened = std::move(r).value();
+    auto live = snapshot::OpenLive(*ctx->store, *view, ctx->live_options, ctx->live.get());
+    if (!live.ok()) return ToolErrorFromStatus(name, live.status());
+    opened = std::move(live->reader);
     reader = opened.get();
-    revision = file->revision;
+    revision = live->revision;
   }
   auto answer = fn(*reader, args);
   if (!answer.ok()) return ToolErrorFromStatus(name, answer.status());

@@ -3,7 +3,7 @@
 // text_search, hybrid_search, centrality, path, revise, gaps, analogy, consolidate,
 // drift) and export_snapshot.
 //
-// Every query runs on the store's snapshot as of `as_of`/`at` (query/current.h
+// Every query runs on the store's snapshot as of `as_of`/`at` (snapshot/live.h
 // EnsureSnapshot: the current one is exported again only when the store moved on),
 // through the same query functions and JSON renderers as the CLI (query/*.h), so
 // `amem traverse X --json` and the traverse tool answer alike. Answers carry the

@@ -1,6 +1,6 @@
 #include "tools/query_cli.h"
 
-#include "query/current.h"
+#include "snapshot/live.h"
 #include "query/revise.h"
 
 namespace amem::cli {
@@ -15,22 +15,26 @@ void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args) {
   AddReadViewFlags(cmd, &args->view);
 }
 
-Result<std::unique_ptr<snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args) {
+Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args) {
   if (!args.snapshot.empty()) {
     if (args.view.view().kind != ReadView::Kind::kLatest) {
       return ctx.UsageError("--as-of/--at read the store; they cannot apply to --snapshot");
     }
     ctx.SetQueryRevision(std::nullopt);
-    return snapshot::Reader::Open(args.snapshot, kCheckedRead);
+    auto r = snapshot::Reader::Open(args.snapshot, kCheckedRead);
+    if (!r.ok()) return r.status();
+    return std::shared_ptr<const snapshot::Reader>(std::move(r).value());
   }
   Result<Store*> store = ctx.OpenStore();
   if (!store.ok()) return store.status();
-  Result<query::SnapshotFile> file = query::EnsureSnapshot(**store, args.view.view());
-  if (!file.ok()) return file.status();
-  ctx.SetQueryRevision(file->revision);
-  // amem wrote this file itself (streamed, fsynced, renamed into place): its indexes
-  // are the writer's, so the O(nodes + edges) check is kept for files from outside.
-  return snapshot::Reader::Open(file->path);
+  Result<snapshot::LiveOptions> options = snapshot::LiveOptionsFromEnv();
+  if (!options.ok()) return ctx.UsageError(options.status().message());
+  // The store's base and delta, written by amem itself: their indexes are the
+  // writer's, so the O(nodes + edges) check is kept for files from outside.
+  Result<snapshot::LiveView> live = snapshot::OpenLive(**store, args.view.view(), *options);
+  if (!live.ok()) return live.status();
+  ctx.SetQueryRevision(live->revision);
+  return std::move(live->reader);
 }
 
 Status EmitQuery(Context& ctx, const snapshot::Reader& reader, const query::Json& doc) {

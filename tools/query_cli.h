@@ -2,7 +2,7 @@
 // the snapshot it runs on and how its answer is printed.
 //
 //   --snapshot FILE      query that .amem file, or else
-//   --as-of REV|--at TS  the store's snapshot of that state (query/current.h: the
+//   --as-of REV|--at TS  the store's snapshot of that state (snapshot/live.h: the
 //                        current one is exported again only when the store changed)
 #ifndef AMEM_TOOLS_QUERY_CLI_H_
 #define AMEM_TOOLS_QUERY_CLI_H_
@@ -36,7 +36,7 @@ void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args);
 
 // Opens the snapshot the flags name: --snapshot FILE with kCheckedRead, else the
 // store's own snapshot as of the view. --as-of/--at with --snapshot is a usage error.
-Result<std::unique_ptr<snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args);
+Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args);
 
 // Buffers `doc`, built from `reader`, as the command's answer: JSON with --json,
 // else query::RenderText. Corruption (exit 5, nothing printed) when the answer

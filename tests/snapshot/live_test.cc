@@ -1,4 +1,4 @@
-#include "query/current.h"
+#include "snapshot/live.h"
 
 #include <catch2/catch.hpp>
 
@@ -12,7 +12,7 @@
 #include "tests/store/store_test_util.h"
 
 using namespace amem;
-using namespace amem::query;
+using namespace amem::snapshot;
 using amem::testing::TempDir;
 
 namespace {

@@ -1,0 +1,393 @@
+// Why a lock and not only rename: two exporters racing could rename current.amem
+// in one order and write current.rev in the other, leaving a rev file that names a
+// revision the file does not hold, which would serve stale answers until the next
+// write. Holding current.lock across check-export-rename-record makes the pair
+// consistent; readers take no lock (rename is atomic).
+#include "snapshot/live.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "snapshot/delta.h"
+#include "snapshot/export.h"
+#include "snapshot/writer.h"
+
+namespace amem::snapshot {
+
+namespace {
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+bool ReadRevisionFile(const std::string& path, uint64_t* rev) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.empty()) return false;
+  for (char c : line) {
+    if (c < '0' || c > '9') return false;
+  }
+  try {
+    *rev = std::stoull(line);
+  } catch (...) {
+    return false;
+  }
+  return true;
+}
+
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path)
+      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {}
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  Status Lock(const std::string& path, bool shared = false) {
+    if (fd_ < 0) return Status::IOError(Errno("open " + path));
+    while (::flock(fd_, shared ? LOCK_SH : LOCK_EX) != 0) {
+      if (errno != EINTR) return Status::IOError(Errno("flock " + path));
+    }
+    return Status::OK();
+  }
+
+ private:
+  int fd_;
+};
+
+// Streams the snapshot of `view` into `path` (amem export's writer: a temp file of
+// its own, fsynced, renamed into place, the directory fsynced) and returns the
+// revision exported. The file is never assembled in memory.
+Result<uint64_t> Export(const Store& store, const ReadView& view, const std::string& path) {
+  ExportOptions options;
+  options.view = view;
+  auto done = ExportSnapshot(store, path, options);
+  if (!done.ok()) return done.status().WithContext("export");
+  return done->revision;
+}
+
+// Removes the temp files (`<name>.tmp.<pid>.<hex>`, TempPathFor) that processes
+// killed while writing left in `dir`: those whose pid is no longer running. A
+// live writer's own temp file is never touched.
+void RemoveStaleTempFiles(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    size_t at = name.find(kTempInfix);
+    if (at == std::string::npos) continue;
+    const char* p = name.c_str() + at + std::strlen(kTempInfix);
+    char* end = nullptr;
+    long pid = std::strtol(p, &end, 10);
+    if (end == p || *end != '.' || pid <= 0) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
+  }
+}
+
+// Marks a cached past snapshot as just used (its mtime is the LRU clock).
+void Touch(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
+
+// Removes the least recently used snapshots/rev-*.amem beyond kMaxCachedSnapshots,
+// sparing `keep` and any used within the grace period. Failures are ignored: a
+// file another process removed first is gone either way.
+void EvictCachedSnapshots(const std::string& dir, const std::string& keep,
+                          const LiveOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  struct Cached {
+    fs::file_time_type used;
+    std::string path;
+    uint64_t bytes;
+  };
+  std::vector<Cached> files;
+  uint64_t total = 0;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("rev-", 0) != 0 || entry.path().extension() != ".amem") continue;
+    auto t = fs::last_write_time(entry.path(), ec);
+    if (ec) continue;
+    uint64_t bytes = fs::file_size(entry.path(), ec);
+    if (ec) continue;
+    total += bytes;
+    if (entry.path().string() != keep) files.push_back({t, entry.path().string(), bytes});
+  }
+  size_t count = files.size() + 1;  // `keep` counts
+  std::sort(files.begin(), files.end(),
+            [](const Cached& a, const Cached& b) { return std::tie(a.used, a.path) < std::tie(b.used, b.path); });
+  const auto grace = fs::file_time_type::clock::now() -
+                     std::chrono::seconds(kSnapshotGraceSeconds);
+  for (const Cached& f : files) {
+    if (count <= options.max_cached_snapshots && total <= options.max_cached_bytes) break;
+    if (f.used > grace) break;
+    fs::remove(f.path, ec);
+    --count;
+    total -= f.bytes;
+  }
+}
+
+}  // namespace
+
+Result<SnapshotFile> EnsureSnapshot(const std::string& store_dir, const ReadView& view) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(store_dir, ec)) {
+    return Status::NotFound("no store at " + store_dir);
+  }
+  StoreOptions options;
+  options.create_if_missing = false;
+  auto store = Store::Open(store_dir, options);
+  if (!store.ok()) return store.status();
+  return EnsureSnapshot(**store, view);
+}
+
+Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
+                                    const LiveOptions& options) {
+  namespace fs = std::filesystem;
+  const std::string dir = store.path();
+  auto latest = store.ResolveRevision(ReadView::Latest());
+  if (!latest.ok()) return latest.status();
+  auto wanted = store.ResolveRevision(view);
+  if (!wanted.ok()) return wanted.status();
+  SnapshotFile file;
+  file.revision = *wanted;
+
+  if (view.kind != ReadView::Kind::kLatest && *wanted != *latest) {
+    // A past revision: its snapshot never changes, so a cached file is final.
+    std::error_code ec;
+    fs::create_directories(dir + "/snapshots", ec);
+    if (ec) return Status::IOError("create " + dir + "/snapshots: " + ec.message());
+    file.path = dir + "/snapshots/rev-" + std::to_string(*wanted) + ".amem";
+    if (fs::exists(file.path, ec)) {
+      Touch(file.path);
+      return file;
+    }
+    auto done = Export(store, ReadView::AtRevision(*wanted), file.path);
+    if (!done.ok()) return done.status();
+    file.exported = true;
+    EvictCachedSnapshots(dir + "/snapshots", file.path, options);
+    return file;
+  }
+
+  file.path = dir + "/current.amem";
+  const std::string rev_path = dir + "/current.rev";
+  const auto fresh = [&](uint64_t rev) {
+    uint64_t recorded = 0;
+    std::error_code ec;
+    return ReadRevisionFile(rev_path, &recorded) && recorded == rev &&
+           fs::exists(file.path, ec);
+  };
+  file.revision = *latest;
+  if (fresh(*latest)) return file;
+
+  const std::string lock_path = dir + "/current.lock";
+  FileLock lock(lock_path);
+  AMEM_RETURN_IF_ERROR(lock.Lock(lock_path));
+  // Another process may have exported while we waited; the store may also have
+  // moved on again, in which case we export what is latest now.
+  auto now = store.ResolveRevision(ReadView::Latest());
+  if (!now.ok()) return now.status();
+  RemoveStaleTempFiles(dir);
+  file.revision = *now;
+  if (fresh(*now)) return file;
+  // A write landing during the export only makes the file newer than recorded; the
+  // next query then re-exports once more. Recording the state's own revision keeps
+  // the pair honest.
+  auto exported = Export(store, ReadView::Latest(), file.path);
+  if (!exported.ok()) return exported.status();
+  file.revision = *exported;
+  AMEM_RETURN_IF_ERROR(WriteFileAtomic(rev_path, std::to_string(*exported) + "\n"));
+  file.exported = true;
+  return file;
+}
+
+namespace {
+
+// What identifies the mapped base: a re-export renames a new file into place.
+std::string FileIdentity(const struct stat& st) {
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+         std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
+// A cache file: written to a temp name of its own and renamed into place, without
+// fsync. It is derived data: after a crash a torn or missing file fails its
+// checksum or base check and is compiled again.
+void WriteCacheFile(const std::string& path, std::string_view data) {
+  const std::string tmp = TempPathFor(path);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  bool ok = true;
+  for (size_t done = 0; ok && done < data.size();) {
+    ssize_t w = ::write(fd, data.data() + done, data.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    ok = w > 0;
+    if (ok) done += static_cast<size_t>(w);
+  }
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+}
+
+Result<uint64_t> EnvNumber(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  uint64_t x = 0;
+  for (const char* p = v; *p; ++p) {
+    if (*p < '0' || *p > '9' || x > (UINT64_MAX - 9) / 10) {
+      return Status::InvalidArgument(std::string(name) + "=" + v + ": not a whole number");
+    }
+    x = x * 10 + static_cast<uint64_t>(*p - '0');
+  }
+  return x;
+}
+
+}  // namespace
+
+Result<LiveOptions> LiveOptionsFromEnv() {
+  LiveOptions o;
+  AMEM_ASSIGN_OR_RETURN(files, EnvNumber("AMEM_SNAPSHOT_CACHE_FILES", o.max_cached_snapshots));
+  AMEM_ASSIGN_OR_RETURN(bytes, EnvNumber("AMEM_SNAPSHOT_CACHE_BYTES", o.max_cached_bytes));
+  AMEM_ASSIGN_OR_RETURN(merge_bytes, EnvNumber("AMEM_MERGE_BYTES", o.merge_bytes));
+  o.max_cached_snapshots = static_cast<size_t>(files);
+  o.max_cached_bytes = bytes;
+  o.merge_bytes = merge_bytes;
+  if (const char* f = std::getenv("AMEM_MERGE_FRACTION"); f != nullptr && *f != '\0') {
+    char* end = nullptr;
+    errno = 0;
+    double x = std::strtod(f, &end);
+    if (errno != 0 || end == f || *end != '\0' || !(x >= 0.0 && x <= 1e6)) {
+      return Status::InvalidArgument(std::string("AMEM_MERGE_FRACTION=") + f +
+                                     ": not a number >= 0 (the delta's size over the base's)");
+    }
+    o.merge_fraction = x;
+  }
+  if (const char* f = std::getenv("AMEM_FULL_EXPORT"); f != nullptr) {
+    std::string_view v(f);
+    if (v != "" && v != "0" && v != "1") {
+      return Status::InvalidArgument(std::string("AMEM_FULL_EXPORT=") + f + ": use 0 or 1");
+    }
+    o.full_export = v == "1";
+  }
+  return o;
+}
+
+Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOptions& options,
+                          LiveCache* cache) {
+  const std::string dir = store.path();
+  const std::string base_path = dir + "/current.amem", rev_path = dir + "/current.rev";
+  const std::string delta_path = dir + "/current.amdl", lock_path = dir + "/current.lock";
+  AMEM_ASSIGN_OR_RETURN(latest, store.ResolveRevision(ReadView::Latest()));
+  AMEM_ASSIGN_OR_RETURN(wanted, store.ResolveRevision(view));
+  std::unique_lock<std::mutex> cache_lock;
+  if (cache) cache_lock = std::unique_lock<std::mutex>(cache->mu);
+
+  LiveView out;
+  out.revision = wanted;
+  auto whole_file = [&](const ReadView& v) -> Result<LiveView> {
+    AMEM_ASSIGN_OR_RETURN(file, EnsureSnapshot(store, v, options));
+    AMEM_ASSIGN_OR_RETURN(reader, Reader::Open(file.path));
+    out.reader = std::move(reader);
+    out.revision = out.base_revision = file.revision;
+    out.exported = out.exported || file.exported;
+    return out;
+  };
+  if (options.full_export) return whole_file(view);
+
+  // The base: current.rev and current.amem are read under the shared lock, so
+  // that they belong together (a re-export holds it exclusively).
+  std::shared_ptr<const Reader> base;
+  uint64_t base_rev = 0;
+  std::string identity;
+  for (int attempt = 0; attempt < 2 && !base; ++attempt) {
+    {
+      FileLock lock(lock_path);
+      AMEM_RETURN_IF_ERROR(lock.Lock(lock_path, /*shared=*/true));
+      struct stat st;
+      if (ReadRevisionFile(rev_path, &base_rev) && ::stat(base_path.c_str(), &st) == 0) {
+        identity = FileIdentity(st);
+        if (cache && cache->base && cache->base_identity == identity &&
+            cache->base_revision == base_rev) {
+          base = cache->base;
+        } else if (auto r = Reader::Open(base_path); r.ok()) {
+          base = std::move(r).value();
+        } else {
+          ::unlink(rev_path.c_str());  // unreadable: the export below replaces it
+        }
+      }
+    }
+    if (!base && attempt == 0) {
+      // No base yet: export the latest state, which is then the base.
+      AMEM_ASSIGN_OR_RETURN(file, EnsureSnapshot(store, ReadView::Latest(), options));
+      out.exported = file.exported;
+    }
+  }
+  if (!base) return Status::IOError("cannot open the store's snapshot " + base_path);
+  if (cache && base != cache->base) {
+    cache->base = base;
+    cache->base_identity = identity;
+    cache->base_revision = base_rev;
+    cache->view = nullptr;
+  }
+  out.base_revision = base_rev;
+  if (wanted < base_rev) return whole_file(ReadView::AtRevision(wanted));  // older than the base
+  if (wanted == base_rev) {
+    out.reader = base;
+    return out;
+  }
+  if (cache && cache->view && cache->view_revision == wanted) {
+    out.reader = cache->view;
+    return out;
+  }
+
+  // The delta from the base to `wanted`: the cached file for the latest state if it
+  // is the right one, else compiled from the store's change log.
+  const bool is_latest = wanted == latest;
+  std::unique_ptr<Delta> delta;
+  if (is_latest) {
+    auto d = Delta::Open(delta_path, *base);
+    if (d.ok() && (*d)->base_revision() == base_rev && (*d)->head_revision() == wanted) {
+      delta = std::move(d).value();
+    }
+  }
+  if (!delta) {
+    std::string bytes;
+    auto compiled = CompileDelta(store, *base, base_rev, wanted, &bytes);
+    if (!compiled.ok()) {
+      // The history since the base was compacted away: a full file instead.
+      if (!compiled.status().IsInvalidArgument()) return compiled.status();
+      return whole_file(is_latest ? ReadView::Latest() : ReadView::AtRevision(wanted));
+    }
+    if (is_latest && (bytes.size() > options.merge_bytes ||
+                      static_cast<double>(bytes.size()) >
+                          options.merge_fraction * static_cast<double>(base->file_size()))) {
+      // Merge: the delta has grown past the threshold; rebuild the base.
+      ::unlink(delta_path.c_str());
+      return whole_file(ReadView::Latest());
+    }
+    if (is_latest) WriteCacheFile(delta_path, bytes);
+    AMEM_ASSIGN_OR_RETURN(opened, Delta::OpenBuffer(bytes, *base));
+    delta = std::move(opened);
+    out.compiled = true;
+  }
+  AMEM_ASSIGN_OR_RETURN(layered, Reader::OpenLayered(base, std::shared_ptr<const Delta>(std::move(delta))));
+  out.reader = std::move(layered);
+  if (cache) {
+    cache->view = out.reader;
+    cache->view_revision = wanted;
+  }
+  return out;
+}
+
+}  // namespace amem::snapshot

@@ -1,0 +1,102 @@
+// The store's live snapshot (docs/STORE.md §10): queries without --snapshot read
+// the state of the store as a base snapshot plus a delta segment (docs/FORMAT.md
+// §11), so a query right after a write costs O(changes since the base), not a
+// re-export of the store.
+//
+// Files beside the LMDB environment:
+//   current.amem   the base: a full snapshot of revision B
+//   current.rev    "B\n", written after current.amem is in place
+//   current.amdl   the delta from B to the newest revision a query has seen; a
+//                  cache (temp file + rename, not fsynced: a torn or stale one
+//                  fails its checksum or base check and is compiled again)
+//   current.lock   flock()ed: exclusively while the base is checked and
+//                  re-exported, shared while a reader reads current.rev and maps
+//                  current.amem, so the two always belong together
+//   snapshots/rev-R.amem   full snapshots of revisions older than the base
+//                  (--as-of / --at), an LRU cache bounded in files and bytes
+//                  (LiveOptions), sparing files used in the last
+//                  kSnapshotGraceSeconds (another process may be about to open it)
+// The base is rebuilt (a full export) when the delta grows past
+// LiveOptions::merge_fraction of the base's size or merge_bytes, when the history
+// since the base was compacted away, and on `amem compact`. Full files are streamed
+// to a temporary name of their own, fsynced and renamed into place.
+#ifndef AMEM_SNAPSHOT_LIVE_H_
+#define AMEM_SNAPSHOT_LIVE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/status.h"
+#include "snapshot/reader.h"
+#include "store/store.h"
+
+namespace amem::snapshot {
+
+inline constexpr size_t kMaxCachedSnapshots = 4;
+inline constexpr uint64_t kMaxCachedSnapshotBytes = uint64_t{2} << 30;  // 2 GiB
+inline constexpr int kSnapshotGraceSeconds = 10;
+
+struct LiveOptions {
+  // Rebuild the base when the delta is larger than this fraction of the base file
+  // or than merge_bytes.
+  double merge_fraction = 0.25;
+  uint64_t merge_bytes = uint64_t{64} << 20;
+  // Bounds of snapshots/ (past revisions older than the base).
+  size_t max_cached_snapshots = kMaxCachedSnapshots;
+  uint64_t max_cached_bytes = kMaxCachedSnapshotBytes;
+  // Never layer: re-export the whole store whenever it moved on (the path before
+  // delta segments; benchmarks compare against it).
+  bool full_export = false;
+};
+// The defaults, overridden by the environment: AMEM_SNAPSHOT_CACHE_FILES,
+// AMEM_SNAPSHOT_CACHE_BYTES, AMEM_MERGE_FRACTION, AMEM_MERGE_BYTES,
+// AMEM_FULL_EXPORT=1. A malformed value is InvalidArgument naming it.
+Result<LiveOptions> LiveOptionsFromEnv();
+
+// A read view of the store: the base alone, or base + delta (Reader::layered()).
+struct LiveView {
+  std::shared_ptr<const Reader> reader;
+  uint64_t revision = 0;
+  uint64_t base_revision = 0;
+  bool exported = false;  // this call wrote a full snapshot (base or past revision)
+  bool compiled = false;  // this call compiled a delta
+};
+
+// What a long-lived process (amem mcp) keeps between queries: the mapped base and
+// the last view, reused while the store and the base file are unchanged.
+class LiveCache {
+ public:
+  std::mutex mu;
+  std::shared_ptr<const Reader> base;
+  std::string base_identity;  // device, inode, size and mtime of the mapped file
+  uint64_t base_revision = 0;
+  std::shared_ptr<const Reader> view;
+  uint64_t view_revision = 0;
+};
+
+// The store's state as of `view` (latest by default) as a Reader. Exports the base
+// when there is none, compiles (and for the latest state caches) the delta since
+// it, merges when the delta passed the threshold. `cache` may be null.
+Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOptions& options,
+                          LiveCache* cache = nullptr);
+
+struct SnapshotFile {
+  std::string path;
+  uint64_t revision = 0;
+  bool exported = false;  // this call wrote it
+};
+
+// A full snapshot file of the store in `store_dir` as of `view` (latest by
+// default), exported if it is missing or stale: current.amem for the latest state,
+// snapshots/rev-R.amem for a past one. NotFound if there is no store.
+Result<SnapshotFile> EnsureSnapshot(const std::string& store_dir, const ReadView& view = {});
+// Same with an already opened store.
+Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view = {},
+                                    const LiveOptions& options = {});
+
+}  // namespace amem::snapshot
+
+#endif  // AMEM_SNAPSHOT_LIVE_H_
