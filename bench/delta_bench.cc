@@ -9,6 +9,10 @@
 //            ever larger steps since the base
 //   merge    MergeState(base, delta) + BuildSnapshot: rebuilding the base from
 //            base + delta (what a merge does), same bytes as a full export
+//   view     Reader::OpenLayered(base, delta): the merged read view a query uses
+//   pagerank, betweenness, text-search
+//            the query on the view against the same query on a Reader over the
+//            full export at the same revision (answers checked equal)
 //
 // Usage: delta_bench [--num=100000[,...]] [--changes=1,10,100,1000] [--reps=5]
 // Medians of --reps timed runs after one warm-up. Exits non-zero on any failure,
@@ -18,6 +22,8 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "query/centrality.h"
+#include "query/text_search.h"
 #include "bench/workload.h"
 #include "snapshot/delta.h"
 #include "snapshot/export.h"
@@ -78,7 +84,8 @@ void Run(uint64_t num, const std::vector<uint64_t>& changes, int reps) {
   Report("export/" + std::to_string(num), export_s, 1, 0, "(full re-export)");
   auto base_or = snapshot::Reader::Open(base_path);
   if (!base_or.ok()) Die(kProgram, base_or.status().ToString());
-  const snapshot::Reader& base = **base_or;
+  std::shared_ptr<const snapshot::Reader> base_shared = std::move(*base_or);
+  const snapshot::Reader& base = *base_shared;
   if (auto s = base.EnsureContent(); !s.ok()) Die(kProgram, s.ToString());
 
   Random rng(num);
@@ -127,6 +134,49 @@ void Run(uint64_t num, const std::vector<uint64_t>& changes, int reps) {
     if (!want.ok() || *want != merged) Die(kProgram, "merged bytes differ from the full export");
     Report("merge/" + std::to_string(num) + "/" + std::to_string(target), merge_s, 1, 0,
            "(base + delta -> full file; bytes equal the full export)");
+
+    // The merged read view, and bulk queries on it against the full file.
+    std::shared_ptr<const snapshot::Delta> shared_delta = std::move(*delta);
+    std::unique_ptr<snapshot::Reader> view;
+    double view_s = MedianOf(reps, [&] {
+      auto v = snapshot::Reader::OpenLayered(base_shared, shared_delta);
+      if (!v.ok()) Die(kProgram, v.status().ToString());
+      view = std::move(*v);
+    });
+    Report("view/" + std::to_string(num) + "/" + std::to_string(target), view_s, 1, 0,
+           "(Reader::OpenLayered: base + delta as one graph)");
+    auto full_reader = snapshot::Reader::OpenBuffer(*want);
+    if (!full_reader.ok()) Die(kProgram, full_reader.status().ToString());
+    auto compare = [&](const std::string& name, auto&& run) {
+      query::Json a, b;
+      double on_view = MedianOf(reps, [&] { a = run(*view); });
+      double on_full = MedianOf(reps, [&] { b = run(**full_reader); });
+      if (a != b) Die(kProgram, name + ": the view's answer differs from the full export's");
+      char note[120];
+      std::snprintf(note, sizeof(note), "view %.2f ms vs full file %.2f ms: %.2fx", on_view * 1e3,
+                    on_full * 1e3, on_view / on_full);
+      Report(name + "/" + std::to_string(num) + "/" + std::to_string(target), on_view, 1, 0, note);
+    };
+    compare("pagerank", [](const snapshot::Reader& r) {
+      query::CentralityOptions o;
+      auto res = query::Centrality(r, o);
+      if (!res.ok()) Die(kProgram, res.status().ToString());
+      return query::CentralityJson(r, *res);
+    });
+    compare("betweenness", [](const snapshot::Reader& r) {
+      query::CentralityOptions o;
+      o.metric = query::CentralityMetric::kBetweenness;
+      auto res = query::Centrality(r, o);
+      if (!res.ok()) Die(kProgram, res.status().ToString());
+      return query::CentralityJson(r, *res);
+    });
+    compare("text-search", [](const snapshot::Reader& r) {
+      query::TextSearchOptions o;
+      o.query = "retry policy cache";
+      auto res = query::TextSearch(r, o);
+      if (!res.ok()) Die(kProgram, res.status().ToString());
+      return query::TextSearchJson(r, *res);
+    });
   }
 }
 
