@@ -101,9 +101,10 @@ void RemoveStaleTempFiles(const std::string& dir) {
 // Marks a cached past snapshot as just used (its mtime is the LRU clock).
 void Touch(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
 
-// Removes the least recently used snapshots/rev-*.amem beyond kMaxCachedSnapshots,
-// sparing `keep` and any used within the grace period. Failures are ignored: a
-// file another process removed first is gone either way.
+// Removes the least recently used snapshots/rev-*.amem until at most
+// options.max_cached_snapshots files and max_cached_bytes remain, sparing `keep`.
+// A process that mapped a removed file still reads it (the mapping holds the
+// inode). Failures are ignored: a file another process removed first is gone.
 void EvictCachedSnapshots(const std::string& dir, const std::string& keep,
                           const LiveOptions& options) {
   namespace fs = std::filesystem;
@@ -128,11 +129,8 @@ void EvictCachedSnapshots(const std::string& dir, const std::string& keep,
   size_t count = files.size() + 1;  // `keep` counts
   std::sort(files.begin(), files.end(),
             [](const Cached& a, const Cached& b) { return std::tie(a.used, a.path) < std::tie(b.used, b.path); });
-  const auto grace = fs::file_time_type::clock::now() -
-                     std::chrono::seconds(kSnapshotGraceSeconds);
   for (const Cached& f : files) {
     if (count <= options.max_cached_snapshots && total <= options.max_cached_bytes) break;
-    if (f.used > grace) break;
     fs::remove(f.path, ec);
     --count;
     total -= f.bytes;
@@ -297,8 +295,16 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   out.revision = wanted;
   auto whole_file = [&](const ReadView& v) -> Result<LiveView> {
     AMEM_ASSIGN_OR_RETURN(file, EnsureSnapshot(store, v, options));
-    AMEM_ASSIGN_OR_RETURN(reader, Reader::Open(file.path));
-    out.reader = std::move(reader);
+    auto reader = Reader::Open(file.path);
+    if (!reader.ok()) {
+      // Another process evicted the cached file between the check and the open
+      // (a mapped file stays readable; only this window can miss it): once more.
+      AMEM_ASSIGN_OR_RETURN(again, EnsureSnapshot(store, v, options));
+      file = std::move(again);
+      reader = Reader::Open(file.path);
+      if (!reader.ok()) return reader.status();
+    }
+    out.reader = std::move(reader).value();
     out.revision = out.base_revision = file.revision;
     out.exported = out.exported || file.exported;
     return out;

@@ -14,8 +14,8 @@
 //                  current.amem, so the two always belong together
 //   snapshots/rev-R.amem   full snapshots of revisions older than the base
 //                  (--as-of / --at), an LRU cache bounded in files and bytes
-//                  (LiveOptions), sparing files used in the last
-//                  kSnapshotGraceSeconds (another process may be about to open it)
+//                  (LiveOptions); a process that mapped an evicted file
+//                  still reads it, and one that missed it exports it again
 // The base is rebuilt (a full export) when the delta grows past
 // LiveOptions::merge_fraction of the base's size or merge_bytes, when the history
 // since the base was compacted away, and on `amem compact`. Full files are streamed
@@ -37,7 +37,6 @@ namespace amem::snapshot {
 
 inline constexpr size_t kMaxCachedSnapshots = 4;
 inline constexpr uint64_t kMaxCachedSnapshotBytes = uint64_t{2} << 30;  // 2 GiB
-inline constexpr int kSnapshotGraceSeconds = 10;
 
 struct LiveOptions {
   // Rebuild the base when the delta is larger than this fraction of the base file

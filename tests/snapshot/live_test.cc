@@ -30,7 +30,7 @@ WriteOptions At(int64_t ts) {
 
 }  // namespace
 
-TEST_CASE("current snapshot is exported once per store revision", "[query][current]") {
+TEST_CASE("current snapshot is exported once per store revision", "[snapshot][live]") {
   TempDir dir;
   auto store = amem::testing::OpenStore(dir.path());
   REQUIRE(store->PutNode(amem::testing::Node("fact:a", "first"), At(100)).ok());
@@ -96,7 +96,7 @@ TEST_CASE("current snapshot is exported once per store revision", "[query][curre
 }
 
 TEST_CASE("current snapshot: concurrent callers agree and a missing store is NotFound",
-          "[query][current]") {
+          "[snapshot][live]") {
   TempDir dir;
   // One Store shared by the threads: LMDB forbids opening one environment twice
   // in a process. The flock is per open file, so the threads still contend for it
@@ -124,7 +124,7 @@ TEST_CASE("current snapshot: concurrent callers agree and a missing store is Not
 }
 
 TEST_CASE("past snapshots are cached up to a limit, the least recently used removed first",
-          "[query][current]") {
+          "[snapshot][live]") {
   namespace fs = std::filesystem;
   TempDir dir;
   auto store = amem::testing::OpenStore(dir.path());
@@ -135,7 +135,7 @@ TEST_CASE("past snapshots are cached up to a limit, the least recently used remo
   auto path = [&](int rev) {
     return dir.path() + "/snapshots/rev-" + std::to_string(rev) + ".amem";
   };
-  // Last used `seconds` ago: older than the grace period, so it may be removed.
+  // Last used `seconds` ago (the mtime is the LRU clock).
   auto used_ago = [&](int rev, int seconds) {
     fs::last_write_time(path(rev),
                         fs::file_time_type::clock::now() - std::chrono::seconds(seconds));
@@ -162,11 +162,16 @@ TEST_CASE("past snapshots are cached up to a limit, the least recently used remo
   used_ago(5, 40);
   CHECK(EnsureSnapshot(*store, ReadView::AtRevision(6))->exported);
   CHECK(cached() == std::vector<int>{1, 4, 5, 6});
-  // Files used within the grace period are never removed, even past the limit:
-  // another process may be about to open them.
+  // The bound holds in a burst too: files just used go as well, oldest use first.
   for (int r : {1, 4, 5, 6}) fs::last_write_time(path(r), fs::file_time_type::clock::now());
+  used_ago(4, 1);
   CHECK(EnsureSnapshot(*store, ReadView::AtRevision(7))->exported);
-  CHECK(cached() == std::vector<int>{1, 4, 5, 6, 7});
+  CHECK(cached() == std::vector<int>{1, 5, 6, 7});
+  // A bound in bytes: with room for two files, two stay.
+  LiveOptions two;
+  two.max_cached_bytes = fs::file_size(path(7)) * 2 + fs::file_size(path(7)) / 2;
+  CHECK(EnsureSnapshot(*store, ReadView::AtRevision(2), two)->exported);
+  CHECK(cached().size() == 2);
   // Every answer still reads right after evictions.
   auto r2 = EnsureSnapshot(*store, ReadView::AtRevision(2));
   REQUIRE(r2.ok());

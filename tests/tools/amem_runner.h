@@ -4,6 +4,7 @@
 #define AMEM_TESTS_TOOLS_AMEM_RUNNER_H_
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,9 +51,11 @@ inline void WriteFile(const std::string& path, const std::string& data) {
 
 // Runs a program with `args`; stdin is `input`; `env` entries ("NAME=value") are
 // added to the environment, from which AMEM_STORE is removed. `cwd` empty: inherit.
+// `kill_after_us` > 0: SIGKILL the program that many microseconds after its start
+// (crash tests); its exit_code is then 128 + 9 unless it finished first.
 inline RunResult RunProgram(const std::string& program, const std::vector<std::string>& args,
                             const std::string& input, const std::vector<std::string>& env,
-                            const std::string& cwd) {
+                            const std::string& cwd, int kill_after_us = 0) {
   TempDir io;
   WriteFile(io.Sub("in"), input);
   posix_spawn_file_actions_t actions;
@@ -81,6 +84,10 @@ inline RunResult RunProgram(const std::string& program, const std::vector<std::s
   posix_spawn_file_actions_destroy(&actions);
   RunResult result;
   if (rc != 0) return result;
+  if (kill_after_us > 0) {
+    ::usleep(static_cast<useconds_t>(kill_after_us));
+    ::kill(pid, SIGKILL);
+  }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
   }

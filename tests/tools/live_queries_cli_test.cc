@@ -5,7 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <csignal>
 #include <filesystem>
+#include <thread>
 #include <random>
 #include <string>
 #include <vector>
@@ -146,4 +149,152 @@ TEST_CASE("live queries answer as a full export does, across deltas and merges",
   CHECK(answered * 4 > asked * 3);  // most queries answer (a missing node is an error)
   CHECK(layered_rounds > 0);  // both paths were exercised
   CHECK(merged_rounds > 0);
+}
+
+namespace {
+
+// The JSON of `query` on the store (as of `as_of` when not empty) and on a full
+// export of the same revision, `index` and `revision` aside.
+void CheckAgainstExport(const std::string& store, const std::string& scratch,
+                        const std::vector<std::string>& query, const std::string& as_of,
+                        const std::vector<std::string>& env = {}) {
+  INFO(query[0] << " as of " << (as_of.empty() ? "latest" : as_of));
+  std::vector<std::string> exp = {"export", scratch};
+  if (!as_of.empty()) exp.insert(exp.end(), {"--as-of", as_of});
+  RunResult e = Run(store, exp, {});
+  INFO(e.err);
+  REQUIRE(e.exit_code == 0);
+  std::vector<std::string> live = {"--json"};
+  live.insert(live.end(), query.begin(), query.end());
+  std::vector<std::string> file = live;
+  if (!as_of.empty()) live.insert(live.end(), {"--as-of", as_of});
+  file.insert(file.end(), {"--snapshot", scratch});
+  RunResult a = Run(store, live, env), b = Run(store, file, {});
+  INFO(a.err << b.err);
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  Json ja = Json::parse(a.out), jb = Json::parse(b.out);
+  Strip(&ja);
+  Strip(&jb);
+  CHECK(ja.dump() == jb.dump());
+}
+
+size_t CountFiles(const std::string& dir, std::string_view infix) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    n += e.path().filename().string().find(infix) != std::string::npos;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("live queries as of past revisions, before and after the base; the cache stays bounded",
+          "[tools][live]") {
+  TempDir dir;
+  const std::string store = dir.path() + "/s";
+  REQUIRE(Run(store, {"init"}, {}).exit_code == 0);
+  std::mt19937 rng(7);
+  int64_t ts = 1000;
+  std::vector<std::string> revs;
+  for (int round = 0; round < 60; ++round) {
+    REQUIRE(Run(store, {"ingest", "-"}, {}, Round(&rng, round, &ts)).exit_code == 0);
+    RunResult r = Run(store, {"--json", "stats"}, {});
+    REQUIRE(r.exit_code == 0);
+    revs.push_back(std::to_string(Json::parse(r.out)["revision"].get<uint64_t>()));
+    // The base is made at round 30: revisions before it come from snapshots/.
+    if (round == 30) REQUIRE(Run(store, {"text-search", "retry"}, {}).exit_code == 0);
+  }
+  const std::vector<std::string> env = {"AMEM_SNAPSHOT_CACHE_FILES=3", "AMEM_MERGE_FRACTION=100"};
+  for (size_t k : {size_t{5}, size_t{20}, size_t{35}, size_t{50}, size_t{59}}) {
+    CheckAgainstExport(store, dir.path() + "/past.amem", {"text-search", "retry cache policy"},
+                       revs[k], env);
+    CheckAgainstExport(store, dir.path() + "/past.amem", {"centrality"}, revs[k], env);
+    CheckAgainstExport(store, dir.path() + "/past.amem", {"traverse", "k:1"}, revs[k], env);
+  }
+  // 50 distinct past revisions: the cache never holds more than its bound.
+  for (size_t k = 0; k < 50; ++k) {
+    RunResult r = Run(store, {"text-search", "retry", "--as-of", revs[k]}, env);
+    REQUIRE(r.exit_code == 0);
+    CHECK(CountFiles(store + "/snapshots", "rev-") <= 3);
+  }
+}
+
+TEST_CASE("two processes alternating writes and queries see their own writes, never an error",
+          "[tools][live]") {
+  TempDir dir;
+  const std::string store = dir.path() + "/s";
+  REQUIRE(Run(store, {"init"}, {}).exit_code == 0);
+  std::mt19937 rng(11);
+  int64_t ts = 1000;
+  REQUIRE(Run(store, {"ingest", "-"}, {}, Round(&rng, 0, &ts)).exit_code == 0);
+  std::atomic<int> failures{0};
+  auto worker = [&](const std::string& name, bool merge_often) {
+    // One of the two merges after nearly every write, the other layers deltas.
+    std::vector<std::string> env = {merge_often ? "AMEM_MERGE_BYTES=1" : "AMEM_MERGE_FRACTION=100"};
+    for (int i = 0; i < 15; ++i) {
+      const std::string token = name + "token" + std::to_string(i);
+      RunResult w = Run(store, {"put-node", "fact:" + name, "--type", "fact", "--content",
+                                "shared words " + token},
+                        env);
+      RunResult q = Run(store, {"--json", "text-search", token}, env);
+      bool ok = w.exit_code == 0 && q.exit_code == 0;
+      if (ok) {
+        Json j = Json::parse(q.out);
+        ok = j["results"].size() == 1 && j["results"][0]["key"] == "fact:" + name;
+      }
+      if (!ok) {
+        ++failures;
+        UNSCOPED_INFO(name << " " << i << ": " << w.err << q.err << q.out);
+      }
+    }
+  };
+  std::thread a(worker, "alpha", true), b(worker, "beta", false);
+  a.join();
+  b.join();
+  CHECK(failures.load() == 0);
+  CHECK(CountFiles(store, ".tmp.") == 0);  // no half file left behind
+  CheckAgainstExport(store, dir.path() + "/full.amem", {"text-search", "shared words"}, "");
+}
+
+TEST_CASE("a query killed while compiling a delta or merging leaves the store readable",
+          "[tools][live]") {
+  TempDir dir;
+  const std::string store = dir.path() + "/s";
+  REQUIRE(Run(store, {"init"}, {}).exit_code == 0);
+  // Big enough that an export takes a while, so kills land inside it.
+  std::string big;
+  for (int i = 0; i < 4000; ++i) {
+    big += Json{{"op", "node"}, {"key", "n:" + std::to_string(i)}, {"type", "fact"},
+                {"content", "retry cache policy entry " + std::to_string(i)}, {"ts", 1000 + i}}
+               .dump() +
+           "\n";
+    big += Json{{"op", "edge"}, {"src", "n:" + std::to_string(i)}, {"rel", "supports"},
+                {"dst", "n:" + std::to_string((i * 7) % 4000)}, {"ts", 1000 + i}}
+               .dump() +
+           "\n";
+  }
+  REQUIRE(Run(store, {"ingest", "-"}, {}, big).exit_code == 0);
+  REQUIRE(Run(store, {"text-search", "retry"}, {}).exit_code == 0);  // the base
+  int killed = 0;
+  for (int i = 0; i < 16; ++i) {
+    INFO("kill " << i);
+    REQUIRE(Run(store, {"put-node", "n:" + std::to_string(i), "--type", "fact", "--content",
+                        "changed retry " + std::to_string(i)},
+                {})
+                .exit_code == 0);
+    // Even rounds merge (a full export), odd ones compile and write a delta.
+    std::vector<std::string> env = {i % 2 == 0 ? "AMEM_MERGE_BYTES=1" : "AMEM_MERGE_FRACTION=100"};
+    RunResult k = RunProgram(AMEM_BINARY, {"--store", store, "text-search", "retry"}, "", env, "",
+                             1000 + 2500 * (i / 2));
+    killed += k.exit_code == 128 + SIGKILL;
+    CheckAgainstExport(store, dir.path() + "/full.amem", {"text-search", "changed retry"}, "",
+                       {"AMEM_MERGE_FRACTION=100"});
+  }
+  CHECK(killed > 0);
+  // The next base export removes what killed writers left.
+  REQUIRE(Run(store, {"put-node", "n:last", "--type", "fact", "--content", "x"}, {}).exit_code == 0);
+  REQUIRE(Run(store, {"text-search", "retry"}, {"AMEM_MERGE_BYTES=1"}).exit_code == 0);
+  CHECK(CountFiles(store, ".tmp.") == 0);
 }
