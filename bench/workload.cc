@@ -5,6 +5,7 @@
 #include <cassert>
 #include <charconv>
 #include <cstring>
+#include <ctime>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -595,6 +596,11 @@ uint64_t Random::Uniform(uint64_t n) {
 const std::vector<std::string>& Vocabulary() {
   static const std::vector<std::string> words = BuildVocabulary();
   return words;
+}
+
+int64_t WorkloadStartEndingNow(const WorkloadOptions& options) {
+  const int64_t sessions = (options.num_nodes + options.session_size - 1) / options.session_size;
+  return static_cast<int64_t>(std::time(nullptr)) - (sessions + 1) * kSessionSeconds;
 }
 
 Workload GenerateWorkload(const WorkloadOptions& options) {

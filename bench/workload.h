@@ -102,6 +102,10 @@ inline constexpr uint32_t kVocabularySize = 4096;
 // The vocabulary in Zipf rank order (most frequent first).
 const std::vector<std::string>& Vocabulary();
 
+// A start_ts such that the workload's newest timestamp is about now (large
+// workloads otherwise reach years ahead, which amem ingest refuses).
+int64_t WorkloadStartEndingNow(const WorkloadOptions& options);
+
 Workload GenerateWorkload(const WorkloadOptions& options);
 
 // XXH3-64 over every field of every node and edge (floats by their bits), in order.

@@ -3,6 +3,8 @@
 #include "snapshot/layered.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <tuple>
 
@@ -64,9 +66,9 @@ Status Reader::Layer::Build(Reader* r) {
   r->blocks_ = b.blocks_;
   if (delta->runs().size() != t.session_count) return Corrupt("runs and session count differ");
   AMEM_RETURN_IF_ERROR(BuildNodes(r));
-  AMEM_RETURN_IF_ERROR(BuildEdges(r));
-  AMEM_RETURN_IF_ERROR(BuildTime(r));
   AMEM_RETURN_IF_ERROR(BuildTerms());
+  r->time_count_ = r->node_count_;
+  r->lazy_pending_.store(kLazyBulk | kLazyTime, std::memory_order_release);
   r->term_count_ = base_terms + static_cast<uint32_t>(new_terms.size());
 
   // kv: the base's entries less the removed ones, the delta's inserted at their gaps.
@@ -92,70 +94,49 @@ Status Reader::Layer::BuildNodes(Reader* r) {
   const Reader& b = *base;
   const Delta& dl = *delta;
   const uint32_t nb = b.node_count(), nd = dl.node_count();
-  std::vector<bool> gone(nb, false);
   for (uint32_t x : dl.removed()) {
     if (x >= nb) return Corrupt("removed node out of range");
-    gone[x] = true;
   }
   for (uint32_t d = 0; d < nd; ++d) {
     uint32_t slot = dl.base_slot(d);
-    if (slot != kNoNode) {
-      if (slot >= nb) return Corrupt("replaced node out of range");
-      gone[slot] = true;
+    if (slot == kNoNode) continue;
+    if (slot >= nb || (!replaced.empty() && slot <= replaced.back().first)) {
+      return Corrupt("replaced node out of range or out of order");
     }
+    replaced.emplace_back(slot, d);
   }
-  // Merged order: at base position p, the delta nodes that go before it, then p.
-  node_ref.reserve(r->node_count_);
-  base_to_merged.assign(nb, kNoNode);
-  delta_to_merged.assign(nd, kNoNode);
-  uint32_t d = 0;
-  for (uint32_t p = 0; p <= nb; ++p) {
-    for (; d < nd && dl.gap(d) <= p; ++d) {
-      delta_to_merged[d] = static_cast<uint32_t>(node_ref.size());
-      node_ref.push_back(kDeltaNode | d);
-    }
-    if (p < nb && !gone[p]) {
-      base_to_merged[p] = static_cast<uint32_t>(node_ref.size());
-      node_ref.push_back(p);
-    }
-  }
-  if (d != nd || node_ref.size() != r->node_count_) return Corrupt("node count differs from the totals");
-  for (uint32_t x = 0; x < nd; ++x) {
-    if (dl.base_slot(x) != kNoNode) base_to_merged[dl.base_slot(x)] = delta_to_merged[x];
-  }
+  auto seq = NodeSequence(b, dl);
+  if (!seq.ok()) return Corrupt("nodes: " + seq.status().message());
+  nodes = std::move(*seq);
+  if (nodes.size() != r->node_count_) return Corrupt("node count differs from the totals");
 
-  // Sessions: each file's run numbers to the runs at H.
+  // Sessions: each file's run numbers to the runs at H. Merged order is (run,
+  // key), so a merged session's range holds its base sessions' kept nodes and its
+  // delta nodes: counted from the base's session ranges, never node by node.
   const auto& runs = dl.runs();
   auto merged_session = [&](std::string_view run) -> uint32_t {
     auto it = std::lower_bound(runs.begin(), runs.end(), run);
     return it != runs.end() && *it == run ? static_cast<uint32_t>(it - runs.begin()) : kNoNode;
   };
+  const uint32_t sessions_at_h = r->session_count_;
+  std::vector<uint32_t> start(static_cast<size_t>(sessions_at_h) + 1, 0);
   base_session.resize(b.session_count());
-  for (uint32_t s = 0; s < b.session_count(); ++s) base_session[s] = merged_session(b.session_run(s));
+  for (uint32_t s = 0; s < b.session_count(); ++s) {
+    base_session[s] = merged_session(b.session_run(s));
+    const SessionRange range = b.session_range(s);
+    const uint32_t kept = nodes.KeptIn(range.begin, range.end);
+    if (kept == 0) continue;
+    if (base_session[s] == kNoNode) return Corrupt("a kept base node's run is not among the runs");
+    start[base_session[s] + 1] += kept;
+  }
   delta_session.resize(dn().session_count());
   for (uint32_t s = 0; s < dn().session_count(); ++s) {
     delta_session[s] = merged_session(dn().session_run(s));
     if (delta_session[s] == kNoNode) return Corrupt("a delta node's run is not among the runs");
   }
-
-  // One pass in merged order: sessions, document lengths, whether any vector.
-  const uint32_t n = r->node_count_;
-  const uint32_t sessions_at_h = r->session_count_;
-  std::vector<uint32_t> start(static_cast<size_t>(sessions_at_h) + 1, 0);
-  doc_lengths.resize(size_t{n} * 4);
-  bool any_vector = false;
-  uint32_t last_session = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    auto [file, x] = Local(i);
-    const uint32_t s = file == base.get() ? base_session[file->session(x)]
-                                          : delta_session[file->session(x)];
-    if (s == kNoNode || s < last_session) return Corrupt("nodes are not in run order");
-    last_session = s;
-    ++start[s + 1];
-    EncodeFixed32(doc_lengths.data() + 4 * size_t{i}, file->doc_length(x));
-    if (!any_vector && file->vector(x) != nullptr) any_vector = true;
-  }
+  for (uint32_t d = 0; d < nd; ++d) ++start[delta_session[dn().session(d)] + 1];
   for (uint32_t s = 0; s < sessions_at_h; ++s) start[s + 1] += start[s];
+  if (start[sessions_at_h] != r->node_count_) return Corrupt("sessions do not hold every node");
   sessions.resize(size_t{sessions_at_h} * kSessionEntryLength);
   for (uint32_t s = 0; s < sessions_at_h; ++s) {
     char* e = sessions.data() + size_t{s} * kSessionEntryLength;
@@ -164,15 +145,52 @@ Status Reader::Layer::BuildNodes(Reader* r) {
     EncodeFixed32(e + 8, start[s + 1]);
   }
   r->UseLayerSessions(sessions.data());
-  r->doc_lengths_ = b.has_doc_lengths() ? doc_lengths.data() : nullptr;
+  // A non-null marker: document lengths are read through LayeredDocLength.
+  r->doc_lengths_ = b.doc_lengths_;
+
+  // Any vector at H: the delta's nodes, else the first kept base node with one.
+  bool any_vector = false;
+  for (uint32_t d = 0; d < nd && !any_vector; ++d) any_vector = dn().vector(d) != nullptr;
+  if (!any_vector && b.has_vectors()) {
+    for (uint32_t x = 0; x < nb && !any_vector; ++x) any_vector = BaseKept(x) && b.vector(x) != nullptr;
+  }
   r->flags_ = static_cast<uint16_t>((b.flags_ & ~kFlagHasVectors) | (any_vector ? kFlagHasVectors : 0));
   return Status::OK();
 }
 
-Status Reader::Layer::BuildEdges(Reader* r) {
+uint32_t Reader::Layer::OfBase(uint32_t b) const {
+  if (flat_ref.load(std::memory_order_acquire) != nullptr) return base_to_merged[b];
+  if (!nodes.IsRemoved(b)) return nodes.OfBase(b);
+  auto it = std::lower_bound(replaced.begin(), replaced.end(), std::make_pair(b, uint32_t{0}));
+  if (it != replaced.end() && it->first == b) return nodes.OfDelta(it->second);
+  return kNoNode;
+}
+
+Status Reader::Layer::BuildBulk(Reader* r) {
   const Reader& b = *base;
   const Delta& dl = *delta;
   const uint32_t n = r->node_count_, m = r->edge_count_;
+  const uint32_t nb = b.node_count(), nd = dl.node_count();
+  // Flat node maps: one walk of the base positions, delta nodes at their gaps.
+  node_ref.clear();
+  node_ref.reserve(n);
+  base_to_merged.assign(nb, kNoNode);
+  delta_to_merged.assign(nd, kNoNode);
+  {
+    uint32_t d = 0;
+    for (uint32_t p = 0; p <= nb; ++p) {
+      for (; d < nd && dl.gap(d) <= p; ++d) {
+        delta_to_merged[d] = static_cast<uint32_t>(node_ref.size());
+        node_ref.push_back(kDeltaNode | d);
+      }
+      if (p < nb && BaseKept(p)) {
+        base_to_merged[p] = static_cast<uint32_t>(node_ref.size());
+        node_ref.push_back(p);
+      }
+    }
+    if (node_ref.size() != n) return Corrupt("node count differs from the totals");
+    for (const auto& [slot, x] : replaced) base_to_merged[slot] = delta_to_merged[x];
+  }
   edges.resize(size_t{m} * EdgeEntry::kEncodedLength);
   edge_ref.resize(m);
   out_off.resize((size_t{n} + 1) * 4);
@@ -272,6 +290,7 @@ Status Reader::Layer::BuildEdges(Reader* r) {
   r->out_off_ = out_off.data();
   r->in_off_ = in_off.data();
   r->in_list_ = in_list.data();
+  flat_ref.store(node_ref.data(), std::memory_order_release);
   return Status::OK();
 }
 
@@ -286,15 +305,14 @@ Status Reader::Layer::BuildTime(Reader* r) {
   auto next_base = [&]() -> std::optional<TimeEntry> {
     for (; kb < b.time_entry_count(); ++kb) {
       TimeEntry e = b.time_entry(kb);
-      uint32_t m = base_to_merged[e.node];
-      if (m != kNoNode && node_ref[m] == e.node) return TimeEntry{e.ts, m};
+      if (BaseKept(e.node)) return TimeEntry{e.ts, OfBase(e.node)};
     }
     return std::nullopt;
   };
   auto next_delta = [&]() -> std::optional<TimeEntry> {
     if (kd >= d.time_entry_count()) return std::nullopt;
     TimeEntry e = d.time_entry(kd);
-    return TimeEntry{e.ts, delta_to_merged[e.node]};
+    return TimeEntry{e.ts, OfDelta(e.node)};
   };
   for (;;) {
     auto eb = next_base();
@@ -310,7 +328,6 @@ Status Reader::Layer::BuildTime(Reader* r) {
   }
   if (out != n) return Corrupt("time index misses nodes");
   r->time_ = time.data();
-  r->time_count_ = n;
   return Status::OK();
 }
 
@@ -355,15 +372,14 @@ const Reader::Layer::MergedPostings& Reader::Layer::Postings(uint32_t t) const {
   auto base_next = [&]() -> std::optional<Posting> {
     for (; x < from_base.size(); ++x) {
       Posting p = from_base[x];
-      uint32_t m = base_to_merged[p.node];
-      if (m != kNoNode && node_ref[m] == p.node) return Posting{m, p.tf, p.field};
+      if (BaseKept(p.node)) return Posting{OfBase(p.node), p.tf, p.field};
     }
     return std::nullopt;
   };
   auto delta_next = [&]() -> std::optional<Posting> {
     if (y >= from_delta.size()) return std::nullopt;
     Posting p = from_delta[y];
-    return Posting{delta_to_merged[p.node], p.tf, p.field};
+    return Posting{OfDelta(p.node), p.tf, p.field};
   };
   for (;;) {
     auto pb = base_next();
@@ -383,11 +399,10 @@ const Reader::Layer::MergedPostings& Reader::Layer::Postings(uint32_t t) const {
 std::vector<uint32_t> Reader::Layer::NodesOfType(uint8_t type) const {
   std::vector<uint32_t> out;
   for (uint32_t bi : base->NodesOfType(type)) {
-    uint32_t m = base_to_merged[bi];
-    if (m != kNoNode && node_ref[m] == bi) out.push_back(m);
+    if (BaseKept(bi)) out.push_back(OfBase(bi));
   }
   const size_t from_base = out.size();
-  for (uint32_t d : dn().NodesOfType(type)) out.push_back(delta_to_merged[d]);
+  for (uint32_t d : dn().NodesOfType(type)) out.push_back(OfDelta(d));
   std::inplace_merge(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(from_base), out.end());
   return out;
 }
@@ -442,6 +457,26 @@ std::optional<uint32_t> Reader::Layer::FindKv(std::string_view scope, std::strin
 const char* Reader::LayeredNodePtr(uint32_t i) const {
   auto [file, x] = layer_->Local(i);
   return file->node_ptr(x);
+}
+
+uint32_t Reader::LayeredDocLength(uint32_t i) const {
+  auto [file, x] = layer_->Local(i);
+  return file->doc_length(x);
+}
+
+void Reader::BuildLazy(uint8_t what) const {
+  auto* layer = const_cast<Layer*>(layer_);
+  std::lock_guard<std::mutex> lock(layer->build_mu);
+  if ((lazy_pending_.load(std::memory_order_acquire) & what) == 0) return;  // another thread did
+  // The tables were validated against each other when the delta was opened; a
+  // failure here means the two files do not fit, which Open could not see.
+  Reader* self = const_cast<Reader*>(this);
+  Status s = what == kLazyBulk ? layer->BuildBulk(self) : layer->BuildTime(self);
+  if (!s.ok()) {
+    std::fprintf(stderr, "amem: %s\n", s.ToString().c_str());
+    std::abort();
+  }
+  lazy_pending_.fetch_and(static_cast<uint8_t>(~what), std::memory_order_release);
 }
 
 uint32_t Reader::LayeredSession(uint32_t i) const {

@@ -11,9 +11,11 @@
 #ifndef AMEM_SNAPSHOT_LAYERED_H_
 #define AMEM_SNAPSHOT_LAYERED_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -30,14 +32,23 @@ struct Reader::Layer {
   std::shared_ptr<const Reader> base;
   std::shared_ptr<const Delta> delta;
 
+  // Node numbering, O(log changes) per lookup without any O(n) table.
+  MergedSequence nodes;  // NodeSequence: a slot replaced in place counts as removed
+  std::vector<std::pair<uint32_t, uint32_t>> replaced;  // (base slot, delta node), by slot
+  std::vector<uint32_t> base_session, delta_session;    // file's session -> merged
+  std::string sessions;
+
+  // Bulk tables, built on the first edge access (BuildBulk): flat node maps and
+  // the edge, offset and in-list tables the Reader's hot pointers then point at.
+  std::atomic<const uint32_t*> flat_ref{nullptr};
   std::vector<uint32_t> node_ref;        // merged node -> base b | kDeltaNode | d
   std::vector<uint32_t> base_to_merged;  // base b -> merged (a slot replaced in place:
                                          // its delta node); kNoNode when removed
   std::vector<uint32_t> delta_to_merged;
-  std::vector<uint32_t> base_session, delta_session;  // file's session -> merged
-
   std::vector<uint32_t> edge_ref;  // merged edge -> base e | kDeltaNode | x
-  std::string edges, out_off, in_off, in_list, time, sessions, doc_lengths;
+  std::string edges, out_off, in_off, in_list;
+  std::string time;  // built on the first time-index access (BuildTime)
+  std::mutex build_mu;
 
   MergedSequence kv;
 
@@ -53,20 +64,34 @@ struct Reader::Layer {
   mutable std::unordered_map<uint32_t, std::unique_ptr<MergedPostings>> postings_cache;
 
   const Reader& dn() const { return delta->nodes(); }
+  // Merged node i as a reference: base b or kDeltaNode | d.
+  uint32_t Ref(uint32_t i) const {
+    if (const uint32_t* flat = flat_ref.load(std::memory_order_acquire)) return flat[i];
+    MergedSequence::Item it = nodes.At(i);
+    return it.delta ? (kDeltaNode | it.index) : it.index;
+  }
   // The file and local number of merged node i.
   std::pair<const Reader*, uint32_t> Local(uint32_t i) const {
-    const uint32_t ref = node_ref[i];
+    const uint32_t ref = Ref(i);
     if (IsDeltaRef(ref)) return {&delta->nodes(), ref & ~kDeltaNode};
     return {base.get(), ref};
+  }
+  // True when base node b is at H in its own slot (not removed, not replaced).
+  bool BaseKept(uint32_t b) const { return !nodes.IsRemoved(b); }
+  // Merged number of base node b (a replaced slot: its delta node; kNoNode: removed).
+  uint32_t OfBase(uint32_t b) const;
+  uint32_t OfDelta(uint32_t d) const {
+    if (flat_ref.load(std::memory_order_acquire) != nullptr) return delta_to_merged[d];
+    return nodes.OfDelta(d);
   }
   // Merged number of a node reference of the delta (kNoNode when it names none).
   uint32_t MapRef(uint32_t ref) const {
     if (ref == kNoNode) return kNoNode;
     if (IsDeltaRef(ref)) {
       uint32_t d = ref & ~kDeltaNode;
-      return d < delta_to_merged.size() ? delta_to_merged[d] : kNoNode;
+      return d < delta->node_count() ? OfDelta(d) : kNoNode;
     }
-    return ref < base_to_merged.size() ? base_to_merged[ref] : kNoNode;
+    return ref < base->node_count() ? OfBase(ref) : kNoNode;
   }
 
   struct EdgeAttrs {
@@ -83,13 +108,16 @@ struct Reader::Layer {
   std::optional<uint32_t> FindKv(std::string_view scope, std::string_view ns,
                                  std::string_view key) const;
 
-  // Fills every table and the Reader's header facts and hot pointers.
+  // O(changes + sessions + terms of the delta): numbering, sessions, terms, kv and
+  // the Reader's header facts. The bulk tables wait for their first use.
   Status Build(Reader* r);
+  // The flat node maps and edge tables; the time index. Each runs once, under
+  // build_mu, when a Reader accessor first needs it (Reader::BuildLazy).
+  Status BuildBulk(Reader* r);
+  Status BuildTime(Reader* r);
 
  private:
   Status BuildNodes(Reader* r);
-  Status BuildEdges(Reader* r);
-  Status BuildTime(Reader* r);
   Status BuildTerms();
 };
 

@@ -49,6 +49,11 @@ class MergedSequence {
   // REQUIRES: d < the total length of the inserted blocks.
   uint32_t OfDelta(uint32_t d) const;
   bool IsRemoved(uint32_t b) const;
+  // Base positions in [begin, end) that are not removed. REQUIRES: begin <= end <=
+  // base_count().
+  uint32_t KeptIn(uint32_t begin, uint32_t end) const {
+    return (end - begin) - (RemovedBelow(end) - RemovedBelow(begin));
+  }
 
  private:
   // Removed base positions strictly below b.

@@ -965,7 +965,7 @@ std::string_view Reader::task(uint32_t i) const {
 
 bool Reader::is_stub(uint32_t i) const {
   if (layer_) {
-    const uint32_t ref = layer_->node_ref[i];
+    const uint32_t ref = layer_->Ref(i);
     return IsDeltaRef(ref) ? layer_->delta->is_stub(ref & ~kDeltaNode) : layer_->base->is_stub(ref);
   }
   if (!rep_->node_attrs) return false;
@@ -974,10 +974,10 @@ bool Reader::is_stub(uint32_t i) const {
 
 std::optional<uint32_t> Reader::FindKey(std::string_view k) const {
   if (layer_) {
-    if (auto d = layer_->dn().FindKey(k)) return layer_->delta_to_merged[*d];
+    if (auto d = layer_->dn().FindKey(k)) return layer_->OfDelta(*d);
     auto b = layer_->base->FindKey(k);
-    if (!b || layer_->base_to_merged[*b] == kNoNode) return std::nullopt;
-    return layer_->base_to_merged[*b];
+    if (!b || !layer_->BaseKept(*b)) return std::nullopt;
+    return layer_->OfBase(*b);
   }
   if (!rep_->by_key) return std::nullopt;
   uint32_t lo = 0, hi = node_count_;
@@ -994,10 +994,10 @@ std::optional<uint32_t> Reader::FindKey(std::string_view k) const {
 
 std::optional<uint32_t> Reader::FindId(uint64_t target) const {
   if (layer_) {
-    if (auto d = layer_->dn().FindId(target)) return layer_->delta_to_merged[*d];
+    if (auto d = layer_->dn().FindId(target)) return layer_->OfDelta(*d);
     auto b = layer_->base->FindId(target);
-    if (!b || layer_->base_to_merged[*b] == kNoNode) return std::nullopt;
-    return layer_->base_to_merged[*b];
+    if (!b || !layer_->BaseKept(*b)) return std::nullopt;
+    return layer_->OfBase(*b);
   }
   if (!rep_->by_id) return std::nullopt;
   uint32_t lo = 0, hi = node_count_;

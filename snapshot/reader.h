@@ -23,6 +23,7 @@
 #ifndef AMEM_SNAPSHOT_READER_H_
 #define AMEM_SNAPSHOT_READER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -246,15 +247,30 @@ class Reader {
 
   // Out-edges of node i are the edge numbers [out_begin(i), out_end(i)), sorted by
   // (rel, target). REQUIRES: i < node_count().
-  uint32_t out_begin(uint32_t i) const { return DecodeFixed32(out_off_ + 4 * i); }
-  uint32_t out_end(uint32_t i) const { return DecodeFixed32(out_off_ + 4 * (i + 1)); }
+  uint32_t out_begin(uint32_t i) const {
+    EnsureBulk();
+    return DecodeFixed32(out_off_ + 4 * i);
+  }
+  uint32_t out_end(uint32_t i) const {
+    EnsureBulk();
+    return DecodeFixed32(out_off_ + 4 * (i + 1));
+  }
   uint32_t out_degree(uint32_t i) const { return out_end(i) - out_begin(i); }
   // In-edges of node i are in_edge(k) for k in [in_begin(i), in_end(i)), sorted by
   // (rel, source). in_source(k) = edge_source(in_edge(k)).
-  uint32_t in_begin(uint32_t i) const { return DecodeFixed32(in_off_ + 4 * i); }
-  uint32_t in_end(uint32_t i) const { return DecodeFixed32(in_off_ + 4 * (i + 1)); }
+  uint32_t in_begin(uint32_t i) const {
+    EnsureBulk();
+    return DecodeFixed32(in_off_ + 4 * i);
+  }
+  uint32_t in_end(uint32_t i) const {
+    EnsureBulk();
+    return DecodeFixed32(in_off_ + 4 * (i + 1));
+  }
   uint32_t in_degree(uint32_t i) const { return in_end(i) - in_begin(i); }
-  uint32_t in_edge(uint32_t k) const { return DecodeFixed32(in_list_ + 4 * k); }
+  uint32_t in_edge(uint32_t k) const {
+    EnsureBulk();
+    return DecodeFixed32(in_list_ + 4 * k);
+  }
   uint32_t in_source(uint32_t k) const { return edge_source(in_edge(k)); }
   // The sub-ranges with one relation, O(log degree): out-edge numbers [first, second)
   // and in-list positions [first, second).
@@ -283,6 +299,7 @@ class Reader {
   uint32_t doc_frequency(uint32_t t) const;
   // Content token count of node i (0 when !has_doc_lengths()).
   uint32_t doc_length(uint32_t i) const {
+    if (layer_) [[unlikely]] return LayeredDocLength(i);
     return doc_lengths_ ? DecodeFixed32(doc_lengths_ + 4 * i) : 0;
   }
   uint32_t document_count() const { return node_count_; }
@@ -299,6 +316,7 @@ class Reader {
   // Nodes sorted by (created_ts, node).
   uint32_t time_entry_count() const { return time_count_; }
   TimeEntry time_entry(uint32_t k) const {
+    EnsureTime();
     const char* p = time_ + k * kTimeEntryLength;
     return {static_cast<int64_t>(DecodeFixed64(p)), DecodeFixed32(p + 8)};
   }
@@ -327,7 +345,19 @@ class Reader {
   uint32_t LayeredSession(uint32_t i) const;
   // A layered view's session index (owned by its Layer); it names runs and relations.
   void UseLayerSessions(const char* sessions);
+  // A layered view builds its edge tables on the first edge access and its time
+  // index on the first time access (snapshot/layered.h); a file has none pending.
+  static constexpr uint8_t kLazyBulk = 1, kLazyTime = 2;
+  void EnsureBulk() const {
+    if (lazy_pending_.load(std::memory_order_acquire) & kLazyBulk) [[unlikely]] BuildLazy(kLazyBulk);
+  }
+  void EnsureTime() const {
+    if (lazy_pending_.load(std::memory_order_acquire) & kLazyTime) [[unlikely]] BuildLazy(kLazyTime);
+  }
+  void BuildLazy(uint8_t what) const;
+  uint32_t LayeredDocLength(uint32_t i) const;
   const char* edge_ptr(uint32_t j) const {
+    EnsureBulk();
     return edges_ + static_cast<size_t>(j) * EdgeEntry::kEncodedLength;
   }
   std::string_view DecodedContent() const;
@@ -353,6 +383,7 @@ class Reader {
   std::vector<BlockInfo> blocks_;
   std::unique_ptr<Rep> rep_;
   const Layer* layer_ = nullptr;  // set for a base + delta view
+  mutable std::atomic<uint8_t> lazy_pending_{0};
   std::shared_ptr<const Layer> layer_holder_;
 };
 
