@@ -28,7 +28,9 @@ double TermScore(double idf, uint32_t tf, double norm) {
 }
 
 bool Admits(const snapshot::Reader& reader, const TextSearchOptions& options, uint32_t d) {
-  return options.types.Matches(reader.type(d)) && options.runs.Matches(reader.session(d));
+  // Without a filter nothing is read: on a base + delta view each read is a lookup.
+  return (options.types.all() || options.types.Matches(reader.type(d))) &&
+         (options.runs.all() || options.runs.Matches(reader.session(d)));
 }
 
 // First k in [from, list.size()) with list.node(k) >= node.
