@@ -295,18 +295,29 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   out.revision = wanted;
   auto whole_file = [&](const ReadView& v) -> Result<LiveView> {
     AMEM_ASSIGN_OR_RETURN(file, EnsureSnapshot(store, v, options));
+    out.revision = out.base_revision = file.revision;
+    out.exported = out.exported || file.exported;
+    struct stat st;
+    std::string identity;
+    if (::stat(file.path.c_str(), &st) == 0) identity = file.path + "|" + FileIdentity(st);
+    if (cache && cache->file_reader && !identity.empty() && identity == cache->file_identity) {
+      out.reader = cache->file_reader;
+      return out;
+    }
     auto reader = Reader::Open(file.path);
     if (!reader.ok()) {
       // Another process evicted the cached file between the check and the open
       // (a mapped file stays readable; only this window can miss it): once more.
       AMEM_ASSIGN_OR_RETURN(again, EnsureSnapshot(store, v, options));
-      file = std::move(again);
-      reader = Reader::Open(file.path);
+      reader = Reader::Open(again.path);
       if (!reader.ok()) return reader.status();
+      identity.clear();
     }
     out.reader = std::move(reader).value();
-    out.revision = out.base_revision = file.revision;
-    out.exported = out.exported || file.exported;
+    if (cache) {
+      cache->file_reader = identity.empty() ? nullptr : out.reader;
+      cache->file_identity = identity;
+    }
     return out;
   };
   if (options.full_export) return whole_file(view);

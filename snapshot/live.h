@@ -74,6 +74,10 @@ class LiveCache {
   uint64_t base_revision = 0;
   std::shared_ptr<const Reader> view;
   uint64_t view_revision = 0;
+  // The last whole file read instead (a revision older than the base, or
+  // LiveOptions::full_export), while that file stays the same.
+  std::string file_identity;
+  std::shared_ptr<const Reader> file_reader;
 };
 
 // The store's state as of `view` (latest by default) as a Reader. Exports the base
