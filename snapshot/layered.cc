@@ -66,6 +66,7 @@ Status Reader::Layer::Build(Reader* r) {
   r->blocks_ = b.blocks_;
   if (delta->runs().size() != t.session_count) return Corrupt("runs and session count differ");
   AMEM_RETURN_IF_ERROR(BuildNodes(r));
+  AMEM_RETURN_IF_ERROR(BuildPoint(r));
   AMEM_RETURN_IF_ERROR(BuildTerms());
   r->time_count_ = r->node_count_;
   r->lazy_pending_.store(kLazyBulk | kLazyTime, std::memory_order_release);
@@ -156,6 +157,126 @@ Status Reader::Layer::BuildNodes(Reader* r) {
   }
   r->flags_ = static_cast<uint16_t>((b.flags_ & ~kFlagHasVectors) | (any_vector ? kFlagHasVectors : 0));
   return Status::OK();
+}
+
+Status Reader::Layer::BuildPoint(Reader* r) {
+  const Reader& b = *base;
+  const Delta& dl = *delta;
+  const uint32_t nb = b.node_count();
+  // The base slot a delta list's node takes (kNoNode: a new place) and the base
+  // position its list goes before.
+  auto slot_of = [&](uint32_t ref) {
+    return IsDeltaRef(ref) ? dl.base_slot(ref & ~kDeltaNode) : ref;
+  };
+  auto place_of = [&](uint32_t ref) {
+    uint32_t slot = slot_of(ref);
+    return slot != kNoNode ? slot : dl.gap(ref & ~kDeltaNode);
+  };
+  struct Side {
+    uint32_t lists;
+    uint32_t (Delta::*node)(uint32_t) const;
+    uint32_t (Delta::*begin)(uint32_t) const;
+    uint32_t (Reader::*base_begin)(uint32_t) const;
+    uint32_t (Reader::*base_end)(uint32_t) const;
+    uint32_t base_total;
+    std::vector<uint32_t>* merged;
+    MergedSequence* seq;
+    const char* what;
+  };
+  const Side sides[2] = {
+      {dl.out_list_count(), &Delta::out_source, &Delta::out_begin, &Reader::out_begin,
+       &Reader::out_end, b.edge_count(), &out_src, &edge_seq, "out-lists"},
+      {dl.in_list_count(), &Delta::in_target, &Delta::in_begin, &Reader::in_begin,
+       &Reader::in_end, b.edge_count(), &in_tgt, &in_seq, "in-lists"},
+  };
+  for (const Side& side : sides) {
+    std::vector<uint32_t> dropped(dl.removed().begin(), dl.removed().end());
+    std::vector<MergedSequence::Block> blocks;
+    side.merged->resize(side.lists);
+    for (uint32_t k = 0; k < side.lists; ++k) {
+      const uint32_t ref = (dl.*side.node)(k);
+      const uint32_t m = MapRef(ref);
+      if (m == kNoNode || (k > 0 && m <= (*side.merged)[k - 1])) {
+        return Corrupt(std::string(side.what) + " are not in node order");
+      }
+      (*side.merged)[k] = m;
+      if (slot_of(ref) != kNoNode) dropped.push_back(slot_of(ref));
+      const uint32_t at = place_of(ref);
+      blocks.push_back({at < nb ? (b.*side.base_begin)(at) : side.base_total,
+                        (dl.*side.begin)(k + 1) - (dl.*side.begin)(k)});
+    }
+    std::sort(dropped.begin(), dropped.end());
+    dropped.erase(std::unique(dropped.begin(), dropped.end()), dropped.end());
+    std::vector<MergedSequence::Range> ranges;
+    for (uint32_t x : dropped) ranges.push_back({(b.*side.base_begin)(x), (b.*side.base_end)(x)});
+    auto seq = MergedSequence::Make(side.base_total, std::move(ranges), std::move(blocks));
+    if (!seq.ok()) return Corrupt(std::string(side.what) + ": " + seq.status().message());
+    if (seq->size() != r->edge_count_) return Corrupt(std::string(side.what) + ": edge count differs");
+    *side.seq = std::move(*seq);
+  }
+  for (uint32_t x = 0; x < dl.edge_count(); ++x) {
+    const uint32_t be = dl.edge(x).base_edge;
+    if (be == kNoNode) continue;
+    if (be >= b.edge_count()) return Corrupt("a copied base edge is out of range");
+    copied.emplace_back(be, x);
+  }
+  std::sort(copied.begin(), copied.end());
+  point_limit = std::max<uint64_t>(uint64_t{1} << 16, (uint64_t{r->node_count_} + r->edge_count_) / 16);
+  return Status::OK();
+}
+
+uint32_t Reader::Layer::EdgeOfBase(uint32_t e) const {
+  if (!edge_seq.IsRemoved(e)) return edge_seq.OfBase(e);
+  auto it = std::lower_bound(copied.begin(), copied.end(), std::make_pair(e, uint32_t{0}));
+  if (it != copied.end() && it->first == e) return edge_seq.OfDelta(it->second);
+  return kNoNode;
+}
+
+Edge Reader::Layer::PointEdge(uint32_t j) const {
+  const Reader& b = *base;
+  MergedSequence::Item it = edge_seq.At(j);
+  if (!it.delta) {
+    const uint32_t e = it.index;
+    return {OfBase(b.edge_source(e)), OfBase(b.edge_target(e)),
+            delta->merged_relation(b.edge_rel(e)), b.edge_weight(e)};
+  }
+  // The out-list holding delta edge x: the last k with out_begin(k) <= x.
+  const uint32_t x = it.index;
+  uint32_t lo = 0, hi = delta->out_list_count();
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (delta->out_begin(mid) <= x) lo = mid; else hi = mid;
+  }
+  DeltaEdge d = delta->edge(x);
+  return {out_src[lo], MapRef(d.target), d.rel, d.weight};
+}
+
+uint32_t Reader::Layer::PointList(ListPart part, uint32_t x) const {
+  const Reader& b = *base;
+  const Delta& dl = *delta;
+  if (part == ListPart::kInEdge) {
+    MergedSequence::Item it = in_seq.At(x);
+    if (!it.delta) return EdgeOfBase(b.in_edge(it.index));
+    const uint32_t ref = dl.in_entry(it.index);
+    return IsDeltaRef(ref) ? edge_seq.OfDelta(ref & ~kDeltaNode) : EdgeOfBase(ref);
+  }
+  const bool out = part == ListPart::kOutBegin || part == ListPart::kOutEnd;
+  const uint32_t i = x;
+  const uint32_t ref = Ref(i);
+  const uint32_t slot = IsDeltaRef(ref) ? dl.base_slot(ref & ~kDeltaNode) : ref;
+  const uint32_t at = slot != kNoNode ? slot : dl.gap(ref & ~kDeltaNode);
+  const uint32_t pos = at < b.node_count() ? (out ? b.out_begin(at) : b.in_begin(at)) : b.edge_count();
+  const std::vector<uint32_t>& lists = out ? out_src : in_tgt;
+  const uint32_t k = static_cast<uint32_t>(std::lower_bound(lists.begin(), lists.end(), i) - lists.begin());
+  const uint32_t begin = (out ? edge_seq : in_seq).KeptIn(0, pos) + (out ? dl.out_begin(k) : dl.in_begin(k));
+  if (part == ListPart::kOutBegin || part == ListPart::kInBegin) return begin;
+  uint32_t degree = 0;
+  if (k < lists.size() && lists[k] == i) {
+    degree = out ? dl.out_begin(k + 1) - dl.out_begin(k) : dl.in_begin(k + 1) - dl.in_begin(k);
+  } else if (slot != kNoNode) {
+    degree = out ? b.out_degree(slot) : b.in_degree(slot);
+  }
+  return begin + degree;
 }
 
 uint32_t Reader::Layer::OfBase(uint32_t b) const {
@@ -408,7 +529,13 @@ std::vector<uint32_t> Reader::Layer::NodesOfType(uint8_t type) const {
 }
 
 Reader::Layer::EdgeAttrs Reader::Layer::Attrs(uint32_t j) const {
-  const uint32_t ref = edge_ref[j];
+  uint32_t ref;
+  if (flat_ref.load(std::memory_order_acquire) != nullptr) {
+    ref = edge_ref[j];
+  } else {
+    MergedSequence::Item it = edge_seq.At(j);
+    ref = it.delta ? (kDeltaNode | it.index) : it.index;
+  }
   EdgeAttrs a;
   if (IsDeltaRef(ref)) {
     DeltaEdge e = delta->edge(ref & ~kDeltaNode);
@@ -457,6 +584,28 @@ std::optional<uint32_t> Reader::Layer::FindKv(std::string_view scope, std::strin
 const char* Reader::LayeredNodePtr(uint32_t i) const {
   auto [file, x] = layer_->Local(i);
   return file->node_ptr(x);
+}
+
+Edge Reader::LayeredEdge(uint32_t j) const {
+  if (layer_->NotePointUse()) {
+    BuildLazy(kLazyBulk);
+    return edge(j);
+  }
+  return layer_->PointEdge(j);
+}
+
+uint32_t Reader::LayeredList(ListPart part, uint32_t x) const {
+  if (layer_->NotePointUse()) {
+    BuildLazy(kLazyBulk);
+    switch (part) {
+      case ListPart::kOutBegin: return out_begin(x);
+      case ListPart::kOutEnd: return out_end(x);
+      case ListPart::kInBegin: return in_begin(x);
+      case ListPart::kInEnd: return in_end(x);
+      case ListPart::kInEdge: return in_edge(x);
+    }
+  }
+  return layer_->PointList(part, x);
 }
 
 uint32_t Reader::LayeredDocLength(uint32_t i) const {

@@ -38,7 +38,23 @@ struct Reader::Layer {
   std::vector<uint32_t> base_session, delta_session;    // file's session -> merged
   std::string sessions;
 
-  // Bulk tables, built on the first edge access (BuildBulk): flat node maps and
+  // Edges without any O(m) table: the merged edge numbering (the base's, less the
+  // out-ranges the delta replaces, plus its out-lists), the same for in-list
+  // positions, the merged node of each delta list, and the base edges the delta
+  // copies unchanged, as (base edge, delta edge) by base edge.
+  MergedSequence edge_seq, in_seq;
+  std::vector<uint32_t> out_src, in_tgt;
+  std::vector<std::pair<uint32_t, uint32_t>> copied;
+  uint64_t point_limit = 0;  // edge accesses answered this way before BuildBulk
+  mutable std::atomic<uint64_t> point_uses{0};
+  bool NotePointUse() const {
+    return point_uses.fetch_add(1, std::memory_order_relaxed) >= point_limit;
+  }
+  Edge PointEdge(uint32_t j) const;
+  uint32_t PointList(ListPart part, uint32_t x) const;
+  uint32_t EdgeOfBase(uint32_t e) const;  // merged edge of base edge e; kNoNode if gone
+
+  // Bulk tables, built by a bulk query's edge accesses (BuildBulk): flat node maps and
   // the edge, offset and in-list tables the Reader's hot pointers then point at.
   std::atomic<const uint32_t*> flat_ref{nullptr};
   std::vector<uint32_t> node_ref;        // merged node -> base b | kDeltaNode | d
@@ -118,6 +134,7 @@ struct Reader::Layer {
 
  private:
   Status BuildNodes(Reader* r);
+  Status BuildPoint(Reader* r);
   Status BuildTerms();
 };
 

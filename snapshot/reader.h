@@ -224,16 +224,20 @@ class Reader {
 
   // ---- edges. REQUIRES: j < edge_count() ----
   uint32_t edge_source(uint32_t j) const {
+    if (BulkPending()) [[unlikely]] return LayeredEdge(j).source;
     return DecodeFixed32(edge_ptr(j) + EdgeEntry::kSourceOffset);
   }
   uint32_t edge_target(uint32_t j) const {
+    if (BulkPending()) [[unlikely]] return LayeredEdge(j).target;
     return DecodeFixed32(edge_ptr(j) + EdgeEntry::kTargetOffset);
   }
   uint32_t out_target(uint32_t j) const { return edge_target(j); }
   RelationId edge_rel(uint32_t j) const {
+    if (BulkPending()) [[unlikely]] return LayeredEdge(j).rel;
     return static_cast<RelationId>(edge_ptr(j)[EdgeEntry::kRelOffset]);
   }
   float edge_weight(uint32_t j) const {
+    if (BulkPending()) [[unlikely]] return LayeredEdge(j).weight;
     return DecodeFloat(edge_ptr(j) + EdgeEntry::kWeightOffset);
   }
   Edge edge(uint32_t j) const {
@@ -248,27 +252,27 @@ class Reader {
   // Out-edges of node i are the edge numbers [out_begin(i), out_end(i)), sorted by
   // (rel, target). REQUIRES: i < node_count().
   uint32_t out_begin(uint32_t i) const {
-    EnsureBulk();
+    if (BulkPending()) [[unlikely]] return LayeredList(ListPart::kOutBegin, i);
     return DecodeFixed32(out_off_ + 4 * i);
   }
   uint32_t out_end(uint32_t i) const {
-    EnsureBulk();
+    if (BulkPending()) [[unlikely]] return LayeredList(ListPart::kOutEnd, i);
     return DecodeFixed32(out_off_ + 4 * (i + 1));
   }
   uint32_t out_degree(uint32_t i) const { return out_end(i) - out_begin(i); }
   // In-edges of node i are in_edge(k) for k in [in_begin(i), in_end(i)), sorted by
   // (rel, source). in_source(k) = edge_source(in_edge(k)).
   uint32_t in_begin(uint32_t i) const {
-    EnsureBulk();
+    if (BulkPending()) [[unlikely]] return LayeredList(ListPart::kInBegin, i);
     return DecodeFixed32(in_off_ + 4 * i);
   }
   uint32_t in_end(uint32_t i) const {
-    EnsureBulk();
+    if (BulkPending()) [[unlikely]] return LayeredList(ListPart::kInEnd, i);
     return DecodeFixed32(in_off_ + 4 * (i + 1));
   }
   uint32_t in_degree(uint32_t i) const { return in_end(i) - in_begin(i); }
   uint32_t in_edge(uint32_t k) const {
-    EnsureBulk();
+    if (BulkPending()) [[unlikely]] return LayeredList(ListPart::kInEdge, k);
     return DecodeFixed32(in_list_ + 4 * k);
   }
   uint32_t in_source(uint32_t k) const { return edge_source(in_edge(k)); }
@@ -347,17 +351,21 @@ class Reader {
   void UseLayerSessions(const char* sessions);
   // A layered view builds its edge tables on the first edge access and its time
   // index on the first time access (snapshot/layered.h); a file has none pending.
+  // Until then each edge access is answered from the merged sequences in O(log
+  // changes); after enough of them (a bulk query) the tables are built.
   static constexpr uint8_t kLazyBulk = 1, kLazyTime = 2;
-  void EnsureBulk() const {
-    if (lazy_pending_.load(std::memory_order_acquire) & kLazyBulk) [[unlikely]] BuildLazy(kLazyBulk);
+  bool BulkPending() const {
+    return (lazy_pending_.load(std::memory_order_acquire) & kLazyBulk) != 0;
   }
+  enum class ListPart : uint8_t { kOutBegin, kOutEnd, kInBegin, kInEnd, kInEdge };
+  Edge LayeredEdge(uint32_t j) const;
+  uint32_t LayeredList(ListPart part, uint32_t x) const;
   void EnsureTime() const {
     if (lazy_pending_.load(std::memory_order_acquire) & kLazyTime) [[unlikely]] BuildLazy(kLazyTime);
   }
   void BuildLazy(uint8_t what) const;
   uint32_t LayeredDocLength(uint32_t i) const;
   const char* edge_ptr(uint32_t j) const {
-    EnsureBulk();
     return edges_ + static_cast<size_t>(j) * EdgeEntry::kEncodedLength;
   }
   std::string_view DecodedContent() const;

@@ -44,9 +44,9 @@ std::unique_ptr<Reader> Open(const std::string& bytes) {
 }
 
 // The base + delta Reader answers every accessor as the full export's Reader does.
-// `bulk` false: every node, term, type, session, time and kv accessor is checked
-// before any edge access, so the view answers from its merged sequences; true:
-// an edge access first builds its flat tables, and everything is checked again.
+// `bulk` false: every accessor is answered from the view's merged sequences (a
+// few hundred edge accesses stay far below the point where the view builds its
+// tables); true: enough edge accesses first make it build its flat tables.
 void CheckLayeredView(const std::string& base_bytes, const std::string& delta_bytes,
                       const Reader& head, bool bulk) {
   INFO((bulk ? "bulk tables" : "sequences"));
@@ -70,7 +70,11 @@ void CheckLayeredView(const std::string& base_bytes, const std::string& delta_by
   CHECK(v.document_count() == head.document_count());
   REQUIRE(v.EnsureContent().ok());
   REQUIRE(v.CheckIndexes().ok());
-  if (bulk && head.node_count() > 0) CHECK(v.out_begin(0) == head.out_begin(0));
+  if (bulk && head.edge_count() > 0) {
+    uint32_t sum = 0;
+    for (int k = 0; k < 70000; ++k) sum += v.edge_source(0);  // past the point limit
+    CHECK(sum == 70000 * head.edge_source(0));
+  }
   for (uint32_t i = 0; i < head.node_count(); ++i) {
     INFO("node " << i << " " << head.key(i));
     CHECK(v.key(i) == head.key(i));
@@ -95,13 +99,13 @@ void CheckLayeredView(const std::string& base_bytes, const std::string& delta_by
     CHECK(v.FindId(head.id(i)) == std::optional<uint32_t>(i));
   }
   CHECK_FALSE(v.FindKey("no such key"));
-  for (uint32_t i = 0; bulk && i < head.node_count(); ++i) {
+  for (uint32_t i = 0; i < head.node_count(); ++i) {
     CHECK(v.out_begin(i) == head.out_begin(i));
     CHECK(v.out_end(i) == head.out_end(i));
     CHECK(v.in_begin(i) == head.in_begin(i));
     CHECK(v.in_end(i) == head.in_end(i));
   }
-  for (uint32_t j = 0; bulk && j < head.edge_count(); ++j) {
+  for (uint32_t j = 0; j < head.edge_count(); ++j) {
     INFO("edge " << j);
     CHECK(v.edge_source(j) == head.edge_source(j));
     CHECK(v.edge_target(j) == head.edge_target(j));
