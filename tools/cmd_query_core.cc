@@ -1,7 +1,7 @@
 // amem traverse | search | temporal | impact | context | resolve | path
 // (QUERIES.md #1-4, 6, 7, 11). Each runs on --snapshot FILE, or on the store's
-// current snapshot (snapshot/live.h: re-exported only when the store moved on; with
-// --as-of / --at, a cached snapshot of that revision).
+// live view (snapshot/live.h: the base snapshot plus a delta of the changes since
+// it; with --as-of / --at, the state of that revision).
 #include "tools/cmd_query_core.h"
 
 #include <memory>

@@ -3,8 +3,8 @@
 // text_search, hybrid_search, centrality, path, revise, gaps, analogy, consolidate,
 // drift) and export_snapshot.
 //
-// Every query runs on the store's snapshot as of `as_of`/`at` (snapshot/live.h
-// EnsureSnapshot: the current one is exported again only when the store moved on),
+// Every query runs on the store's state as of `as_of`/`at` (snapshot/live.h
+// OpenLive: the base snapshot plus a delta of the changes since it),
 // through the same query functions and JSON renderers as the CLI (query/*.h), so
 // `amem traverse X --json` and the traverse tool answer alike. Answers carry the
 // `revision` they were read at and are cut to the result budget: rows that did not

@@ -10,7 +10,7 @@ const snapshot::ReadOptions kCheckedRead{.check_indexes = true};
 void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args) {
   cmd->add_option("--snapshot", args->snapshot,
                   "Query this .amem file instead of the store's current snapshot "
-                  "(which is exported again when the store has changed)")
+                  "(the base snapshot plus the changes since it)")
       ->type_name("FILE");
   AddReadViewFlags(cmd, &args->view);
 }

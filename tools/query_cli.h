@@ -2,8 +2,8 @@
 // the snapshot it runs on and how its answer is printed.
 //
 //   --snapshot FILE      query that .amem file, or else
-//   --as-of REV|--at TS  the store's snapshot of that state (snapshot/live.h: the
-//                        current one is exported again only when the store changed)
+//   --as-of REV|--at TS  the store's state then (snapshot/live.h: the base snapshot
+//                        plus a delta of the changes since it, or an older file)
 #ifndef AMEM_TOOLS_QUERY_CLI_H_
 #define AMEM_TOOLS_QUERY_CLI_H_
 
