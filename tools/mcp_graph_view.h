@@ -1,0 +1,114 @@
+// The compatibility graph (tools/mcp_compat.h) read from a snapshot::Reader
+// instead of the store: read_graph and search_nodes answer from the live view
+// (snapshot/live.h), base + delta, so a call after a write costs O(changes).
+//
+// Per base snapshot, a BaseGraph is built once: every entity with its
+// observations, the relations grouped by source, and (on the first search) the
+// lowered search text with trigram postings. A GraphView of a base + delta view
+// holds only what the delta touched: the entities whose entity or observation
+// nodes changed (read again from the view) and the relation groups of the sources
+// whose out-edges changed. Everything a GraphView answers equals what
+// ReadKnowledgeGraph (the store path) gives at the same revision.
+#ifndef AMEM_TOOLS_MCP_GRAPH_VIEW_H_
+#define AMEM_TOOLS_MCP_GRAPH_VIEW_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/model.h"
+#include "common/status.h"
+#include "snapshot/reader.h"
+#include "store/store.h"
+#include "tools/mcp_compat.h"
+
+namespace amem::mcp {
+
+// ---- the mapping, shared by the store path and the snapshot path ----
+// NAME of a key `entity:NAME`; false for any other key.
+bool EntityNameOf(std::string_view key, std::string_view* name);
+// E of a key `obs:E#<16 hex>`; false for any other key.
+bool ObservationEntityOf(std::string_view key, std::string_view* entity);
+// An observation's place among its entity's: meta's "seq" (0 when missing).
+int64_t ObservationSeq(std::string_view meta);
+// An entity's type: meta's entityType, else kind, else the node type's name.
+std::string EntityTypeFrom(std::string_view meta, NodeType type);
+// The relation types an edge between two entities stands for.
+std::vector<std::string> RelationTypesFrom(std::string_view payload, std::string_view rel_name);
+std::string AsciiLower(std::string_view s);
+
+struct ObservationSlot {
+  int64_t seq;
+  std::string key;
+  std::string text;
+  bool operator<(const ObservationSlot& o) const;
+};
+// Appends the texts of `slots` to e->observations in (seq, key) order.
+void SortObservations(std::vector<ObservationSlot>* slots, Entity* e);
+
+// Entities, then relations, to page through. The pointers point into a GraphView,
+// a KnowledgeGraph or owned_relations, which must outlive the listing's use.
+struct GraphListing {
+  std::vector<const Entity*> entities;
+  std::vector<const Relation*> relations;
+  std::vector<Relation> owned_relations;
+};
+GraphListing ListingOf(const KnowledgeGraph& g);
+
+// A reader's relation id -> the store's id of that relation (the order edges are
+// listed in; a snapshot numbers custom relations by name instead).
+using RelationOrder = std::array<uint16_t, 256>;
+
+struct BaseGraph;  // tools/mcp_graph_view.cc
+
+class GraphView {
+ public:
+  struct Overlay;  // what a delta changed (tools/mcp_graph_view.cc)
+  ~GraphView();
+  // The whole graph (read_graph): entities by name, relations by (from, rel,
+  // to). O(entities + relations) pointers, made on the first call.
+  const GraphListing& All() const;
+  // search_nodes: the entities whose name, type or one observation contains
+  // `query` after ASCII lowering (a match never spans two fields), by name, and
+  // the relations touching them. A query of 3 bytes or more without a NUL is
+  // looked up in the base's trigram postings and the candidates verified; shorter
+  // ones (and those holding a NUL) scan the base's lowered text.
+  GraphListing Search(std::string_view query) const;
+
+ private:
+  friend class GraphViewCache;
+  GraphView() = default;
+
+  std::shared_ptr<const snapshot::Reader> reader_;
+  std::shared_ptr<const BaseGraph> base_;
+  RelationOrder rel_order_{};  // of reader_
+  std::unique_ptr<const Overlay> overlay_;  // null when the view is the base
+  mutable std::once_flag all_once_;
+  mutable GraphListing all_;
+};
+
+// What amem mcp keeps between calls: the BaseGraph of the last two bases (the
+// live base, and a past revision's file a cursor may still read) and the last view.
+// Thread safety: Get may be called concurrently.
+class GraphViewCache {
+ public:
+  // The graph of `reader`, `store`'s state at `revision` (a plain snapshot, or a
+  // layered view whose base's BaseGraph is reused).
+  Result<std::shared_ptr<const GraphView>> Get(std::shared_ptr<const snapshot::Reader> reader,
+                                               uint64_t revision, const Store& store);
+
+ private:
+  std::mutex mu_;
+  std::vector<std::shared_ptr<const BaseGraph>> bases_;  // most recently used last
+  std::shared_ptr<const GraphView> last_;
+  const snapshot::Reader* last_base_ = nullptr;
+  uint64_t last_revision_ = 0;
+};
+
+}  // namespace amem::mcp
+
+#endif  // AMEM_TOOLS_MCP_GRAPH_VIEW_H_
