@@ -318,8 +318,10 @@ std::vector<const T*> MergeSorted(const std::vector<T>& base, const std::vector<
   std::vector<const T*> out;
   out.reserve(base.size() + overlay.size());
   auto o = overlay.begin();
+  auto gone = replaced.begin();  // both sorted: one walk, no lookup per item
   for (const T& item : base) {
-    if (replaced.contains(key(item))) continue;
+    while (gone != replaced.end() && *gone < key(item)) ++gone;
+    if (gone != replaced.end() && *gone == key(item)) continue;
     for (; o != overlay.end() && key(*o) < key(item); ++o) out.push_back(&*o);
     out.push_back(&item);
   }
