@@ -547,7 +547,14 @@ ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* quer
   if (ctx->graphs == nullptr) ctx->graphs = std::make_shared<GraphViewCache>();
   auto graph = ctx->graphs->Get(std::move(live->reader), live->revision, *ctx->store);
   if (!graph.ok()) return ToolErrorFromStatus(what, graph.status());
-  if (query != nullptr) return GraphPage((*graph)->Search(*query), args, *start, live->revision);
+  if (query != nullptr) {
+    GraphListing hits = (*graph)->Search(*query);
+    // A page lists at most `limit` items from the offset on: when the entities
+    // alone go past it, the relations after them are not needed yet.
+    const auto limit = static_cast<size_t>(ArgInt(args, "limit", kDefaultGraphLimit));
+    if (hits.entities.size() <= start->offset + limit) (*graph)->AddRelationsTouching(&hits);
+    return GraphPage(hits, args, *start, live->revision);
+  }
   return GraphPage((*graph)->All(), args, *start, live->revision);
 }
 

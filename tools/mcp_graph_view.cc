@@ -363,10 +363,13 @@ GraphListing GraphView::Search(std::string_view query) const {
     std::sort(out.entities.begin(), out.entities.end(),
               [](const Entity* a, const Entity* b) { return a->name < b->name; });
   }
-  // The relations touching a hit, each once, in the full listing's order.
+  return out;
+}
+
+void GraphView::AddRelationsTouching(GraphListing* hits) const {
   const Reader& r = *reader_;
   std::vector<uint32_t> edges;
-  for (const Entity* e : out.entities) {
+  for (const Entity* e : hits->entities) {
     auto node = r.FindKey(EntityKey(e->name));
     if (!node) continue;
     std::string_view other;
@@ -389,11 +392,10 @@ GraphListing GraphView::Search(std::string_view query) const {
     EntityNameOf(r.key(r.edge_source(j)), &from);
     EntityNameOf(r.key(r.edge_target(j)), &to);
     for (auto& t : RelationTypesFrom(r.edge_payload(j), r.relation_name(r.edge_rel(j)))) {
-      out.owned_relations.push_back({std::string(from), std::string(to), std::move(t)});
+      hits->owned_relations.push_back({std::string(from), std::string(to), std::move(t)});
     }
   }
-  for (const Relation& rel : out.owned_relations) out.relations.push_back(&rel);
-  return out;
+  for (const Relation& rel : hits->owned_relations) hits->relations.push_back(&rel);
 }
 
 Result<std::shared_ptr<const GraphView>> GraphViewCache::Get(
