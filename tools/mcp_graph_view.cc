@@ -1,6 +1,7 @@
 #include "tools/mcp_graph_view.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstring>
 #include <set>
@@ -104,6 +105,58 @@ struct TrigramPostings {
   }
 };
 
+// Trigram -> postings, open addressing over a power-of-two table. The distinct
+// trigrams of text number in the tens of thousands, so the table stays in cache
+// while the base's text is indexed, one probe per byte (a node-based map made
+// indexing several times slower).
+class TrigramTable {
+ public:
+  const TrigramPostings* Find(uint32_t t) const {
+    if (keys_.empty()) return nullptr;
+    for (size_t i = Slot(t);; i = (i + 1) & mask_) {
+      if (keys_[i] == t) return &lists_[index_[i]];
+      if (keys_[i] == kEmpty) return nullptr;
+    }
+  }
+  TrigramPostings& Get(uint32_t t) {
+    if (2 * (lists_.size() + 1) > keys_.size()) Grow();
+    size_t i = Slot(t);
+    for (; keys_[i] != t; i = (i + 1) & mask_) {
+      if (keys_[i] == kEmpty) {
+        keys_[i] = t;
+        index_[i] = static_cast<uint32_t>(lists_.size());
+        lists_.emplace_back();
+        break;
+      }
+    }
+    return lists_[index_[i]];
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = 0xFFFFFFFFu;  // no trigram: they fit in 24 bits
+  size_t Slot(uint32_t t) const { return (t * 0x9E3779B1u) >> shift_ & mask_; }
+  void Grow() {
+    const size_t capacity = keys_.empty() ? 1024 : 2 * keys_.size();
+    std::vector<uint32_t> keys(capacity, kEmpty), index(capacity);
+    mask_ = capacity - 1;
+    shift_ = 32 - std::countr_zero(capacity);
+    for (size_t j = 0; j < keys_.size(); ++j) {
+      if (keys_[j] == kEmpty) continue;
+      size_t i = Slot(keys_[j]);
+      while (keys[i] != kEmpty) i = (i + 1) & mask_;
+      keys[i] = keys_[j];
+      index[i] = index_[j];
+    }
+    keys_.swap(keys);
+    index_.swap(index);
+  }
+
+  std::vector<uint32_t> keys_, index_;
+  std::vector<TrigramPostings> lists_;
+  size_t mask_ = 0;
+  int shift_ = 0;
+};
+
 }  // namespace
 
 // One full snapshot's compatibility graph.
@@ -122,7 +175,7 @@ struct BaseGraph {
   mutable std::once_flag search_once;
   mutable std::string text;
   mutable std::vector<size_t> starts;
-  mutable std::unordered_map<uint32_t, TrigramPostings> postings;
+  mutable TrigramTable postings;
 
   static std::shared_ptr<const BaseGraph> Build(std::shared_ptr<const Reader> r, uint64_t revision,
                                                 const Store& store);
@@ -173,7 +226,6 @@ std::shared_ptr<const BaseGraph> BaseGraph::Build(std::shared_ptr<const Reader> 
 
 void BaseGraph::BuildSearch() const {
   starts.reserve(entities.size() + 1);
-  std::vector<uint32_t> trigrams;
   for (uint32_t k = 0; k < entities.size(); ++k) {
     const Entity& e = entities[k];
     const size_t begin = text.size();
@@ -185,15 +237,11 @@ void BaseGraph::BuildSearch() const {
     add(e.name);
     add(e.entity_type);
     for (const std::string& o : e.observations) add(o);
-    trigrams.clear();
     for (size_t p = begin; p + 3 <= text.size(); ++p) {
-      if (text[p] != '\0' && text[p + 1] != '\0' && text[p + 2] != '\0') {
-        trigrams.push_back(Trigram(text.data() + p));
-      }
+      if (text[p] == '\0' || text[p + 1] == '\0' || text[p + 2] == '\0') continue;
+      TrigramPostings& list = postings.Get(Trigram(text.data() + p));
+      if (list.count == 0 || list.last != k) list.Add(k);  // once per entity
     }
-    std::sort(trigrams.begin(), trigrams.end());
-    trigrams.erase(std::unique(trigrams.begin(), trigrams.end()), trigrams.end());
-    for (uint32_t t : trigrams) postings[t].Add(k);
   }
   starts.push_back(text.size());
 }
@@ -201,9 +249,9 @@ void BaseGraph::BuildSearch() const {
 std::vector<uint32_t> BaseGraph::FindByTrigrams(const std::string& lowered) const {
   std::vector<const TrigramPostings*> lists;
   for (size_t p = 0; p + 3 <= lowered.size(); ++p) {
-    auto it = postings.find(Trigram(lowered.data() + p));
-    if (it == postings.end()) return {};
-    lists.push_back(&it->second);
+    const TrigramPostings* list = postings.Find(Trigram(lowered.data() + p));
+    if (list == nullptr) return {};
+    lists.push_back(list);
   }
   std::sort(lists.begin(), lists.end(),
             [](const TrigramPostings* a, const TrigramPostings* b) { return a->count < b->count; });
