@@ -538,6 +538,7 @@ ToolResult GraphPage(const GraphListing& g, const Json& args, const PageStart& s
 // included: OpenLive checks the store's revision).
 ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* query) {
   const char* what = query ? "search_nodes" : "read_graph";
+  if (ctx->store == nullptr) return ToolError(std::string(what) + " reads a store; none is open");
   auto start = PageStartFromArgs(args);
   if (!start.ok()) return ToolError(start.status().message());
   auto view = PageViewFromArgs(args, *start);
