@@ -473,20 +473,21 @@ Json EntityPart(const Entity& e, size_t from, size_t room, size_t* next) {
 // `limit` items are listed. An entity that does not fit in a whole page is split:
 // its part on this page (EntityPart) and the cursor resumes at its next observation
 // (PageStart::sub), so every observation is listed once, in order.
-ToolResult GraphPage(const GraphListing& g, const Json& args, const PageStart& start,
+template <typename Listing>
+ToolResult GraphPage(const Listing& g, const Json& args, const PageStart& start,
                      uint64_t revision) {
   const size_t limit = static_cast<size_t>(ArgInt(args, "limit", kDefaultGraphLimit));
   const size_t budget = kMaxResultBytes;
-  const size_t n_entities = g.entities.size(), total = n_entities + g.relations.size();
+  const size_t n_entities = g.entity_count(), total = n_entities + g.relation_count();
   Json entities = Json::array(), relations = Json::array();
   size_t i = start.offset, sub = i < n_entities ? start.sub : 0, taken = 0, used = 0;
-  if (i < n_entities && sub >= g.entities[i]->observations.size() && sub > 0) {
+  if (i < n_entities && sub >= g.entity(i).observations.size() && sub > 0) {
     ++i;  // a cursor past the entity's last observation: it is done
     sub = 0;
   }
   while (i < total && taken < limit) {
     if (i >= n_entities) {
-      Json item = RelationJson(*g.relations[i - n_entities]);
+      Json item = RelationJson(g.relation(i - n_entities));
       size_t c = ResultCost(item) + kSeparator;
       if (used + c > budget) {
         if (taken > 0) break;
@@ -499,7 +500,7 @@ ToolResult GraphPage(const GraphListing& g, const Json& args, const PageStart& s
       ++i;
       continue;
     }
-    const Entity& e = *g.entities[i];
+    const Entity& e = g.entity(i);
     Json item = EntityFrom(e, sub);
     size_t c = ResultCost(item) + kSeparator;
     if (used + c <= budget) {

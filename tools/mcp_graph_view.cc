@@ -358,30 +358,72 @@ std::unique_ptr<GraphView::Overlay> BuildOverlay(const Reader& view, const Relat
   return o;
 }
 
-// Merges `base` (sorted by key) less the items whose key is in `replaced` with
-// `overlay` (sorted by key, every key in `replaced`).
+// `base` (sorted by key) less the items whose key is in `replaced`, with
+// `inserted` (sorted by key, every key in `replaced`) spliced in: runs of base
+// items between the changes, found by binary search, O(changes log n).
 template <typename T, typename KeyFn>
-std::vector<const T*> MergeSorted(const std::vector<T>& base, const std::vector<T>& overlay,
-                                  const NameSet& replaced, KeyFn key) {
-  std::vector<const T*> out;
-  out.reserve(base.size() + overlay.size());
-  auto o = overlay.begin();
-  auto gone = replaced.begin();  // both sorted: one walk, no lookup per item
-  for (const T& item : base) {
-    while (gone != replaced.end() && *gone < key(item)) ++gone;
-    if (gone != replaced.end() && *gone == key(item)) continue;
-    for (; o != overlay.end() && key(*o) < key(item); ++o) out.push_back(&*o);
-    out.push_back(&item);
+SplicedList<T> Splice(const std::vector<T>& base, const std::vector<T>& inserted,
+                      const NameSet& replaced, KeyFn key) {
+  using Run = typename SplicedList<T>::Run;
+  auto lower = [&](std::string_view k) {
+    return static_cast<size_t>(
+        std::partition_point(base.begin(), base.end(), [&](const T& x) { return key(x) < k; }) -
+        base.begin());
+  };
+  // Base ranges left out (ascending, disjoint: one per replaced key).
+  std::vector<std::pair<size_t, size_t>> gone;
+  for (const std::string& k : replaced) {
+    const size_t b = lower(k);
+    size_t e = b;
+    while (e < base.size() && key(base[e]) == k) ++e;
+    if (e > b) gone.emplace_back(b, e);
   }
-  for (; o != overlay.end(); ++o) out.push_back(&*o);
-  return out;
+  std::vector<Run> runs;
+  size_t pos = 0, b = 0, g = 0;
+  auto base_run = [&](size_t end) {
+    if (end > b) {
+      runs.push_back({pos, false, b, end - b});
+      pos += end - b;
+      b = end;
+    }
+  };
+  for (size_t o = 0; o < inserted.size(); ++o) {
+    const size_t at = lower(key(inserted[o]));
+    for (; g < gone.size() && gone[g].first < at; ++g) {
+      base_run(gone[g].first);
+      b = gone[g].second;
+    }
+    base_run(at);
+    if (!runs.empty() && runs.back().inserted && runs.back().first + runs.back().length == o) {
+      ++runs.back().length;
+    } else {
+      runs.push_back({pos, true, o, 1});
+    }
+    ++pos;
+  }
+  for (; g < gone.size(); ++g) {
+    base_run(gone[g].first);
+    b = gone[g].second;
+  }
+  base_run(base.size());
+  return SplicedList<T>(&base, &inserted, std::move(runs), pos);
 }
 
 }  // namespace
 
+template <typename T>
+const T& SplicedList<T>::operator[](size_t i) const {
+  auto run = std::partition_point(runs_.begin(), runs_.end(),
+                                  [i](const Run& r) { return r.start + r.length <= i; });
+  const size_t at = run->first + (i - run->start);
+  return run->inserted ? (*inserted_)[at] : (*base_)[at];
+}
+template class SplicedList<Entity>;
+template class SplicedList<Relation>;
+
 GraphView::~GraphView() = default;
 
-const GraphListing& GraphView::All() const {
+const GraphSplice& GraphView::All() const {
   std::call_once(all_once_, [this] {
     auto name = [](const Entity& e) -> const std::string& { return e.name; };
     auto from = [](const Relation& r) -> const std::string& { return r.from; };
@@ -389,10 +431,10 @@ const GraphListing& GraphView::All() const {
     static const std::vector<Relation> kNoRelations;
     static const NameSet kNone;
     const bool layered = overlay_ != nullptr;
-    all_.entities = MergeSorted(base_->entities, layered ? overlay_->entities : kNoEntities,
-                                layered ? overlay_->touched : kNone, name);
-    all_.relations = MergeSorted(base_->relations, layered ? overlay_->relations : kNoRelations,
-                                 layered ? overlay_->sources : kNone, from);
+    all_.entities = Splice(base_->entities, layered ? overlay_->entities : kNoEntities,
+                           layered ? overlay_->touched : kNone, name);
+    all_.relations = Splice(base_->relations, layered ? overlay_->relations : kNoRelations,
+                            layered ? overlay_->sources : kNone, from);
   });
   return all_;
 }

@@ -50,14 +50,56 @@ struct ObservationSlot {
 // Appends the texts of `slots` to e->observations in (seq, key) order.
 void SortObservations(std::vector<ObservationSlot>* slots, Entity* e);
 
-// Entities, then relations, to page through. The pointers point into a GraphView,
-// a KnowledgeGraph or owned_relations, which must outlive the listing's use.
+// Entities, then relations, to page through (GraphPage reads entity_count(),
+// entity(i), relation_count() and relation(k)). The pointers point into a
+// GraphView, a KnowledgeGraph or owned_relations, which must outlive the listing.
 struct GraphListing {
   std::vector<const Entity*> entities;
   std::vector<const Relation*> relations;
   std::vector<Relation> owned_relations;
+
+  size_t entity_count() const { return entities.size(); }
+  const Entity& entity(size_t i) const { return *entities[i]; }
+  size_t relation_count() const { return relations.size(); }
+  const Relation& relation(size_t k) const { return *relations[k]; }
 };
 GraphListing ListingOf(const KnowledgeGraph& g);
+
+// A sorted base list with some of its items left out and others put in, read by
+// position without being copied: O(log changes) per item.
+template <typename T>
+class SplicedList {
+ public:
+  struct Run {
+    size_t start;      // merged position of the run's first item
+    bool inserted;     // items of `inserted` (else of `base`)
+    size_t first, length;
+  };
+  SplicedList() = default;
+  SplicedList(const std::vector<T>* base, const std::vector<T>* inserted, std::vector<Run> runs,
+              size_t size)
+      : base_(base), inserted_(inserted), runs_(std::move(runs)), size_(size) {}
+  size_t size() const { return size_; }
+  // REQUIRES: i < size().
+  const T& operator[](size_t i) const;
+
+ private:
+  const std::vector<T>* base_ = nullptr;
+  const std::vector<T>* inserted_ = nullptr;
+  std::vector<Run> runs_;
+  size_t size_ = 0;
+};
+
+// read_graph's listing of a GraphView.
+struct GraphSplice {
+  SplicedList<Entity> entities;
+  SplicedList<Relation> relations;
+
+  size_t entity_count() const { return entities.size(); }
+  const Entity& entity(size_t i) const { return entities[i]; }
+  size_t relation_count() const { return relations.size(); }
+  const Relation& relation(size_t k) const { return relations[k]; }
+};
 
 // A reader's relation id -> the store's id of that relation (the order edges are
 // listed in; a snapshot numbers custom relations by name instead).
@@ -70,8 +112,9 @@ class GraphView {
   struct Overlay;  // what a delta changed (tools/mcp_graph_view.cc)
   ~GraphView();
   // The whole graph (read_graph): entities by name, relations by (from, rel,
-  // to). O(entities + relations) pointers, made on the first call.
-  const GraphListing& All() const;
+  // to). The base's lists with the overlay spliced in, O(changes) on the first
+  // call; reading an item is O(log changes).
+  const GraphSplice& All() const;
   // search_nodes: the entities whose name, type or one observation contains
   // `query` after ASCII lowering (a match never spans two fields), by name. A
   // query of 3 bytes or more without a NUL is looked up in the base's trigram
@@ -91,7 +134,7 @@ class GraphView {
   RelationOrder rel_order_{};  // of reader_
   std::unique_ptr<const Overlay> overlay_;  // null when the view is the base
   mutable std::once_flag all_once_;
-  mutable GraphListing all_;
+  mutable GraphSplice all_;
 };
 
 // What amem mcp keeps between calls: the BaseGraph of the last two bases (the
