@@ -25,8 +25,6 @@ constexpr size_t kHashSuffix = 17;  // "#" + 16 hex digits
 // Below this many candidates, checking each one's text is cheaper than decoding
 // the next (longer) posting list.
 constexpr size_t kFewCandidates = 32;
-// A past revision's file a cursor reads, besides the live base.
-constexpr size_t kMaxBaseGraphs = 2;
 
 using NameSet = std::set<std::string, std::less<>>;
 
@@ -495,20 +493,14 @@ Result<std::shared_ptr<const GraphView>> GraphViewCache::Get(
   AMEM_RETURN_IF_ERROR(reader->EnsureContent());
   const bool layered = reader->layered();
   const uint64_t base_revision = layered ? reader->layer_delta()->base_revision() : revision;
-  std::shared_ptr<const BaseGraph> bg;
-  for (auto it = bases_.begin(); it != bases_.end(); ++it) {
-    if ((*it)->revision != base_revision) continue;
-    bg = *it;
-    bases_.erase(it);
-    break;
+  if (base_ == nullptr || base_->revision != base_revision) {
+    // The old graph is let go first: a store's graph is held once, not twice.
+    last_.reset();
+    base_.reset();
+    base_ = BaseGraph::Build(layered ? reader->layer_base() : reader, base_revision, store);
   }
-  if (bg == nullptr) {
-    bg = BaseGraph::Build(layered ? reader->layer_base() : reader, base_revision, store);
-    if (bases_.size() >= kMaxBaseGraphs) bases_.erase(bases_.begin());
-  }
-  bases_.push_back(bg);
   std::shared_ptr<GraphView> view(new GraphView());
-  view->base_ = std::move(bg);
+  view->base_ = base_;
   view->rel_order_ = StoreRelationOrder(*reader, store);
   if (layered) view->overlay_ = BuildOverlay(*reader, view->rel_order_, *view->base_);
   AMEM_RETURN_IF_ERROR(reader->ContentStatus());

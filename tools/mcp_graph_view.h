@@ -137,8 +137,9 @@ class GraphView {
   mutable GraphSplice all_;
 };
 
-// What amem mcp keeps between calls: the BaseGraph of the last two bases (the
-// live base, and a past revision's file a cursor may still read) and the last view.
+// What amem mcp keeps between calls: the BaseGraph of the last base read (one:
+// reading a revision older than the live base, from its own file, builds that
+// file's graph in its place) and the last view.
 // Thread safety: Get may be called concurrently.
 class GraphViewCache {
  public:
@@ -149,7 +150,7 @@ class GraphViewCache {
 
  private:
   std::mutex mu_;
-  std::vector<std::shared_ptr<const BaseGraph>> bases_;  // most recently used last
+  std::shared_ptr<const BaseGraph> base_;
   std::shared_ptr<const GraphView> last_;
   const snapshot::Reader* last_base_ = nullptr;
   uint64_t last_revision_ = 0;
