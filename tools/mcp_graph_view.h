@@ -9,6 +9,9 @@
 // nodes changed (read again from the view) and the relation groups of the sources
 // whose out-edges changed. Everything a GraphView answers equals what
 // ReadKnowledgeGraph (the store path) gives at the same revision.
+//
+// Lifetimes: the entities and relations a GraphView lists live as long as it does.
+// Thread safety: a GraphView's const methods may be called concurrently.
 #ifndef AMEM_TOOLS_MCP_GRAPH_VIEW_H_
 #define AMEM_TOOLS_MCP_GRAPH_VIEW_H_
 
@@ -152,7 +155,6 @@ class GraphViewCache {
   std::mutex mu_;
   std::shared_ptr<const BaseGraph> base_;
   std::shared_ptr<const GraphView> last_;
-  const snapshot::Reader* last_base_ = nullptr;
   uint64_t last_revision_ = 0;
 };
 
