@@ -800,6 +800,10 @@ TEST_CASE("read_graph and search_nodes on the live view equal the store's graph 
       }
       const std::string a = "a";
       CHECK(AllPages(&h, "search_nodes", {{"query", a}, {"limit", 2}}) == ExpectedSearch(*g, &a));
+      if (!merge_often && round > 0) {  // the overlay path is the one checked here
+        REQUIRE(h.ctx.live->view != nullptr);
+        CHECK(h.ctx.live->view->layered());
+      }
       // The answers name the revision they were read at.
       Json first = h.Ok("read_graph", {{"limit", 1}});
       if (first.contains("nextCursor")) {
