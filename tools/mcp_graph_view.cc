@@ -76,6 +76,13 @@ void AppendRelations(const Reader& r, const RelationOrder& rel_order, uint32_t i
   }
 }
 
+// One or two bytes: their index among the short grams.
+constexpr size_t kShortGrams = 256 + 65536;
+size_t ShortGram(const char* p, size_t length) {
+  const size_t b = static_cast<uint8_t>(p[0]);
+  return length == 1 ? b : 256 + (b << 8 | static_cast<uint8_t>(p[1]));
+}
+
 uint32_t Trigram(const char* p) {
   return (uint32_t{static_cast<uint8_t>(p[0])} << 16) |
          (uint32_t{static_cast<uint8_t>(p[1])} << 8) | uint32_t{static_cast<uint8_t>(p[2])};
@@ -169,11 +176,14 @@ struct BaseGraph {
 
   // search_nodes' text, made on the first search: each entity's lowered name, type
   // and observations, each followed by a NUL (entity k's are [starts[k],
-  // starts[k + 1])), and the entities holding each trigram of it (none spans a NUL).
+  // starts[k + 1])), and the entities holding each trigram of it (none spans a
+  // NUL). A query of one or two bytes matches exactly the entities holding it as
+  // a byte or a pair: those have lists of their own, indexed directly.
   mutable std::once_flag search_once;
   mutable std::string text;
   mutable std::vector<size_t> starts;
   mutable TrigramTable postings;
+  mutable std::vector<TrigramPostings> short_postings;  // byte b: b; pair ab: 256 + ab
 
   static std::shared_ptr<const BaseGraph> Build(std::shared_ptr<const Reader> r, uint64_t revision,
                                                 const Store& store);
@@ -224,6 +234,10 @@ std::shared_ptr<const BaseGraph> BaseGraph::Build(std::shared_ptr<const Reader> 
 
 void BaseGraph::BuildSearch() const {
   starts.reserve(entities.size() + 1);
+  short_postings.resize(kShortGrams);
+  auto add_once = [](TrigramPostings& list, uint32_t k) {
+    if (list.count == 0 || list.last != k) list.Add(k);
+  };
   for (uint32_t k = 0; k < entities.size(); ++k) {
     const Entity& e = entities[k];
     const size_t begin = text.size();
@@ -235,10 +249,14 @@ void BaseGraph::BuildSearch() const {
     add(e.name);
     add(e.entity_type);
     for (const std::string& o : e.observations) add(o);
-    for (size_t p = begin; p + 3 <= text.size(); ++p) {
-      if (text[p] == '\0' || text[p + 1] == '\0' || text[p + 2] == '\0') continue;
-      TrigramPostings& list = postings.Get(Trigram(text.data() + p));
-      if (list.count == 0 || list.last != k) list.Add(k);  // once per entity
+    // Each gram starting at p, the field's NUL ending them all (the text ends in one).
+    for (size_t p = begin; p < text.size(); ++p) {
+      if (text[p] == '\0') continue;
+      add_once(short_postings[ShortGram(text.data() + p, 1)], k);
+      if (text[p + 1] == '\0') continue;
+      add_once(short_postings[ShortGram(text.data() + p, 2)], k);
+      if (text[p + 2] == '\0') continue;
+      add_once(postings.Get(Trigram(text.data() + p)), k);
     }
   }
   starts.push_back(text.size());
@@ -276,18 +294,9 @@ std::vector<uint32_t> BaseGraph::Find(const std::string& lowered) const {
     return hits;
   }
   if (lowered.size() >= 3) return FindByTrigrams(lowered);
-  // Too short for a trigram: one memmem pass over the whole text.
-  const char* base = text.data();
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const void* found = ::memmem(base + pos, text.size() - pos, lowered.data(), lowered.size());
-    if (found == nullptr) break;
-    const size_t at = static_cast<size_t>(static_cast<const char*>(found) - base);
-    const auto k = static_cast<uint32_t>(std::upper_bound(starts.begin(), starts.end(), at) -
-                                         starts.begin() - 1);
-    hits.push_back(k);
-    pos = starts[k + 1];  // the next entity
-  }
+  if (!lowered.empty()) return short_postings[ShortGram(lowered.data(), lowered.size())].Decode();
+  hits.resize(entities.size());  // the empty query: everything
+  for (uint32_t k = 0; k < hits.size(); ++k) hits[k] = k;
   return hits;
 }
 

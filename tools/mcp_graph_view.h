@@ -121,8 +121,9 @@ class GraphView {
   // search_nodes: the entities whose name, type or one observation contains
   // `query` after ASCII lowering (a match never spans two fields), by name. A
   // query of 3 bytes or more without a NUL is looked up in the base's trigram
-  // postings and the candidates verified; shorter ones (and those holding a NUL)
-  // scan the base's lowered text. No relations: see AddRelationsTouching.
+  // postings and the candidates verified; one of 1 or 2 bytes reads its own
+  // postings; one holding a NUL checks every field. No relations: see
+  // AddRelationsTouching.
   GraphListing Search(std::string_view query) const;
   // Lists the relations touching hits->entities, each once, in the full listing's
   // order (what search_nodes lists after the entities). O(hits' degrees).
