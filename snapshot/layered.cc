@@ -44,6 +44,16 @@ Result<std::unique_ptr<Reader>> Reader::OpenLayered(std::shared_ptr<const Reader
   return r;
 }
 
+const std::shared_ptr<const Reader>& Reader::layer_base() const {
+  static const std::shared_ptr<const Reader> kNone;
+  return layer_ ? layer_->base : kNone;
+}
+
+const std::shared_ptr<const Delta>& Reader::layer_delta() const {
+  static const std::shared_ptr<const Delta> kNone;
+  return layer_ ? layer_->delta : kNone;
+}
+
 Status Reader::Layer::Build(Reader* r) {
   const Reader& b = *base;
   const DeltaTotals& t = delta->totals();

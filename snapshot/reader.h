@@ -182,6 +182,10 @@ class Reader {
   const std::vector<BlockInfo>& blocks() const { return blocks_; }
   // True for a base + delta view (OpenLayered).
   bool layered() const { return layer_ != nullptr; }
+  // A layered view's two parts (null for a plain file): callers that keep an index
+  // per base refresh it from the delta's changed and removed nodes, O(changes).
+  const std::shared_ptr<const Reader>& layer_base() const;
+  const std::shared_ptr<const Delta>& layer_delta() const;
   // True when the file has no feature flags and its index section did not parse
   // as length-prefixed blocks (a seed-spec v0.1 file, whose index blocks have no
   // length field): the section was ignored and the indexes rebuilt (FORMAT.md §10).

@@ -23,18 +23,13 @@ class Reader;
 
 namespace amem::mcp {
 
-struct KnowledgeGraph;   // tools/mcp_compat.h
-struct GraphSearchText;  // tools/mcp_compat.cc
+class GraphViewCache;  // tools/mcp_graph_view.h
 
 struct ToolContext {
   Store* store = nullptr;  // opened once per process; every call reads afresh
-  // The compatibility graph (read_graph, search_nodes) of the revision read last.
-  // The state at a revision never changes, so calls between two writes share one
-  // read of the store instead of rebuilding the graph each time.
-  std::shared_ptr<const KnowledgeGraph> graph{};
-  // search_nodes' lowered text of `graph`, made on the first search at its revision.
-  std::shared_ptr<const GraphSearchText> graph_text{};
-  uint64_t graph_revision = 0;
+  // The compatibility graph (read_graph, search_nodes) of the live view read last
+  // and its base's search index, made on first use.
+  std::shared_ptr<GraphViewCache> graphs{};
   // The only directory tree export_snapshot writes into (docs/MCP.md): `amem mcp
   // --export-dir`, else the server's working directory. Empty: exports are refused.
   std::string export_dir{};

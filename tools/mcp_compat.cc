@@ -1,7 +1,6 @@
 #include "tools/mcp_compat.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -9,69 +8,20 @@
 #include <tuple>
 #include <utility>
 
-#include "common/hash.h"
 #include "common/json_parse.h"
 #include "common/model.h"
 #include "common/utf8.h"
+#include "snapshot/live.h"
+#include "tools/mcp_graph_view.h"
 #include "tools/mcp_schema.h"
 #include "tools/mcp_server.h"
 
 namespace amem::mcp {
 namespace {
 
-constexpr std::string_view kEntityPrefix = "entity:";
-constexpr std::string_view kObsPrefix = "obs:";
-constexpr size_t kHashSuffix = 17;  // "#" + 16 hex digits
 // Keeps both `entity:NAME` and `obs:NAME#hash` within kMaxKeyBytes.
 constexpr size_t kMaxEntityNameBytes = 1000;
 constexpr int kMaxCustomRelations = kMaxRelationId - kFirstCustomRelation + 1;
-
-bool EntityNameOf(std::string_view key, std::string_view* name) {
-  if (!key.starts_with(kEntityPrefix)) return false;
-  *name = key.substr(kEntityPrefix.size());
-  return true;
-}
-
-bool ObservationEntityOf(std::string_view key, std::string_view* entity) {
-  if (!key.starts_with(kObsPrefix) || key.size() < kObsPrefix.size() + kHashSuffix) return false;
-  if (key[key.size() - kHashSuffix] != '#') return false;
-  *entity = key.substr(kObsPrefix.size(), key.size() - kObsPrefix.size() - kHashSuffix);
-  return true;
-}
-
-int64_t SeqOf(const NodeRecord& n) {
-  Json meta = ParseJsonText(n.meta);
-  int64_t seq = 0;
-  if (auto it = meta.find("seq"); it != meta.end() && it->is_string()) {
-    const std::string& s = it->get_ref<const std::string&>();
-    std::from_chars(s.data(), s.data() + s.size(), seq);
-  }
-  return seq;
-}
-
-std::string EntityTypeOf(const NodeRecord& n) {
-  Json meta = ParseJsonText(n.meta);
-  for (const char* field : {"entityType", "kind"}) {
-    if (auto it = meta.find(field); it != meta.end() && it->is_string()) return *it;
-  }
-  return NodeTypeName(n.type) ? NodeTypeName(n.type) : "entity";
-}
-
-// The relation types an edge between two entities stands for.
-std::vector<std::string> RelationTypesOf(const EdgeRecord& e) {
-  Json payload = ParseJsonText(e.payload);
-  if (payload.is_object()) {
-    auto it = payload.find("relationTypes");
-    if (it != payload.end() && it->is_array() && !it->empty()) {
-      std::vector<std::string> types;
-      for (const auto& t : *it) {
-        if (t.is_string()) types.push_back(t);
-      }
-      return types;
-    }
-  }
-  return {e.rel_name};
-}
 
 Json EntityJson(const Entity& e) {
   return Json{{"name", e.name}, {"entityType", e.entity_type}, {"observations", e.observations}};
@@ -320,7 +270,7 @@ class GraphWriter {
         return obs.status();
       }
       st->observations.insert(e.src_key);
-      st->next_seq = std::max(st->next_seq, SeqOf(*obs) + 1);
+      st->next_seq = std::max(st->next_seq, ObservationSeq(obs->meta) + 1);
     }
     return st;
   }
@@ -333,7 +283,7 @@ class GraphWriter {
         it->second.edge_exists = true;
         it->second.weight = edge->weight;
         it->second.payload = ParseJsonText(edge->payload);
-        it->second.types = RelationTypesOf(*edge);
+        it->second.types = RelationTypesFrom(edge->payload, edge->rel_name);
       } else if (!edge.status().IsNotFound()) {
         lists_.erase(it);
         return edge.status();
@@ -394,18 +344,6 @@ class GraphWriter {
 
 // ---- reads ----
 
-struct ObservationSlot {
-  int64_t seq;
-  std::string key;
-  std::string text;
-  bool operator<(const ObservationSlot& o) const { return std::tie(seq, key) < std::tie(o.seq, o.key); }
-};
-
-void SortObservations(std::vector<ObservationSlot>* slots, Entity* e) {
-  std::sort(slots->begin(), slots->end());
-  for (auto& s : *slots) e->observations.push_back(std::move(s.text));
-}
-
 // One entity with its observations, and the relations touching it; NotFound if
 // there is no such entity.
 Result<Entity> ReadEntity(const Store& store, const std::string& name, const ReadView& view,
@@ -413,7 +351,7 @@ Result<Entity> ReadEntity(const Store& store, const std::string& name, const Rea
   std::string key = EntityKey(name);
   auto node = store.GetNode(key, view);
   if (!node.ok()) return node.status();
-  Entity e{name, EntityTypeOf(*node), {}};
+  Entity e{name, EntityTypeFrom(node->meta, node->type), {}};
   auto in = store.In(key, {}, view);
   if (!in.ok()) return in.status();
   std::vector<ObservationSlot> slots;
@@ -421,33 +359,21 @@ Result<Entity> ReadEntity(const Store& store, const std::string& name, const Rea
     std::string_view owner, src_name;
     if (edge.rel_name == "part_of" && ObservationEntityOf(edge.src_key, &owner) && owner == name) {
       auto obs = store.GetNode(edge.src_key, view);
-      if (obs.ok()) slots.push_back({SeqOf(*obs), obs->key, obs->content});
+      if (obs.ok()) slots.push_back({ObservationSeq(obs->meta), obs->key, obs->content});
       continue;
     }
     if (!EntityNameOf(edge.src_key, &src_name) || edge.src_key == key) continue;
-    for (auto& t : RelationTypesOf(edge)) relations->push_back({std::string(src_name), name, t});
+    for (auto& t : RelationTypesFrom(edge.payload, edge.rel_name)) relations->push_back({std::string(src_name), name, t});
   }
   auto out = store.Out(key, {}, view);
   if (!out.ok()) return out.status();
   for (const auto& edge : *out) {
     std::string_view dst_name;
     if (!EntityNameOf(edge.dst_key, &dst_name)) continue;
-    for (auto& t : RelationTypesOf(edge)) relations->push_back({name, std::string(dst_name), t});
+    for (auto& t : RelationTypesFrom(edge.payload, edge.rel_name)) relations->push_back({name, std::string(dst_name), t});
   }
   SortObservations(&slots, &e);
   return e;
-}
-
-std::string AsciiLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-bool Contains(std::string_view haystack, const std::string& lowered_needle) {
-  return AsciiLower(haystack).find(lowered_needle) != std::string::npos;
 }
 
 // ---- tool plumbing ----
@@ -547,20 +473,21 @@ Json EntityPart(const Entity& e, size_t from, size_t room, size_t* next) {
 // `limit` items are listed. An entity that does not fit in a whole page is split:
 // its part on this page (EntityPart) and the cursor resumes at its next observation
 // (PageStart::sub), so every observation is listed once, in order.
-ToolResult GraphPage(const KnowledgeGraph& g, const Json& args, const PageStart& start,
+template <typename Listing>
+ToolResult GraphPage(const Listing& g, const Json& args, const PageStart& start,
                      uint64_t revision) {
   const size_t limit = static_cast<size_t>(ArgInt(args, "limit", kDefaultGraphLimit));
   const size_t budget = kMaxResultBytes;
-  const size_t n_entities = g.entities.size(), total = n_entities + g.relations.size();
+  const size_t n_entities = g.entity_count(), total = n_entities + g.relation_count();
   Json entities = Json::array(), relations = Json::array();
   size_t i = start.offset, sub = i < n_entities ? start.sub : 0, taken = 0, used = 0;
-  if (i < n_entities && sub >= g.entities[i].observations.size() && sub > 0) {
+  if (i < n_entities && sub >= g.entity(i).observations.size() && sub > 0) {
     ++i;  // a cursor past the entity's last observation: it is done
     sub = 0;
   }
   while (i < total && taken < limit) {
     if (i >= n_entities) {
-      Json item = RelationJson(g.relations[i - n_entities]);
+      Json item = RelationJson(g.relation(i - n_entities));
       size_t c = ResultCost(item) + kSeparator;
       if (used + c > budget) {
         if (taken > 0) break;
@@ -573,7 +500,7 @@ ToolResult GraphPage(const KnowledgeGraph& g, const Json& args, const PageStart&
       ++i;
       continue;
     }
-    const Entity& e = g.entities[i];
+    const Entity& e = g.entity(i);
     Json item = EntityFrom(e, sub);
     size_t c = ResultCost(item) + kSeparator;
     if (used + c <= budget) {
@@ -607,104 +534,30 @@ ToolResult GraphPage(const KnowledgeGraph& g, const Json& args, const PageStart&
   return r;
 }
 
-// The graph as of `revision`, from ctx's cache when it holds that revision.
-Result<std::shared_ptr<const KnowledgeGraph>> GraphAt(ToolContext* ctx, uint64_t revision) {
-  if (ctx->graph == nullptr || ctx->graph_revision != revision) {
-    auto graph = ReadKnowledgeGraph(*ctx->store, ReadView::AtRevision(revision));
-    if (!graph.ok()) return graph.status();
-    ctx->graph = std::make_shared<const KnowledgeGraph>(std::move(graph).value());
-    ctx->graph_revision = revision;
-    ctx->graph_text = nullptr;
-  }
-  return ctx->graph;
-}
-
-}  // namespace
-
-// What search_nodes matches, lowered once per graph: each entity's name, type and
-// observations, each followed by a NUL, one entity after another. A query without
-// a NUL then matches inside one field exactly when it occurs in this text, so one
-// pass of memmem over contiguous memory replaces a lowered copy of every field per
-// call.
-struct GraphSearchText {
-  std::string text;
-  std::vector<size_t> starts;  // entity i's fields: [starts[i], starts[i + 1])
-};
-
-namespace {
-
-std::shared_ptr<const GraphSearchText> SearchTextOf(const KnowledgeGraph& graph) {
-  auto out = std::make_shared<GraphSearchText>();
-  auto add = [&](std::string_view field) {
-    out->text += AsciiLower(field);
-    out->text += '\0';
-  };
-  out->starts.reserve(graph.entities.size() + 1);
-  for (const Entity& e : graph.entities) {
-    out->starts.push_back(out->text.size());
-    add(e.name);
-    add(e.entity_type);
-    for (const std::string& o : e.observations) add(o);
-  }
-  out->starts.push_back(out->text.size());
-  return out;
-}
-
-// Indices of the entities whose name, type or an observation contains `lowered`.
-std::vector<size_t> SearchEntities(const KnowledgeGraph& graph, const GraphSearchText& t,
-                                   const std::string& lowered) {
-  std::vector<size_t> hits;
-  if (lowered.find('\0') != std::string::npos) {  // could span fields: field by field
-    for (size_t i = 0; i < graph.entities.size(); ++i) {
-      const Entity& e = graph.entities[i];
-      bool match = Contains(e.name, lowered) || Contains(e.entity_type, lowered);
-      for (size_t k = 0; !match && k < e.observations.size(); ++k) {
-        match = Contains(e.observations[k], lowered);
-      }
-      if (match) hits.push_back(i);
-    }
-    return hits;
-  }
-  const char* base = t.text.data();
-  size_t pos = 0;
-  while (pos < t.text.size()) {
-    const void* found = ::memmem(base + pos, t.text.size() - pos, lowered.data(), lowered.size());
-    if (found == nullptr) break;
-    const size_t at = static_cast<size_t>(static_cast<const char*>(found) - base);
-    const size_t i =
-        static_cast<size_t>(std::upper_bound(t.starts.begin(), t.starts.end(), at) -
-                            t.starts.begin()) - 1;
-    hits.push_back(i);
-    pos = t.starts[i + 1];  // the next entity
-  }
-  return hits;
-}
-
+// read_graph (query null) or search_nodes on the live view (snapshot/live.h) at
+// the cursor's revision, else as_of/at, else the latest (another process's writes
+// included: OpenLive checks the store's revision).
 ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* query) {
+  const char* what = query ? "search_nodes" : "read_graph";
+  if (ctx->store == nullptr) return ToolError(std::string(what) + " reads a store; none is open");
   auto start = PageStartFromArgs(args);
   if (!start.ok()) return ToolError(start.status().message());
   auto view = PageViewFromArgs(args, *start);
   if (!view.ok()) return ToolError(view.status().message());
-  auto rev = ctx->store->ResolveRevision(*view);
-  if (!rev.ok()) return ToolErrorFromStatus("reading the graph", rev.status());
-  auto cached = GraphAt(ctx, *rev);
-  if (!cached.ok()) return ToolErrorFromStatus("reading the graph", cached.status());
-  const KnowledgeGraph& graph = **cached;
+  auto live = snapshot::OpenLive(*ctx->store, *view, ctx->live_options, ctx->live.get());
+  if (!live.ok()) return ToolErrorFromStatus(what, live.status());
+  if (ctx->graphs == nullptr) ctx->graphs = std::make_shared<GraphViewCache>();
+  auto graph = ctx->graphs->Get(std::move(live->reader), live->revision, *ctx->store);
+  if (!graph.ok()) return ToolErrorFromStatus(what, graph.status());
   if (query != nullptr) {
-    std::string q = AsciiLower(*query);
-    if (ctx->graph_text == nullptr) ctx->graph_text = SearchTextOf(graph);
-    KnowledgeGraph hits;
-    std::set<std::string> names;
-    for (size_t i : SearchEntities(graph, *ctx->graph_text, q)) {
-      names.insert(graph.entities[i].name);
-      hits.entities.push_back(graph.entities[i]);
-    }
-    for (const auto& r : graph.relations) {
-      if (names.contains(r.from) || names.contains(r.to)) hits.relations.push_back(r);
-    }
-    return GraphPage(hits, args, *start, *rev);
+    GraphListing hits = (*graph)->Search(*query);
+    // A page lists at most `limit` items from the offset on: when the entities
+    // alone go past it, the relations after them are not needed yet.
+    const auto limit = static_cast<size_t>(ArgInt(args, "limit", kDefaultGraphLimit));
+    if (hits.entities.size() <= start->offset + limit) (*graph)->AddRelationsTouching(&hits);
+    return GraphPage(hits, args, *start, live->revision);
   }
-  return GraphPage(graph, args, *start, *rev);
+  return GraphPage((*graph)->All(), args, *start, live->revision);
 }
 
 // Stages one compatibility write on a GraphWriter at the store's latest revision:
@@ -756,14 +609,6 @@ ToolResult SuccessMessage(std::string message) {
 
 }  // namespace
 
-std::string EntityKey(std::string_view name) {
-  return std::string(kEntityPrefix) + std::string(name);
-}
-
-std::string ObservationKey(std::string_view entity, std::string_view observation) {
-  return std::string(kObsPrefix) + std::string(entity) + "#" + FormatHexId(Hash64(observation));
-}
-
 Result<KnowledgeGraph> ReadKnowledgeGraph(const Store& store, const ReadView& view) {
   auto state = store.ReadState(view);
   if (!state.ok()) return state.status();
@@ -773,7 +618,7 @@ Result<KnowledgeGraph> ReadKnowledgeGraph(const Store& store, const ReadView& vi
     std::string_view name;
     if (!EntityNameOf(n.key, &name)) continue;
     index.emplace(std::string(name), g.entities.size());
-    g.entities.push_back(Entity{std::string(name), EntityTypeOf(n), {}});
+    g.entities.push_back(Entity{std::string(name), EntityTypeFrom(n.meta, n.type), {}});
   }
   std::vector<std::vector<ObservationSlot>> slots(g.entities.size());
   for (const auto& n : state->nodes) {
@@ -781,13 +626,13 @@ Result<KnowledgeGraph> ReadKnowledgeGraph(const Store& store, const ReadView& vi
     if (!ObservationEntityOf(n.key, &owner)) continue;
     auto it = index.find(owner);
     if (it == index.end()) continue;
-    slots[it->second].push_back({SeqOf(n), n.key, n.content});
+    slots[it->second].push_back({ObservationSeq(n.meta), n.key, n.content});
   }
   for (size_t i = 0; i < slots.size(); ++i) SortObservations(&slots[i], &g.entities[i]);
   for (const auto& e : state->edges) {
     std::string_view from, to;
     if (!EntityNameOf(e.src_key, &from) || !EntityNameOf(e.dst_key, &to)) continue;
-    for (auto& t : RelationTypesOf(e)) {
+    for (auto& t : RelationTypesFrom(e.payload, e.rel_name)) {
       g.relations.push_back({std::string(from), std::string(to), std::move(t)});
     }
   }
@@ -1163,7 +1008,7 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
         }
       }
     }
-    return GraphPage(g, args, *start, *rev);
+    return GraphPage(ListingOf(g), args, *start, *rev);
   };
   registry->Add(t);
 }

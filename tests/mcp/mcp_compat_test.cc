@@ -5,7 +5,12 @@
 // budget (docs/MCP.md "Bounded output") on oversized nodes, entities and results.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cctype>
+#include <functional>
 #include <filesystem>
 #include <mutex>
 #include <random>
@@ -640,4 +645,228 @@ TEST_CASE("search_nodes matches within one field, case-insensitively, and sees w
   // A write makes the next search read the new revision.
   h.Ok("add_observations", {{"observations", {{{"entityName", "beta"}, {"contents", {"three"}}}}}});
   CHECK(names("three") == V{"Alpha", "beta"});
+}
+
+// ---- read_graph and search_nodes on the live view (tools/mcp_graph_view.h) ----
+
+namespace {
+
+// search_nodes' answer computed from the store's graph the plain way: every field
+// lowered and searched, the relations touching a hit.
+// search_nodes lists the relations touching a hit; read_graph (query null) all of
+// them, those between names that are no entity included (an import keeps them).
+Json ExpectedSearch(const KnowledgeGraph& g, const std::string* query) {
+  auto lower = [](std::string s) {
+    for (char& c : s) {
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+    return s;
+  };
+  const std::string q = lower(query ? *query : "");
+  auto has = [&](const std::string& field) { return lower(field).find(q) != std::string::npos; };
+  Json entities = Json::array(), relations = Json::array();
+  std::set<std::string> names;
+  for (const Entity& e : g.entities) {
+    bool match = has(e.name) || has(e.entity_type);
+    for (const auto& o : e.observations) match = match || has(o);
+    if (!match) continue;
+    names.insert(e.name);
+    entities.push_back({{"name", e.name}, {"entityType", e.entity_type}, {"observations", e.observations}});
+  }
+  for (const Relation& r : g.relations) {
+    if (!query || names.contains(r.from) || names.contains(r.to)) {
+      relations.push_back({{"from", r.from}, {"to", r.to}, {"relationType", r.relation_type}});
+    }
+  }
+  return Json{{"entities", entities}, {"relations", relations}};
+}
+
+Json ExpectedGraph(const Store& store, uint64_t revision) {
+  auto g = ReadKnowledgeGraph(store, ReadView::AtRevision(revision));
+  REQUIRE(g.ok());
+  return ExpectedSearch(*g, nullptr);
+}
+
+// Every page of a listing, from `args` on, concatenated; the revision of the first.
+Json AllPages(Tools* t, const std::string& tool, Json args, uint64_t* revision = nullptr,
+              const std::function<void()>& between_pages = {}) {
+  Json all{{"entities", Json::array()}, {"relations", Json::array()}};
+  for (int page = 0;; ++page) {
+    REQUIRE(page < 1000);
+    Json r = t->Ok(tool, args);
+    for (const char* f : {"entities", "relations"}) {
+      for (auto& item : r[f]) all[f].push_back(std::move(item));
+    }
+    if (!r.contains("nextCursor")) break;
+    std::string cursor = r["nextCursor"];
+    if (page == 0 && revision) *revision = std::stoull(cursor.substr(1));
+    args["cursor"] = cursor;
+    if (between_pages) between_pages();
+  }
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("read_graph and search_nodes on the live view equal the store's graph across writes",
+          "[mcp][compat][live]") {
+  for (bool merge_often : {true, false}) {
+    Harness h;
+    INFO("merge_often " << merge_often);
+    if (!merge_often) {
+      h.ctx.live_options.merge_fraction = 1e9;
+      h.ctx.live_options.merge_bytes = uint64_t{1} << 40;
+    }
+    std::mt19937 rng(merge_often ? 7 : 11);
+    auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+    const std::vector<std::string> words = {"Alpha", "beta", "GAMMA", "delta", "Retry", "cache",
+                                            "policy", "x", "ab", "Zeta Zeta", "tool"};
+    auto name = [&] { return "Ent" + std::to_string(pick(14)); };
+    auto text = [&] {
+      std::string s = words[pick(words.size())];
+      for (size_t k = pick(3); k > 0; --k) s += " " + words[pick(words.size())];
+      return s;
+    };
+    const std::vector<std::string> rel_types = {"calls", "depends_on", "Works With", "related_to"};
+    for (int round = 0; round < 40; ++round) {
+      INFO("round " << round);
+      for (int op = 0, n = 1 + static_cast<int>(pick(4)); op < n; ++op) {
+        switch (pick(7)) {
+          case 0:
+          case 1: {
+            Json obs = Json::array();
+            for (size_t k = pick(3); k > 0; --k) obs.push_back(text());
+            h.Call("create_entities",
+                   Entities({{{"name", name()}, {"entityType", words[pick(words.size())]},
+                              {"observations", obs}}}));
+            break;
+          }
+          case 2:
+            h.Call("add_observations",
+                   {{"observations", {{{"entityName", name()}, {"contents", {text(), text()}}}}}});
+            break;
+          case 3: {
+            auto g = ReadKnowledgeGraph(*h.ts.store, ReadView::Latest());
+            REQUIRE(g.ok());
+            if (g->entities.empty()) break;
+            const Entity& e = g->entities[pick(g->entities.size())];
+            if (e.observations.empty()) break;
+            h.Ok("delete_observations",
+                 {{"deletions", {{{"entityName", e.name},
+                                  {"observations", {e.observations[pick(e.observations.size())]}}}}}});
+            break;
+          }
+          case 4:
+            if (pick(3) == 0) h.Ok("delete_entities", {{"entityNames", {name()}}});
+            break;
+          case 5: {
+            Json r{{"from", name()}, {"to", name()}, {"relationType", rel_types[pick(rel_types.size())]}};
+            h.Call(pick(3) == 0 ? "delete_relations" : "create_relations", {{"relations", {r}}});
+            break;
+          }
+          case 6: {
+            // Another writer (ImportKnowledgeGraph on the store, not through the
+            // server): the next call must see it. Relations may name missing
+            // entities, which leaves stub endpoints in the snapshot.
+            KnowledgeGraph g;
+            g.entities.push_back({name(), "imported", {text()}});
+            g.relations.push_back({name(), "Missing" + std::to_string(pick(3)), "uses"});
+            REQUIRE(ImportKnowledgeGraph(h.ts.store.get(), g).ok());
+            break;
+          }
+        }
+      }
+      auto rev = h.ts.store->revision();
+      REQUIRE(rev.ok());
+      auto g = ReadKnowledgeGraph(*h.ts.store, ReadView::Latest());
+      REQUIRE(g.ok());
+      CHECK(AllPages(&h, "read_graph", {{"limit", 10000}}) == ExpectedSearch(*g, nullptr));
+      CHECK(AllPages(&h, "read_graph", {{"limit", 3}}) == ExpectedSearch(*g, nullptr));
+      std::vector<std::string> queries = {"", "a", "AB", "zeta z", "ent1", "ENT", "etry ca",
+                                          "alphaimported", "1imp", "t0i", std::string("a\0b", 3), "imported",
+                                          "zzzz", "Ent13", "uses"};
+      for (int k = 0; k < 6; ++k) {
+        std::string t = text();
+        size_t from = pick(t.size()), len = 1 + pick(6);
+        std::string q = t.substr(from, len);
+        if (pick(2)) {
+          for (char& c : q) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        }
+        queries.push_back(q);
+      }
+      for (const std::string& q : queries) {
+        INFO("query '" << q << "'");
+        CHECK(AllPages(&h, "search_nodes", {{"query", q}, {"limit", 10000}}) == ExpectedSearch(*g, &q));
+      }
+      const std::string a = "a";
+      CHECK(AllPages(&h, "search_nodes", {{"query", a}, {"limit", 2}}) == ExpectedSearch(*g, &a));
+      if (!merge_often && round > 0) {  // the overlay path is the one checked here
+        REQUIRE(h.ctx.live->view != nullptr);
+        CHECK(h.ctx.live->view->layered());
+      }
+      // The answers name the revision they were read at.
+      Json first = h.Ok("read_graph", {{"limit", 1}});
+      if (first.contains("nextCursor")) {
+        CHECK(first["nextCursor"].get<std::string>().starts_with("r" + std::to_string(*rev) + "o"));
+      }
+    }
+  }
+}
+
+TEST_CASE("read_graph and search_nodes pages stay at their revision across writes",
+          "[mcp][compat][live]") {
+  for (bool merge_every_write : {false, true}) {
+  Harness h;
+  INFO("merge_every_write " << merge_every_write);
+  // 0: every write merges, so a later page reads a past revision's own file.
+  if (merge_every_write) h.ctx.live_options.merge_fraction = 0;
+  Json ents = Json::array();
+  for (int i = 0; i < 30; ++i) {
+    ents.push_back({{"name", "node" + std::to_string(100 + i)}, {"entityType", "t"},
+                    {"observations", {"text " + std::to_string(i)}}});
+  }
+  h.Ok("create_entities", {{"entities", ents}});
+  int writes = 0;
+  auto write = [&] {
+    ++writes;
+    h.Ok("create_entities", Entities({{{"name", "node" + std::to_string(writes)},
+                                       {"entityType", "t"}, {"observations", {"text new"}}}}));
+    h.Ok("delete_entities", {{"entityNames", {"node" + std::to_string(100 + writes)}}});
+  };
+  for (const std::string tool : {"read_graph", "search_nodes"}) {
+    Json args{{"limit", 4}};
+    if (tool == "search_nodes") args["query"] = "TEXT";
+    uint64_t rev = 0;
+    Json pages = AllPages(&h, tool, args, &rev, write);
+    REQUIRE(rev > 0);
+    auto g = ReadKnowledgeGraph(*h.ts.store, ReadView::AtRevision(rev));
+    REQUIRE(g.ok());
+    const std::string text = "TEXT";
+    CHECK(pages == ExpectedSearch(*g, tool == "search_nodes" ? &text : nullptr));
+    CHECK(pages != ExpectedGraph(*h.ts.store, *h.ts.store->revision()));
+  }
+  }
+}
+
+TEST_CASE("search_nodes sees another process's write", "[mcp][compat][live]") {
+  Harness h;
+  h.Ok("create_entities", Entities({{{"name", "first"}, {"entityType", "t"}, {"observations", {"one"}}}}));
+  CHECK(h.Ok("search_nodes", {{"query", "second"}})["entities"].empty());
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    auto other = Store::Open(h.ts.dir);
+    if (!other.ok()) ::_exit(1);
+    KnowledgeGraph g;
+    g.entities.push_back({"second", "t", {"Written ELSEWHERE"}});
+    ::_exit(ImportKnowledgeGraph(other->get(), g).ok() ? 0 : 2);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  Json r = h.Ok("search_nodes", {{"query", "elsewhere"}});
+  REQUIRE(r["entities"].size() == 1);
+  CHECK(r["entities"][0]["name"] == "second");
+  CHECK(h.Ok("read_graph", {})["entities"].size() == 2);
 }
