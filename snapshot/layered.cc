@@ -1,5 +1,5 @@
-// Base + delta read as one graph (docs/FORMAT.md §11.5). Build() walks the base's
-// fixed-size arrays once in merged order; everything else is looked up on use.
+// Base + delta read as one graph (docs/FORMAT.md §11.5). Build() is O(changes);
+// accessors look up on use; BuildBulk() and BuildTime() make flat tables on demand.
 #include "snapshot/layered.h"
 
 #include <algorithm>

@@ -1,13 +1,14 @@
 // Internal to snapshot/: the state behind a base + delta Reader (Reader::
 // OpenLayered, docs/FORMAT.md §11.5). reader.cc routes each accessor of a layered
-// Reader here when the answer lives in one of the two files; the fixed-size tables
-// a query walks in bulk (edges, out/in offsets, in-lists, time and session indexes,
-// document lengths) are built once, remapped to the merged numbering, and the
-// Reader's own hot pointers point at them, so its inline accessors need no branch.
+// Reader here. Opening is O(changes): nodes, edges and in-list positions are
+// numbered through MergedSequences (O(log changes) per lookup). A bulk query's edge
+// accesses past point_limit build flat tables (node maps, edge records, out/in
+// offsets, in-lists) once, and the Reader's hot pointers then point at them, so its
+// inline accessors run as on a file; the time index is built on its first use.
 //
-// Numbering: merged node i is node_ref[i], a base dense number b or kDeltaNode | d
-// (delta node d); merged edge j is edge_ref[j], a base edge number or kDeltaNode | x
-// (the x-th edge of the delta's out-lists). Both equal a full export's at H.
+// Numbering: merged node i is a base dense number b or kDeltaNode | d (delta node
+// d); merged edge j a base edge number or kDeltaNode | x (the x-th edge of the
+// delta's out-lists). Both equal a full export's at H.
 #ifndef AMEM_SNAPSHOT_LAYERED_H_
 #define AMEM_SNAPSHOT_LAYERED_H_
 

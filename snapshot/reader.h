@@ -126,11 +126,10 @@ class Reader {
                                                     const ReadOptions& options = {});
   // The state at a delta's head revision read as one graph: `base` plus `delta`
   // (docs/FORMAT.md §11.5). Every accessor answers exactly as a Reader over a full
-  // export at delta->head_revision() would, dense numbers included. Building the
-  // view reads the delta and walks the base's fixed-size arrays once (node, edge,
-  // time and session tables are remapped into memory the view owns; content,
-  // vectors, keys, attributes and postings are read from the two files on use).
-  // Corruption if the two do not fit together. The view shares ownership of both.
+  // export at delta->head_revision() would, dense numbers included. Opening costs
+  // O(changes); each access O(log changes) until a bulk query's edge accesses make
+  // the view build flat edge tables (O(n + m), once). Corruption if the two do not
+  // fit together. The view shares ownership of both. Thread safety as for a file.
   static Result<std::unique_ptr<Reader>> OpenLayered(std::shared_ptr<const Reader> base,
                                                      std::shared_ptr<const Delta> delta);
   ~Reader();
