@@ -1,5 +1,5 @@
 // Base + delta read as one graph (docs/FORMAT.md §11.5). Build() is O(changes);
-// accessors look up on use; BuildBulk() and BuildTime() make flat tables on demand.
+// accessors look up on use; BuildOut/In/Time() make flat tables on demand.
 #include "snapshot/layered.h"
 
 #include <algorithm>
@@ -79,7 +79,7 @@ Status Reader::Layer::Build(Reader* r) {
   AMEM_RETURN_IF_ERROR(BuildPoint(r));
   AMEM_RETURN_IF_ERROR(BuildTerms());
   r->time_count_ = r->node_count_;
-  r->lazy_pending_.store(kLazyBulk | kLazyTime, std::memory_order_release);
+  r->lazy_pending_.store(kLazyOut | kLazyIn | kLazyTime, std::memory_order_release);
   r->term_count_ = base_terms + static_cast<uint32_t>(new_terms.size());
 
   // kv: the base's entries less the removed ones, the delta's inserted at their gaps.
@@ -231,7 +231,7 @@ Status Reader::Layer::BuildPoint(Reader* r) {
     copied.emplace_back(be, x);
   }
   std::sort(copied.begin(), copied.end());
-  point_limit = std::max<uint64_t>(uint64_t{1} << 16, (uint64_t{r->node_count_} + r->edge_count_) / 16);
+  point_limit = std::max<uint64_t>(uint64_t{1} << 12, (uint64_t{r->node_count_} + r->edge_count_) / 16);
   return Status::OK();
 }
 
@@ -297,7 +297,7 @@ uint32_t Reader::Layer::OfBase(uint32_t b) const {
   return kNoNode;
 }
 
-Status Reader::Layer::BuildBulk(Reader* r) {
+Status Reader::Layer::BuildOut(Reader* r) {
   const Reader& b = *base;
   const Delta& dl = *delta;
   const uint32_t n = r->node_count_, m = r->edge_count_;
@@ -325,8 +325,8 @@ Status Reader::Layer::BuildBulk(Reader* r) {
   edges.resize(size_t{m} * EdgeEntry::kEncodedLength);
   edge_ref.resize(m);
   out_off.resize((size_t{n} + 1) * 4);
-  std::vector<uint32_t> base_edge_to_merged(b.edge_count(), kNoNode);
-  std::vector<uint32_t> delta_edge_to_merged(dl.edge_count(), kNoNode);
+  base_edge_to_merged.assign(b.edge_count(), kNoNode);
+  delta_edge_to_merged.assign(dl.edge_count(), kNoNode);
 
   uint32_t j = 0, k = 0;
   const uint32_t lists = dl.out_list_count();
@@ -374,12 +374,21 @@ Status Reader::Layer::BuildBulk(Reader* r) {
   }
   if (k != lists || j != m) return Corrupt("edge count differs from the totals");
   EncodeFixed32(out_off.data() + 4 * size_t{n}, j);
+  r->edges_ = edges.data();
+  r->out_off_ = out_off.data();
+  flat_ref.store(node_ref.data(), std::memory_order_release);
+  return Status::OK();
+}
 
+Status Reader::Layer::BuildIn(Reader* r) {
   // In-lists: the delta's where it has one, else the base's, remapped.
+  const Reader& b = *base;
+  const Delta& dl = *delta;
+  const uint32_t n = r->node_count_, m = r->edge_count_;
+  uint32_t k = 0;
   in_off.resize((size_t{n} + 1) * 4);
   in_list.resize(size_t{m} * 4);
   uint32_t p = 0;
-  k = 0;
   const uint32_t in_lists = dl.in_list_count();
   auto put_in = [&](uint32_t edge) -> Status {
     if (edge == kNoNode || p >= m) return Corrupt("an in-list entry names no edge");
@@ -417,11 +426,10 @@ Status Reader::Layer::BuildBulk(Reader* r) {
   if (k != in_lists || p != m) return Corrupt("in-lists do not hold every edge once");
   EncodeFixed32(in_off.data() + 4 * size_t{n}, p);
 
-  r->edges_ = edges.data();
-  r->out_off_ = out_off.data();
   r->in_off_ = in_off.data();
   r->in_list_ = in_list.data();
-  flat_ref.store(node_ref.data(), std::memory_order_release);
+  base_edge_to_merged = {};
+  delta_edge_to_merged = {};
   return Status::OK();
 }
 
@@ -598,7 +606,7 @@ const char* Reader::LayeredNodePtr(uint32_t i) const {
 
 Edge Reader::LayeredEdge(uint32_t j) const {
   if (layer_->NotePointUse()) {
-    BuildLazy(kLazyBulk);
+    BuildLazy(kLazyOut);
     return edge(j);
   }
   return layer_->PointEdge(j);
@@ -606,7 +614,8 @@ Edge Reader::LayeredEdge(uint32_t j) const {
 
 uint32_t Reader::LayeredList(ListPart part, uint32_t x) const {
   if (layer_->NotePointUse()) {
-    BuildLazy(kLazyBulk);
+    const bool out = part == ListPart::kOutBegin || part == ListPart::kOutEnd;
+    BuildLazy(out ? kLazyOut : static_cast<uint8_t>(kLazyOut | kLazyIn));
     switch (part) {
       case ListPart::kOutBegin: return out_begin(x);
       case ListPart::kOutEnd: return out_end(x);
@@ -626,16 +635,21 @@ uint32_t Reader::LayeredDocLength(uint32_t i) const {
 void Reader::BuildLazy(uint8_t what) const {
   auto* layer = const_cast<Layer*>(layer_);
   std::lock_guard<std::mutex> lock(layer->build_mu);
-  if ((lazy_pending_.load(std::memory_order_acquire) & what) == 0) return;  // another thread did
   // The tables were validated against each other when the delta was opened; a
   // failure here means the two files do not fit, which Open could not see.
   Reader* self = const_cast<Reader*>(this);
-  Status s = what == kLazyBulk ? layer->BuildBulk(self) : layer->BuildTime(self);
-  if (!s.ok()) {
-    std::fprintf(stderr, "amem: %s\n", s.ToString().c_str());
-    std::abort();
+  // In-lists are made from the out tables' edge numbering: those come first.
+  for (uint8_t part : {kLazyOut, kLazyIn, kLazyTime}) {
+    if ((what & part) == 0 || (lazy_pending_.load(std::memory_order_acquire) & part) == 0) continue;
+    Status s = part == kLazyOut  ? layer->BuildOut(self)
+               : part == kLazyIn ? layer->BuildIn(self)
+                                 : layer->BuildTime(self);
+    if (!s.ok()) {
+      std::fprintf(stderr, "amem: %s\n", s.ToString().c_str());
+      std::abort();
+    }
+    lazy_pending_.fetch_and(static_cast<uint8_t>(~part), std::memory_order_release);
   }
-  lazy_pending_.fetch_and(static_cast<uint8_t>(~what), std::memory_order_release);
 }
 
 uint32_t Reader::LayeredSession(uint32_t i) const {

@@ -46,7 +46,7 @@ struct Reader::Layer {
   MergedSequence edge_seq, in_seq;
   std::vector<uint32_t> out_src, in_tgt;
   std::vector<std::pair<uint32_t, uint32_t>> copied;
-  uint64_t point_limit = 0;  // edge accesses answered this way before BuildBulk
+  uint64_t point_limit = 0;  // edge accesses answered this way before BuildOut/BuildIn
   mutable std::atomic<uint64_t> point_uses{0};
   bool NotePointUse() const {
     return point_uses.fetch_add(1, std::memory_order_relaxed) >= point_limit;
@@ -55,7 +55,7 @@ struct Reader::Layer {
   uint32_t PointList(ListPart part, uint32_t x) const;
   uint32_t EdgeOfBase(uint32_t e) const;  // merged edge of base edge e; kNoNode if gone
 
-  // Bulk tables, built by a bulk query's edge accesses (BuildBulk): flat node maps and
+  // Bulk tables, built by a bulk query's edge accesses (BuildOut, BuildIn): flat node maps and
   // the edge, offset and in-list tables the Reader's hot pointers then point at.
   std::atomic<const uint32_t*> flat_ref{nullptr};
   std::vector<uint32_t> node_ref;        // merged node -> base b | kDeltaNode | d
@@ -63,6 +63,7 @@ struct Reader::Layer {
                                          // its delta node); kNoNode when removed
   std::vector<uint32_t> delta_to_merged;
   std::vector<uint32_t> edge_ref;  // merged edge -> base e | kDeltaNode | x
+  std::vector<uint32_t> base_edge_to_merged, delta_edge_to_merged;  // until BuildIn
   std::string edges, out_off, in_off, in_list;
   std::string time;  // built on the first time-index access (BuildTime)
   std::mutex build_mu;
@@ -128,9 +129,11 @@ struct Reader::Layer {
   // O(changes + sessions + terms of the delta): numbering, sessions, terms, kv and
   // the Reader's header facts. The bulk tables wait for their first use.
   Status Build(Reader* r);
-  // The flat node maps and edge tables; the time index. Each runs once, under
-  // build_mu, when a Reader accessor first needs it (Reader::BuildLazy).
-  Status BuildBulk(Reader* r);
+  // The flat node maps, edge records and out offsets; the in-lists (after the
+  // former); the time index. Each runs once, under build_mu, when a Reader
+  // accessor needs it (Reader::BuildLazy).
+  Status BuildOut(Reader* r);
+  Status BuildIn(Reader* r);
   Status BuildTime(Reader* r);
 
  private:

@@ -227,20 +227,20 @@ class Reader {
 
   // ---- edges. REQUIRES: j < edge_count() ----
   uint32_t edge_source(uint32_t j) const {
-    if (BulkPending()) [[unlikely]] return LayeredEdge(j).source;
+    if (Pending(kLazyOut)) [[unlikely]] return LayeredEdge(j).source;
     return DecodeFixed32(edge_ptr(j) + EdgeEntry::kSourceOffset);
   }
   uint32_t edge_target(uint32_t j) const {
-    if (BulkPending()) [[unlikely]] return LayeredEdge(j).target;
+    if (Pending(kLazyOut)) [[unlikely]] return LayeredEdge(j).target;
     return DecodeFixed32(edge_ptr(j) + EdgeEntry::kTargetOffset);
   }
   uint32_t out_target(uint32_t j) const { return edge_target(j); }
   RelationId edge_rel(uint32_t j) const {
-    if (BulkPending()) [[unlikely]] return LayeredEdge(j).rel;
+    if (Pending(kLazyOut)) [[unlikely]] return LayeredEdge(j).rel;
     return static_cast<RelationId>(edge_ptr(j)[EdgeEntry::kRelOffset]);
   }
   float edge_weight(uint32_t j) const {
-    if (BulkPending()) [[unlikely]] return LayeredEdge(j).weight;
+    if (Pending(kLazyOut)) [[unlikely]] return LayeredEdge(j).weight;
     return DecodeFloat(edge_ptr(j) + EdgeEntry::kWeightOffset);
   }
   Edge edge(uint32_t j) const {
@@ -255,27 +255,27 @@ class Reader {
   // Out-edges of node i are the edge numbers [out_begin(i), out_end(i)), sorted by
   // (rel, target). REQUIRES: i < node_count().
   uint32_t out_begin(uint32_t i) const {
-    if (BulkPending()) [[unlikely]] return LayeredList(ListPart::kOutBegin, i);
+    if (Pending(kLazyOut)) [[unlikely]] return LayeredList(ListPart::kOutBegin, i);
     return DecodeFixed32(out_off_ + 4 * i);
   }
   uint32_t out_end(uint32_t i) const {
-    if (BulkPending()) [[unlikely]] return LayeredList(ListPart::kOutEnd, i);
+    if (Pending(kLazyOut)) [[unlikely]] return LayeredList(ListPart::kOutEnd, i);
     return DecodeFixed32(out_off_ + 4 * (i + 1));
   }
   uint32_t out_degree(uint32_t i) const { return out_end(i) - out_begin(i); }
   // In-edges of node i are in_edge(k) for k in [in_begin(i), in_end(i)), sorted by
   // (rel, source). in_source(k) = edge_source(in_edge(k)).
   uint32_t in_begin(uint32_t i) const {
-    if (BulkPending()) [[unlikely]] return LayeredList(ListPart::kInBegin, i);
+    if (Pending(kLazyIn)) [[unlikely]] return LayeredList(ListPart::kInBegin, i);
     return DecodeFixed32(in_off_ + 4 * i);
   }
   uint32_t in_end(uint32_t i) const {
-    if (BulkPending()) [[unlikely]] return LayeredList(ListPart::kInEnd, i);
+    if (Pending(kLazyIn)) [[unlikely]] return LayeredList(ListPart::kInEnd, i);
     return DecodeFixed32(in_off_ + 4 * (i + 1));
   }
   uint32_t in_degree(uint32_t i) const { return in_end(i) - in_begin(i); }
   uint32_t in_edge(uint32_t k) const {
-    if (BulkPending()) [[unlikely]] return LayeredList(ListPart::kInEdge, k);
+    if (Pending(kLazyIn)) [[unlikely]] return LayeredList(ListPart::kInEdge, k);
     return DecodeFixed32(in_list_ + 4 * k);
   }
   uint32_t in_source(uint32_t k) const { return edge_source(in_edge(k)); }
@@ -356,15 +356,15 @@ class Reader {
   // index on the first time access (snapshot/layered.h); a file has none pending.
   // Until then each edge access is answered from the merged sequences in O(log
   // changes); after enough of them (a bulk query) the tables are built.
-  static constexpr uint8_t kLazyBulk = 1, kLazyTime = 2;
-  bool BulkPending() const {
-    return (lazy_pending_.load(std::memory_order_acquire) & kLazyBulk) != 0;
+  static constexpr uint8_t kLazyOut = 1, kLazyTime = 2, kLazyIn = 4;
+  bool Pending(uint8_t part) const {
+    return (lazy_pending_.load(std::memory_order_acquire) & part) != 0;
   }
   enum class ListPart : uint8_t { kOutBegin, kOutEnd, kInBegin, kInEnd, kInEdge };
   Edge LayeredEdge(uint32_t j) const;
   uint32_t LayeredList(ListPart part, uint32_t x) const;
   void EnsureTime() const {
-    if (lazy_pending_.load(std::memory_order_acquire) & kLazyTime) [[unlikely]] BuildLazy(kLazyTime);
+    if (Pending(kLazyTime)) [[unlikely]] BuildLazy(kLazyTime);
   }
   void BuildLazy(uint8_t what) const;
   uint32_t LayeredDocLength(uint32_t i) const;
