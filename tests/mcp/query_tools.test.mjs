@@ -165,3 +165,34 @@ test("query tools report bad arguments as tool errors", async (t) => {
                /relative to the export directory/);
   assert.match(await callError(client, "text_search", { query: "LMDB", as_of: 1, at: 5 }), /not both/);
 });
+
+test("live view: a query right after a write (own or another process's) answers as a full export", async (t) => {
+  // The server reads base + delta (docs/STORE.md §10): each answer after a write
+  // must equal the CLI's on a fresh full export of the same revision.
+  const dir = tempDir(t);
+  const store = join(dir, "store");
+  const client = await amemClient(t, store);
+  const strip = (v) => JSON.parse(JSON.stringify(v, (k, x) => (k === "index" || k === "revision" ? undefined : x)));
+  for (let round = 0; round < 6; ++round) {
+    await call(client, "create_entities", { entities: [
+      { name: `live-${round}`, entityType: "module", observations: [`retry cache policy round ${round}`] }] });
+    if (round > 0) {
+      await call(client, "create_relations", { relations: [
+        { from: `live-${round}`, to: `live-${round - 1}`, relationType: "depends_on" }] });
+    }
+    // Another process writes too; the server must see it on its next call.
+    execFileSync(AMEM, ["--store", store, "put-node", `fact:cli-${round}`, "--type", "fact",
+                        "--content", `retry written by the cli cliwrite${round}`]);
+    const full = join(dir, `full-${round}.amem`);
+    execFileSync(AMEM, ["--store", store, "export", full]);
+    const found = await call(client, "search_nodes", { query: `live-${round}` });
+    assert.equal(found.entities.length, 1);
+    const ts = await call(client, "text_search", { query: "retry cache" });
+    assert.deepEqual(strip(ts), strip(amemCli(store, "text-search", "retry cache", "--snapshot", full)));
+    const seen = await call(client, "text_search", { query: `cliwrite${round}` });
+    assert.deepEqual(seen.results.map((r) => r.key), [`fact:cli-${round}`], "the other process's write is seen");
+    const ctx = await call(client, "context", { seeds: [`entity:live-${round}`] });
+    const cli = amemCli(store, "context", `entity:live-${round}`, "--snapshot", full);
+    assert.deepEqual(strip(ctx).nodes, strip(cli).nodes);
+  }
+});
