@@ -8,6 +8,9 @@
 //   write         create_entities of one new entity (distinct name every call, one
 //                 ~100-byte observation): a real write on both servers
 //   search_nodes  a query ("topic-NNNNN") that matches ~5 entities at any N
+//   search_nodes right after create_entities
+//                 an untimed write of one entity, then the same search: the read an
+//                 agent makes right after writing (amem: base + delta)
 //   open_nodes    one entity by name (both servers)
 //   context       amem's `context` for one entity; the official server has no such
 //                 tool, so its column times the closest equivalent, open_nodes of the
@@ -304,7 +307,8 @@ async function timeOp(servers, reps, op, check) {
   for (let rep = 0; rep < reps; ++rep) {
     const order = rep % 2 === 0 ? [0, 1] : [1, 0];
     for (const k of order) {
-      const { name, args } = op(k, rep);
+      const { name, args, before } = op(k, rep);
+      if (before) await servers[k].call(before.name, before.args);  // untimed
       const t0 = nowNs();
       const r = await servers[k].call(name, args);
       const t1 = nowNs();
@@ -355,6 +359,9 @@ async function benchSize(opts, n, cleanup) {
       name: `bench-note-${pad(writeSeq++, 7)}`, entityType: "note",
       observations: [sentence(rng)] }] } }),
     search_nodes: (k, rep) => ({ name: "search_nodes", args: { query: topicCode(draw(pickTopic, rep, graph.topics)) } }),
+    // A write (untimed) and then search_nodes: the read an agent makes right after
+    // writing, which on amem reads base + delta (docs/STORE.md §10).
+    search_after_write: (k, rep) => ({ ...ops.search_nodes(k, rep), before: ops.write() }),
     open_nodes: (k, rep) => ({ name: "open_nodes", args: { names: [entityName(draw(pickEntity, rep, n))] } }),
     context: (k, rep) => {
       const name = entityName(draw(pickEntity, rep, n));
@@ -381,11 +388,14 @@ async function benchSize(opts, n, cleanup) {
     },
   };
   checks.context = (k, rep, r) => { if (k === 1) checks.open_nodes(k, rep, r); };
+  checks.search_after_write = checks.search_nodes;
 
   const plan = [
     ["search_nodes", opts.reps], ["open_nodes", opts.reps],
     ...(contextTool ? [["context", opts.reps]] : []),
-    ["write", opts.writeReps],  // last: reads see exactly N entities
+    // The writes add entities without topic codes, so the searches' counts hold.
+    ["search_after_write", opts.writeReps],
+    ["write", opts.writeReps],
   ];
   if (!contextTool) console.log("context: SKIPPED, this amem binary has no `context` MCP tool");
   const results = {};
@@ -417,6 +427,7 @@ function opLabel(name) {
   return {
     write: "write (create_entities, 1 entity)",
     search_nodes: "search_nodes (~5 hits)",
+    search_after_write: "search_nodes right after create_entities",
     open_nodes: "open_nodes (1 entity)",
     context: "context (official: open_nodes*)",
   }[name];
@@ -442,7 +453,7 @@ async function main() {
   }
 
   // The summary: how each op scales from the smallest to the largest size.
-  const names = ["write", "search_nodes", "open_nodes", "context"];
+  const names = ["write", "search_nodes", "search_after_write", "open_nodes", "context"];
   console.log("\n## Summary: median tools/call round trip (µs)\n");
   console.log("| op | N | amem median | official median | official/amem |");
   console.log("|---|---:|---:|---:|---:|");
