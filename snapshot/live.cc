@@ -393,7 +393,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
       ::unlink(delta_path.c_str());
       return whole_file(ReadView::Latest());
     }
-    if (is_latest) WriteCacheFile(delta_path, bytes);
+    if (is_latest && options.write_delta_file) WriteCacheFile(delta_path, bytes);
     AMEM_ASSIGN_OR_RETURN(opened, Delta::OpenBuffer(bytes, *base));
     delta = std::move(opened);
     out.compiled = true;

@@ -49,6 +49,10 @@ struct LiveOptions {
   // Never layer: re-export the whole store whenever it moved on (the path before
   // delta segments; benchmarks compare against it).
   bool full_export = false;
+  // Cache a compiled delta of the latest state in current.amdl for the next
+  // process. amem mcp keeps its view in memory and turns this off: a file
+  // operation per write is a cost on a busy disk that only other processes repay.
+  bool write_delta_file = true;
 };
 // The defaults, overridden by the environment: AMEM_SNAPSHOT_CACHE_FILES,
 // AMEM_SNAPSHOT_CACHE_BYTES, AMEM_MERGE_FRACTION, AMEM_MERGE_BYTES,
