@@ -346,36 +346,6 @@ class GraphWriter {
 
 // One entity with its observations, and the relations touching it; NotFound if
 // there is no such entity.
-Result<Entity> ReadEntity(const Store& store, const std::string& name, const ReadView& view,
-                          std::vector<Relation>* relations) {
-  std::string key = EntityKey(name);
-  auto node = store.GetNode(key, view);
-  if (!node.ok()) return node.status();
-  Entity e{name, EntityTypeFrom(node->meta, node->type), {}};
-  auto in = store.In(key, {}, view);
-  if (!in.ok()) return in.status();
-  std::vector<ObservationSlot> slots;
-  for (const auto& edge : *in) {
-    std::string_view owner, src_name;
-    if (edge.rel_name == "part_of" && ObservationEntityOf(edge.src_key, &owner) && owner == name) {
-      auto obs = store.GetNode(edge.src_key, view);
-      if (obs.ok()) slots.push_back({ObservationSeq(obs->meta), obs->key, obs->content});
-      continue;
-    }
-    if (!EntityNameOf(edge.src_key, &src_name) || edge.src_key == key) continue;
-    for (auto& t : RelationTypesFrom(edge.payload, edge.rel_name)) relations->push_back({std::string(src_name), name, t});
-  }
-  auto out = store.Out(key, {}, view);
-  if (!out.ok()) return out.status();
-  for (const auto& edge : *out) {
-    std::string_view dst_name;
-    if (!EntityNameOf(edge.dst_key, &dst_name)) continue;
-    for (auto& t : RelationTypesFrom(edge.payload, edge.rel_name)) relations->push_back({name, std::string(dst_name), t});
-  }
-  SortObservations(&slots, &e);
-  return e;
-}
-
 // ---- tool plumbing ----
 
 std::vector<std::string> StringArray(const Json& a) {
@@ -637,6 +607,36 @@ Result<KnowledgeGraph> ReadKnowledgeGraph(const Store& store, const ReadView& vi
     }
   }
   return g;
+}
+
+Result<Entity> ReadEntity(const Store& store, const std::string& name, const ReadView& view,
+                          std::vector<Relation>* relations) {
+  std::string key = EntityKey(name);
+  auto node = store.GetNode(key, view);
+  if (!node.ok()) return node.status();
+  Entity e{name, EntityTypeFrom(node->meta, node->type), {}};
+  auto in = store.In(key, {}, view);
+  if (!in.ok()) return in.status();
+  std::vector<ObservationSlot> slots;
+  for (const auto& edge : *in) {
+    std::string_view owner, src_name;
+    if (edge.rel_name == "part_of" && ObservationEntityOf(edge.src_key, &owner) && owner == name) {
+      auto obs = store.GetNode(edge.src_key, view);
+      if (obs.ok()) slots.push_back({ObservationSeq(obs->meta), obs->key, obs->content});
+      continue;
+    }
+    if (!EntityNameOf(edge.src_key, &src_name) || edge.src_key == key) continue;
+    for (auto& t : RelationTypesFrom(edge.payload, edge.rel_name)) relations->push_back({std::string(src_name), name, t});
+  }
+  auto out = store.Out(key, {}, view);
+  if (!out.ok()) return out.status();
+  for (const auto& edge : *out) {
+    std::string_view dst_name;
+    if (!EntityNameOf(edge.dst_key, &dst_name)) continue;
+    for (auto& t : RelationTypesFrom(edge.payload, edge.rel_name)) relations->push_back({name, std::string(dst_name), t});
+  }
+  SortObservations(&slots, &e);
+  return e;
 }
 
 Result<KnowledgeGraph> ParseMemoryJsonl(std::string_view text) {
@@ -981,13 +981,17 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
       {"names"});
   t.read_only = true;
   t.idempotent = true;
-  t.handler = [store](const Json& args) {
+  t.handler = [ctx](const Json& args) {
+    if (ctx->store == nullptr) return ToolError("open_nodes needs a store");
     auto start = PageStartFromArgs(args);
     if (!start.ok()) return ToolError(start.status().message());
     auto view = PageViewFromArgs(args, *start);
     if (!view.ok()) return ToolError(view.status().message());
-    auto rev = store->ResolveRevision(*view);
-    if (!rev.ok()) return ToolErrorFromStatus("open_nodes", rev.status());
+    // The live view (base + delta) at the call's revision, as read_graph reads it.
+    auto live = snapshot::OpenLive(*ctx->store, *view, ctx->live_options, ctx->live.get());
+    if (!live.ok()) return ToolErrorFromStatus("open_nodes", live.status());
+    const snapshot::Reader& reader = *live->reader;
+    const RelationOrder rel_order = StoreRelationOrder(reader, *ctx->store);
     // The entities in the order asked for, then their relations (each once).
     KnowledgeGraph g;
     std::set<std::string> seen_names;
@@ -996,7 +1000,7 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
       std::string name = j;
       if (!seen_names.insert(name).second) continue;
       std::vector<Relation> rels;
-      auto e = ReadEntity(*store, name, ReadView::AtRevision(*rev), &rels);
+      auto e = EntityFromView(reader, rel_order, name, &rels);
       if (!e.ok()) {
         if (e.status().IsNotFound()) continue;
         return ToolErrorFromStatus("open_nodes", e.status());
@@ -1008,7 +1012,8 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
         }
       }
     }
-    return GraphPage(ListingOf(g), args, *start, *rev);
+    if (Status s = reader.ContentStatus(); !s.ok()) return ToolErrorFromStatus("open_nodes", s);
+    return GraphPage(ListingOf(g), args, *start, live->revision);
   };
   registry->Add(t);
 }

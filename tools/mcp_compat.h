@@ -53,6 +53,11 @@ std::string ObservationKey(std::string_view entity, std::string_view observation
 
 // The whole compatibility graph as of `view`.
 Result<KnowledgeGraph> ReadKnowledgeGraph(const Store& store, const ReadView& view);
+// One entity as of `view` read from the store, with the relations touching it
+// (in-edges, then out-edges, in the store's order); NotFound when there is none.
+// open_nodes reads the live view instead (EntityFromView); tests compare the two.
+Result<Entity> ReadEntity(const Store& store, const std::string& name, const ReadView& view,
+                          std::vector<Relation>* relations);
 
 // Parses a memory.jsonl file of the official server: one {"type":"entity",...} or
 // {"type":"relation",...} object per line. InvalidArgument "line N: ..." otherwise.

@@ -40,19 +40,6 @@ bool EntityMatches(const Entity& e, const std::string& lowered) {
   return false;
 }
 
-// The store's id of each of a reader's relation ids. A snapshot renumbers custom
-// relations by name (docs/FORMAT.md §4); the store orders edges by its own ids,
-// handed out in the order relations were defined, and so does a listing.
-RelationOrder StoreRelationOrder(const Reader& r, const Store& store) {
-  RelationOrder order{};
-  for (int id = 0; id < 256; ++id) order[id] = static_cast<uint16_t>(256 + id);
-  for (RelationId id : r.relations()) {
-    auto stored = store.LookupRelation(r.relation_name(id));
-    if (stored.ok()) order[id] = *stored;
-  }
-  return order;
-}
-
 void AddSlot(const Reader& r, uint32_t i, std::vector<ObservationSlot>* slots) {
   slots->push_back({ObservationSeq(r.meta(i)), std::string(r.key(i)), std::string(r.content(i))});
 }
@@ -163,6 +150,65 @@ class TrigramTable {
 };
 
 }  // namespace
+
+// The store's id of each of a reader's relation ids. A snapshot renumbers custom
+// relations by name (docs/FORMAT.md §4); the store orders edges by its own ids,
+// handed out in the order relations were defined, and so does a listing.
+RelationOrder StoreRelationOrder(const Reader& r, const Store& store) {
+  RelationOrder order{};
+  for (int id = 0; id < 256; ++id) order[id] = static_cast<uint16_t>(256 + id);
+  for (RelationId id : r.relations()) {
+    auto stored = store.LookupRelation(r.relation_name(id));
+    if (stored.ok()) order[id] = *stored;
+  }
+  return order;
+}
+
+Result<Entity> EntityFromView(const Reader& r, const RelationOrder& rel_order,
+                              const std::string& name, std::vector<Relation>* relations) {
+  const std::string key = EntityKey(name);
+  auto found = r.FindKey(key);
+  if (!found || r.is_stub(*found)) return Status::NotFound("no entity " + name);
+  const uint32_t i = *found;
+  Entity e{name, EntityTypeFrom(r.meta(i), r.type(i)), {}};
+  // The store lists a node's edges by (its relation id, the other end's id).
+  auto by_store_order = [&](std::vector<std::tuple<uint16_t, uint64_t, uint32_t>>* edges) {
+    std::sort(edges->begin(), edges->end());
+  };
+  std::vector<std::tuple<uint16_t, uint64_t, uint32_t>> in, out;
+  for (uint32_t k = r.in_begin(i); k < r.in_end(i); ++k) {
+    const uint32_t j = r.in_edge(k);
+    in.emplace_back(rel_order[r.edge_rel(j)], r.id(r.edge_source(j)), j);
+  }
+  for (uint32_t j = r.out_begin(i); j < r.out_end(i); ++j) {
+    out.emplace_back(rel_order[r.edge_rel(j)], r.id(r.edge_target(j)), j);
+  }
+  by_store_order(&in);
+  by_store_order(&out);
+  std::vector<ObservationSlot> slots;
+  for (const auto& [rank, id, j] : in) {
+    const uint32_t src = r.edge_source(j);
+    const std::string_view src_key = r.key(src), rel_name = r.relation_name(r.edge_rel(j));
+    std::string_view owner, src_name;
+    if (rel_name == "part_of" && ObservationEntityOf(src_key, &owner) && owner == name) {
+      if (!r.is_stub(src)) AddSlot(r, src, &slots);
+      continue;
+    }
+    if (!EntityNameOf(src_key, &src_name) || src_key == key) continue;
+    for (auto& t : RelationTypesFrom(r.edge_payload(j), rel_name)) {
+      relations->push_back({std::string(src_name), name, std::move(t)});
+    }
+  }
+  for (const auto& [rank, id, j] : out) {
+    std::string_view dst_name;
+    if (!EntityNameOf(r.key(r.edge_target(j)), &dst_name)) continue;
+    for (auto& t : RelationTypesFrom(r.edge_payload(j), r.relation_name(r.edge_rel(j)))) {
+      relations->push_back({name, std::string(dst_name), std::move(t)});
+    }
+  }
+  SortObservations(&slots, &e);
+  return e;
+}
 
 // One full snapshot's compatibility graph.
 struct BaseGraph {

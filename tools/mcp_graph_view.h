@@ -108,6 +108,16 @@ struct GraphSplice {
 // listed in; a snapshot numbers custom relations by name instead).
 using RelationOrder = std::array<uint16_t, 256>;
 
+// The store's id of each of a reader's relation ids (the order it lists edges in).
+RelationOrder StoreRelationOrder(const snapshot::Reader& r, const Store& store);
+
+// open_nodes' read of one entity from a view, as the store path (ReadEntity) gives
+// it: the entity with its observations, and the relations touching it in the
+// store's edge order (in-edges, then out-edges, each by (relation id, other end's
+// id)). NotFound when there is no such entity. O(degree log degree).
+Result<Entity> EntityFromView(const snapshot::Reader& r, const RelationOrder& rel_order,
+                              const std::string& name, std::vector<Relation>* relations);
+
 struct BaseGraph;  // tools/mcp_graph_view.cc
 
 class GraphView {

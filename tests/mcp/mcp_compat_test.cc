@@ -708,7 +708,7 @@ Json AllPages(Tools* t, const std::string& tool, Json args, uint64_t* revision =
 
 }  // namespace
 
-TEST_CASE("read_graph and search_nodes on the live view equal the store's graph across writes",
+TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the store's graph across writes",
           "[mcp][compat][live]") {
   for (bool merge_often : {true, false}) {
     Harness h;
@@ -800,6 +800,29 @@ TEST_CASE("read_graph and search_nodes on the live view equal the store's graph 
       }
       const std::string a = "a";
       CHECK(AllPages(&h, "search_nodes", {{"query", a}, {"limit", 2}}) == ExpectedSearch(*g, &a));
+      // open_nodes on the view lists what the store path reads, in its order.
+      std::vector<std::string> names = {"no-such-entity"};
+      for (size_t k = 0; k < g->entities.size() && names.size() < 6; k += 1 + pick(3)) {
+        names.push_back(g->entities[k].name);
+      }
+      names.push_back(names.back());  // asked twice, listed once
+      Json want{{"entities", Json::array()}, {"relations", Json::array()}};
+      std::set<std::string> seen;
+      std::set<std::tuple<std::string, std::string, std::string>> seen_rel;
+      for (const std::string& name : names) {
+        if (!seen.insert(name).second) continue;
+        std::vector<Relation> rels;
+        auto e = ReadEntity(*h.ts.store, name, ReadView::Latest(), &rels);
+        if (!e.ok()) continue;
+        want["entities"].push_back({{"name", e->name}, {"entityType", e->entity_type},
+                                    {"observations", e->observations}});
+        for (const Relation& r : rels) {
+          if (seen_rel.insert({r.from, r.to, r.relation_type}).second) {
+            want["relations"].push_back({{"from", r.from}, {"to", r.to}, {"relationType", r.relation_type}});
+          }
+        }
+      }
+      CHECK(AllPages(&h, "open_nodes", {{"names", names}, {"limit", 10000}}) == want);
       if (!merge_often && round > 0) {  // the overlay path is the one checked here
         REQUIRE(h.ctx.live->view != nullptr);
         CHECK(h.ctx.live->view->layered());
