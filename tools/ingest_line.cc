@@ -234,6 +234,9 @@ FastLineParser::~FastLineParser() = default;
 bool FastLineParser::Add(const char* data, size_t size, Batch* batch) {
   Line& line = rep_->line;
   line.seen = 0;
+  // Fields this line lacks read as empty, never as the previous line's.
+  for (std::string_view& v : line.str) v = {};
+  for (std::string_view& v : line.json) v = {};
   line.value_is_string = false;
   line.confidence = 1.0f;
   line.weight = 1.0f;

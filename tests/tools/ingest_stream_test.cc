@@ -147,6 +147,23 @@ TEST_CASE("the fast line parser makes what the reference parser makes",
   CHECK(Fast(nested(64)) == "declined");
 }
 
+TEST_CASE("the fast line parser forgets the previous line", "[tools][ingest][stream]") {
+  const std::string first =
+      R"({"op":"node","key":"a","type":"fact","content":"first's","meta":{"m":"1"},"run":"r"})";
+  const std::string second = R"({"op":"node","key":"b","type":"fact"})";
+  std::string text = first + "\n" + second + "\n";
+  text.append(cli::kLinePadding, ' ');
+  FastLineParser parser;
+  Batch batch;
+  REQUIRE(parser.Add(text.data(), first.size(), &batch));
+  REQUIRE(parser.Add(text.data() + first.size() + 1, second.size(), &batch));
+  const NodeInput& b = batch.ops()[1].node();
+  CHECK(b.content.empty());
+  CHECK(b.meta == "{}");
+  CHECK_FALSE(b.run.has_value());
+  CHECK(Describe(batch.ops()[1]) == Reference(second));
+}
+
 TEST_CASE("ingest numbers are exact", "[tools][ingest][stream]") {
   Result<cli::IngestBatch> r = cli::ParseIngest(
       R"({"op":"node","key":"a","type":"fact","confidence":0.1,"ts":9223372036854775807,)"
