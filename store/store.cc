@@ -376,6 +376,25 @@ void Store::Rep::ReadEvent(std::string_view op, uint64_t memory_id, std::string_
 }
 
 namespace {
+// LMDB's readers follow the txnid in the lock file, which a commit sets only after
+// its meta page is written (and, durable, synced). A writer killed in between has
+// committed, yet readers of other processes go on seeing the revision before
+// until the next writer, finding the write mutex's owner dead, adopts the newest
+// meta page: the batch would appear later, with someone else's write. When the
+// newest meta page is ahead of what a reader gets, taking the write lock (and
+// letting go at once) makes LMDB adopt it; a live writer in that window finishes
+// first. Best effort: a store this process cannot write is read as LMDB gives it.
+void AdoptDeadWriterCommit(MDB_env* env) {
+  MDB_envinfo info;
+  if (::mdb_env_info(env, &info) != MDB_SUCCESS) return;
+  MDB_txn* txn = nullptr;
+  if (::mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn) != MDB_SUCCESS) return;
+  const bool behind = ::mdb_txn_id(txn) < info.me_last_txnid;
+  ::mdb_txn_abort(txn);
+  if (!behind) return;
+  if (::mdb_txn_begin(env, nullptr, 0, &txn) == MDB_SUCCESS) ::mdb_txn_abort(txn);
+}
+
 // Opens (creating when allowed) the environment and its databases.
 Status OpenEnv(const std::string& dir, const StoreOptions& options, SharedEnv* shared) {
   shared->pid = ::getpid();
@@ -389,6 +408,7 @@ Status OpenEnv(const std::string& dir, const StoreOptions& options, SharedEnv* s
     // many fresh pages. (The data file is sized to the map, sparsely.)
     unsigned flags = MDB_NOTLS | MDB_WRITEMAP | (options.durable ? 0 : MDB_NOSYNC);
     lmdb::env_open(env, dir.c_str(), flags, 0644);
+    AdoptDeadWriterCommit(env);
     bool opened = false;
     {
       auto txn = Txn::Begin(env, MDB_RDONLY);
