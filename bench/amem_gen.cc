@@ -2,7 +2,11 @@
 // Lines (DESIGN.md §6): every node line, then every edge line.
 //
 //   amem_gen [--num=10000] [--seed=1634559341] [--vectors=1] [--dimension=128]
-//            [--out=FILE|-] [--truth=FILE]
+//            [--start_ts=1700000000] [--out=FILE|-] [--truth=FILE]
+//
+// --start_ts: the first session's Unix time. Sessions are 6 h apart, so at 1M
+// nodes the default runs past today's clock, which amem ingest refuses; the
+// ingest benchmark passes --start_ts=1500000000.
 //
 // --truth writes the planted ground truth as one JSON object, by node key:
 //   {"chains":[[oldest,...,newest],...],"near_duplicates":[[earlier,copy],...],
@@ -62,12 +66,14 @@ int main(int argc, char** argv) {
   options.seed = flags.Uint("seed", options.seed);
   options.vectors = flags.Bool("vectors", options.vectors);
   options.dimension = static_cast<uint32_t>(flags.Uint("dimension", options.dimension));
+  options.start_ts = static_cast<int64_t>(
+      flags.Uint("start_ts", static_cast<uint64_t>(options.start_ts)));
   std::string out_path = flags.String("out", "-");
   std::string truth_path = flags.String("truth", "");
   if (!flags.Unknown().empty()) {
     Die(kProgram, "unknown argument " + flags.Unknown()[0] +
                       "\nusage: amem_gen [--num=N] [--seed=S] [--vectors=0|1] "
-                      "[--dimension=D] [--out=FILE|-] [--truth=FILE]", 2);
+                      "[--dimension=D] [--start_ts=T] [--out=FILE|-] [--truth=FILE]", 2);
   }
   if (options.num_nodes >= (uint64_t{1} << 31)) Die(kProgram, "--num is too large", 2);
   if (options.dimension == 0 || options.dimension > amem::kMaxDimension) {
