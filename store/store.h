@@ -33,6 +33,15 @@ struct StoreOptions {
   // false: commits are not fsynced (MDB_NOSYNC). A crash may lose the latest commits
   // but never corrupts the store.
   bool durable = true;
+  // true: MDB_WRITEMAP, for a process that writes large transactions (amem
+  // ingest): dirty pages live in the file mapping, not in malloc'd copies that
+  // the commit writes out, so a bulk write takes less memory and time. false (the
+  // default): commits write their pages with pwrite and sync them alone, where
+  // MDB_WRITEMAP would msync the whole map, so a durable single-operation commit
+  // costs what its pages cost (docs/STORE.md §7). durable = false always maps
+  // (nothing is synced). Processes may differ; the first open of a directory in
+  // a process decides for that process.
+  bool write_map = false;
   // Append JSON Lines telemetry events here (DESIGN.md §3); empty: off.
   std::string telemetry_path;
 

@@ -24,7 +24,7 @@ struct IngestArgs {
 
 Status RunIngest(Context& ctx, const IngestArgs& a) {
   // The store first: a missing store fails before a large file is read.
-  Result<Store*> store = ctx.OpenStore();
+  Result<Store*> store = ctx.OpenStore(/*bulk=*/true);
   if (!store.ok()) return store.status();
   // The ingest streams its input and reads it again if the transaction must be
   // rerun (the map grew), so a pipe is first copied to an unnamed temporary file.
