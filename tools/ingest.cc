@@ -308,7 +308,10 @@ Result<bool> IngestReader::Next(Batch* piece) {
     std::string_view line(start, static_cast<size_t>(nl - start));
     const size_t consumed = line.size() + (begin_ + line.size() < end_ ? 1 : 0);
     begin_ += consumed;
-    if (progress_ != nullptr) progress_->Advance(consumed);
+    if (progress_ != nullptr) {
+      progress_->Advance(consumed);
+      progress_->Count();
+    }
     ++line_number_;
     if (IsBlank(line)) continue;
     bytes += consumed;
@@ -390,7 +393,7 @@ Result<IngestSummary> Ingest(Store* store, std::string_view text,
 Result<IngestSummary> IngestFile(Store* store, int fd, uint64_t size,
                                  const WriteOptions& options) {
   Progress progress("amem ingest");
-  progress.Stage("parsing and writing in one transaction", size, "bytes");
+  progress.Stage("parsing and writing in one transaction", size, "bytes", "lines");
   IngestReader reader(fd, &progress);
   return IngestStream(store, &reader, options);
 }
