@@ -2,11 +2,12 @@
 // Lines (DESIGN.md §6): every node line, then every edge line.
 //
 //   amem_gen [--num=10000] [--seed=1634559341] [--vectors=1] [--dimension=128]
-//            [--start-ts=1700000000] [--out=FILE|-] [--truth=FILE]
+//            [--start_ts=1700000000|auto] [--out=FILE|-] [--truth=FILE]
 //
-// Sessions are 6 hours apart from --start-ts, so a large workload reaches past
-// today (1M nodes: about 7 years), which `amem ingest` refuses (a ts more than a
-// day ahead of the clock). --start-ts=auto starts it early enough to end now.
+// --start_ts: the first session's Unix time. Sessions are 6 h apart, so a large
+// workload reaches past today (1M nodes: about 7 years), which amem ingest refuses
+// (a ts more than a day ahead of the clock); `auto` starts it early enough to end
+// now.
 //
 // --truth writes the planted ground truth as one JSON object, by node key:
 //   {"chains":[[oldest,...,newest],...],"near_duplicates":[[earlier,copy],...],
@@ -66,18 +67,18 @@ int main(int argc, char** argv) {
   options.seed = flags.Uint("seed", options.seed);
   options.vectors = flags.Bool("vectors", options.vectors);
   options.dimension = static_cast<uint32_t>(flags.Uint("dimension", options.dimension));
-  const std::string start = flags.String("start-ts", "");
+  const std::string start = flags.String("start_ts", "");
   std::string out_path = flags.String("out", "-");
   std::string truth_path = flags.String("truth", "");
   if (!flags.Unknown().empty()) {
     Die(kProgram, "unknown argument " + flags.Unknown()[0] +
                       "\nusage: amem_gen [--num=N] [--seed=S] [--vectors=0|1] "
-                      "[--dimension=D] [--start-ts=UNIX|auto] [--out=FILE|-] [--truth=FILE]", 2);
+                      "[--dimension=D] [--start_ts=UNIX|auto] [--out=FILE|-] [--truth=FILE]", 2);
   }
   if (start == "auto") {
     options.start_ts = WorkloadStartEndingNow(options);
   } else if (!start.empty()) {
-    options.start_ts = static_cast<int64_t>(flags.Uint("start-ts", 0));
+    options.start_ts = static_cast<int64_t>(flags.Uint("start_ts", 0));
   }
   if (options.num_nodes >= (uint64_t{1} << 31)) Die(kProgram, "--num is too large", 2);
   if (options.dimension == 0 || options.dimension > amem::kMaxDimension) {

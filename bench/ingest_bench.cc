@@ -9,7 +9,8 @@
 //
 // Benchmarks (default: all, in this order), each run for every size in --num:
 //   ingest          amem: one Batch of N nodes + 3N edges, Store::Apply into a fresh
-//                   store, durable commit. Timed: Apply only (store opened before).
+//                   store, durable commit, opened as amem ingest opens it
+//                   (StoreOptions::write_map). Timed: Apply only (store opened before).
 //   ingest_nosync   the same with StoreOptions::durable = false.
 //   ingest_nodes    amem phases: the N nodes alone into a fresh store (durable) ...
 //   ingest_edges    ... then the 3N edges alone into that store.
@@ -29,6 +30,9 @@
 //                   durable, into a store already holding the N-node workload.
 //   commit_nosync   the same, durable = false.
 //   lmdb_commit     raw LMDB: one put per txn, durable; lmdb_commit_nosync: MDB_NOSYNC.
+//   commit_pair     commit and lmdb_commit alternating one commit each (the same
+//                   disk for both on a machine whose disk speed varies), with the
+//                   ratio of commits/s (budget: amem >= 50% of raw LMDB).
 //   open            amem: median of --opens Store::Open calls on that store.
 //   lmdb_open       raw LMDB on the same directory: env create+open, a read txn
 //                   opening the main db.
@@ -141,9 +145,11 @@ void ReportTiming(const std::string& name, const Timing& t, uint64_t ops, uint64
 
 // ---- amem ----
 
-std::unique_ptr<Store> OpenStore(const std::string& dir, bool durable) {
+// bulk: StoreOptions::write_map, as `amem ingest` opens the store.
+std::unique_ptr<Store> OpenStore(const std::string& dir, bool durable, bool bulk = false) {
   StoreOptions options;
   options.durable = durable;
+  options.write_map = bulk;
   Result<std::unique_ptr<Store>> store = Store::Open(dir, options);
   if (!store.ok()) Die(kProgram, "Store::Open: " + store.status().ToString());
   return std::move(store).value();
@@ -160,7 +166,7 @@ Sample AmemApply(const ScratchDir& scratch, const std::vector<const Batch*>& bat
                  bool durable, std::string* check) {
   const std::string dir = scratch.Sub("amem");
   RemoveAll(dir);
-  std::unique_ptr<Store> store = OpenStore(dir, durable);
+  std::unique_ptr<Store> store = OpenStore(dir, durable, /*bulk=*/true);
   Sample sample;
   for (const Batch* batch : batches) {
     Stopwatch watch;
@@ -425,6 +431,49 @@ void LmdbCommits(const ScratchDir& scratch, const Workload& w, const Config& con
                 config.commit_ops, RawCheck(raw.env, raw));
 }
 
+// amem's durable PutNode and raw LMDB's durable put, alternating one commit each,
+// so that both see the same disk (its speed varies with the machine's load).
+// Reports each and the ratio of commits/s: the budget is amem >= 50% of LMDB.
+void PairedCommits(const std::string& dir, const ScratchDir& scratch, const Workload& w,
+                   const Config& config) {
+  std::unique_ptr<Store> store = OpenStore(dir, true);
+  const std::string raw_dir = scratch.Sub("lmdb_commit_pair");
+  RemoveAll(raw_dir);
+  std::filesystem::create_directories(raw_dir);
+  RawEnv raw(raw_dir, RawMapSize(w), 0);
+  {
+    MDB_txn* txn;
+    CheckMdb(mdb_txn_begin(raw.env, nullptr, 0, &txn), "mdb_txn_begin");
+    raw.OpenDbs(txn, MDB_CREATE);
+    CheckMdb(mdb_txn_commit(txn), "mdb_txn_commit");
+  }
+  std::string key, value;
+  Sample amem, lmdb;
+  auto add = [](Sample* to, const Sample& s) {
+    to->wall += s.wall;
+    to->cpu += s.cpu;
+    to->faults += s.faults;
+  };
+  for (uint64_t i = 0; i < config.commit_ops; ++i) {
+    NodeInput n = CommitNode(w, i, "pair");
+    EncodeNode(CommitNode(w, i, "raw"), &key, &value);
+    Stopwatch a;
+    Result<uint64_t> rev = store->PutNode(std::move(n));
+    add(&amem, a.Elapsed());
+    if (!rev.ok()) Die(kProgram, "PutNode: " + rev.status().ToString());
+    Stopwatch b;
+    MDB_txn* txn;
+    CheckMdb(mdb_txn_begin(raw.env, nullptr, 0, &txn), "mdb_txn_begin");
+    Put(txn, raw.nodes, key, value);
+    CheckMdb(mdb_txn_commit(txn), "mdb_txn_commit");
+    add(&lmdb, b.Elapsed());
+  }
+  ReportCommits("commit_pair_amem", amem, config.commit_ops, StoreCheck(*store));
+  ReportCommits("commit_pair_lmdb", lmdb, config.commit_ops, RawCheck(raw.env, raw));
+  std::printf("   ratio durable commits/s amem / lmdb: %.0f%% (budget >= 50%%)\n",
+              100.0 * lmdb.wall / amem.wall);
+}
+
 void AmemOpens(const std::string& dir, const Config& config) {
   std::vector<double> samples;
   for (uint64_t i = 0; i <= config.opens; ++i) {
@@ -481,6 +530,20 @@ EdgeInput HubEdge(uint64_t i) {
   return e;
 }
 
+// Bytes this process has written with write(2)/pwrite(2) so far (/proc/self/io
+// wchar): the pages a commit writes out (without MDB_WRITEMAP), 0 if unreadable.
+uint64_t BytesWritten() {
+  std::FILE* f = std::fopen("/proc/self/io", "r");
+  if (f == nullptr) return 0;
+  char line[128];
+  unsigned long long v = 0;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::sscanf(line, "wchar: %llu", &v) == 1) break;
+  }
+  std::fclose(f);
+  return v;
+}
+
 // Adds `edges` edges into the hub, `per_commit` per Store::Apply, and reports the
 // time per edge over the first and the last `window` edges and overall.
 void HubRun(const ScratchDir& scratch, const char* name, uint64_t edges, uint64_t per_commit,
@@ -490,13 +553,17 @@ void HubRun(const ScratchDir& scratch, const char* name, uint64_t edges, uint64_
   std::unique_ptr<Store> store = OpenStore(dir, durable);
   const uint64_t window = std::min<uint64_t>(10000, edges / 2);
   double first = 0, last = 0, total = 0, first_cpu = 0, last_cpu = 0;
+  double first_bytes = 0, last_bytes = 0;
   for (uint64_t begin = 0; begin < edges; begin += per_commit) {
     const uint64_t end = std::min(edges, begin + per_commit);
     Batch batch;
     for (uint64_t i = begin; i < end; ++i) batch.PutEdge(HubEdge(i));
+    const uint64_t written = BytesWritten();
     Stopwatch watch;
     Result<uint64_t> rev = store->Apply(batch);
     const Sample sample = watch.Elapsed();
+    const double bytes_per_edge =
+        static_cast<double>(BytesWritten() - written) / static_cast<double>(end - begin);
     if (!rev.ok()) Die(kProgram, "Apply: " + rev.status().ToString());
     total += sample.wall;
     // A commit straddling a window boundary is split by its share of edges.
@@ -511,22 +578,24 @@ void HubRun(const ScratchDir& scratch, const char* name, uint64_t edges, uint64_
     last += per_edge * overlap(edges - window, edges);
     first_cpu += cpu_per_edge * overlap(0, window);
     last_cpu += cpu_per_edge * overlap(edges - window, edges);
+    first_bytes += bytes_per_edge * overlap(0, window);
+    last_bytes += bytes_per_edge * overlap(edges - window, edges);
   }
   Result<std::vector<EdgeRecord>> in = store->In("symbol:hub");
   if (!in.ok()) Die(kProgram, "In: " + in.status().ToString());
   if (in->size() != edges) Die(kProgram, "hub has " + std::to_string(in->size()) + " edges");
   const double w = static_cast<double>(window);
-  char extra[256];
+  char extra[384];
   std::snprintf(extra, sizeof(extra),
                 "%llu edges, %llu per commit%s: first %lluK %.2f us/edge (cpu %.2f), "
                 "last %lluK %.2f us/edge (cpu %.2f), last/first %.2fx (cpu %.2fx); "
-                "in(hub) lists %zu",
+                "pages written %.0f -> %.0f bytes/edge; in(hub) lists %zu",
                 static_cast<unsigned long long>(edges),
                 static_cast<unsigned long long>(per_commit), durable ? "" : ", nosync",
                 static_cast<unsigned long long>(window / 1000), first * 1e6 / w,
                 first_cpu * 1e6 / w, static_cast<unsigned long long>(window / 1000),
                 last * 1e6 / w, last_cpu * 1e6 / w, last / first, last_cpu / first_cpu,
-                in->size());
+                first_bytes / w, last_bytes / w, in->size());
   Report(name, total, edges, 0, extra);
 }
 
@@ -628,6 +697,7 @@ void RunSize(uint64_t n, const std::vector<std::string>& benchmarks, bool vector
   }
 
   const bool need_store = Wanted(benchmarks, "commit") || Wanted(benchmarks, "commit_nosync") ||
+                          Wanted(benchmarks, "commit_pair") ||
                           Wanted(benchmarks, "open") || Wanted(benchmarks, "lmdb_open");
   if (need_store) {
     const std::string dir = scratch.Sub("populated");
@@ -640,6 +710,7 @@ void RunSize(uint64_t n, const std::vector<std::string>& benchmarks, bool vector
     if (Wanted(benchmarks, "lmdb_open")) LmdbOpens(dir, config);
     if (Wanted(benchmarks, "commit")) AmemCommits(dir, w, config, true);
     if (Wanted(benchmarks, "commit_nosync")) AmemCommits(dir, w, config, false);
+    if (Wanted(benchmarks, "commit_pair")) PairedCommits(dir, scratch, w, config);
   }
   if (Wanted(benchmarks, "lmdb_commit")) LmdbCommits(scratch, w, config, true);
   if (Wanted(benchmarks, "lmdb_commit_nosync")) LmdbCommits(scratch, w, config, false);
@@ -653,7 +724,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> known = {
       "ingest",      "ingest_nosync", "ingest_nodes", "ingest_edges", "lmdb_ingest",
       "lmdb_ingest_writemap", "sqlite_ingest", "commit", "commit_nosync", "lmdb_commit",
-      "lmdb_commit_nosync", "open", "lmdb_open", "hub"};
+      "lmdb_commit_nosync", "commit_pair", "open", "lmdb_open", "hub"};
   std::string all_names;
   for (const std::string& k : known) all_names += (all_names.empty() ? "" : ",") + k;
   std::vector<std::string> benchmarks = flags.List("benchmarks", all_names);

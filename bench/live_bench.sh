@@ -11,7 +11,7 @@
 #   bash bench/live_bench.sh [AMEM] [--sizes 10000,100000,1000000] [--reps 9]
 #        [--full-reps 3] [--work DIR]
 #
-# Stores are the paper's workload (bench/amem_gen --vectors=0 --start-ts=auto)
+# Stores are the paper's workload (bench/amem_gen --vectors=0 --start_ts=auto)
 # ingested once into --work (default /tmp/amem-live-bench) and reused by later
 # runs. Medians in milliseconds. The official MCP memory server's figures for the
 # same write-then-read pattern come from bench/mcp_bench.sh (its `write` and
@@ -55,7 +55,7 @@ for n in ${sizes//,/ }; do
   store=$work/s$n
   if [ ! -f "$store/.complete" ]; then
     rm -rf "$store"
-    "$gen" --num="$n" --vectors=0 --start-ts=auto --out="$work/w$n.jsonl" 2>/dev/null
+    "$gen" --num="$n" --vectors=0 --start_ts=auto --out="$work/w$n.jsonl" 2>/dev/null
     "$amem" --store "$store" init > /dev/null
     "$amem" --store "$store" ingest "$work/w$n.jsonl" > /dev/null
     rm -f "$work/w$n.jsonl"

@@ -44,13 +44,16 @@ Progress::~Progress() {
   ticker_.join();
 }
 
-void Progress::Stage(std::string_view name, uint64_t total, std::string_view unit) {
+void Progress::Stage(std::string_view name, uint64_t total, std::string_view unit,
+                     std::string_view count_unit) {
   if (!active_) return;
   std::lock_guard<std::mutex> lock(mu_);
   stage_ = name;
   unit_ = unit;
+  count_unit_ = count_unit;
   total_ = total;
   done_.store(0, std::memory_order_relaxed);
+  counted_.store(0, std::memory_order_relaxed);
 }
 
 void Progress::Run() {
@@ -85,6 +88,24 @@ void Progress::Draw(uint64_t elapsed_ms) {
              std::to_string(total_) + (unit_.empty() ? "" : " " + unit_) + ")";
   } else if (done > 0) {
     line_ += " " + std::to_string(done) + (unit_.empty() ? "" : " " + unit_);
+  }
+  const uint64_t counted = counted_.load(std::memory_order_relaxed);
+  if (!count_unit_.empty()) line_ += " " + std::to_string(counted) + " " + count_unit_;
+  if (elapsed_ms >= 1000 && (done > 0 || counted > 0)) {
+    const double seconds = static_cast<double>(elapsed_ms) / 1000.0;
+    char rate[96];
+    if (unit_ == "bytes") {
+      std::snprintf(rate, sizeof rate, "; %.1f MB/s", static_cast<double>(done) / 1e6 / seconds);
+    } else {
+      std::snprintf(rate, sizeof rate, "; %.0f %s/s", static_cast<double>(done) / seconds,
+                    unit_.empty() ? "items" : unit_.c_str());
+    }
+    line_ += rate;
+    if (!count_unit_.empty()) {
+      std::snprintf(rate, sizeof rate, ", %.0f %s/s", static_cast<double>(counted) / seconds,
+                    count_unit_.c_str());
+      line_ += rate;
+    }
   }
   char time[32];
   std::snprintf(time, sizeof time, " %llu.%llus",

@@ -7,6 +7,7 @@
 // is the same as applying the batch in order. Endpoint checks for edges look at
 // the state at the end of the batch.
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <unordered_map>
 
@@ -297,30 +298,26 @@ uint64_t DiskReserveFor(const Batch& batch) {
 }
 }  // namespace store_internal
 
-Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& options,
-                                   size_t* effective, MDB_txn* outer) {
-  *effective = 0;
-  const auto& ops = batch.ops();
-  if (ops.empty()) {
-    uint64_t rev = 0;
-    auto read = [&](MDB_txn* txn) {
-      rev = GetMetaU64(txn, dbs, kMetaRevision, 0);
-      return CheckExpectedRevision(options, rev);
-    };
-    AMEM_RETURN_IF_ERROR(outer ? read(outer) : Read(read));
-    return rev;
-  }
-  const int64_t now = NowSeconds();
-  if (options.ts) AMEM_RETURN_IF_ERROR(CheckNotFuture(*options.ts, now));
-  AMEM_RETURN_IF_ERROR(ValidateName("run", options.run, true));
-  AMEM_RETURN_IF_ERROR(ValidateName("task", options.task, true));
-  AMEM_RETURN_IF_ERROR(ValidateName("scope", options.scope, true));
+namespace {
 
-  // ---- validation, before any transaction ----
-  std::vector<Prep> preps(ops.size());
+// A batch validated and put in key order, before (and independent of) the
+// transaction attempt.
+struct Prepared {
+  std::vector<Prep> preps;
   std::deque<std::string> owned;  // canonical forms that differ from the input, kv keys
-  std::string canon;
+  std::vector<NodeRef> nodes;
+  std::vector<EdgeRef> edges;  // filled per attempt: relation ids come from the store
+  std::vector<KvRef> kvs;
   std::optional<int64_t> max_op_ts;
+};
+
+Status Prepare(const Store::Rep& rep, const Batch& batch, int64_t now, Prepared* out) {
+  const auto& ops = batch.ops();
+  std::vector<Prep>& preps = out->preps;
+  preps.assign(ops.size(), Prep());
+  out->owned.clear();
+  out->max_op_ts.reset();
+  std::string canon;
   size_t node_ops = 0, edge_ops = 0, kv_ops = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Batch::Op& op = ops[i];
@@ -333,10 +330,10 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       case Kind::kPutNode:
       case Kind::kDeleteNode: {
         const NodeInput& n = op.node();
-        s = op.kind == Kind::kPutNode ? ValidateNode(n, dimension, &canon)
+        s = op.kind == Kind::kPutNode ? ValidateNode(n, rep.dimension, &canon)
                                       : ValidateNodeKey("key", n.key);
         input = n.meta;
-        p.a = HashKey(n.key);
+        p.a = rep.HashKey(n.key);
         ts = &n.ts;
         ++node_ops;
         break;
@@ -351,8 +348,8 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
           if (s.ok()) s = ValidateNodeKey("dst", e.dst);
         }
         input = e.payload;
-        p.a = HashKey(e.src);
-        p.b = HashKey(e.dst);
+        p.a = rep.HashKey(e.src);
+        p.b = rep.HashKey(e.dst);
         ts = &e.ts;
         ++edge_ops;
         break;
@@ -381,28 +378,24 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
       } else if (canon == input) {
         p.canon = input;
       } else {
-        p.canon = owned.emplace_back(std::move(canon));
+        p.canon = out->owned.emplace_back(std::move(canon));
       }
     }
     if (ts && ts->has_value()) {
       if (Status f = CheckNotFuture(**ts, now); !f.ok()) return OpError(i, f);
       p.has_ts = true;
       p.ts = **ts;
-      max_op_ts = std::max(max_op_ts.value_or(INT64_MIN), p.ts);
+      out->max_op_ts = std::max(out->max_op_ts.value_or(INT64_MIN), p.ts);
     }
   }
-  // A record takes its own ts, else the batch's, else the clock: never the time of
-  // another write (an earlier revision's). The revision's commit time never goes
-  // back, so --at stays ordered: the latest of this batch's time and the last one.
-  const int64_t record_ts = options.ts.value_or(now);
-  const int64_t base_ts = options.ts ? *options.ts : max_op_ts ? *max_op_ts : now;
 
-  // Key orders, independent of the transaction attempt.
-  std::vector<NodeRef> nodes;
-  std::vector<EdgeRef> edges;  // filled per attempt: relation ids come from the store
-  std::vector<KvRef> kvs;
+  std::vector<NodeRef>& nodes = out->nodes;
+  std::vector<KvRef>& kvs = out->kvs;
+  nodes.clear();
+  kvs.clear();
+  out->edges.clear();
   nodes.reserve(node_ops);
-  edges.reserve(edge_ops);
+  out->edges.reserve(edge_ops);
   kvs.reserve(kv_ops);
   for (size_t i = 0; i < ops.size(); ++i) {
     auto idx = static_cast<uint32_t>(i);
@@ -423,355 +416,527 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
   std::sort(kvs.begin(), kvs.end(), [](const KvRef& l, const KvRef& r) {
     return l.key != r.key ? l.key < r.key : l.i < r.i;
   });
+  return Status::OK();
+}
 
-  const uint64_t reserve = store_internal::DiskReserveFor(batch);
-  uint64_t committed = 0;
-  auto write = [&](MDB_txn* txn) -> Status {
-    *effective = 0;
-    const uint64_t prev_rev = GetMetaU64(txn, dbs, kMetaRevision, 0);
-    AMEM_RETURN_IF_ERROR(CheckExpectedRevision(options, prev_rev));
-    if (GetMetaU64(txn, dbs, kMetaFormat, kFormatVersion) < kFormatVersion) {
-      PutMetaU64(txn, dbs, kMetaFormat, kFormatVersion);  // the log below is format 2
+// Appends the telemetry events of a written batch's effective operations.
+void AppendTelemetry(const std::vector<Batch::Op>& ops, const std::vector<Prep>& preps,
+                     const WriteOptions& options, std::string* lines) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Prep& p = preps[i];
+    if (!p.effective || p.kind == Kind::kDefineRelation) continue;
+    const bool del = p.kind == Kind::kDeleteNode || p.kind == Kind::kDeleteEdge ||
+                     p.kind == Kind::kDeleteKv;
+    const char* op = del ? "delete" : (p.log_flags & kLogOverwrite) ? "overwrite" : "write";
+    uint64_t id = p.a;
+    const char* type = "kv";
+    if (p.kind == Kind::kPutNode || p.kind == Kind::kDeleteNode) {
+      type = NodeTypeName(p.type);
+    } else if (p.kind == Kind::kPutEdge || p.kind == Kind::kDeleteEdge) {
+      id = Hash64(EdgeKey(p.a, p.rel, p.b));
+      type = "edge";
+    } else {
+      id = Hash64(p.canon);
     }
-    const uint64_t rev = prev_rev + 1;
-    const int64_t rev_ts = std::max(
-        base_ts,
-        static_cast<int64_t>(GetMetaU64(txn, dbs, kMetaRevisionTs, static_cast<uint64_t>(INT64_MIN))));
-    for (Prep& p : preps) {
-      p.effective = false;
-      p.log_flags = 0;
-      if (!p.has_ts) p.ts = record_ts;
-    }
-    std::string buf, current, scratch;
-    MDB_stat hist_stat;
-    lmdb::dbi_stat(txn, dbs.hist, &hist_stat);
-    const bool hist_empty = hist_stat.ms_entries == 0;
+    const Attribution attr = AttributionOf(ops[i], options);
+    Telemetry::AddEvent(lines, op, id, type, attr.scope, attr.run, attr.task, p.ts);
+  }
+}
 
-    // ---- relations, in batch order; then every edge's relation ----
+// One revision being written in a transaction, from one batch (Apply) or from the
+// pieces of a stream (ApplyStream). The change log value is built as the pieces
+// are written and stored by Finish.
+struct Revision {
+  uint64_t prev_rev = 0, rev = 0;
+  int64_t now = 0, record_ts = 0;
+  std::optional<int64_t> batch_ts;  // WriteOptions::ts
+  std::optional<int64_t> max_op_ts;
+  size_t effective = 0;
+  int64_t tombstone_delta = 0;
+  std::string log;  // the log value's entries, without its header
+  LogEntry prev;    // the last entry in `log`; its strings are in prev_strings
+  std::string prev_strings[5];
+  bool first = true;
+  std::string telemetry;  // event lines, sent after the commit
+
+  // Streams only. An edge's endpoint checks see the state at the end of its
+  // piece; the batch's meaning is the state at the end of all of them. So the
+  // final liveness of every node the revision wrote is kept, and Finish sets the
+  // missing-endpoint flags of the edges again from it.
+  bool streamed = false;
+  std::unordered_map<uint64_t, bool> node_live;
+  struct EdgeFlags {
+    uint64_t src, dst;
+    size_t flags_at;  // offset of the entry's flags byte in `log`
+  };
+  std::vector<EdgeFlags> edge_flags;
+
+  void Reset() {
+    effective = 0;
+    tombstone_delta = 0;
+    max_op_ts.reset();
+    log.clear();
+    prev = LogEntry();
+    first = true;
+    telemetry.clear();
+    node_live.clear();
+    edge_flags.clear();
+  }
+};
+
+Status BeginRevision(const Store::Rep& rep, MDB_txn* txn, const WriteOptions& options,
+                     Revision* r) {
+  const Dbs& dbs = rep.dbs;
+  r->Reset();
+  r->prev_rev = GetMetaU64(txn, dbs, kMetaRevision, 0);
+  AMEM_RETURN_IF_ERROR(CheckExpectedRevision(options, r->prev_rev));
+  if (GetMetaU64(txn, dbs, kMetaFormat, kFormatVersion) < kFormatVersion) {
+    PutMetaU64(txn, dbs, kMetaFormat, kFormatVersion);  // the log below is format 2
+  }
+  r->rev = r->prev_rev + 1;
+  return Status::OK();
+}
+
+Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepared& prepared,
+                  const WriteOptions& options, Revision* r) {
+  const Dbs& dbs = rep.dbs;
+  const auto& ops = batch.ops();
+  std::vector<Prep>& preps = prepared.preps;
+  std::vector<NodeRef>& nodes = prepared.nodes;
+  std::vector<EdgeRef>& edges = prepared.edges;
+  std::vector<KvRef>& kvs = prepared.kvs;
+  const uint64_t rev = r->rev;
+  if (prepared.max_op_ts) {
+    r->max_op_ts = std::max(r->max_op_ts.value_or(INT64_MIN), *prepared.max_op_ts);
+  }
+  for (Prep& p : preps) {
+    p.effective = false;
+    p.log_flags = 0;
+    if (!p.has_ts) p.ts = r->record_ts;
+  }
+  std::string buf, current, scratch;
+  MDB_stat hist_stat;
+  lmdb::dbi_stat(txn, dbs.hist, &hist_stat);
+  const bool hist_empty = hist_stat.ms_entries == 0;
+  // ---- relations, in batch order; then every edge's relation ----
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind != Kind::kDefineRelation) continue;
+    bool added = false;
+    Status rs = DefineRelationTxn(txn, dbs, ops[i].edge().rel, &added);
+    if (!rs.ok()) return OpError(i, rs);
+    preps[i].effective = added;
+  }
+  // In batch order, so that the operations are read sequentially.
+  edges.clear();
+  {
+    std::unordered_map<std::string_view, RelationId> rel_ids;  // the batch's names
     for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].kind != Kind::kDefineRelation) continue;
-      bool added = false;
-      Status rs = DefineRelationTxn(txn, dbs, ops[i].edge().rel, &added);
-      if (!rs.ok()) return OpError(i, rs);
-      preps[i].effective = added;
-    }
-    // In batch order, so that the operations are read sequentially.
-    edges.clear();
-    {
-      std::unordered_map<std::string_view, RelationId> rel_ids;  // the batch's names
-      for (size_t i = 0; i < ops.size(); ++i) {
-        if (ops[i].kind != Kind::kPutEdge && ops[i].kind != Kind::kDeleteEdge) continue;
-        Prep& p = preps[i];
-        const std::string& name = ops[i].edge().rel;
-        auto it = rel_ids.find(name);
-        if (it == rel_ids.end()) {
-          auto id = LookupRelationTxn(txn, dbs, name);
-          if (!id.ok()) return OpError(i, id.status());
-          it = rel_ids.emplace(name, *id).first;
-        }
-        p.rel = it->second;
-        edges.push_back({p.a, p.b, static_cast<uint32_t>(i), p.rel, false});
+      if (ops[i].kind != Kind::kPutEdge && ops[i].kind != Kind::kDeleteEdge) continue;
+      Prep& p = preps[i];
+      const std::string& name = ops[i].edge().rel;
+      auto it = rel_ids.find(name);
+      if (it == rel_ids.end()) {
+        auto id = LookupRelationTxn(txn, dbs, name);
+        if (!id.ok()) return OpError(i, id.status());
+        it = rel_ids.emplace(name, *id).first;
       }
+      p.rel = it->second;
+      edges.push_back({p.a, p.b, static_cast<uint32_t>(i), p.rel, false});
     }
+  }
 
-    int64_t tombstone_delta = 0;  // node and edge tombstones written minus replaced
-    // ---- nodes, by id ----
-    std::vector<NodeOutcome> outcomes;
-    outcomes.reserve(nodes.size());
-    {
-      AscendingWriter writer(txn, dbs.n);
-      for (size_t k = 0; k < nodes.size(); ++k) {
-        ReadAhead(nodes, k, preps, ops, [](const Batch::Op& op) {
-          Prefetch(op.node().key.data());
-          Prefetch(op.node().content.data());
-          Prefetch(op.node().vector.data());
-        });
-        const NodeRef& ref = nodes[k];
-        Prep& p = preps[ref.i];
-        const NodeInput& in = ops[ref.i].node();
-        const std::string key = NodeKey(p.a);
-        std::string_view value;
-        NodeValue cur;
-        bool found = !writer.Absent(key) && Get(txn, dbs.n, key, &value);
-        if (found) {
-          current.assign(value);
-          AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("node " + FormatHexId(p.a)));
-          if (cur.key != in.key) {
-            if (p.kind == Kind::kDeleteNode) continue;  // that key is not stored
-            return OpError(ref.i, Collision(in.key, cur.key, "stored ", p.a));
-          }
-        } else if (p.kind == Kind::kPutNode) {
-          // No node record. A removed tombstone leaves older versions in hist, and
-          // an edge to or from a missing node keeps its key; both name the key.
-          if (!hist_empty) {
-            Cursor c(txn, dbs.hist);
-            std::string prefix(1, kHistNode);
-            prefix.append(key);
-            if (c.SeekRange(prefix) && c.key().substr(0, prefix.size()) == prefix) {
-              NodeValue old;
-              AMEM_RETURN_IF_ERROR(old.DecodeFrom(c.value()).WithContext("hist node"));
-              if (old.key != in.key) {
-                return OpError(ref.i, Collision(in.key, old.key, "past ", p.a));
-              }
+  int64_t tombstone_delta = 0;  // node and edge tombstones written minus replaced
+  // ---- nodes, by id ----
+  std::vector<NodeOutcome> outcomes;
+  outcomes.reserve(nodes.size());
+  {
+    AscendingWriter writer(txn, dbs.n);
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      ReadAhead(nodes, k, preps, ops, [](const Batch::Op& op) {
+        Prefetch(op.node().key.data());
+        Prefetch(op.node().content.data());
+        Prefetch(op.node().vector.data());
+      });
+      const NodeRef& ref = nodes[k];
+      Prep& p = preps[ref.i];
+      const NodeInput& in = ops[ref.i].node();
+      const std::string key = NodeKey(p.a);
+      std::string_view value;
+      NodeValue cur;
+      bool found = !writer.Absent(key) && Get(txn, dbs.n, key, &value);
+      if (found) {
+        current.assign(value);
+        AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("node " + FormatHexId(p.a)));
+        if (cur.key != in.key) {
+          if (p.kind == Kind::kDeleteNode) continue;  // that key is not stored
+          return OpError(ref.i, Collision(in.key, cur.key, "stored ", p.a));
+        }
+      } else if (p.kind == Kind::kPutNode) {
+        // No node record. A removed tombstone leaves older versions in hist, and
+        // an edge to or from a missing node keeps its key; both name the key.
+        if (!hist_empty) {
+          Cursor c(txn, dbs.hist);
+          std::string prefix(1, kHistNode);
+          prefix.append(key);
+          if (c.SeekRange(prefix) && c.key().substr(0, prefix.size()) == prefix) {
+            NodeValue old;
+            AMEM_RETURN_IF_ERROR(old.DecodeFrom(c.value()).WithContext("hist node"));
+            if (old.key != in.key) {
+              return OpError(ref.i, Collision(in.key, old.key, "past ", p.a));
             }
           }
-          std::string endpoint;
-          AMEM_RETURN_IF_ERROR(AdjacentEndpointKey(txn, dbs, p.a, &endpoint));
-          if (!endpoint.empty() && endpoint != in.key) {
-            return OpError(ref.i, Collision(in.key, endpoint, "edge endpoint ", p.a));
-          }
         }
-        const bool live = found && !cur.tombstone;
-        const Attribution attr = AttributionOf(ops[ref.i], options);
-        NodeValue next;
-        StartVersion(&next, cur, live, rev, p.ts, attr);
-        next.scope = attr.scope;
-        if (p.kind == Kind::kPutNode) {
-          next.type = in.type;
-          next.key = in.key;
-          next.content = in.content;
-          next.meta = p.canon;
-          next.confidence = in.confidence;
-          next.floats = &in.vector;
-          if (live) p.log_flags |= kLogOverwrite;
-        } else {
-          if (!live) continue;
-          next.tombstone = true;
-          next.type = cur.type;
-          next.key = cur.key;
-          next.meta = "{}";
-        }
-        if (found) Supersede(txn, dbs, kHistNode, key, current, cur.rev, rev);
-        buf.clear();
-        next.EncodeTo(&buf);
-        writer.Put(key, buf);
-        tombstone_delta += int{next.tombstone} - int{found && cur.tombstone};
-        p.type = next.type;
-        p.effective = true;
-        const NodeOutcome outcome{p.a, in.key, !next.tombstone};
-        if (!outcomes.empty() && outcomes.back().id == p.a) {
-          outcomes.back() = outcome;
-        } else {
-          outcomes.push_back(outcome);
+        std::string endpoint;
+        AMEM_RETURN_IF_ERROR(AdjacentEndpointKey(txn, dbs, p.a, &endpoint));
+        if (!endpoint.empty() && endpoint != in.key) {
+          return OpError(ref.i, Collision(in.key, endpoint, "edge endpoint ", p.a));
         }
       }
-    }
-
-    // ---- edges by (src, rel, dst): e records, out lists, source checks ----
-    EndpointChecker endpoints(txn, dbs, outcomes);
-    auto add_lists = [&](MDB_dbi list, bool outgoing) {
-      // New edges of one node become one MDB_MULTIPLE put.
-      AscendingWriter writer(txn, list);
-      std::string entries;
-      uint64_t owner = 0;
-      auto flush = [&] {
-        if (!entries.empty()) writer.PutDups(NodeKey(owner), entries, kAdjEntrySize);
-        entries.clear();
-      };
-      char entry[kAdjEntrySize];
-      for (const EdgeRef& ref : edges) {
-        if (!ref.fresh) continue;
-        if (ref.x != owner) flush();
-        owner = ref.x;
-        EncodeAdjEntry(entry, ref.rel, ref.y);
-        entries.append(entry, kAdjEntrySize);
-      }
-      flush();
-    };
-    SortByIdPrefix(&edges, &EdgeRef::x, EdgeLess());
-    {
-      AscendingWriter writer(txn, dbs.e);
-      for (size_t k = 0; k < edges.size(); ++k) {
-        ReadAhead(edges, k, preps, ops, [](const Batch::Op& op) {
-          Prefetch(op.edge().src.data());
-          Prefetch(op.edge().dst.data());
-        });
-        EdgeRef& ref = edges[k];
-        Prep& p = preps[ref.i];
-        const EdgeInput& in = ops[ref.i].edge();
-        const std::string key = EdgeKey(p.a, p.rel, p.b);
-        std::string_view value;
-        EdgeValue cur;
-        bool found = !writer.Absent(key) && Get(txn, dbs.e, key, &value);
-        if (found) {
-          current.assign(value);
-          AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("edge record"));
-          if (cur.src_key != in.src || cur.dst_key != in.dst) {
-            if (p.kind == Kind::kDeleteEdge) continue;
-            return OpError(ref.i, Status::InvalidArgument(
-                                      "id collision: edge " + Quote(in.src) + " -> " +
-                                      Quote(in.dst) + " has the same ids as stored edge " +
-                                      Quote(cur.src_key) + " -> " + Quote(cur.dst_key)));
-          }
-        }
-        const bool live = found && !cur.tombstone;
-        const Attribution attr = AttributionOf(ops[ref.i], options);
-        EdgeValue next;
-        StartVersion(&next, cur, live, rev, p.ts, attr);
-        next.src_key = in.src;
-        next.dst_key = in.dst;
-        if (p.kind == Kind::kPutEdge) {
-          next.weight = in.weight;
-          next.payload = p.canon;
-          if (live) p.log_flags |= kLogOverwrite;
-          bool src_live = false;
-          Status es = endpoints.Check(p.a, in.src, &src_live);
-          if (!es.ok()) return OpError(ref.i, es);
-          if (!src_live) p.log_flags |= kLogSrcMissing;
-        } else {
-          if (!live) continue;
-          next.tombstone = true;
-          next.payload = "{}";
-        }
-        if (found) Supersede(txn, dbs, kHistEdge, key, current, cur.rev, rev);
-        buf.clear();
-        next.EncodeTo(&buf);
-        writer.Put(key, buf);
-        tombstone_delta += int{next.tombstone} - int{found && cur.tombstone};
-        ref.fresh = !found;
-        p.effective = true;
-      }
-    }
-    add_lists(dbs.out, true);
-
-    // ---- in lists and destination checks, by (dst, rel, src) ----
-    for (EdgeRef& ref : edges) std::swap(ref.x, ref.y);
-    SortByIdPrefix(&edges, &EdgeRef::x, EdgeLess());
-    endpoints.Restart();
-    for (size_t k = 0; k < edges.size(); ++k) {
-      ReadAhead(edges, k, preps, ops,
-                [](const Batch::Op& op) { Prefetch(op.edge().dst.data()); });
-      const EdgeRef& ref = edges[k];
-      Prep& p = preps[ref.i];
-      if (p.kind != Kind::kPutEdge || !p.effective) continue;
-      bool dst_live = false;
-      Status es = endpoints.Check(p.b, ops[ref.i].edge().dst, &dst_live);
-      if (!es.ok()) return OpError(ref.i, es);
-      if (!dst_live) p.log_flags |= kLogDstMissing;
-    }
-    add_lists(dbs.in, false);
-
-    // ---- kv, by key ----
-    {
-      AscendingWriter writer(txn, dbs.kv);
-      for (const KvRef& ref : kvs) {
-        Prep& p = preps[ref.i];
-        const KvInput& in = ops[ref.i].kv();
-        std::string_view value;
-        KvValue cur;
-        bool found = !writer.Absent(ref.key) && Get(txn, dbs.kv, ref.key, &value);
-        if (found) {
-          current.assign(value);
-          AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("kv record"));
-        }
-        const bool live = found && !cur.tombstone;
-        const Attribution attr = AttributionOf(ops[ref.i], options);
-        KvValue next;
-        next.rev = rev;
-        next.ts = p.ts;
-        next.run = attr.run;
-        next.task = attr.task;
-        if (p.kind == Kind::kPutKv) {
-          next.value = in.value;
-          if (live) p.log_flags |= kLogOverwrite;
-        } else {
-          if (!live) continue;
-          next.tombstone = true;
-        }
-        if (found) Supersede(txn, dbs, kHistKv, ref.key, current, cur.rev, rev);
-        buf.clear();
-        next.EncodeTo(&buf);
-        writer.Put(ref.key, buf);
-        p.effective = true;
-      }
-    }
-
-    // ---- the log value, the time index and the counter ----
-    for (const Prep& p : preps) *effective += p.effective ? 1 : 0;
-    if (*effective == 0) {
-      committed = prev_rev;
-      return Status::OK();
-    }
-    buf.clear();
-    size_t estimate = 16;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (!preps[i].effective) continue;
-      const Batch::Op& op = ops[i];
-      estimate += 32 + (op.kind == Kind::kPutNode || op.kind == Kind::kDeleteNode
-                            ? op.node().key.size()
-                        : op.kind == Kind::kPutKv || op.kind == Kind::kDeleteKv
-                            ? preps[i].canon.size()
-                            : op.edge().src.size() + op.edge().dst.size());
-    }
-    buf.reserve(estimate);
-    PutFixed64(&buf, static_cast<uint64_t>(rev_ts));
-    PutVarint32(&buf, static_cast<uint32_t>(*effective));
-    LogEntry e, prev;  // prev: the entry before, which e may refer to
-    bool first = true;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const Prep& p = preps[i];
-      if (!p.effective) continue;
-      const Attribution attr = AttributionOf(ops[i], options);
-      e = LogEntry();
-      e.kind = static_cast<uint8_t>(p.kind);
-      e.flags = p.log_flags;
-      e.run = attr.run;
-      e.task = attr.task;
-      switch (p.kind) {
-        case Kind::kPutNode: case Kind::kDeleteNode:
-          e.a = ops[i].node().key;
-          break;
-        case Kind::kPutEdge: case Kind::kDeleteEdge:
-          e.a = ops[i].edge().src;
-          e.rel = p.rel;  // logged by id
-          e.c = ops[i].edge().dst;
-          break;
-        case Kind::kPutKv: case Kind::kDeleteKv:
-          e.a = ops[i].kv().scope;
-          e.b = ops[i].kv().ns;
-          e.c = ops[i].kv().key;
-          break;
-        case Kind::kDefineRelation:
-          e.a = ops[i].edge().rel;
-          break;
-      }
-      e.EncodeTo(&buf, first ? nullptr : &prev);
-      prev = e;
-      first = false;
-    }
-    Put(txn, dbs.log, RevKey(rev), buf);
-    Put(txn, dbs.time, TimeKey(rev_ts, rev), {});
-    AMEM_RETURN_IF_ERROR(AddTombstones(txn, dbs, tombstone_delta));
-    PutMetaU64(txn, dbs, kMetaRevision, rev);
-    PutMetaU64(txn, dbs, kMetaRevisionTs, static_cast<uint64_t>(rev_ts));
-    committed = rev;
-    return Status::OK();
-  };
-  AMEM_RETURN_IF_ERROR(outer ? write(outer) : Write(write, /*commit=*/true, reserve));
-
-  if (!outer && telemetry.enabled() && *effective > 0) {
-    std::string lines;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const Prep& p = preps[i];
-      if (!p.effective || p.kind == Kind::kDefineRelation) continue;
-      const bool del = p.kind == Kind::kDeleteNode || p.kind == Kind::kDeleteEdge ||
-                       p.kind == Kind::kDeleteKv;
-      const char* op = del ? "delete" : (p.log_flags & kLogOverwrite) ? "overwrite" : "write";
-      uint64_t id = p.a;
-      const char* type = "kv";
-      if (p.kind == Kind::kPutNode || p.kind == Kind::kDeleteNode) {
-        type = NodeTypeName(p.type);
-      } else if (p.kind == Kind::kPutEdge || p.kind == Kind::kDeleteEdge) {
-        id = Hash64(EdgeKey(p.a, p.rel, p.b));
-        type = "edge";
+      const bool live = found && !cur.tombstone;
+      const Attribution attr = AttributionOf(ops[ref.i], options);
+      NodeValue next;
+      StartVersion(&next, cur, live, rev, p.ts, attr);
+      next.scope = attr.scope;
+      if (p.kind == Kind::kPutNode) {
+        next.type = in.type;
+        next.key = in.key;
+        next.content = in.content;
+        next.meta = p.canon;
+        next.confidence = in.confidence;
+        next.floats = &in.vector;
+        if (live) p.log_flags |= kLogOverwrite;
       } else {
-        id = Hash64(p.canon);
+        if (!live) continue;
+        next.tombstone = true;
+        next.type = cur.type;
+        next.key = cur.key;
+        next.meta = "{}";
       }
-      const Attribution attr = AttributionOf(ops[i], options);
-      Telemetry::AddEvent(&lines, op, id, type, attr.scope, attr.run, attr.task, p.ts);
+      if (found) Supersede(txn, dbs, kHistNode, key, current, cur.rev, rev);
+      buf.clear();
+      next.EncodeTo(&buf);
+      writer.Put(key, buf);
+      tombstone_delta += int{next.tombstone} - int{found && cur.tombstone};
+      p.type = next.type;
+      p.effective = true;
+      const NodeOutcome outcome{p.a, in.key, !next.tombstone};
+      if (!outcomes.empty() && outcomes.back().id == p.a) {
+        outcomes.back() = outcome;
+      } else {
+        outcomes.push_back(outcome);
+      }
     }
-    telemetry.Write(lines);
   }
+
+  // ---- edges by (src, rel, dst): e records, out lists, source checks ----
+  EndpointChecker endpoints(txn, dbs, outcomes);
+  auto add_lists = [&](MDB_dbi list, bool outgoing) {
+    // New edges of one node become one MDB_MULTIPLE put.
+    AscendingWriter writer(txn, list);
+    std::string entries;
+    uint64_t owner = 0;
+    auto flush = [&] {
+      if (!entries.empty()) writer.PutDups(NodeKey(owner), entries, kAdjEntrySize);
+      entries.clear();
+    };
+    char entry[kAdjEntrySize];
+    for (const EdgeRef& ref : edges) {
+      if (!ref.fresh) continue;
+      if (ref.x != owner) flush();
+      owner = ref.x;
+      EncodeAdjEntry(entry, ref.rel, ref.y);
+      entries.append(entry, kAdjEntrySize);
+    }
+    flush();
+  };
+  SortByIdPrefix(&edges, &EdgeRef::x, EdgeLess());
+  {
+    AscendingWriter writer(txn, dbs.e);
+    for (size_t k = 0; k < edges.size(); ++k) {
+      ReadAhead(edges, k, preps, ops, [](const Batch::Op& op) {
+        Prefetch(op.edge().src.data());
+        Prefetch(op.edge().dst.data());
+      });
+      EdgeRef& ref = edges[k];
+      Prep& p = preps[ref.i];
+      const EdgeInput& in = ops[ref.i].edge();
+      const std::string key = EdgeKey(p.a, p.rel, p.b);
+      std::string_view value;
+      EdgeValue cur;
+      bool found = !writer.Absent(key) && Get(txn, dbs.e, key, &value);
+      if (found) {
+        current.assign(value);
+        AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("edge record"));
+        if (cur.src_key != in.src || cur.dst_key != in.dst) {
+          if (p.kind == Kind::kDeleteEdge) continue;
+          return OpError(ref.i, Status::InvalidArgument(
+                                    "id collision: edge " + Quote(in.src) + " -> " +
+                                    Quote(in.dst) + " has the same ids as stored edge " +
+                                    Quote(cur.src_key) + " -> " + Quote(cur.dst_key)));
+        }
+      }
+      const bool live = found && !cur.tombstone;
+      const Attribution attr = AttributionOf(ops[ref.i], options);
+      EdgeValue next;
+      StartVersion(&next, cur, live, rev, p.ts, attr);
+      next.src_key = in.src;
+      next.dst_key = in.dst;
+      if (p.kind == Kind::kPutEdge) {
+        next.weight = in.weight;
+        next.payload = p.canon;
+        if (live) p.log_flags |= kLogOverwrite;
+        bool src_live = false;
+        Status es = endpoints.Check(p.a, in.src, &src_live);
+        if (!es.ok()) return OpError(ref.i, es);
+        if (!src_live) p.log_flags |= kLogSrcMissing;
+      } else {
+        if (!live) continue;
+        next.tombstone = true;
+        next.payload = "{}";
+      }
+      if (found) Supersede(txn, dbs, kHistEdge, key, current, cur.rev, rev);
+      buf.clear();
+      next.EncodeTo(&buf);
+      writer.Put(key, buf);
+      tombstone_delta += int{next.tombstone} - int{found && cur.tombstone};
+      ref.fresh = !found;
+      p.effective = true;
+    }
+  }
+  add_lists(dbs.out, true);
+
+  // ---- in lists and destination checks, by (dst, rel, src) ----
+  for (EdgeRef& ref : edges) std::swap(ref.x, ref.y);
+  SortByIdPrefix(&edges, &EdgeRef::x, EdgeLess());
+  endpoints.Restart();
+  for (size_t k = 0; k < edges.size(); ++k) {
+    ReadAhead(edges, k, preps, ops,
+              [](const Batch::Op& op) { Prefetch(op.edge().dst.data()); });
+    const EdgeRef& ref = edges[k];
+    Prep& p = preps[ref.i];
+    if (p.kind != Kind::kPutEdge || !p.effective) continue;
+    bool dst_live = false;
+    Status es = endpoints.Check(p.b, ops[ref.i].edge().dst, &dst_live);
+    if (!es.ok()) return OpError(ref.i, es);
+    if (!dst_live) p.log_flags |= kLogDstMissing;
+  }
+  add_lists(dbs.in, false);
+
+  // ---- kv, by key ----
+  {
+    AscendingWriter writer(txn, dbs.kv);
+    for (const KvRef& ref : kvs) {
+      Prep& p = preps[ref.i];
+      const KvInput& in = ops[ref.i].kv();
+      std::string_view value;
+      KvValue cur;
+      bool found = !writer.Absent(ref.key) && Get(txn, dbs.kv, ref.key, &value);
+      if (found) {
+        current.assign(value);
+        AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("kv record"));
+      }
+      const bool live = found && !cur.tombstone;
+      const Attribution attr = AttributionOf(ops[ref.i], options);
+      KvValue next;
+      next.rev = rev;
+      next.ts = p.ts;
+      next.run = attr.run;
+      next.task = attr.task;
+      if (p.kind == Kind::kPutKv) {
+        next.value = in.value;
+        if (live) p.log_flags |= kLogOverwrite;
+      } else {
+        if (!live) continue;
+        next.tombstone = true;
+      }
+      if (found) Supersede(txn, dbs, kHistKv, ref.key, current, cur.rev, rev);
+      buf.clear();
+      next.EncodeTo(&buf);
+      writer.Put(ref.key, buf);
+      p.effective = true;
+    }
+  }
+
+
+  // ---- this piece's change log entries, and what Finish needs ----
+  size_t estimate = r->log.size();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!preps[i].effective) continue;
+    const Batch::Op& op = ops[i];
+    estimate += 32 + (op.kind == Kind::kPutNode || op.kind == Kind::kDeleteNode
+                          ? op.node().key.size()
+                      : op.kind == Kind::kPutKv || op.kind == Kind::kDeleteKv
+                          ? preps[i].canon.size()
+                          : op.edge().src.size() + op.edge().dst.size());
+  }
+  if (estimate > r->log.capacity()) r->log.reserve(std::max(estimate, r->log.capacity() * 3 / 2));
+  LogEntry e;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Prep& p = preps[i];
+    if (!p.effective) continue;
+    ++r->effective;
+    const Attribution attr = AttributionOf(ops[i], options);
+    e = LogEntry();
+    e.kind = static_cast<uint8_t>(p.kind);
+    e.flags = p.log_flags;
+    e.run = attr.run;
+    e.task = attr.task;
+    switch (p.kind) {
+      case Kind::kPutNode: case Kind::kDeleteNode:
+        e.a = ops[i].node().key;
+        break;
+      case Kind::kPutEdge: case Kind::kDeleteEdge:
+        e.a = ops[i].edge().src;
+        e.rel = p.rel;  // logged by id
+        e.c = ops[i].edge().dst;
+        break;
+      case Kind::kPutKv: case Kind::kDeleteKv:
+        e.a = ops[i].kv().scope;
+        e.b = ops[i].kv().ns;
+        e.c = ops[i].kv().key;
+        break;
+      case Kind::kDefineRelation:
+        e.a = ops[i].edge().rel;
+        break;
+    }
+    if (r->streamed && p.kind == Kind::kPutEdge) {
+      r->edge_flags.push_back({p.a, p.b, r->log.size() + 1});  // after the kind byte
+    }
+    e.EncodeTo(&r->log, r->first ? nullptr : &r->prev);
+    r->prev = e;
+    r->first = false;
+  }
+  if (!r->first) {
+    // The next piece's ops replace these: keep the last entry's strings.
+    std::string_view* fields[5] = {&r->prev.a, &r->prev.b, &r->prev.c, &r->prev.run,
+                                   &r->prev.task};
+    for (int k = 0; k < 5; ++k) {
+      if (fields[k]->data() == r->prev_strings[k].data()) continue;
+      r->prev_strings[k].assign(*fields[k]);
+      *fields[k] = r->prev_strings[k];
+    }
+  }
+  if (r->streamed) {
+    for (const NodeOutcome& o : outcomes) r->node_live[o.id] = o.live;
+  }
+  r->tombstone_delta += tombstone_delta;
+  if (rep.telemetry.enabled()) AppendTelemetry(ops, preps, options, &r->telemetry);
+  return Status::OK();
+}
+
+Status StartRevision(const WriteOptions& options, Revision* r) {
+  r->now = NowSeconds();
+  if (options.ts) AMEM_RETURN_IF_ERROR(CheckNotFuture(*options.ts, r->now));
+  AMEM_RETURN_IF_ERROR(ValidateName("run", options.run, true));
+  AMEM_RETURN_IF_ERROR(ValidateName("task", options.task, true));
+  AMEM_RETURN_IF_ERROR(ValidateName("scope", options.scope, true));
+  r->batch_ts = options.ts;
+  r->record_ts = options.ts.value_or(r->now);
+  return Status::OK();
+}
+
+Status FinishRevision(const Store::Rep& rep, MDB_txn* txn, Revision* r, uint64_t* committed) {
+  const Dbs& dbs = rep.dbs;
+  if (r->effective == 0) {
+    *committed = r->prev_rev;
+    return Status::OK();
+  }
+  for (const Revision::EdgeFlags& f : r->edge_flags) {
+    auto set = [&](uint64_t id, uint8_t flag) {
+      auto it = r->node_live.find(id);
+      if (it == r->node_live.end()) return;  // not written here: the check stands
+      char& flags = r->log[f.flags_at];
+      flags = static_cast<char>(it->second ? (flags & ~flag) : (flags | flag));
+    };
+    set(f.src, kLogSrcMissing);
+    set(f.dst, kLogDstMissing);
+  }
+  // A record takes its own ts, else the batch's, else the clock: never the time of
+  // another write (an earlier revision's). The revision's commit time never goes
+  // back, so --at stays ordered: the latest of this batch's time and the last one.
+  const int64_t base_ts = r->batch_ts ? *r->batch_ts : r->max_op_ts ? *r->max_op_ts : r->now;
+  const int64_t rev_ts = std::max(
+      base_ts, static_cast<int64_t>(
+                   GetMetaU64(txn, dbs, kMetaRevisionTs, static_cast<uint64_t>(INT64_MIN))));
+  std::string header;
+  PutFixed64(&header, static_cast<uint64_t>(rev_ts));
+  PutVarint32(&header, static_cast<uint32_t>(r->effective));
+  {
+    const std::string key = RevKey(r->rev);
+    MDB_val k = Val(key);
+    MDB_val v{header.size() + r->log.size(), nullptr};
+    int rc = ::mdb_put(txn, dbs.log, &k, &v, MDB_RESERVE);
+    if (rc != MDB_SUCCESS) lmdb::error::raise("mdb_put", rc);
+    char* dst = static_cast<char*>(v.mv_data);
+    std::memcpy(dst, header.data(), header.size());
+    std::memcpy(dst + header.size(), r->log.data(), r->log.size());
+  }
+  Put(txn, dbs.time, TimeKey(rev_ts, r->rev), {});
+  AMEM_RETURN_IF_ERROR(AddTombstones(txn, dbs, r->tombstone_delta));
+  PutMetaU64(txn, dbs, kMetaRevision, r->rev);
+  PutMetaU64(txn, dbs, kMetaRevisionTs, static_cast<uint64_t>(rev_ts));
+  *committed = r->rev;
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& options,
+                                   size_t* effective, MDB_txn* outer) {
+  *effective = 0;
+  if (batch.ops().empty()) {
+    uint64_t rev = 0;
+    auto read = [&](MDB_txn* txn) {
+      rev = GetMetaU64(txn, dbs, kMetaRevision, 0);
+      return CheckExpectedRevision(options, rev);
+    };
+    AMEM_RETURN_IF_ERROR(outer ? read(outer) : Read(read));
+    return rev;
+  }
+  Revision r;
+  AMEM_RETURN_IF_ERROR(StartRevision(options, &r));
+  Prepared prepared;
+  AMEM_RETURN_IF_ERROR(Prepare(*this, batch, r.now, &prepared));
+  uint64_t committed = 0;
+  auto write = [&](MDB_txn* txn) -> Status {
+    AMEM_RETURN_IF_ERROR(BeginRevision(*this, txn, options, &r));
+    AMEM_RETURN_IF_ERROR(WritePiece(*this, txn, batch, prepared, options, &r));
+    return FinishRevision(*this, txn, &r, &committed);
+  };
+  AMEM_RETURN_IF_ERROR(
+      outer ? write(outer) : Write(write, /*commit=*/true, DiskReserveFor(batch)));
+  *effective = r.effective;
+  if (!outer && !r.telemetry.empty()) telemetry.Write(r.telemetry);
+  return committed;
+}
+
+Result<uint64_t> Store::ApplyStream(BatchStream* stream, const WriteOptions& options) {
+  Revision r;
+  r.streamed = true;
+  AMEM_RETURN_IF_ERROR(StartRevision(options, &r));
+  Batch piece;
+  Prepared prepared;
+  uint64_t committed = 0;
+  auto write = [&](MDB_txn* txn) -> Status {
+    AMEM_RETURN_IF_ERROR(stream->Rewind());
+    AMEM_RETURN_IF_ERROR(BeginRevision(*rep_, txn, options, &r));
+    // The disk the pieces so far may take, as Apply reserves for one batch; our
+    // write transaction keeps the used size where it was.
+    uint64_t reserve = 0;
+    for (;;) {
+      Result<bool> more = stream->Next(&piece);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      if (piece.empty()) continue;
+      AMEM_RETURN_IF_ERROR(Prepare(*rep_, piece, r.now, &prepared));
+      reserve += DiskReserveFor(piece);
+      AMEM_RETURN_IF_ERROR(ReserveDisk(rep_->shared.get(), reserve));
+      AMEM_RETURN_IF_ERROR(WritePiece(*rep_, txn, piece, prepared, options, &r));
+    }
+    return FinishRevision(*rep_, txn, &r, &committed);
+  };
+  AMEM_RETURN_IF_ERROR(rep_->Write(write));
+  if (!r.telemetry.empty()) rep_->telemetry.Write(r.telemetry);
   return committed;
 }
 

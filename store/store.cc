@@ -293,16 +293,25 @@ Status ReserveDisk(SharedEnv* shared, uint64_t hint) {
                                            used + hint + std::max(kMinHeadroom, used / 4));
   uint64_t have = shared->reserved.load(std::memory_order_acquire);
   if (want <= have) return Status::OK();
+  // Ahead by another headroom when the disk has it, so that the next commits find
+  // it allocated: an allocation per commit would make every durable commit sync
+  // the file's metadata (extents, size) too.
+  uint64_t target =
+      std::min<uint64_t>(info.me_mapsize, want + std::max(kMinHeadroom, used / 4));
   int rc;
-  do {
-    rc = ::posix_fallocate(fd, static_cast<off_t>(have), static_cast<off_t>(want - have));
-  } while (rc == EINTR);
+  for (;;) {
+    do {
+      rc = ::posix_fallocate(fd, static_cast<off_t>(have), static_cast<off_t>(target - have));
+    } while (rc == EINTR);
+    if (rc == 0 || target == want) break;
+    target = want;
+  }
   if (rc != 0) {
     return Status::IOError("store: cannot allocate " + std::to_string((want - have) >> 20) +
                            " MiB of disk for the write (" + std::strerror(rc) +
                            "); nothing was written");
   }
-  while (have < want && !shared->reserved.compare_exchange_weak(have, want)) {
+  while (have < target && !shared->reserved.compare_exchange_weak(have, target)) {
   }
   return Status::OK();
 }
@@ -376,6 +385,25 @@ void Store::Rep::ReadEvent(std::string_view op, uint64_t memory_id, std::string_
 }
 
 namespace {
+// LMDB's readers follow the txnid in the lock file, which a commit sets only after
+// its meta page is written (and, durable, synced). A writer killed in between has
+// committed, yet readers of other processes go on seeing the revision before
+// until the next writer, finding the write mutex's owner dead, adopts the newest
+// meta page: the batch would appear later, with someone else's write. When the
+// newest meta page is ahead of what a reader gets, taking the write lock (and
+// letting go at once) makes LMDB adopt it; a live writer in that window finishes
+// first. Best effort: a store this process cannot write is read as LMDB gives it.
+void AdoptDeadWriterCommit(MDB_env* env) {
+  MDB_envinfo info;
+  if (::mdb_env_info(env, &info) != MDB_SUCCESS) return;
+  MDB_txn* txn = nullptr;
+  if (::mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn) != MDB_SUCCESS) return;
+  const bool behind = ::mdb_txn_id(txn) < info.me_last_txnid;
+  ::mdb_txn_abort(txn);
+  if (!behind) return;
+  if (::mdb_txn_begin(env, nullptr, 0, &txn) == MDB_SUCCESS) ::mdb_txn_abort(txn);
+}
+
 // Opens (creating when allowed) the environment and its databases.
 Status OpenEnv(const std::string& dir, const StoreOptions& options, SharedEnv* shared) {
   shared->pid = ::getpid();
@@ -384,11 +412,15 @@ Status OpenEnv(const std::string& dir, const StoreOptions& options, SharedEnv* s
     MDB_env* env = shared->env.handle();
     lmdb::env_set_max_dbs(env, kMaxDbs);
     lmdb::env_set_mapsize(env, options.TEST_map_size ? options.TEST_map_size : kDefaultMapSize);
-    // MDB_WRITEMAP: dirty pages live in the file mapping instead of malloc'd
-    // buffers that commit then copies with pwrite; large batches touch half as
-    // many fresh pages. (The data file is sized to the map, sparsely.)
-    unsigned flags = MDB_NOTLS | MDB_WRITEMAP | (options.durable ? 0 : MDB_NOSYNC);
+    // MDB_WRITEMAP (write_map): dirty pages live in the file mapping instead of
+    // malloc'd buffers that commit then copies with pwrite; large batches touch
+    // half as many fresh pages (the data file is sized to the map, sparsely). But
+    // a durable commit then msyncs the whole map, so only bulk writers ask for it.
+    // Without durable commits there is no msync, and MDB_WRITEMAP only saves work.
+    unsigned flags = MDB_NOTLS | (options.write_map || !options.durable ? MDB_WRITEMAP : 0) |
+                     (options.durable ? 0 : MDB_NOSYNC);
     lmdb::env_open(env, dir.c_str(), flags, 0644);
+    AdoptDeadWriterCommit(env);
     bool opened = false;
     {
       auto txn = Txn::Begin(env, MDB_RDONLY);

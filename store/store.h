@@ -33,6 +33,15 @@ struct StoreOptions {
   // false: commits are not fsynced (MDB_NOSYNC). A crash may lose the latest commits
   // but never corrupts the store.
   bool durable = true;
+  // true: MDB_WRITEMAP, for a process that writes large transactions (amem
+  // ingest): dirty pages live in the file mapping, not in malloc'd copies that
+  // the commit writes out, so a bulk write takes less memory and time. false (the
+  // default): commits write their pages with pwrite and sync them alone, where
+  // MDB_WRITEMAP would msync the whole map, so a durable single-operation commit
+  // costs what its pages cost (docs/STORE.md §7). durable = false always maps
+  // (nothing is synced). Processes may differ; the first open of a directory in
+  // a process decides for that process.
+  bool write_map = false;
   // Append JSON Lines telemetry events here (DESIGN.md §3); empty: off.
   std::string telemetry_path;
 
@@ -148,6 +157,20 @@ class Batch {
 
  private:
   std::vector<Op> ops_;
+};
+
+// The batches of one revision, delivered a piece at a time so that a large write
+// (amem ingest of a big file) never holds all its operations in memory.
+// Store::ApplyStream reads it inside its write transaction.
+class BatchStream {
+ public:
+  virtual ~BatchStream() = default;
+  // Starts again from the first piece: a transaction that must be rerun (the map
+  // grew) reads the stream again.
+  virtual Status Rewind() = 0;
+  // Replaces *piece with the next operations; false when the stream has ended.
+  // An error aborts the whole write.
+  virtual Result<bool> Next(Batch* piece) = 0;
 };
 
 struct NodeRecord {
@@ -275,6 +298,12 @@ class Store {
   // An empty batch commits nothing and returns the current revision (Aborted when
   // options.expected_revision is set and differs from it).
   Result<uint64_t> Apply(const Batch& batch, const WriteOptions& options = {});
+  // Applies every piece of `stream` as one revision in one write transaction, all
+  // or nothing, with the result Apply would give for all the pieces as one batch.
+  // A bad operation fails as "op K: ..." with K counted in the piece that held it
+  // (the stream's last). Memory: one piece, plus per operation its change-log
+  // entry and, for an edge, 32 bytes until the commit (docs/STORE.md §5).
+  Result<uint64_t> ApplyStream(BatchStream* stream, const WriteOptions& options = {});
   Result<uint64_t> PutNode(NodeInput node, const WriteOptions& options = {});
   Result<uint64_t> DeleteNode(std::string_view key, const WriteOptions& options = {});
   Result<uint64_t> PutEdge(EdgeInput edge, const WriteOptions& options = {});
@@ -343,8 +372,11 @@ class Store {
   Result<uint64_t> revision() const;
   const std::string& path() const;
 
- private:
+  // The implementation (store/store_rep.h), named here so that store/'s own
+  // helpers can take it; opaque everywhere else.
   struct Rep;
+
+ private:
   explicit Store(std::unique_ptr<Rep> rep);
   std::unique_ptr<Rep> rep_;
 };

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config git
           liblmdb-dev liblmdb++-dev libxxhash-dev liblz4-dev catch2
-          nlohmann-json3-dev libcli11-dev)
+          nlohmann-json3-dev libcli11-dev libsimdjson-dev)
 # Benchmarks and fuzzing compare against peers and need these too.
 if [[ "${AMEM_BOOTSTRAP_BENCH:-1}" == 1 ]]; then
   # libclang-rt-14-dev holds libFuzzer's runtime; clang only recommends it.

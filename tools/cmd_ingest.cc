@@ -1,6 +1,14 @@
 // `amem ingest FILE|-`: JSON Lines applied in one transaction (tools/ingest.h).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tools/command.h"
 #include "tools/ingest.h"
@@ -16,11 +24,36 @@ struct IngestArgs {
 
 Status RunIngest(Context& ctx, const IngestArgs& a) {
   // The store first: a missing store fails before a large file is read.
-  Result<Store*> store = ctx.OpenStore();
+  Result<Store*> store = ctx.OpenStore(/*bulk=*/true);
   if (!store.ok()) return store.status();
-  std::string text;
-  AMEM_RETURN_IF_ERROR(ReadInputFile(a.file, &text));
-  Result<IngestSummary> summary = Ingest(*store, text, a.write.options());
+  // The ingest streams its input and reads it again if the transaction must be
+  // rerun (the map grew), so a pipe is first copied to an unnamed temporary file.
+  int fd = a.file == "-" ? STDIN_FILENO : ::open(a.file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IOError(a.file + ": " + std::strerror(errno));
+  std::FILE* spool = nullptr;
+  if (::lseek(fd, 0, SEEK_CUR) < 0) {
+    spool = std::tmpfile();
+    if (spool == nullptr) return Status::IOError(std::string("tmpfile: ") + std::strerror(errno));
+    std::vector<char> buf(1 << 20);
+    ssize_t n;
+    while ((n = ::read(fd, buf.data(), buf.size())) != 0) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 || std::fwrite(buf.data(), 1, static_cast<size_t>(n), spool) != size_t(n)) {
+        std::fclose(spool);
+        return Status::IOError(a.file + ": " + std::strerror(errno));
+      }
+    }
+    std::fflush(spool);
+    fd = ::fileno(spool);
+  }
+  struct stat st {};
+  uint64_t size = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : 0;
+  Result<IngestSummary> summary = IngestFile(*store, fd, size, a.write.options());
+  if (spool != nullptr) {
+    std::fclose(spool);
+  } else if (fd != STDIN_FILENO) {
+    ::close(fd);
+  }
   if (!summary.ok()) return summary.status();
   // The bulk path for deletes too; the check is O(1).
   if (summary->ops > 0) WarnIfTombstonesAccumulated(**store);

@@ -77,7 +77,7 @@ StoreOptions BaseOptions() {
 }
 }  // namespace
 
-Result<Store*> Context::OpenStore() {
+Result<Store*> Context::OpenStore(bool bulk) {
   if (store_ != nullptr) return store_.get();
   std::error_code ec;
   if (!std::filesystem::is_directory(store_dir_, ec)) {
@@ -85,6 +85,7 @@ Result<Store*> Context::OpenStore() {
   }
   StoreOptions options = BaseOptions();
   options.create_if_missing = false;
+  options.write_map = bulk;
   Result<std::unique_ptr<Store>> store = Store::Open(store_dir_, options);
   if (store.status().IsNotFound()) {
     return Status::NotFound(store.status().message() + " (create one with amem init)");

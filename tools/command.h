@@ -106,7 +106,8 @@ class Context {
 
   // Opens the store at store_dir(), once. A missing store is NotFound (only
   // `amem init` creates one). The store lives as long as the Context.
-  Result<Store*> OpenStore();
+  // bulk: the process writes large transactions (StoreOptions::write_map).
+  Result<Store*> OpenStore(bool bulk = false);
   // Opens or creates the store (for `amem init`).
   Result<Store*> OpenOrCreateStore(const StoreOptions& options);
   // Closes the store OpenStore opened (before removing a store this created).

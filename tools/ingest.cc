@@ -1,6 +1,10 @@
 #include "tools/ingest.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <charconv>
 #include <initializer_list>
 #include <optional>
@@ -14,6 +18,9 @@ namespace amem::cli {
 using nlohmann::json;
 
 namespace {
+
+// The reader's first buffer; it doubles for a longer line.
+constexpr size_t kInitialBuffer = size_t{1} << 20;
 
 // The store names a failing batch operation "op K: ..." with K counted from 0.
 constexpr size_t kStoreFirstOpNumber = 0;
@@ -228,23 +235,106 @@ Status AddIngestLine(std::string_view line, Batch* batch) {
   return AddIngestOp(*parsed, batch);
 }
 
-Result<IngestBatch> ParseIngest(std::string_view text, Progress* progress) {
-  IngestBatch out;
-  size_t line_number = 0;
-  while (!text.empty()) {
-    size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    size_t consumed = end == std::string_view::npos ? text.size() : end + 1;
-    text.remove_prefix(consumed);
-    if (progress != nullptr) progress->Advance(consumed);
-    ++line_number;
-    if (IsBlank(line)) continue;
-    if (line.back() == '\r') line.remove_suffix(1);
-    Status s = AddIngestLine(line, &out.batch);
-    if (!s.ok()) return s.WithContext("line " + std::to_string(line_number));
-    out.op_lines.push_back(line_number);
+IngestReader::IngestReader(int fd, Progress* progress)
+    : fd_(fd), progress_(progress), fast_(std::make_unique<FastLineParser>()) {
+  buf_.resize(kInitialBuffer + kLinePadding);
+}
+
+IngestReader::IngestReader(std::string_view text)
+    : text_(text), fast_(std::make_unique<FastLineParser>()) {
+  buf_.resize(std::min(kInitialBuffer, std::max<size_t>(4096, text.size())) + kLinePadding);
+}
+
+IngestReader::~IngestReader() = default;
+
+Status IngestReader::Rewind() {
+  if (fd_ >= 0 && ::lseek(fd_, 0, SEEK_SET) != 0) {
+    return Status::IOError(std::string("cannot read the input again: ") + std::strerror(errno));
   }
-  out.lines = line_number;
+  text_pos_ = 0;
+  begin_ = end_ = 0;
+  eof_ = false;
+  line_number_ = ops_ = 0;
+  op_lines_.clear();
+  return Status::OK();
+}
+
+Result<bool> IngestReader::Fill() {
+  if (eof_) return false;
+  if (begin_ > 0) {
+    std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  size_t capacity = buf_.size() - kLinePadding;
+  if (end_ == capacity) {  // one line fills the buffer
+    capacity *= 2;
+    buf_.resize(capacity + kLinePadding);
+  }
+  size_t n = 0;
+  if (fd_ >= 0) {
+    ssize_t got;
+    do {
+      got = ::read(fd_, buf_.data() + end_, capacity - end_);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) return Status::IOError(std::string("cannot read the input: ") + std::strerror(errno));
+    n = static_cast<size_t>(got);
+  } else {
+    n = std::min(capacity - end_, text_.size() - text_pos_);
+    std::memcpy(buf_.data() + end_, text_.data() + text_pos_, n);
+    text_pos_ += n;
+  }
+  end_ += n;
+  if (n == 0) eof_ = true;
+  return n > 0;
+}
+
+Result<bool> IngestReader::Next(Batch* piece) {
+  piece->Clear();
+  op_lines_.clear();
+  size_t bytes = 0;  // of operation lines: a piece never ends on blank lines alone
+  while (piece->size() < max_ops_ && bytes < max_bytes_) {
+    const char* start = buf_.data() + begin_;
+    const char* nl = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
+    if (nl == nullptr) {
+      if (!eof_) {
+        Result<bool> more = Fill();
+        if (!more.ok()) return more.status();
+        continue;
+      }
+      if (begin_ == end_) break;
+      nl = buf_.data() + end_;  // the last line has no newline
+    }
+    std::string_view line(start, static_cast<size_t>(nl - start));
+    const size_t consumed = line.size() + (begin_ + line.size() < end_ ? 1 : 0);
+    begin_ += consumed;
+    if (progress_ != nullptr) {
+      progress_->Advance(consumed);
+      progress_->Count();
+    }
+    ++line_number_;
+    if (IsBlank(line)) continue;
+    bytes += consumed;
+    if (line.back() == '\r') line.remove_suffix(1);
+    if (!fast_->Add(line.data(), line.size(), piece)) {
+      Status s = AddIngestLine(line, piece);
+      if (!s.ok()) return s.WithContext("line " + std::to_string(line_number_));
+    }
+    op_lines_.push_back(line_number_);
+    ++ops_;
+  }
+  return !piece->empty();
+}
+
+Result<IngestBatch> ParseIngest(std::string_view text, Progress* progress) {
+  IngestReader reader(text);
+  reader.set_piece_limits(SIZE_MAX, SIZE_MAX);
+  IngestBatch out;
+  Result<bool> more = reader.Next(&out.batch);
+  if (!more.ok()) return more.status();
+  if (progress != nullptr) progress->Advance(text.size());
+  out.op_lines = reader.op_lines();
+  out.lines = reader.lines();
   return out;
 }
 
@@ -279,20 +369,33 @@ Status ApplyErrorToLine(const Status& status, const std::vector<size_t>& op_line
   return WithMessage(status, "line " + std::to_string(op_lines[k]) + rest);
 }
 
+namespace {
+
+Result<IngestSummary> IngestStream(Store* store, IngestReader* reader,
+                                   const WriteOptions& options) {
+  Result<uint64_t> rev = store->ApplyStream(reader, options);
+  if (!rev.ok()) return ApplyErrorToLine(rev.status(), reader->op_lines());
+  IngestSummary summary;
+  summary.rev = *rev;
+  summary.ops = reader->ops();
+  summary.lines = reader->lines();
+  return summary;
+}
+
+}  // namespace
+
 Result<IngestSummary> Ingest(Store* store, std::string_view text,
                              const WriteOptions& options) {
+  IngestReader reader(text);
+  return IngestStream(store, &reader, options);
+}
+
+Result<IngestSummary> IngestFile(Store* store, int fd, uint64_t size,
+                                 const WriteOptions& options) {
   Progress progress("amem ingest");
-  progress.Stage("parsing", text.size(), "bytes");
-  Result<IngestBatch> parsed = ParseIngest(text, &progress);
-  if (!parsed.ok()) return parsed.status();
-  IngestSummary summary;
-  summary.ops = parsed->batch.size();
-  summary.lines = parsed->lines;
-  progress.Stage("writing " + std::to_string(summary.ops) + " operations in one transaction");
-  Result<uint64_t> rev = store->Apply(parsed->batch, options);
-  if (!rev.ok()) return ApplyErrorToLine(rev.status(), parsed->op_lines);
-  summary.rev = *rev;
-  return summary;
+  progress.Stage("parsing and writing in one transaction", size, "bytes", "lines");
+  IngestReader reader(fd, &progress);
+  return IngestStream(store, &reader, options);
 }
 
 }  // namespace amem::cli

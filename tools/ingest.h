@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,7 @@
 #include "common/progress.h"
 #include "common/status.h"
 #include "store/store.h"
+#include "tools/ingest_line.h"
 
 namespace amem::cli {
 
@@ -57,6 +59,54 @@ Status AddIngestLine(std::string_view line, Batch* batch);
 // ("\r\n" accepted); blank lines are skipped but counted.
 Result<IngestBatch> ParseIngest(std::string_view text, Progress* progress = nullptr);
 
+// The bounded-memory ingest: JSON Lines read from a file descriptor (or a string) a
+// piece at a time, each piece at most kIngestPieceOps operations or about
+// kIngestPieceBytes of input (a longer line is one piece), handed to
+// Store::ApplyStream. Lines go through the fast parser (tools/ingest_line.h) and,
+// when it declines one, through AddIngestLine, which names the error.
+inline constexpr size_t kIngestPieceOps = 16384;
+inline constexpr size_t kIngestPieceBytes = size_t{16} << 20;
+
+class IngestReader : public BatchStream {
+ public:
+  // Reads `fd` from offset 0; Rewind seeks back. REQUIRES: fd is seekable and
+  // outlives the reader.
+  IngestReader(int fd, Progress* progress);
+  // Reads `text`, which must outlive the reader.
+  explicit IngestReader(std::string_view text);
+  ~IngestReader() override;
+
+  Status Rewind() override;
+  Result<bool> Next(Batch* piece) override;  // errors: "line N: ..."
+
+  // The input line of each operation of the last piece.
+  const std::vector<size_t>& op_lines() const { return op_lines_; }
+  size_t lines() const { return line_number_; }  // lines read, blank ones included
+  size_t ops() const { return ops_; }             // operations read
+  // Test hook and ParseIngest: the piece size (defaults kIngestPieceOps and
+  // kIngestPieceBytes).
+  void set_piece_limits(size_t ops, size_t bytes) {
+    max_ops_ = ops;
+    max_bytes_ = bytes;
+  }
+
+ private:
+  // Reads more input after the unread bytes; false at the end of the input.
+  Result<bool> Fill();
+
+  int fd_ = -1;
+  std::string_view text_;
+  Progress* progress_ = nullptr;
+  size_t text_pos_ = 0;
+  std::string buf_;  // [begin_, end_) unread; kLinePadding readable bytes after end_
+  size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+  size_t line_number_ = 0, ops_ = 0;
+  size_t max_ops_ = kIngestPieceOps, max_bytes_ = kIngestPieceBytes;
+  std::vector<size_t> op_lines_;
+  std::unique_ptr<FastLineParser> fast_;
+};
+
 // Store::Apply names a failing operation "op K: ...". Returns true and sets *k and
 // *rest (the message after "op K") if `status` has that form.
 bool SplitOpError(const Status& status, size_t* k, std::string* rest);
@@ -76,6 +126,11 @@ struct IngestSummary {
 // Parses `text` and applies it to `store` in one transaction.
 Result<IngestSummary> Ingest(Store* store, std::string_view text,
                              const WriteOptions& options);
+// The same for the file open as `fd` (seekable), streamed: memory stays bounded by
+// a piece of operations whatever the file's size. `size` (0: unknown) is for
+// progress only.
+Result<IngestSummary> IngestFile(Store* store, int fd, uint64_t size,
+                                 const WriteOptions& options);
 
 }  // namespace amem::cli
 

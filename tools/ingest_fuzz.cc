@@ -3,8 +3,8 @@
 // hang or an allocation its input does not justify. Built and run by
 // tests/fuzz.cmake through tests/run_fuzz.sh with the inputs in
 // tests/data/fuzz_tools_ingest/ (among them a line nested far past the limit).
-// fuzz-link: tools/ingest.cc tools/json_input.cc store/*.cc common/*.cc
-// fuzz-pkg: lmdb libxxhash
+// fuzz-link: tools/ingest.cc tools/ingest_line.cc tools/json_input.cc store/*.cc common/*.cc
+// fuzz-pkg: lmdb libxxhash simdjson
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -130,3 +130,21 @@ TEST_CASE("Progress counts every Advance from many threads", "[common][progress]
   }
   CHECK(cap.Text().find("betweenness: Brandes 100% (4000/4000 sources) ") != std::string::npos);
 }
+
+TEST_CASE("Progress shows a second count and the rates once a second has passed",
+          "[common][progress]") {
+  Capture cap;
+  cap.Enable(/*delay_ms=*/0, /*interval_ms=*/50);
+  {
+    Progress p("amem ingest");
+    p.Stage("parsing", 4000000, "bytes", "lines");
+    p.Advance(2000000);
+    p.Count(1000);
+    SleepMs(1200);
+  }
+  std::string text = cap.Text();
+  CHECK(text.find("amem ingest: parsing 50% (2000000/4000000 bytes) 1000 lines ") !=
+        std::string::npos);
+  CHECK(text.find(" MB/s, ") != std::string::npos);
+  CHECK(text.find(" lines/s ") != std::string::npos);
+}

@@ -1,0 +1,308 @@
+// The streamed ingest: the simdjson fast path against the reference parser, exact
+// numbers, pieces of operations applied as one revision, all or nothing.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <limits>
+
+#include "store/batch.h"
+#include "tests/store/store_test_util.h"
+#include "tests/tools/amem_runner.h"
+#include "tools/ingest.h"
+#include "tools/ingest_line.h"
+
+namespace amem::testing {
+namespace {
+
+using cli::FastLineParser;
+using cli::IngestReader;
+
+// Every field of an operation, as text, to compare two parsers' batches.
+std::string Describe(const Batch::Op& op) {
+  std::string out = std::to_string(static_cast<int>(op.kind)) + "|";
+  auto opt = [](const auto& o) {
+    if (!o) return std::string("-");
+    if constexpr (std::is_same_v<std::decay_t<decltype(*o)>, std::string>) {
+      return "s:" + *o;
+    } else {
+      return "i:" + std::to_string(*o);
+    }
+  };
+  if (const auto* n = std::get_if<NodeInput>(&op.input)) {
+    out += n->key + "|" + std::to_string(static_cast<int>(n->type)) + "|" + n->content + "|" +
+           n->meta + "|";
+    uint32_t bits;
+    std::memcpy(&bits, &n->confidence, 4);
+    out += std::to_string(bits) + "|";
+    for (float f : n->vector) {
+      std::memcpy(&bits, &f, 4);
+      out += std::to_string(bits) + ",";
+    }
+    out += "|" + opt(n->ts) + opt(n->run) + opt(n->task) + opt(n->scope);
+  } else if (const auto* e = std::get_if<EdgeInput>(&op.input)) {
+    uint32_t bits;
+    std::memcpy(&bits, &e->weight, 4);
+    out += e->src + "|" + e->rel + "|" + e->dst + "|" + std::to_string(bits) + "|" +
+           e->payload + "|" + opt(e->ts) + opt(e->run) + opt(e->task);
+  } else if (const auto* k = std::get_if<KvInput>(&op.input)) {
+    out += k->scope + "|" + k->ns + "|" + k->key + "|" + k->value + "|" + opt(k->ts) +
+           opt(k->run) + opt(k->task);
+  }
+  return out;
+}
+
+// Parses `line` with the fast path (padded) and with the reference parser. Returns
+// what the fast path made, or "declined".
+std::string Fast(const std::string& line) {
+  std::string padded = line + std::string(cli::kLinePadding, ' ');
+  FastLineParser parser;
+  Batch batch;
+  if (!parser.Add(padded.data(), line.size(), &batch)) {
+    CHECK(batch.empty());
+    return "declined";
+  }
+  REQUIRE(batch.size() == 1);
+  return Describe(batch.ops()[0]);
+}
+
+std::string Reference(const std::string& line) {
+  Batch batch;
+  Status s = cli::AddIngestLine(line, &batch);
+  if (!s.ok()) return "error: " + s.message();
+  return Describe(batch.ops()[0]);
+}
+
+TEST_CASE("the fast line parser makes what the reference parser makes",
+          "[tools][ingest][stream]") {
+  const std::vector<std::string> accepted = {
+      R"({"op":"node","key":"file:a","type":"file","content":"x\n\"y\" \u00e9 \ud83d\ude00","meta":{"b":"2","a":"1"},"confidence":0.1,"vector":[1,-0,0.30000000000000004,1e-3,1E+2,-2.5e-7,123456789012,3.4028234663852886e38],"ts":9007199254740993,"run":"r","task":"t","scope":"s"})",
+      R"({"op":"node","key":"k","type":"fact","ts":-0,"confidence":-0,"vector":[-0.0,-0,0e-5]})",
+      R"( {"type":"decision","op":"node","key":"k"} )",
+      R"({"op":"node","key":"k","type":"fact","meta":{"a":{"b":[1,2.50,{"c":null}]},"a":"last"}})",
+      R"({"op":"edge","src":"a","rel":"calls","dst":"b","weight":-1.5e3,"payload":{"z":[1.0,2],"a":{}}})",
+      R"({"op":"edge","src":"a","rel":"calls","dst":"b","payload":[true,false,null,"s"],"scope":"x"})",
+      R"({"op":"kv","scope":"s","ns":"decisions","key":"k","value":"plain"})",
+      R"({"op":"kv","scope":"s","ns":"decisions","key":"k","value":{"why":"fast","n":1e2}})",
+      R"({"op":"kv","scope":"s","ns":"n","key":"k","value":[1,"two"],"ts":5})",
+      R"({"op":"del_node","key":"k","scope":"s","run":"r"})",
+      R"({"op":"del_edge","src":"a","rel":"calls","dst":"b","task":"t"})",
+      R"({"op":"del_kv","scope":"s","ns":"n","key":"k"})",
+      R"({"op":"rel","name":"blocks","run":"r"})",
+      R"({"o\u0070":"node","key":"k","type":"fact"})",
+  };
+  for (const std::string& line : accepted) {
+    INFO(line);
+    std::string ref = Reference(line);
+    CHECK(ref.rfind("error", 0) != 0);
+    CHECK(Fast(line) == ref);
+  }
+  // Lines the reference parser rejects: the fast path declines every one, so the
+  // reference parser names the error.
+  const std::vector<std::string> rejected = {
+      R"({"op":"node","key":"a","type":"fact")",
+      R"({"op":"node","key":"a","type":"fact"} x)",
+      R"({"op":"node","key":"a","type":"fact"}{})",
+      R"([1,2])",
+      R"("node")",
+      R"({"op":"node","key":"a","key":"b","type":"fact"})",
+      R"({"op":"node","key":"a","type":"fact","bogus":1})",
+      R"({"op":"edge","src":"a","rel":"calls","dst":"b","type":"fact"})",
+      R"({"op":"node","key":"a","type":"fact","confidence":1e999})",
+      R"({"op":"node","key":"a","type":"fact","confidence":-1e400})",
+      R"({"op":"node","key":"a","type":"fact","confidence":1e300})",
+      R"({"op":"node","key":"a","type":"fact","vector":[1,1e39]})",
+      R"({"op":"node","key":"a","type":"fact","vector":[1,null]})",
+      R"({"op":"node","key":"a","type":"fact","vector":[1,NaN]})",
+      R"({"op":"node","key":"a","type":"fact","confidence":Infinity})",
+      R"({"op":"node","key":"a","type":"fact","ts":1.0})",
+      R"({"op":"node","key":"a","type":"fact","ts":1e3})",
+      R"({"op":"node","key":"a","type":"fact","ts":9223372036854775808})",
+      R"({"op":"node","key":"a","type":"fact","ts":18446744073709551616})",
+      R"({"op":"node","key":"a","type":"fact","content":"\ud800"})",
+      R"({"op":"node","key":"a","type":"fact","content":"tab	inside"})",
+      "{\"op\":\"node\",\"key\":\"\xff\",\"type\":\"fact\"}",
+      "{\"op\":\"node\",\"key\":\"a\",\"type\":\"fact\",\"content\":\"\xc3\x28\"}",
+      R"({"op":"node","key":"a","type":"fact","meta":"x"})",
+      R"({"op":"node","key":"a","type":"fact","meta":{"a":1e999}})",
+      R"({"op":"node","key":"a","type":"factoid"})",
+      R"({"op":"kv","scope":"s","ns":"n","key":"k","value":3})",
+      R"({"op":"kv","ns":"n","key":"k","value":"v"})",
+      R"({"op":"rel"})",
+      R"({"op":7})",
+      R"({"key":"a"})",
+      R"({"op":"node","key":"a","type":"fact","confidence":01})",
+  };
+  for (const std::string& line : rejected) {
+    INFO(line);
+    CHECK(Reference(line).rfind("error: ", 0) == 0);
+    CHECK(Fast(line) == "declined");
+  }
+  // Nesting: 64 levels is the limit for the whole line, the line's object included.
+  auto nested = [](int depth) {
+    std::string v = std::string(depth, '[') + std::string(depth, ']');
+    return R"({"op":"edge","src":"a","rel":"calls","dst":"b","payload":)" + v + "}";
+  };
+  CHECK(Fast(nested(63)) == Reference(nested(63)));
+  CHECK(Reference(nested(64)).find("nested deeper than 64 levels") != std::string::npos);
+  CHECK(Fast(nested(64)) == "declined");
+}
+
+TEST_CASE("the fast line parser forgets the previous line", "[tools][ingest][stream]") {
+  const std::string first =
+      R"({"op":"node","key":"a","type":"fact","content":"first's","meta":{"m":"1"},"run":"r"})";
+  const std::string second = R"({"op":"node","key":"b","type":"fact"})";
+  std::string text = first + "\n" + second + "\n";
+  text.append(cli::kLinePadding, ' ');
+  FastLineParser parser;
+  Batch batch;
+  REQUIRE(parser.Add(text.data(), first.size(), &batch));
+  REQUIRE(parser.Add(text.data() + first.size() + 1, second.size(), &batch));
+  const NodeInput& b = batch.ops()[1].node();
+  CHECK(b.content.empty());
+  CHECK(b.meta == "{}");
+  CHECK_FALSE(b.run.has_value());
+  CHECK(Describe(batch.ops()[1]) == Reference(second));
+}
+
+TEST_CASE("ingest numbers are exact", "[tools][ingest][stream]") {
+  Result<cli::IngestBatch> r = cli::ParseIngest(
+      R"({"op":"node","key":"a","type":"fact","confidence":0.1,"ts":9223372036854775807,)"
+      R"("vector":[0.1,-0,1e-45,16777217,3.4028234663852886e38,-1.5E-3,-0.0,-0e0]})"
+      "\n"
+      R"({"op":"edge","src":"a","rel":"calls","dst":"b","weight":0.30000000000000004,"ts":-9223372036854775808})");
+  REQUIRE(r.ok());
+  const NodeInput& n = r->batch.ops()[0].node();
+  CHECK(n.confidence == static_cast<float>(0.1));
+  CHECK(n.ts == std::numeric_limits<int64_t>::max());
+  REQUIRE(n.vector.size() == 8);
+  CHECK(n.vector[0] == static_cast<float>(0.1));
+  CHECK(n.vector[1] == 0.0f);
+  CHECK_FALSE(std::signbit(n.vector[1]));  // an integer literal, as the reference reads it
+  CHECK(std::signbit(n.vector[6]));
+  CHECK(std::signbit(n.vector[7]));
+  CHECK(n.vector[2] == static_cast<float>(1e-45));
+  CHECK(n.vector[3] == 16777216.0f);  // the nearest f32, by way of the exact double
+  CHECK(n.vector[4] == std::numeric_limits<float>::max());
+  CHECK(n.vector[5] == static_cast<float>(-1.5e-3));
+  const EdgeInput& e = r->batch.ops()[1].edge();
+  CHECK(e.weight == static_cast<float>(0.30000000000000004));
+  CHECK(e.ts == std::numeric_limits<int64_t>::min());
+  CHECK(cli::ParseIngest(R"({"op":"node","key":"a","type":"fact","vector":[1e999]})")
+            .status()
+            .message()
+            .find("line 1: malformed JSON: number overflow") == 0);
+}
+
+// n nodes, each followed by an edge to the node before and, every 7th, an edge to
+// the node after (a forward reference) and a delete of an earlier node's edge.
+std::string Workload(int n) {
+  std::string text;
+  for (int i = 0; i < n; ++i) {
+    std::string k = "fact:" + std::to_string(i);
+    text += R"({"op":"node","key":")" + k + R"(","type":"fact","content":"c)" +
+            std::to_string(i) + R"(","vector":[1,2,3,)" + std::to_string(i) + "]}\n";
+    if (i > 0) {
+      text += R"({"op":"edge","src":")" + k + R"(","rel":"supports","dst":"fact:)" +
+              std::to_string(i - 1) + "\"}\n";
+    }
+    if (i % 7 == 0) {
+      text += R"({"op":"edge","src":")" + k + R"(","rel":"calls","dst":"fact:)" +
+              std::to_string(i + 1) + "\"}\n\n";
+    }
+    if (i % 11 == 10) text += R"({"op":"del_node","key":"fact:)" + std::to_string(i - 3) + "\"}\n";
+  }
+  return text;
+}
+
+std::string ChangesText(Store* store) {
+  Result<std::vector<Change>> changes = store->ChangesSinceRevision(0);
+  REQUIRE(changes.ok());
+  std::string out;
+  for (const Change& c : *changes) {
+    out += std::to_string(c.rev) + " " + ChangeKindName(c.kind) + " " + c.key + c.src_key +
+           c.rel_name + c.dst_key + (c.overwrite ? " o" : "") + (c.src_missing ? " s" : "") +
+           (c.dst_missing ? " d" : "") + "\n";
+  }
+  return out;
+}
+
+TEST_CASE("pieces of any size apply as the one batch would", "[tools][ingest][stream]") {
+  const std::string text = Workload(60);
+  TempDir dir;
+  StoreOptions options;
+  options.dimension = 4;
+  WriteOptions w;
+  w.ts = 1000;
+  // The reference: the whole file as one batch.
+  auto whole = Store::Open(dir.Sub("whole"), options);
+  REQUIRE(whole.ok());
+  Result<cli::IngestBatch> parsed = cli::ParseIngest(text);
+  REQUIRE(parsed.ok());
+  REQUIRE((*whole)->Apply(parsed->batch, w).ok());
+  const std::string expected = ChangesText(whole->get());
+  CHECK(expected.find(" d\n") != std::string::npos);  // some edges do name missing nodes
+  for (size_t ops : {1, 2, 3, 16, 1000}) {
+    for (size_t bytes : {size_t{1}, size_t{100}, cli::kIngestPieceBytes}) {
+      INFO("piece of " << ops << " ops, " << bytes << " bytes");
+      StoreOptions small = options;
+      small.TEST_map_size = 64 << 10;  // the map grows, so the stream is read again
+      auto store = Store::Open(dir.Sub("p" + std::to_string(ops) + "-" + std::to_string(bytes)),
+                               small);
+      REQUIRE(store.ok());
+      IngestReader reader(text);
+      reader.set_piece_limits(ops, bytes);
+      Result<uint64_t> rev = (*store)->ApplyStream(&reader, w);
+      REQUIRE(rev.ok());
+      CHECK(*rev == 1);
+      CHECK(reader.ops() == parsed->batch.size());
+      CHECK(reader.lines() == parsed->lines);
+      CHECK(ChangesText(store->get()) == expected);
+      CHECK((*store)->Stats()->live_nodes == (*whole)->Stats()->live_nodes);
+    }
+  }
+}
+
+TEST_CASE("a streamed ingest is all or nothing", "[tools][ingest][stream]") {
+  TempStore s;
+  REQUIRE(s.Run({"ingest", "-"}, R"({"op":"node","key":"fact:keep","type":"fact"})").exit_code == 0);
+  const std::string before = s.Stats();
+  // Far more operations than one piece holds: the bad line is in the last piece.
+  std::string text;
+  const int n = static_cast<int>(cli::kIngestPieceOps) * 2 + 500;
+  for (int i = 0; i < n; ++i) {
+    text += R"({"op":"node","key":"fact:)" + std::to_string(i) + R"(","type":"fact"})" "\n";
+  }
+  const std::string lines = std::to_string(n + 1);
+  struct Case {
+    std::string last;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {R"({"op":"node","key":"x","type":"fact")", "line " + lines + ": malformed JSON"},
+      {R"({"op":"node","key":"x","type":"fact","bogus":1})",
+       "line " + lines + ": unknown field \"bogus\" for op \"node\""},
+      {R"({"op":"edge","src":"fact:1","rel":"blocks","dst":"fact:2"})",
+       "line " + lines + ": unknown relation"},
+      {R"({"op":"node","key":"x","type":"fact","vector":[1]})", "line " + lines + ": "},
+  };
+  for (const Case& c : cases) {
+    INFO(c.last);
+    WriteFile(s.dir().Sub("big.jsonl"), text + c.last + "\n");
+    for (bool from_stdin : {false, true}) {
+      RunResult r = from_stdin ? s.Run({"ingest", "-"}, text + c.last)
+                               : s.Run({"ingest", s.dir().Sub("big.jsonl")});
+      INFO(r.err);
+      CHECK(r.exit_code == 4);
+      CHECK(r.err.rfind("amem ingest: Invalid argument: " + c.message, 0) == 0);
+      CHECK(s.Stats() == before);
+    }
+  }
+  WriteFile(s.dir().Sub("big.jsonl"), text);
+  RunResult r = s.Run({"ingest", s.dir().Sub("big.jsonl"), "--json"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.json()["rev"] == 2);
+  CHECK(r.json()["ops"] == n);
+}
+
+}  // namespace
+}  // namespace amem::testing

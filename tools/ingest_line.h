@@ -1,0 +1,41 @@
+// The fast path of ingest line parsing: simdjson's On-Demand parser reads one
+// JSON Lines operation straight into the store's input structs (strings copied
+// once, numbers parsed exactly and vector elements converted to f32 as they are
+// read). It only accepts: a line it cannot take (any error, or anything unusual)
+// goes to the reference parser (AddIngestLine in tools/ingest.h), which decides
+// and names the error. So every rejection keeps its exact message, and the fast
+// path accepts only lines the reference parser accepts, with the same result.
+#ifndef AMEM_TOOLS_INGEST_LINE_H_
+#define AMEM_TOOLS_INGEST_LINE_H_
+
+#include <cstddef>
+#include <memory>
+
+#include "store/batch.h"
+
+namespace amem::cli {
+
+// Bytes that must be readable (any value) after the end of a line passed to
+// FastLineParser::Add: simdjson reads ahead in 64-byte blocks.
+inline constexpr size_t kLinePadding = 64;
+
+class FastLineParser {
+ public:
+  FastLineParser();
+  ~FastLineParser();
+  FastLineParser(const FastLineParser&) = delete;
+  FastLineParser& operator=(const FastLineParser&) = delete;
+
+  // Parses `line` (no newline) and appends its operation to `batch`. Returns false,
+  // with `batch` unchanged, when the line must go to the reference parser.
+  // REQUIRES: data[size .. size + kLinePadding) is readable.
+  bool Add(const char* data, size_t size, Batch* batch);
+
+ private:
+  struct Rep;
+  std::unique_ptr<Rep> rep_;
+};
+
+}  // namespace amem::cli
+
+#endif  // AMEM_TOOLS_INGEST_LINE_H_
