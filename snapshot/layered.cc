@@ -590,9 +590,16 @@ KvEntry Reader::Layer::Kv(uint32_t k) const {
 std::optional<uint32_t> Reader::Layer::FindKv(std::string_view scope, std::string_view ns,
                                               std::string_view key) const {
   const auto want = std::make_tuple(scope, ns, key);
-  for (uint32_t k = 0; k < delta->kv_count(); ++k) {
-    const DeltaKvEntry& e = delta->kv(k);
-    if (std::make_tuple(e.scope, e.ns, e.key) == want) return kv.OfDelta(k);
+  // The delta's entries are in (scope, ns, key) order (FORMAT.md §11.3, 0x07).
+  uint32_t lo = 0, hi = delta->kv_count();
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    const DeltaKvEntry& e = delta->kv(mid);
+    if (std::make_tuple(e.scope, e.ns, e.key) < want) lo = mid + 1; else hi = mid;
+  }
+  if (lo < delta->kv_count()) {
+    const DeltaKvEntry& e = delta->kv(lo);
+    if (std::make_tuple(e.scope, e.ns, e.key) == want) return kv.OfDelta(lo);
   }
   auto bk = base->FindKv(scope, ns, key);
   if (!bk || kv.IsRemoved(*bk)) return std::nullopt;

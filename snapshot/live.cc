@@ -220,24 +220,6 @@ std::string FileIdentity(const struct stat& st) {
          std::to_string(st.st_mtim.tv_nsec);
 }
 
-// A cache file: written to a temp name of its own and renamed into place, without
-// fsync. It is derived data: after a crash a torn or missing file fails its
-// checksum or base check and is compiled again.
-void WriteCacheFile(const std::string& path, std::string_view data) {
-  const std::string tmp = TempPathFor(path);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  bool ok = true;
-  for (size_t done = 0; ok && done < data.size();) {
-    ssize_t w = ::write(fd, data.data() + done, data.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    ok = w > 0;
-    if (ok) done += static_cast<size_t>(w);
-  }
-  ok = ::close(fd) == 0 && ok;
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
-}
-
 Result<uint64_t> EnvNumber(const char* name, uint64_t fallback) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
@@ -393,7 +375,11 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
       ::unlink(delta_path.c_str());
       return whole_file(ReadView::Latest());
     }
-    if (is_latest && options.write_delta_file) WriteCacheFile(delta_path, bytes);
+    if (is_latest && options.write_delta_file) {
+      // A cache: not fsynced; a torn or stale file fails its checksum or base check
+      // and is compiled again. A failure to write it only costs the next process.
+      (void)WriteFileAtomic(delta_path, bytes, Durability::kCache);
+    }
     AMEM_ASSIGN_OR_RETURN(opened, Delta::OpenBuffer(bytes, *base));
     delta = std::move(opened);
     out.compiled = true;

@@ -709,7 +709,9 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
   return file;
 }
 
-Status WriteFileAtomic(const std::string& path, const std::function<Status(ByteSink*)>& produce) {
+Status WriteFileAtomic(const std::string& path, const std::function<Status(ByteSink*)>& produce,
+                       Durability durability) {
+  const bool synced = durability == Durability::kSynced;
   auto io_error = [](const std::string& what, const std::string& p) {
     return Status::IOError(what + " " + p + ": " + std::strerror(errno));
   };
@@ -729,11 +731,12 @@ Status WriteFileAtomic(const std::string& path, const std::function<Status(ByteS
   };
   FileSink sink(fd, tmp);
   if (Status s = produce(&sink); !s.ok()) return fail(std::move(s));
-  if (::fsync(fd) != 0) return fail(io_error("fsync", tmp));
+  if (synced && ::fsync(fd) != 0) return fail(io_error("fsync", tmp));
   const int closed = ::close(fd);
   fd = -1;
   if (closed != 0) return fail(io_error("close", tmp));
   if (::rename(tmp.c_str(), path.c_str()) != 0) return fail(io_error("rename", tmp));
+  if (!synced) return Status::OK();
   // The rename is durable only once the directory entry is.
   std::string dir = ".";
   if (size_t slash = path.rfind('/'); slash != std::string::npos) {
@@ -747,8 +750,8 @@ Status WriteFileAtomic(const std::string& path, const std::function<Status(ByteS
   return Status::OK();
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view data) {
-  return WriteFileAtomic(path, [data](ByteSink* sink) { return sink->Append(data); });
+Status WriteFileAtomic(const std::string& path, std::string_view data, Durability durability) {
+  return WriteFileAtomic(path, [data](ByteSink* sink) { return sink->Append(data); }, durability);
 }
 
 std::string TempPathFor(const std::string& path) {

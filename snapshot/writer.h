@@ -72,9 +72,14 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
 // path never touch each other's temp file (the last rename wins). On failure the
 // temp file is removed; a killed process leaves it behind (`<path>.tmp.*`).
 // `produce` appends the bytes to the sink it is given; its error aborts the write.
-Status WriteFileAtomic(const std::string& path, const std::function<Status(ByteSink*)>& produce);
+// kCache skips both fsyncs: for derived files that are checked when read (a
+// crash may leave the old file, the new one, or one that fails its check).
+enum class Durability : uint8_t { kSynced, kCache };
+Status WriteFileAtomic(const std::string& path, const std::function<Status(ByteSink*)>& produce,
+                       Durability durability = Durability::kSynced);
 // The same for bytes already in memory.
-Status WriteFileAtomic(const std::string& path, std::string_view data);
+Status WriteFileAtomic(const std::string& path, std::string_view data,
+                       Durability durability = Durability::kSynced);
 
 // "<path>.tmp.<pid>.<16 hex digits>": a fresh temp name next to `path`.
 inline constexpr char kTempInfix[] = ".tmp.";
