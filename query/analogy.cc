@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "query/cog_graph.h"
 #include "query/negation.h"
@@ -77,6 +80,79 @@ void Fingerprint(const snapshot::Reader& r, uint32_t i, float* out) {
   }
 }
 
+namespace {
+
+// Runs fn(w, begin, end) for w < workers over [0, count) cut into `workers` equal
+// ranges, one thread each (the caller's thread takes range 0).
+template <typename Fn>
+void SplitAcross(int workers, uint32_t count, Fn&& fn) {
+  auto cut = [&](int w) {
+    return static_cast<uint32_t>(static_cast<uint64_t>(count) * w / workers);
+  };
+  std::vector<std::thread> pool;
+  for (int w = 1; w < workers; ++w) {
+    pool.emplace_back([&fn, &cut, w] { fn(w, cut(w), cut(w + 1)); });
+  }
+  fn(0, 0, cut(1));
+  for (std::thread& t : pool) t.join();
+}
+
+// The fingerprint dimension of every in-edge, by in-list position. A node's
+// in-edges are edge numbers spread over the whole edge block: reading each one's
+// relation from its record while scanning the nodes is a random read per in-edge,
+// most of the scan's time at 1M nodes. Here the relations are copied out of the
+// records in order first (a byte per edge, a fifth of the records' size), then
+// looked up by in-list position in a loop that keeps many reads in flight.
+std::vector<uint8_t> InEdgeDims(const snapshot::Reader& r, int workers) {
+  const uint32_t m = r.edge_count();
+  std::vector<uint8_t> by_edge(m), by_in(m);
+  SplitAcross(workers, m, [&](int, uint32_t begin, uint32_t end) {
+    for (uint32_t j = begin; j < end; ++j) {
+      by_edge[j] = static_cast<uint8_t>(RelationDim(r.edge_rel(j)));
+    }
+  });
+  SplitAcross(workers, m, [&](int, uint32_t begin, uint32_t end) {
+    for (uint32_t k = begin; k < end; ++k) by_in[k] = by_edge[r.in_edge(k)];
+  });
+  return by_in;
+}
+
+// The fingerprint of node i, as Fingerprint(r, i, out), with its in-edges'
+// dimensions from InEdgeDims.
+void FingerprintOf(const snapshot::Reader& r, const uint8_t* in_dims, uint32_t i, float* out) {
+  uint32_t count[kFingerprintDims] = {};
+  const uint32_t ob = r.out_begin(i), oe = r.out_end(i);
+  const uint32_t ib = r.in_begin(i), ie = r.in_end(i);
+  for (uint32_t j = ob; j < oe; ++j) ++count[RelationDim(r.edge_rel(j))];
+  for (uint32_t k = ib; k < ie; ++k) ++count[in_dims[k]];
+  count[0] = ie - ib;
+  count[1] = oe - ob;
+  for (int d = 0; d < kFingerprintDims; ++d) out[d] = static_cast<float>(count[d]);
+}
+
+// Keeps the best `limit` under Better.
+class Best {
+ public:
+  explicit Best(size_t limit) : limit_(limit) {}
+  void Push(const Scored& s) {
+    if (heap_.size() < limit_) {
+      heap_.push_back(s);
+      std::push_heap(heap_.begin(), heap_.end(), Better);
+    } else if (limit_ > 0 && Better(s, heap_.front())) {
+      std::pop_heap(heap_.begin(), heap_.end(), Better);
+      heap_.back() = s;
+      std::push_heap(heap_.begin(), heap_.end(), Better);
+    }
+  }
+  const std::vector<Scored>& kept() const { return heap_; }
+
+ private:
+  size_t limit_;
+  std::vector<Scored> heap_;  // a heap under Better: front() is the worst kept
+};
+
+}  // namespace
+
 Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
                               const AnalogyOptions& options) {
   const uint32_t n = r.node_count();
@@ -84,6 +160,15 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
     return Status::InvalidArgument("analogy: node " + std::to_string(anchor) + " out of range");
   }
   AMEM_RETURN_IF_ERROR(r.EnsureContent());
+  // Unless told, a worker per core and per 32K nodes at least (below that a thread
+  // costs more than it saves).
+  constexpr uint32_t kNodesPerWorker = 1 << 15;
+  const int workers =
+      options.threads > 0
+          ? static_cast<int>(std::min<uint32_t>(options.threads, n))
+          : static_cast<int>(std::clamp<uint32_t>(
+                n / kNodesPerWorker, 1, std::max(1u, std::thread::hardware_concurrency())));
+
   // Excluded: the anchor and its 1-hop neighbours, as a sorted list.
   std::vector<uint32_t> excluded{anchor};
   for (uint32_t j = r.out_begin(anchor); j < r.out_end(anchor); ++j) {
@@ -95,7 +180,7 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
   std::sort(excluded.begin(), excluded.end());
   excluded.erase(std::unique(excluded.begin(), excluded.end()), excluded.end());
 
-  float fa[kFingerprintDims], fc[kFingerprintDims];
+  float fa[kFingerprintDims];
   Fingerprint(r, anchor, fa);
 
   const uint32_t dim = r.dimension();
@@ -106,13 +191,16 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
     DotAndNorm(va, va, dim, &ignored, &va_norm2);
   }
 
-  TermSignature anchor_sig, sig;
+  TermSignature anchor_sig;
   anchor_sig.Assign(r.content(anchor));
   // Nodes sharing a content word with the anchor; without a term index every node
-  // is a possible one and is checked by tokenizing.
+  // is a possible one and is checked by tokenizing. Gathered when the first
+  // candidate without a vector comes up: with vectors on every node it is unused.
   std::vector<uint32_t> sharing;
+  std::once_flag sharing_once;
   const bool all_may_share = !r.has_term_index();
-  if (!all_may_share) {
+  auto gather_sharing = [&] {
+    if (all_may_share) return;
     for (const std::string& token : DistinctTokens(r.content(anchor))) {
       if (IsNegationWord(token)) continue;
       std::optional<uint32_t> t = r.FindTerm(token);
@@ -122,46 +210,60 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
     }
     std::sort(sharing.begin(), sharing.end());
     sharing.erase(std::unique(sharing.begin(), sharing.end()), sharing.end());
-  }
+  };
+  const std::vector<uint8_t> in_dims = InEdgeDims(r, workers);
 
-  std::vector<Scored> heap;  // min-heap on Better: heap.front() is the worst kept
-  auto worse = [](const Scored& a, const Scored& b) { return Better(a, b); };
-  size_t ex = 0, sh = 0;
-  AnalogyResult out;
-  for (uint32_t c = 0; c < n; ++c) {
-    while (ex < excluded.size() && excluded[ex] < c) ++ex;
-    if (ex < excluded.size() && excluded[ex] == c) continue;
-    if (!options.types.Matches(r.type(c)) || r.is_stub(c)) continue;
-    ++out.candidates;
+  // Each worker scores a range of candidates into its own selection; the scores do
+  // not depend on the split, so neither does the merged top.
+  std::vector<Best> best(workers, Best(options.limit));
+  std::vector<size_t> candidates(workers, 0);
+  SplitAcross(workers, n, [&](int w, uint32_t c0, uint32_t c1) {
+    TermSignature sig;
+    float fc[kFingerprintDims];
+    auto ex = std::lower_bound(excluded.begin(), excluded.end(), c0);
+    size_t sh = 0;
+    bool sharing_ready = false;
+    for (uint32_t c = c0; c < c1; ++c) {
+      while (ex != excluded.end() && *ex < c) ++ex;
+      if (ex != excluded.end() && *ex == c) continue;
+      if (!options.types.Matches(r.type(c)) || r.is_stub(c)) continue;
+      ++candidates[w];
 
-    Fingerprint(r, c, fc);
-    Scored s{0, c, Cosine(fa, fc, kFingerprintDims), 0, false};
-    const float* vc = va ? r.vector(c) : nullptr;
-    if (vc) {
-      double dot, nc;
-      DotAndNorm(va, vc, dim, &dot, &nc);
-      s.content = va_norm2 > 0 && nc > 0 ? dot / std::sqrt(va_norm2 * nc) : 0.0;
-      s.from_vectors = true;
-    } else {
-      while (sh < sharing.size() && sharing[sh] < c) ++sh;
-      if (all_may_share || (sh < sharing.size() && sharing[sh] == c)) {
-        sig.Assign(r.content(c));
-        s.content = Jaccard(anchor_sig.terms, sig.terms);
+      FingerprintOf(r, in_dims.data(), c, fc);
+      Scored s{0, c, Cosine(fa, fc, kFingerprintDims), 0, false};
+      const float* vc = va ? r.vector(c) : nullptr;
+      if (vc) {
+        double dot, nc;
+        DotAndNorm(va, vc, dim, &dot, &nc);
+        s.content = va_norm2 > 0 && nc > 0 ? dot / std::sqrt(va_norm2 * nc) : 0.0;
+        s.from_vectors = true;
+      } else {
+        if (!sharing_ready) {
+          std::call_once(sharing_once, gather_sharing);
+          sh = std::lower_bound(sharing.begin(), sharing.end(), c) - sharing.begin();
+          sharing_ready = true;
+        }
+        while (sh < sharing.size() && sharing[sh] < c) ++sh;
+        if (all_may_share || (sh < sharing.size() && sharing[sh] == c)) {
+          sig.Assign(r.content(c));
+          s.content = Jaccard(anchor_sig.terms, sig.terms);
+        }
       }
+      s.score = kStructuralWeight * s.structural + kContentWeight * s.content;
+      best[w].Push(s);
     }
-    s.score = kStructuralWeight * s.structural + kContentWeight * s.content;
-    if (heap.size() < options.limit) {
-      heap.push_back(s);
-      std::push_heap(heap.begin(), heap.end(), worse);
-    } else if (options.limit > 0 && Better(s, heap.front())) {
-      std::pop_heap(heap.begin(), heap.end(), worse);
-      heap.back() = s;
-      std::push_heap(heap.begin(), heap.end(), worse);
-    }
+  });
+
+  AnalogyResult out;
+  Best merged(options.limit);
+  for (int w = 0; w < workers; ++w) {
+    out.candidates += candidates[w];
+    for (const Scored& s : best[w].kept()) merged.Push(s);
   }
-  std::sort(heap.begin(), heap.end(), Better);
+  std::vector<Scored> top = merged.kept();
+  std::sort(top.begin(), top.end(), Better);
   out.anchor = MakeNodeRow(r, anchor);
-  for (const Scored& s : heap) {
+  for (const Scored& s : top) {
     out.rows.push_back({MakeNodeRow(r, s.index), s.score, s.structural, s.content,
                         s.from_vectors});
   }
