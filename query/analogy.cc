@@ -4,11 +4,11 @@
 #include <cmath>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "query/cog_graph.h"
 #include "query/negation.h"
+#include "query/parallel.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {
@@ -82,21 +82,6 @@ void Fingerprint(const snapshot::Reader& r, uint32_t i, float* out) {
 
 namespace {
 
-// Runs fn(w, begin, end) for w < workers over [0, count) cut into `workers` equal
-// ranges, one thread each (the caller's thread takes range 0).
-template <typename Fn>
-void SplitAcross(int workers, uint32_t count, Fn&& fn) {
-  auto cut = [&](int w) {
-    return static_cast<uint32_t>(static_cast<uint64_t>(count) * w / workers);
-  };
-  std::vector<std::thread> pool;
-  for (int w = 1; w < workers; ++w) {
-    pool.emplace_back([&fn, &cut, w] { fn(w, cut(w), cut(w + 1)); });
-  }
-  fn(0, 0, cut(1));
-  for (std::thread& t : pool) t.join();
-}
-
 // The fingerprint dimension of every in-edge, by in-list position. A node's
 // in-edges are edge numbers spread over the whole edge block: reading each one's
 // relation from its record while scanning the nodes is a random read per in-edge,
@@ -166,8 +151,7 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
   const int workers =
       options.threads > 0
           ? static_cast<int>(std::min<uint32_t>(options.threads, n))
-          : static_cast<int>(std::clamp<uint32_t>(
-                n / kNodesPerWorker, 1, std::max(1u, std::thread::hardware_concurrency())));
+          : static_cast<int>(std::clamp<uint32_t>(n / kNodesPerWorker, 1, WorkerCount(0)));
 
   // Excluded: the anchor and its 1-hop neighbours, as a sorted list.
   std::vector<uint32_t> excluded{anchor};

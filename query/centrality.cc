@@ -1,8 +1,7 @@
 #include "query/centrality.h"
 
-#include <thread>
-
 #include "query/graph_kernels.h"
+#include "query/parallel.h"
 #include "query/ranked_rows.h"
 #include "query/topk.h"
 #include "snapshot/reader.h"
@@ -69,9 +68,7 @@ Result<CentralityResult> Centrality(const snapshot::Reader& reader,
   result.node_count = n;
   result.edge_count = CountEdges(reader, options.rels);
 
-  const int threads = options.threads > 0
-                          ? options.threads
-                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = WorkerCount(options.threads);
   std::vector<double> scores;
   switch (options.metric) {
     case CentralityMetric::kPageRank: {
@@ -79,8 +76,9 @@ Result<CentralityResult> Centrality(const snapshot::Reader& reader,
       pr.damping = options.damping;
       pr.tolerance = options.tolerance;
       pr.max_iterations = options.max_iterations;
-      pr.threads = threads;
-      PageRankResult r = PageRank(BuildPullGraph(reader, options.rels), pr);
+      // Threads cost more than they save on a graph below 32K nodes.
+      pr.threads = n < (1u << 15) ? 1 : threads;
+      PageRankResult r = PageRank(BuildPullGraph(reader, options.rels, pr.threads), pr);
       result.iterations = r.iterations;
       result.converged = r.converged;
       scores = std::move(r.scores);

@@ -6,9 +6,12 @@
 #include <barrier>
 #include <bit>
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <thread>
 
 #include "common/progress.h"
+#include "query/parallel.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {
@@ -75,51 +78,67 @@ Csr Csr::FromEdges(uint32_t node_count,
   });
 }
 
-PullGraph BuildPullGraph(const snapshot::Reader& reader, const RelationFilter& rels) {
-  const uint32_t n = reader.node_count();
+PullGraph BuildPullGraph(const snapshot::Reader& reader, const RelationFilter& rels,
+                         int threads) {
+  const uint32_t n = reader.node_count(), m = reader.edge_count();
+  const int workers = static_cast<int>(std::clamp<uint32_t>(threads, 1, std::max(n, 1u)));
+  constexpr uint32_t kLeftOut = std::numeric_limits<uint32_t>::max();
   PullGraph g;
   g.in.node_count = n;
   g.out_degree.resize(n);
-  std::vector<uint32_t>& offsets = g.in.offsets;
-  // offsets[v + 1] starts as the first slot of v's list; the fill advances it to
-  // the end of v's list, which is where v + 1 starts. The edges are read once, in
-  // order (random reads of the mapped edge records cost far more than this
-  // scatter into two compact arrays).
-  uint32_t total;
-  if (rels.all()) {
-    offsets.resize(static_cast<size_t>(n) + 1);
-    offsets[0] = 0;
-    for (uint32_t v = 0; v < n; ++v) {
-      offsets[v + 1] = reader.in_begin(v);
-      g.out_degree[v] = reader.out_degree(v);
+  // The source of every edge, by edge number (kLeftOut when `rels` leaves it
+  // out), written in order; then each in-list of the snapshot, edge numbers in
+  // (relation, source) order, becomes a list of sources. The reads of `source`
+  // are random but independent, so many are in flight; reading the sources out of
+  // the edge records themselves in that order would be several times slower.
+  std::vector<uint32_t> source(m);
+  const bool all = rels.all();
+  SplitAcross(workers, n, [&](int, uint32_t begin, uint32_t end) {
+    for (uint32_t u = begin; u < end; ++u) {
+      uint32_t degree = 0;
+      for (uint32_t j = reader.out_begin(u), e = reader.out_end(u); j < e; ++j) {
+        const bool kept = all || rels.Matches(reader.edge_rel(j));
+        source[j] = kept ? u : kLeftOut;
+        degree += kept;
+      }
+      g.out_degree[u] = degree;
     }
-    total = reader.edge_count();
+  });
+  std::vector<uint32_t>& offsets = g.in.offsets;
+  offsets.resize(static_cast<size_t>(n) + 1);
+  offsets[0] = 0;
+  if (all) {
+    for (uint32_t v = 0; v < n; ++v) offsets[v + 1] = reader.in_end(v);
   } else {
-    offsets.assign(static_cast<size_t>(n) + 2, 0);
-    ForEachReaderEdge(reader, rels, [&](uint32_t u, uint32_t v) {
-      ++g.out_degree[u];
-      ++offsets[v + 2];
+    SplitAcross(workers, n, [&](int, uint32_t begin, uint32_t end) {
+      for (uint32_t v = begin; v < end; ++v) {
+        uint32_t kept = 0;
+        for (uint32_t k = reader.in_begin(v), e = reader.in_end(v); k < e; ++k) {
+          kept += source[reader.in_edge(k)] != kLeftOut;
+        }
+        offsets[v + 1] = kept;
+      }
     });
-    for (size_t i = 1; i < offsets.size(); ++i) offsets[i] += offsets[i - 1];
-    total = offsets.back();
-    offsets.pop_back();
+    for (uint32_t v = 0; v < n; ++v) offsets[v + 1] += offsets[v];
   }
-  g.in.targets.resize(total);
-  uint32_t* sources = g.in.targets.data();
-  uint32_t* next = offsets.data() + 1;
-  // Scanning sources in ascending order makes each in-list ascending by source.
-  ForEachReaderEdge(reader, rels, [&](uint32_t u, uint32_t v) { sources[next[v]++] = u; });
+  g.in.targets.resize(offsets[n]);
+  SplitAcross(workers, n, [&](int, uint32_t begin, uint32_t end) {
+    uint32_t* out = g.in.targets.data() + offsets[begin];
+    for (uint32_t k = reader.in_begin(begin), e = begin < end ? reader.in_end(end - 1) : k;
+         k < e; ++k) {
+      const uint32_t u = source[reader.in_edge(k)];
+      if (all || u != kLeftOut) *out++ = u;
+    }
+  });
   return g;
 }
 
 PullGraph PullGraphFromEdges(uint32_t node_count,
                              const std::vector<std::pair<uint32_t, uint32_t>>& edges) {
-  std::vector<std::pair<uint32_t, uint32_t>> sorted = edges;
-  std::stable_sort(sorted.begin(), sorted.end());
   PullGraph g;
   g.out_degree.assign(node_count, 0);
   g.in = BucketEdges(node_count, [&](auto&& fn) {
-    for (const auto& [u, v] : sorted) fn(v, u);
+    for (const auto& [u, v] : edges) fn(v, u);
   });
   for (const auto& e : edges) ++g.out_degree[e.first];
   return g;
@@ -161,56 +180,57 @@ constexpr uint32_t kRankBlock = 4096;
 // share is 0: a node's first piece in a row of its own, the rest in chunks kept
 // per block. Summing a piece has no branch on the node's degree (a loop per node
 // mispredicts its exit on most nodes, and each misprediction drops the random
-// reads in flight).
-constexpr uint32_t kWindow = 4;
+// reads in flight). Three fits lists of a few edges with little padding.
+constexpr uint32_t kWindow = 3;
 // 1/d for out-degrees below this comes from a table; larger ones are divided.
 constexpr uint32_t kInverseTable = 64;
 
-// One block's in-lists past their first kWindow sources.
-struct BlockChunks {
+// One block's in-lists past their first kWindow sources, and its dangling nodes.
+struct BlockRest {
   std::vector<uint32_t> node;     // the node each chunk belongs to, ascending
   std::vector<uint32_t> sources;  // kWindow per chunk
+  std::vector<uint32_t> dangling;  // nodes without out-edges, ascending
 };
 
-// Writes the rows of block [v0, v1) (kWindow sources per node) and its chunks.
-void SplitBlock(const Csr& in, uint32_t v0, uint32_t v1, uint32_t pad, uint32_t* rows,
-                BlockChunks* chunks) {
-  chunks->node.clear();
-  chunks->sources.clear();
+// Writes the rows of block [v0, v1) (kWindow sources per node) and the rest.
+void SplitBlock(const Csr& in, const uint32_t* out_degree, uint32_t v0, uint32_t v1,
+                uint32_t pad, uint32_t* rows, BlockRest* rest) {
+  rest->node.clear();
+  rest->sources.clear();
+  rest->dangling.clear();
   for (uint32_t v = v0; v < v1; ++v) {
     const uint32_t first = in.begin(v), end = in.end(v);
     uint32_t* row = rows + static_cast<size_t>(v) * kWindow;
     for (uint32_t j = 0; j < kWindow; ++j) row[j] = first + j < end ? in.targets[first + j] : pad;
     for (uint32_t k = first + kWindow; k < end; k += kWindow) {
-      chunks->node.push_back(v);
+      rest->node.push_back(v);
       for (uint32_t j = k; j < k + kWindow; ++j) {
-        chunks->sources.push_back(j < end ? in.targets[j] : pad);
+        rest->sources.push_back(j < end ? in.targets[j] : pad);
       }
     }
+    if (out_degree[v] == 0) rest->dangling.push_back(v);
   }
 }
 
 // sums[v - v0] = the sum of share[u] over v's in-edges u -> v, for v in [v0, v1),
 // added one by one in list order, so two nodes whose lists hold the same shares in
 // the same order get the same sum exactly. share[pad] is 0 (adding it is exact).
-void PullSums(const uint32_t* rows, const BlockChunks& chunks, uint32_t v0, uint32_t v1,
+void PullSums(const uint32_t* rows, const BlockRest& rest, uint32_t v0, uint32_t v1,
               const float* share, double* sums) {
-  static_assert(kWindow == 4, "the loops below spell out four terms");
+  static_assert(kWindow == 3, "the loops below spell out three terms");
   const uint32_t* row = rows + static_cast<size_t>(v0) * kWindow;
   for (uint32_t i = 0; i < v1 - v0; ++i, row += kWindow) {
     double x = share[row[0]];
     x += share[row[1]];
     x += share[row[2]];
-    x += share[row[3]];
     sums[i] = x;
   }
-  const uint32_t* c = chunks.sources.data();
-  for (uint32_t node : chunks.node) {
+  const uint32_t* c = rest.sources.data();
+  for (uint32_t node : rest.node) {
     double x = sums[node - v0];
     x += share[c[0]];
     x += share[c[1]];
     x += share[c[2]];
-    x += share[c[3]];
     sums[node - v0] = x;
     c += kWindow;
   }
@@ -233,17 +253,18 @@ PageRankResult PageRank(const PullGraph& graph, const PageRankOptions& options) 
   }
   const uint32_t blocks = (n - 1) / kRankBlock + 1;
   const uint32_t pad = n;  // the source whose share stays 0
-  std::vector<uint32_t> rows(static_cast<size_t>(n) * kWindow);
-  std::vector<BlockChunks> chunks(blocks);
+  // Written in full by the first phase; no need to clear them first.
+  std::unique_ptr<uint32_t[]> rows(new uint32_t[static_cast<size_t>(n) * kWindow]);
+  std::vector<BlockRest> rest(blocks);
   // A share rank(u) / L(u) travels as a float: half the bytes for the random reads
   // that dominate an iteration. Sums, ranks and the L1 change are doubles. A node's
   // previous rank is read back from its share (times L(u); a dangling node, which
   // no edge reads from, keeps its rank there): relative error 2^-24 per node, so
   // the L1 change is off by at most 6e-8 in all.
-  std::vector<float> shares_a(static_cast<size_t>(n) + 1, 0.0f);
-  std::vector<float> shares_b(static_cast<size_t>(n) + 1, 0.0f);
-  float* shares = shares_a.data();
-  float* next_shares = shares_b.data();
+  std::unique_ptr<float[]> share_buffers(new float[2 * (static_cast<size_t>(n) + 1)]);
+  float* shares = share_buffers.get();
+  float* next_shares = shares + n + 1;
+  shares[pad] = next_shares[pad] = 0;
   result.scores.resize(n);
   std::array<double, kInverseTable> inverse;
   inverse[0] = 0;  // dangling: no share
@@ -271,26 +292,35 @@ PageRankResult PageRank(const PullGraph& graph, const PageRankOptions& options) 
     const double add = base;
     double change = 0, dangling = 0;
     if (phase == Phase::kStart) {
-      SplitBlock(graph.in, v0, v1, pad, rows.data(), &chunks[b]);
+      SplitBlock(graph.in, out_degree, v0, v1, pad, rows.get(), &rest[b]);
       for (uint32_t v = v0; v < v1; ++v) {
         uint32_t d = out_degree[v];
         out[v] = static_cast<float>(d ? inv_n * inverse_of(d) : inv_n);
-        dangling += d ? 0.0 : inv_n;
       }
+      dangling = inv_n * static_cast<double>(rest[b].dangling.size());
     } else {
-      PullSums(rows.data(), chunks[b], v0, v1, in, sums);
+      PullSums(rows.get(), rest[b], v0, v1, in, sums);
       if (phase == Phase::kFinish) {
         for (uint32_t v = v0; v < v1; ++v) result.scores[v] = add + alpha * sums[v - v0];
         return;
       }
-      for (uint32_t v = v0; v < v1; ++v) {
+      // Two running sums of the change (even and odd nodes), so that the loop is
+      // not bound by the latency of one chain of adds.
+      double change_odd = 0;
+      auto step = [&, in, out, add](uint32_t v, double& into) {
         double r = add + alpha * sums[v - v0];
         uint32_t d = out_degree[v];
-        double previous = static_cast<double>(in[v]) * (d ? d : 1);
-        change += std::fabs(r - previous);
+        into += std::fabs(r - static_cast<double>(in[v]) * (d ? d : 1));
         out[v] = static_cast<float>(d ? r * inverse_of(d) : r);
-        dangling += d ? 0.0 : r;
+      };
+      uint32_t v = v0;
+      for (; v + 2 <= v1; v += 2) {
+        step(v, change);
+        step(v + 1, change_odd);
       }
+      if (v < v1) step(v, change);
+      change += change_odd;
+      for (uint32_t u : rest[b].dangling) dangling += add + alpha * sums[u - v0];
     }
     block_change[b] = change;
     block_dangling[b] = dangling;

@@ -34,12 +34,16 @@ struct Csr {
 };
 
 // The directed graph as PageRank pulls it: for each node, the sources of its
-// in-edges (one entry per edge, sources ascending), and every node's out-degree.
+// in-edges (one entry per edge), and every node's out-degree.
 struct PullGraph {
   Csr in;  // in.targets holds sources
   std::vector<uint32_t> out_degree;
 };
-PullGraph BuildPullGraph(const snapshot::Reader& reader, const RelationFilter& rels);
+// From a snapshot: each node's sources in the order of its in-list, by (relation,
+// source). `threads` workers (>= 1) build it.
+PullGraph BuildPullGraph(const snapshot::Reader& reader, const RelationFilter& rels,
+                         int threads = 1);
+// From an edge list (source, target): each node's sources in the order given.
 PullGraph PullGraphFromEdges(uint32_t node_count,
                              const std::vector<std::pair<uint32_t, uint32_t>>& edges);
 

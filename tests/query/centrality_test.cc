@@ -4,8 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "query/graph_kernels.h"
@@ -43,6 +45,7 @@ struct Generated {
   GraphFixture g;
   std::vector<std::pair<uint32_t, uint32_t>> edges;  // all relations
   std::vector<std::pair<uint32_t, uint32_t>> supports;  // rel supports only
+  std::vector<uint32_t> rels;  // edges[k]'s relation: 0 related_to, 1 supports
 };
 
 Generated RandomGraph(uint32_t n, uint32_t m, uint64_t seed) {
@@ -60,6 +63,7 @@ Generated RandomGraph(uint32_t n, uint32_t m, uint64_t seed) {
     used[slot] = true;
     out.g.Edge(Key(u), rel ? "supports" : "related_to", Key(v));
     out.edges.emplace_back(u, v);
+    out.rels.push_back(rel);
     if (rel) out.supports.emplace_back(u, v);
   }
   return out;
@@ -205,19 +209,29 @@ TEST_CASE("centrality matches brute force and references on generated graphs",
     std::vector<double> refs = BruteBetweenness(n, gen.supports);
     for (uint32_t v = 0; v < n; ++v) REQUIRE(bcs[v] == Approx(refs[v]).margin(1e-12));
 
-    // The pull graph read off the snapshot is the one built from the edge list (each
-    // list by ascending source), so PageRank agrees bit for bit, with or without a
-    // relation filter.
+    // The pull graph read off the snapshot is the one built from the edge list in
+    // the order of the in-lists (by relation: related_to sorts after supports; then
+    // by source), with any number of threads, so PageRank agrees bit for bit, with
+    // or without a relation filter.
     for (bool filtered : {false, true}) {
       INFO("filtered " << filtered);
       o = CentralityOptions();
       if (filtered) o.rels = *ParseRelations(*r, {"supports"});
-      const auto& edges = filtered ? gen.supports : gen.edges;
-      PullGraph built = BuildPullGraph(*r, o.rels);
+      std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> by_list;  // (target, rel, source)
+      for (size_t k = 0; k < gen.edges.size(); ++k) {
+        if (filtered && gen.rels[k] == 0) continue;
+        by_list.emplace_back(gen.edges[k].second, 1 - gen.rels[k], gen.edges[k].first);
+      }
+      std::sort(by_list.begin(), by_list.end());
+      std::vector<std::pair<uint32_t, uint32_t>> edges;
+      for (auto [v, rel, u] : by_list) edges.emplace_back(u, v);
       PullGraph expected = PullGraphFromEdges(n, edges);
-      REQUIRE(built.in.offsets == expected.in.offsets);
-      REQUIRE(built.in.targets == expected.in.targets);
-      REQUIRE(built.out_degree == expected.out_degree);
+      for (int threads : {1, 2, 3}) {
+        PullGraph built = BuildPullGraph(*r, o.rels, threads);
+        REQUIRE(built.in.offsets == expected.in.offsets);
+        REQUIRE(built.in.targets == expected.in.targets);
+        REQUIRE(built.out_degree == expected.out_degree);
+      }
       std::vector<double> pr = AllScores(*r, o);
       PageRankResult kernel = PageRank(expected, {});
       double sum = 0;
