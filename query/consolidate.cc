@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "common/hash.h"
+#include "common/hash_sort.h"
 #include "common/progress.h"
 #include "common/tokenizer.h"
 #include "query/cog_graph.h"
@@ -168,7 +169,7 @@ bool Wins(const snapshot::Reader& r, uint32_t a, uint32_t b) {
 template <typename Fn>
 void ForEachWordSet(const DocTerms& d, std::vector<std::pair<uint64_t, uint32_t>>* keyed,
                     Fn&& fn) {
-  std::sort(keyed->begin(), keyed->end());
+  SortByHash(keyed, [](const auto& k) { return k.first; }, std::less<>());
   auto by_words = [&](const auto& a, const auto& b) {
     std::span<const uint32_t> at = d.of(a.second), bt = d.of(b.second);
     if (!std::ranges::equal(at, bt)) return std::ranges::lexicographical_compare(at, bt);
@@ -255,15 +256,17 @@ void FindDuplicates(const snapshot::Reader& r, const DocTerms& d, double t,
     // Nodes with identical word sets are one cluster already; only the first (by
     // index) of each set takes part in the candidate search, so that many exact
     // copies cost a sort, not a quadratic number of candidate pairs.
-    reps.clear();
     ForEachWordSet(d, &keyed, [&](size_t begin, size_t end) {
       uint32_t rep = keyed[begin].second;
       for (size_t k = begin + 1; k < end; ++k) clusters.Join(rep, keyed[k].second);
       copies[rep] = end - begin;
       similar += (end - begin) * (end - begin - 1) / 2;
-      reps.push_back(rep);
     });
-    std::sort(reps.begin(), reps.end());  // reads the word lists in memory order
+    // Ascending, so that the join reads the word lists in memory order.
+    reps.clear();
+    for (uint32_t k = start[g]; k < start[g + 1]; ++k) {
+      if (copies[nodes[k]] > 0) reps.push_back(nodes[k]);
+    }
     for (auto [x, y] : SimilarPairs(d.sets(), reps, t)) {
       clusters.Join(x, y);
       similar += copies[x] * copies[y];

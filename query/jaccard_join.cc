@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/hash.h"
+#include "common/hash_sort.h"
 
 namespace amem::query {
 
@@ -14,9 +14,9 @@ namespace {
 constexpr double kSlack = 1e-9;
 // Most keys per set and family; beyond, a family of fewer words per key is used.
 constexpr uint64_t kMaxKeysPerSet = 128;
-// Families (words per key) are told apart by the top bits of a key.
-constexpr int kFamilyShift = 60;
-constexpr uint32_t kMaxKeyWords = 15;
+// Families (words per key) are told apart by the low bits of a key.
+constexpr uint32_t kFamilyBits = 4;
+constexpr uint32_t kMaxKeyWords = (1u << kFamilyBits) - 1;
 
 // m(s): the fewest words a set of `size` words shares with a similar set (the
 // header's bound), at least 1.
@@ -45,7 +45,7 @@ uint32_t KeyWords(uint32_t size, double t, uint32_t most) {
 }
 
 struct KeyEntry {
-  uint64_t key;  // family in the top bits, then a hash of the key's words
+  uint64_t key;  // a hash of the key's words, the family in the low bits
   uint32_t set;
   uint32_t last;  // position of the key's last word in the set
 };
@@ -53,13 +53,20 @@ struct KeyEntry {
 // Appends the keys of `set` in family l: every l-subset of its first `prefix` words.
 void AddKeys(uint32_t set, std::span<const uint32_t> words, uint32_t prefix, uint32_t l,
              std::vector<KeyEntry>* out) {
-  uint32_t at[kMaxKeyWords], chosen[kMaxKeyWords];
+  uint32_t at[kMaxKeyWords];
   for (uint32_t i = 0; i < l; ++i) at[i] = i;
-  const uint64_t family = uint64_t{l} << kFamilyShift;
   while (true) {
-    for (uint32_t i = 0; i < l; ++i) chosen[i] = words[at[i]];
-    uint64_t h = Hash64(chosen, l * sizeof(uint32_t), l);
-    out->push_back({family | (h >> (64 - kFamilyShift)), set, at[l - 1]});
+    // A multiply-xorshift hash of the words, finished as splitmix64 does: the top
+    // bits, which SortByHash buckets by, depend on every word.
+    uint64_t h = l;
+    for (uint32_t i = 0; i < l; ++i) {
+      h = (h ^ words[at[i]]) * 0x9e3779b97f4a7c15ULL;
+      h ^= h >> 32;
+    }
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    h ^= h >> 31;
+    out->push_back({(h << kFamilyBits) | l, set, at[l - 1]});
     // Next subset in lexicographic order of positions.
     uint32_t i = l;
     while (i > 0 && at[i - 1] == prefix - l + i - 1) --i;
@@ -67,40 +74,6 @@ void AddKeys(uint32_t set, std::span<const uint32_t> words, uint32_t prefix, uin
     ++at[i - 1];
     for (uint32_t j = i; j < l; ++j) at[j] = at[j - 1] + 1;
   }
-}
-
-// Sorts by (key, set): one counting pass on the key's top hash bits into buckets of a
-// few hundred entries (hashes are uniform), then a small sort inside each bucket.
-void SortKeys(std::vector<KeyEntry>* index) {
-  auto less = [](const KeyEntry& a, const KeyEntry& b) {
-    return a.key != b.key ? a.key < b.key : a.set < b.set;
-  };
-  int bits = 0;
-  while (bits < 20 && (size_t{256} << bits) < index->size()) ++bits;
-  if (bits == 0) {
-    std::sort(index->begin(), index->end(), less);
-    return;
-  }
-  // Bucket by the family and the top hash bits, so that buckets are in key order.
-  const int shift = kFamilyShift - bits;
-  auto bucket_of = [&](const KeyEntry& e) {
-    return static_cast<uint32_t>((e.key >> kFamilyShift) << bits | (e.key >> shift & ((1u << bits) - 1)));
-  };
-  const size_t buckets = size_t{kMaxKeyWords + 1} << bits;
-  std::vector<uint32_t> start(buckets + 1, 0);
-  for (const KeyEntry& e : *index) ++start[bucket_of(e) + 1];
-  for (size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
-  std::vector<KeyEntry> sorted(index->size());
-  {
-    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
-    for (const KeyEntry& e : *index) sorted[fill[bucket_of(e)]++] = e;
-  }
-  for (size_t b = 0; b < buckets; ++b) {
-    if (start[b + 1] - start[b] > 1) {
-      std::sort(sorted.begin() + start[b], sorted.begin() + start[b + 1], less);
-    }
-  }
-  index->swap(sorted);
 }
 
 }  // namespace
@@ -125,19 +98,27 @@ std::vector<std::pair<uint32_t, uint32_t>> SimilarPairs(const WordSets& sets,
                                                         double t, uint32_t key_words) {
   key_words = std::max(key_words, 1u);
   std::vector<KeyEntry> index;
+  std::vector<uint32_t> families_of;  // by set size; 0 until known
   for (uint32_t x : members) {
     const uint32_t s = sets.size(x);
     if (s == 0) continue;
     // Every family a partner of size m(s) .. s may choose (smaller partners only: a
-    // larger one chooses by this set's size).
-    uint32_t families = 0;  // bit l
-    for (uint32_t p = MinOverlap(s, t); p <= s; ++p) families |= 1u << KeyWords(p, t, key_words);
+    // larger one chooses by this set's size), as bits.
+    if (families_of.size() <= s) families_of.resize(s + 1, 0);
+    uint32_t& families = families_of[s];
+    if (families == 0) {
+      for (uint32_t p = MinOverlap(s, t); p <= s; ++p) families |= 1u << KeyWords(p, t, key_words);
+    }
     const uint32_t m = MinOverlap(s, t);
     for (uint32_t l = 1; l <= kMaxKeyWords; ++l) {
       if (families >> l & 1) AddKeys(x, sets.of(x), std::min(s, s - m + l), l, &index);
     }
   }
-  SortKeys(&index);
+  SortByHash(
+      &index, [](const KeyEntry& e) { return e.key; },
+      [](const KeyEntry& a, const KeyEntry& b) {
+        return a.key != b.key ? a.key < b.key : a.set < b.set;
+      });
 
   // Pairs sharing a key that pass the length filter and the positional bound.
   struct Member {
@@ -149,7 +130,7 @@ std::vector<std::pair<uint32_t, uint32_t>> SimilarPairs(const WordSets& sets,
     size_t e = b + 1;
     while (e < index.size() && index[e].key == index[b].key) ++e;
     if (e - b > 1) {
-      const auto l = static_cast<uint32_t>(index[b].key >> kFamilyShift);
+      const auto l = static_cast<uint32_t>(index[b].key & kMaxKeyWords);
       bucket.clear();
       for (size_t k = b; k < e; ++k) {
         bucket.push_back({sets.size(index[k].set), index[k].set, index[k].last});
