@@ -37,37 +37,6 @@ struct DocTerms {
   WordSets sets() const { return {offsets, ranks}; }
 };
 
-// Turns per-term postings into per-node rank lists. `for_each_posting(fn)` calls
-// fn(term, node, tf) once per (term, node) with the term's occurrence count; calling
-// it term by term in rank order leaves nothing to sort.
-template <typename ForEachPosting>
-void FillDocTerms(uint32_t n, const std::vector<uint32_t>& rank,
-                  const std::vector<uint8_t>& is_negation, ForEachPosting&& for_each_posting,
-                  DocTerms* d) {
-  d->negated.assign(n, 0);
-  d->offsets.assign(n + 1, 0);
-  for_each_posting([&](uint32_t t, uint32_t node, uint32_t tf) {
-    if (is_negation[t]) {
-      d->negated[node] ^= static_cast<uint8_t>(tf & 1);
-    } else {
-      ++d->offsets[node + 1];
-    }
-  });
-  std::partial_sum(d->offsets.begin(), d->offsets.end(), d->offsets.begin());
-  d->ranks.resize(d->offsets[n]);
-  std::vector<uint32_t> fill(d->offsets.begin(), d->offsets.end() - 1);
-  for_each_posting([&](uint32_t t, uint32_t node, uint32_t) {
-    if (!is_negation[t]) d->ranks[fill[node]++] = rank[t];
-  });
-  d->hash.resize(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    auto begin = d->ranks.begin() + d->offsets[i], end = d->ranks.begin() + d->offsets[i + 1];
-    if (!std::is_sorted(begin, end)) std::sort(begin, end);
-    std::span<const uint32_t> terms = d->of(i);
-    d->hash[i] = Hash64(terms.data(), terms.size_bytes(), 0);
-  }
-}
-
 // Terms ordered by (df, name), and rank[t], the position of term t in that order;
 // `name_of(t)` gives the name of term t.
 struct TermOrder {
@@ -87,6 +56,37 @@ TermOrder RankTerms(const std::vector<uint32_t>& df, NameOf&& name_of) {
   return o;
 }
 
+// Turns per-term postings into per-node rank lists. `list_of(t)` gives term t's
+// postings: size(), node(k) (ascending) and tf(k) (occurrences). Terms are read in
+// rank order, so each node's ranks come out ascending.
+template <typename ListOf>
+void FillDocTerms(uint32_t n, const TermOrder& o, const std::vector<uint8_t>& is_negation,
+                  ListOf&& list_of, DocTerms* d) {
+  d->negated.assign(n, 0);
+  d->offsets.assign(n + 1, 0);
+  for (uint32_t t : o.order) {
+    auto pl = list_of(t);
+    if (is_negation[t]) {
+      for (uint32_t k = 0; k < pl.size(); ++k) d->negated[pl.node(k)] ^= pl.tf(k) & 1;
+    } else {
+      for (uint32_t k = 0; k < pl.size(); ++k) ++d->offsets[pl.node(k) + 1];
+    }
+  }
+  std::partial_sum(d->offsets.begin(), d->offsets.end(), d->offsets.begin());
+  d->ranks.resize(d->offsets[n]);
+  std::vector<uint32_t> fill(d->offsets.begin(), d->offsets.end() - 1);
+  for (uint32_t t : o.order) {
+    if (is_negation[t]) continue;
+    auto pl = list_of(t);
+    for (uint32_t k = 0; k < pl.size(); ++k) d->ranks[fill[pl.node(k)]++] = o.rank[t];
+  }
+  d->hash.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    std::span<const uint32_t> terms = d->of(i);
+    d->hash[i] = Hash64(terms.data(), terms.size_bytes(), 0);
+  }
+}
+
 DocTerms BuildDocTerms(const snapshot::Reader& r) {
   const uint32_t n = r.node_count();
   DocTerms d;
@@ -100,12 +100,8 @@ DocTerms BuildDocTerms(const snapshot::Reader& r) {
     }
     // Term ids are in byte order already, so (df, id) is (df, name).
     TermOrder o = RankTerms(df, [](uint32_t t) { return t; });
-    FillDocTerms(n, o.rank, neg, [&](auto&& fn) {
-      for (uint32_t t : o.order) {
-        snapshot::PostingList pl = r.postings(t, snapshot::Field::kContent);
-        for (uint32_t k = 0; k < pl.size(); ++k) fn(t, pl.node(k), pl.tf(k));
-      }
-    }, &d);
+    FillDocTerms(
+        n, o, neg, [&](uint32_t t) { return r.postings(t, snapshot::Field::kContent); }, &d);
     return d;
   }
   // No term index: tokenize every content once into a local dictionary.
@@ -131,13 +127,29 @@ DocTerms BuildDocTerms(const snapshot::Reader& r) {
       a = b;
     }
   }
-  std::vector<uint32_t> df(names.size(), 0);
-  std::vector<uint8_t> neg(names.size());
+  const auto terms = static_cast<uint32_t>(names.size());
+  std::vector<uint32_t> df(terms, 0);
+  std::vector<uint8_t> neg(terms);
   for (const Posting& p : postings) ++df[p.term];
-  for (size_t t = 0; t < names.size(); ++t) neg[t] = IsNegationWord(names[t]);
+  for (uint32_t t = 0; t < terms; ++t) neg[t] = IsNegationWord(names[t]);
   TermOrder o = RankTerms(df, [&](uint32_t t) -> const std::string& { return names[t]; });
-  FillDocTerms(n, o.rank, neg, [&](auto&& fn) {
-    for (const Posting& p : postings) fn(p.term, p.node, p.tf);
+  // Postings by term (a counting sort; nodes stay ascending within each term).
+  std::vector<uint32_t> start(terms + 1, 0);
+  for (uint32_t t = 0; t < terms; ++t) start[t + 1] = start[t] + df[t];
+  std::vector<Posting> by_term(postings.size());
+  {
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for (const Posting& p : postings) by_term[fill[p.term]++] = p;
+  }
+  struct TermList {
+    const Posting* p;
+    uint32_t n;
+    uint32_t size() const { return n; }
+    uint32_t node(uint32_t k) const { return p[k].node; }
+    uint32_t tf(uint32_t k) const { return p[k].tf; }
+  };
+  FillDocTerms(n, o, neg, [&](uint32_t t) {
+    return TermList{by_term.data() + start[t], start[t + 1] - start[t]};
   }, &d);
   return d;
 }

@@ -99,7 +99,12 @@ std::vector<std::pair<uint32_t, uint32_t>> SimilarPairs(const WordSets& sets,
   key_words = std::max(key_words, 1u);
   std::vector<KeyEntry> index;
   std::vector<uint32_t> families_of;  // by set size; 0 until known
-  for (uint32_t x : members) {
+  constexpr size_t kAhead = 8;  // members whose words are fetched ahead of use
+  for (size_t k = 0; k < members.size(); ++k) {
+    if (k + kAhead < members.size()) {
+      __builtin_prefetch(sets.words.data() + sets.offsets[members[k + kAhead]]);
+    }
+    const uint32_t x = members[k];
     const uint32_t s = sets.size(x);
     if (s == 0) continue;
     // Every family a partner of size m(s) .. s may choose (smaller partners only: a
