@@ -264,7 +264,9 @@ void FindDuplicates(const snapshot::Reader& r, const DocTerms& d, double t,
   for (uint32_t g = 0; g < kGroups; ++g) {
     if (start[g + 1] - start[g] < 2) continue;
     keyed.clear();
-    for (uint32_t k = start[g]; k < start[g + 1]; ++k) keyed.emplace_back(d.hash[nodes[k]], nodes[k]);
+    for (uint32_t k = start[g]; k < start[g + 1]; ++k) {
+      keyed.emplace_back(d.hash[nodes[k]], nodes[k]);
+    }
     // Nodes with identical word sets are one cluster already; only the first (by
     // index) of each set takes part in the candidate search, so that many exact
     // copies cost a sort, not a quadratic number of candidate pairs.

@@ -109,12 +109,12 @@ std::vector<std::pair<uint32_t, uint32_t>> SimilarPairs(const WordSets& sets,
     if (s == 0) continue;
     // Every family a partner of size m(s) .. s may choose (smaller partners only: a
     // larger one chooses by this set's size), as bits.
+    const uint32_t m = MinOverlap(s, t);
     if (families_of.size() <= s) families_of.resize(s + 1, 0);
     uint32_t& families = families_of[s];
     if (families == 0) {
-      for (uint32_t p = MinOverlap(s, t); p <= s; ++p) families |= 1u << KeyWords(p, t, key_words);
+      for (uint32_t p = m; p <= s; ++p) families |= 1u << KeyWords(p, t, key_words);
     }
-    const uint32_t m = MinOverlap(s, t);
     for (uint32_t l = 1; l <= kMaxKeyWords; ++l) {
       if (families >> l & 1) AddKeys(x, sets.of(x), std::min(s, s - m + l), l, &index);
     }

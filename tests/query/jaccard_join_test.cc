@@ -157,7 +157,8 @@ TEST_CASE("jaccard join: empty and one-word sets, copies, threshold 1",
   CHECK(WordJaccard(s.view().of(5), s.view().of(8)) == 0.75);
 }
 
-TEST_CASE("jaccard join: pairs exactly at the threshold are found", "[query][consolidate][jaccard]") {
+TEST_CASE("jaccard join: pairs exactly at the threshold are found",
+          "[query][consolidate][jaccard]") {
   auto range = [](uint32_t n) {
     std::vector<uint32_t> v(n);
     for (uint32_t i = 0; i < n; ++i) v[i] = i;
