@@ -97,8 +97,32 @@ std::vector<std::pair<uint32_t, uint32_t>> SimilarPairs(const WordSets& sets,
                                                         std::span<const uint32_t> members,
                                                         double t, uint32_t key_words) {
   key_words = std::max(key_words, 1u);
+  // By set size: every family a partner of size m(s) .. s may choose (smaller
+  // partners only: a larger one chooses by this set's size), as bits, and the number
+  // of keys they give.
+  struct SizePlan {
+    uint32_t families = 0;  // 0 until known
+    uint64_t keys = 0;
+  };
+  std::vector<SizePlan> plans;
+  auto plan_of = [&](uint32_t s) -> const SizePlan& {
+    if (plans.size() <= s) plans.resize(s + 1);
+    SizePlan& p = plans[s];
+    if (p.families == 0) {
+      const uint32_t m = MinOverlap(s, t);
+      for (uint32_t q = m; q <= s; ++q) p.families |= 1u << KeyWords(q, t, key_words);
+      for (uint32_t l = 1; l <= kMaxKeyWords; ++l) {
+        if (p.families >> l & 1) p.keys += BinomialCapped(std::min(s, s - m + l), l, UINT32_MAX);
+      }
+    }
+    return p;
+  };
+  uint64_t keys = 0;
+  for (uint32_t x : members) {
+    if (sets.size(x) > 0) keys += plan_of(sets.size(x)).keys;
+  }
   std::vector<KeyEntry> index;
-  std::vector<uint32_t> families_of;  // by set size; 0 until known
+  index.reserve(keys);
   constexpr size_t kAhead = 8;  // members whose words are fetched ahead of use
   for (size_t k = 0; k < members.size(); ++k) {
     if (k + kAhead < members.size()) {
@@ -107,14 +131,7 @@ std::vector<std::pair<uint32_t, uint32_t>> SimilarPairs(const WordSets& sets,
     const uint32_t x = members[k];
     const uint32_t s = sets.size(x);
     if (s == 0) continue;
-    // Every family a partner of size m(s) .. s may choose (smaller partners only: a
-    // larger one chooses by this set's size), as bits.
-    const uint32_t m = MinOverlap(s, t);
-    if (families_of.size() <= s) families_of.resize(s + 1, 0);
-    uint32_t& families = families_of[s];
-    if (families == 0) {
-      for (uint32_t p = m; p <= s; ++p) families |= 1u << KeyWords(p, t, key_words);
-    }
+    const uint32_t m = MinOverlap(s, t), families = plan_of(s).families;
     for (uint32_t l = 1; l <= kMaxKeyWords; ++l) {
       if (families >> l & 1) AddKeys(x, sets.of(x), std::min(s, s - m + l), l, &index);
     }
