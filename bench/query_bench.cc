@@ -524,8 +524,8 @@ void RunSize(const Context& ctx, uint64_t num, int reps, uint32_t pair_count, bo
     if (ctx.Want("hybrid")) {
       // With a caller's vector the cosine list is one scan of the stored vectors
       // (the budget's case). Without one, the text's built-in embedding is compared
-      // with the built-in embedding of every node's content (query/similar.h), so
-      // every content is tokenized: about a BM25 scan-path pass.
+      // with the built-in embedding of every node's content, which the snapshot
+      // stores (embeddings block, docs/FORMAT.md §8.20): one scan of its entries.
       query::HybridSearchOptions o;
       Record("hybrid-search top-10 (RRF, --vector)", num, TimeCalls(reps, [&](int i) {
                o.text = plain(or3[i % or3.size()]);
@@ -539,7 +539,13 @@ void RunSize(const Context& ctx, uint64_t num, int reps, uint32_t pair_count, bo
                o.text = plain(or3[i % or3.size()]);
                auto res = query::HybridSearch(r, o);
                g_sink += res.ok() ? res->hits.size() : 0;
-             }), "", 0, "BM25 + embedding every content");
+             }), "", 0, "BM25 + one scan of the embeddings block");
+      query::SimilarOptions so;
+      Record("similar top-10 (--text, built-in embedding)", num, TimeCalls(reps, [&](int i) {
+               so.text = plain(or3[i % or3.size()]);
+               auto res = query::Similar(r, so);
+               g_sink += res.ok() ? res->hits.size() : 0;
+             }), "", 0, "one scan of the embeddings block");
     }
   }
 
