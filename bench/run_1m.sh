@@ -45,7 +45,7 @@ step() {  # step NAME COMMAND...; a failing step is reported and the others stil
   /usr/bin/time -f "== $name: %e s wall, peak RSS %M KB" "$@" || failed="$failed $name"
 }
 
-step ingest "$build/bench/ingest_bench" --num=1000000 --runs=1 \
+step ingest "$build/bench/ingest_bench" --num=1000000 --runs=1 --warmup=0 \
   --benchmarks=ingest,ingest_nosync,lmdb_ingest,sqlite_ingest,open,lmdb_open
 step snapshot "$build/bench/snapshot_bench" --num=1000000 --benchmarks=export,open,verify --reps=3
 step queries "$build/bench/query_bench" --num=1000000 --peers=0 --reps=5 --betweenness_reps=1
