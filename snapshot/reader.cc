@@ -82,6 +82,11 @@ struct Reader::Rep {
   const char* node_attrs = nullptr;
   const char* edge_attrs = nullptr;
   const char* kv_fixed = nullptr;
+  // Embeddings block 0x1D: offsets (n+1 u32), entries, overflow nodes (ascending).
+  const char* embed_offsets = nullptr;
+  const uint32_t* embed_entries = nullptr;
+  const char* embed_overflow = nullptr;
+  uint32_t embed_entry_count = 0, embed_overflow_count = 0;
   bool has_ext = false;
   // Set while the index section's blocks are parsed: a failure there in a file
   // without feature flags makes Finish() retry with the section ignored.
@@ -478,6 +483,38 @@ Status Reader::Rep::ParseBlocks(Reader* r, bool ignore_index) {
           in_block = body;
           break;
         }
+        case BlockTag::kEmbeddings: {
+          if (!need(EmbeddingBlock::kFixedLength)) return Corrupt(name, "truncated");
+          const uint32_t entries = DecodeFixed32(body + 4), overflow = DecodeFixed32(body + 8);
+          if (DecodeFixed32(body) != h.dimension) return Corrupt(name, "dimension differs from the header's");
+          if (DecodeFixed32(body + 12) != 0) return Corrupt(name, "reserved bytes not zero");
+          const char* offsets = body + EmbeddingBlock::kFixedLength;
+          if (!need(EmbeddingBlock::kFixedLength + 4 * (n + 1 + uint64_t{entries} + overflow))) {
+            return Corrupt(name, "past end of block");
+          }
+          uint32_t prev = 0;
+          for (uint64_t i = 0; i <= n; ++i) {
+            const uint32_t off = DecodeFixed32(offsets + 4 * i);
+            if (off < prev || (i == 0 && off != 0) || (i == n && off != entries)) {
+              return Corrupt(name, "offsets not monotone");
+            }
+            prev = off;
+          }
+          const char* over = offsets + 4 * (n + 1) + 4 * uint64_t{entries};
+          for (uint32_t k = 0; k < overflow; ++k) {
+            const uint32_t node = DecodeFixed32(over + 4 * k);
+            if (node >= n || (k > 0 && node <= DecodeFixed32(over + 4 * (k - 1))) ||
+                DecodeFixed32(offsets + 4 * node) != DecodeFixed32(offsets + 4 * (node + 1))) {
+              return Corrupt(name, "overflow list not ascending nodes without entries");
+            }
+          }
+          rep.embed_offsets = offsets;
+          rep.embed_entries = reinterpret_cast<const uint32_t*>(offsets + 4 * (n + 1));
+          rep.embed_overflow = over;
+          rep.embed_entry_count = entries;
+          rep.embed_overflow_count = overflow;
+          break;
+        }
         case BlockTag::kChecksum:
           if (len < 8 || pos + kBlockHeaderLength + len != size) {
             return Corrupt(name, "not the last block");
@@ -504,6 +541,7 @@ Status Reader::Rep::ParseBlocks(Reader* r, bool ignore_index) {
   AMEM_RETURN_IF_ERROR(feature(kFeatureTermIndex, have_term, "term index"));
   AMEM_RETURN_IF_ERROR(feature(kFeatureDocLengths, have_doclen, "doc lengths"));
   AMEM_RETURN_IF_ERROR(feature(kFeatureChecksum, rep.checksum_block != kNone, "checksum"));
+  AMEM_RETURN_IF_ERROR(feature(kFeatureEmbeddings, rep.embed_offsets != nullptr, "embeddings"));
   if ((h.features & kFeatureExtensions) && present_ext != all_ext) {
     return Corrupt("extension blocks", "some are missing");
   }
@@ -786,6 +824,13 @@ Status Reader::Verify() const {
     AMEM_RETURN_IF_ERROR(layer_->base->Verify());
     return layer_->dn().Verify();
   }
+  for (uint32_t k = 0; k < rep_->embed_entry_count; ++k) {
+    const uint32_t e = rep_->embed_entries[k];
+    if (EmbeddingBlock::Bucket(e) >= dimension_ || EmbeddingBlock::Count(e) == 0) {
+      return Status::Corruption("embeddings: entry " + std::to_string(k) +
+                                " has a bucket out of range or a zero count");
+    }
+  }
   for (uint32_t t = 0; t < term_count_; ++t) {
     if (!rep_->CheckTerm(t, node_count_)) {
       return Status::Corruption("term index: postings of term " + std::to_string(t) +
@@ -918,6 +963,23 @@ const float* Reader::vector(uint32_t i) const {
   uint64_t off = DecodeFixed64(node_ptr(i) + NodeEntry::kVectorOffsetOffset);
   if (off == kNone) return nullptr;
   return rep_->vectors + static_cast<size_t>(i) * dimension_;
+}
+
+bool Reader::embedding(uint32_t i, std::span<const uint32_t>* entries) const {
+  if (layer_) {
+    auto [file, x] = layer_->Local(i);
+    return file->embedding(x, entries);
+  }
+  const Rep& rep = *rep_;
+  if (!rep.embed_offsets) return false;
+  const uint32_t begin = DecodeFixed32(rep.embed_offsets + 4 * size_t{i});
+  const uint32_t end = DecodeFixed32(rep.embed_offsets + 4 * (size_t{i} + 1));
+  if (begin == end && rep.embed_overflow_count > 0) {
+    const uint32_t* over = reinterpret_cast<const uint32_t*>(rep.embed_overflow);
+    if (std::binary_search(over, over + rep.embed_overflow_count, i)) return false;
+  }
+  *entries = std::span<const uint32_t>(rep.embed_entries + begin, end - begin);
+  return true;
 }
 
 int64_t Reader::updated_ts(uint32_t i) const {

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -212,6 +213,13 @@ class Reader {
   Status EnsureContent() const;             // idempotent; cached result
   // dimension() floats, or nullptr when node i has no vector. 64-byte aligned block.
   const float* vector(uint32_t i) const;
+  // The built-in embedding of content(i) (common/tokenizer.h HashEmbed, before its
+  // normalisation) from the embeddings block (docs/FORMAT.md §8.20): its nonzero
+  // bucket counts as EmbeddingBlock entries, buckets in the order the tokens first
+  // touch them. False when the file has no such block or this node's counts did
+  // not fit it: then embed content(i). Open checks the block's offsets; entries'
+  // buckets are checked only by Verify(), so a caller tests Bucket() < dimension().
+  bool embedding(uint32_t i, std::span<const uint32_t>* entries) const;
   uint64_t id(uint32_t i) const;          // stable id XXH3(key); 0 without extensions
   std::string_view key(uint32_t i) const;  // "" without extensions
   std::string_view scope(uint32_t i) const;

@@ -493,7 +493,8 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
   h.index_offset = AlignUp(h.vector_offset + vector_bytes, kBlockAlignment);
   h.features = (options.term_index ? kFeatureTermIndex | kFeatureDocLengths : 0) |
                (options.extensions ? kFeatureExtensions : 0) |
-               (options.checksum ? kFeatureChecksum : 0);
+               (options.checksum ? kFeatureChecksum : 0) |
+               (options.term_index && options.embeddings ? kFeatureEmbeddings : 0);
 
   // ---- index blocks, ascending tags: lengths now, bytes when streamed ----
   std::vector<PendingBlock> blocks;
@@ -538,7 +539,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
       contents[i] = nodes[i].content;
       metas[i] = nodes[i].meta == kEmptyMeta ? std::string_view() : nodes[i].meta;
     }
-    AMEM_RETURN_IF_ERROR(terms.Build(contents, metas));
+    AMEM_RETURN_IF_ERROR(terms.Build(contents, metas, options.embeddings ? dim : 0));
     AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTermIndex, terms.term_index_length(),
                                   [&](Emitter* out) { terms.EmitTermIndex(out); }));
     AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kDocLengths, terms.doc_lengths_length(),
@@ -647,6 +648,11 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
       for (uint32_t v : start) out->PutFixed32(v);
       for (uint32_t v : list) out->PutFixed32(v);
     }));
+  }
+
+  if (options.term_index && options.embeddings) {  // 0x1D
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kEmbeddings, terms.embeddings_length(),
+                                  [&](Emitter* out) { terms.EmitEmbeddings(out); }));
   }
 
   // ---- stream the file ----

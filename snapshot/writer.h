@@ -20,6 +20,7 @@ namespace amem::snapshot {
 struct WriterOptions {
   bool term_index = true;  // TermIndex 0x05 and DocLengths 0x06
   bool extensions = true;  // amem blocks 0x10..0x1C (keys, ids, attributes, CSR, kv)
+  bool embeddings = true;  // built-in embeddings 0x1D (with term_index only)
   bool checksum = true;    // checksum block 0x1F
   bool compress = true;    // content as one LZ4 frame (flags bit 2); else stored raw
 };
