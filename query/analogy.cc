@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <thread>
 
 #include "query/cog_graph.h"
 #include "query/negation.h"
@@ -95,7 +96,7 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
   std::sort(excluded.begin(), excluded.end());
   excluded.erase(std::unique(excluded.begin(), excluded.end()), excluded.end());
 
-  float fa[kFingerprintDims], fc[kFingerprintDims];
+  float fa[kFingerprintDims];
   Fingerprint(r, anchor, fa);
 
   const uint32_t dim = r.dimension();
@@ -106,7 +107,7 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
     DotAndNorm(va, va, dim, &ignored, &va_norm2);
   }
 
-  TermSignature anchor_sig, sig;
+  TermSignature anchor_sig;
   anchor_sig.Assign(r.content(anchor));
   // Nodes sharing a content word with the anchor; without a term index every node
   // is a possible one and is checked by tokenizing.
@@ -124,42 +125,73 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
     sharing.erase(std::unique(sharing.begin(), sharing.end()), sharing.end());
   }
 
-  std::vector<Scored> heap;  // min-heap on Better: heap.front() is the worst kept
-  auto worse = [](const Scored& a, const Scored& b) { return Better(a, b); };
-  size_t ex = 0, sh = 0;
-  AnalogyResult out;
-  for (uint32_t c = 0; c < n; ++c) {
-    while (ex < excluded.size() && excluded[ex] < c) ++ex;
-    if (ex < excluded.size() && excluded[ex] == c) continue;
-    if (!options.types.Matches(r.type(c)) || r.is_stub(c)) continue;
-    ++out.candidates;
+  // Each worker scores a contiguous range of candidates into its own top-k; the
+  // ranges' lists are merged by Better, a total order, so the answer does not
+  // depend on the number of workers.
+  struct Part {
+    std::vector<Scored> heap;  // min-heap on Better: heap.front() is the worst kept
+    uint32_t candidates = 0;
+  };
+  auto scan = [&](uint32_t begin, uint32_t end, Part* part) {
+    auto worse = [](const Scored& a, const Scored& b) { return Better(a, b); };
+    std::vector<Scored>& heap = part->heap;
+    TermSignature sig;
+    float fc[kFingerprintDims];
+    size_t ex = std::lower_bound(excluded.begin(), excluded.end(), begin) - excluded.begin();
+    size_t sh = std::lower_bound(sharing.begin(), sharing.end(), begin) - sharing.begin();
+    for (uint32_t c = begin; c < end; ++c) {
+      while (ex < excluded.size() && excluded[ex] < c) ++ex;
+      if (ex < excluded.size() && excluded[ex] == c) continue;
+      if (!options.types.Matches(r.type(c)) || r.is_stub(c)) continue;
+      ++part->candidates;
 
-    Fingerprint(r, c, fc);
-    Scored s{0, c, Cosine(fa, fc, kFingerprintDims), 0, false};
-    const float* vc = va ? r.vector(c) : nullptr;
-    if (vc) {
-      double dot, nc;
-      DotAndNorm(va, vc, dim, &dot, &nc);
-      s.content = va_norm2 > 0 && nc > 0 ? dot / std::sqrt(va_norm2 * nc) : 0.0;
-      s.from_vectors = true;
-    } else {
-      while (sh < sharing.size() && sharing[sh] < c) ++sh;
-      if (all_may_share || (sh < sharing.size() && sharing[sh] == c)) {
-        sig.Assign(r.content(c));
-        s.content = Jaccard(anchor_sig.terms, sig.terms);
+      Fingerprint(r, c, fc);
+      Scored s{0, c, Cosine(fa, fc, kFingerprintDims), 0, false};
+      const float* vc = va ? r.vector(c) : nullptr;
+      if (vc) {
+        double dot, nc;
+        DotAndNorm(va, vc, dim, &dot, &nc);
+        s.content = va_norm2 > 0 && nc > 0 ? dot / std::sqrt(va_norm2 * nc) : 0.0;
+        s.from_vectors = true;
+      } else {
+        while (sh < sharing.size() && sharing[sh] < c) ++sh;
+        if (all_may_share || (sh < sharing.size() && sharing[sh] == c)) {
+          sig.Assign(r.content(c));
+          s.content = Jaccard(anchor_sig.terms, sig.terms);
+        }
+      }
+      s.score = kStructuralWeight * s.structural + kContentWeight * s.content;
+      if (heap.size() < options.limit) {
+        heap.push_back(s);
+        std::push_heap(heap.begin(), heap.end(), worse);
+      } else if (options.limit > 0 && Better(s, heap.front())) {
+        std::pop_heap(heap.begin(), heap.end(), worse);
+        heap.back() = s;
+        std::push_heap(heap.begin(), heap.end(), worse);
       }
     }
-    s.score = kStructuralWeight * s.structural + kContentWeight * s.content;
-    if (heap.size() < options.limit) {
-      heap.push_back(s);
-      std::push_heap(heap.begin(), heap.end(), worse);
-    } else if (options.limit > 0 && Better(s, heap.front())) {
-      std::pop_heap(heap.begin(), heap.end(), worse);
-      heap.back() = s;
-      std::push_heap(heap.begin(), heap.end(), worse);
+  };
+  // A worker per 16K candidates at most: below that a thread costs more than it saves.
+  const uint32_t workers = static_cast<uint32_t>(
+      std::clamp<uint64_t>(n / 16384, 1, static_cast<uint64_t>(std::max(1, options.threads))));
+  std::vector<Part> parts(workers);
+  {
+    std::vector<std::thread> pool;
+    for (uint32_t w = 1; w < workers; ++w) {
+      pool.emplace_back(scan, static_cast<uint32_t>(uint64_t{n} * w / workers),
+                        static_cast<uint32_t>(uint64_t{n} * (w + 1) / workers), &parts[w]);
     }
+    scan(0, static_cast<uint32_t>(uint64_t{n} / workers), &parts[0]);
+    for (std::thread& t : pool) t.join();
+  }
+  AnalogyResult out;
+  std::vector<Scored> heap;
+  for (Part& p : parts) {
+    out.candidates += p.candidates;
+    heap.insert(heap.end(), p.heap.begin(), p.heap.end());
   }
   std::sort(heap.begin(), heap.end(), Better);
+  if (heap.size() > options.limit) heap.resize(options.limit);
   out.anchor = MakeNodeRow(r, anchor);
   for (const Scored& s : heap) {
     out.rows.push_back({MakeNodeRow(r, s.index), s.score, s.structural, s.content,

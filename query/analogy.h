@@ -38,6 +38,8 @@ inline constexpr double kContentWeight = 0.4;
 struct AnalogyOptions {
   size_t limit = 5;
   TypeFilter types;  // candidates' types
+  // Workers scanning the candidates (>= 1); the answer is the same for any count.
+  int threads = 2;
 };
 
 struct AnalogyRow {

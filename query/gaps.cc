@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "query/cog_graph.h"
@@ -33,8 +35,7 @@ class ChainLengths {
   explicit ChainLengths(const snapshot::Reader& r) : r_(r) {}
 
   uint32_t Of(uint32_t head) {
-    if (len_.empty()) len_.assign(r_.node_count(), 0);  // only when chains exist
-    if (len_[head] != 0 && len_[head] != kOnPath) return len_[head];
+    if (Len(head) != 0 && Len(head) != kOnPath) return Len(head);
     stack_.clear();
     Enter(head);
     while (!stack_.empty()) {
@@ -43,7 +44,7 @@ class ChainLengths {
       while (j < end && r_.edge_rel(j) < kSupersedes) ++j;
       if (j < end && r_.edge_rel(j) == kSupersedes) {
         uint32_t w = r_.edge_target(j++);
-        if (w != v && len_[w] == 0) Enter(w);
+        if (w != v && Len(w) == 0) Enter(w);
         continue;
       }
       // All children done: 1 + the longest finished child.
@@ -51,12 +52,12 @@ class ChainLengths {
       for (uint32_t k = r_.out_begin(v); k < end; ++k) {
         if (r_.edge_rel(k) != kSupersedes) continue;
         uint32_t w = r_.edge_target(k);
-        if (w != v && len_[w] != kOnPath) best = std::max(best, len_[w]);
+        if (w != v && Len(w) != kOnPath) best = std::max(best, Len(w));
       }
       len_[v] = best + 1;
       stack_.pop_back();
     }
-    return len_[head];
+    return Len(head);
   }
 
  private:
@@ -65,8 +66,14 @@ class ChainLengths {
     len_[v] = kOnPath;
     stack_.emplace_back(v, r_.out_begin(v));
   }
+  uint32_t Len(uint32_t v) const {
+    auto it = len_.find(v);
+    return it == len_.end() ? 0 : it->second;
+  }
   const snapshot::Reader& r_;
-  std::vector<uint32_t> len_;
+  // Only nodes on supersedes chains get an entry: an array of node_count entries
+  // cost more in fresh pages (4 MB at 1M nodes) than the whole walk.
+  std::unordered_map<uint32_t, uint32_t> len_;
   std::vector<std::pair<uint32_t, uint32_t>> stack_;  // (node, next out-edge)
 };
 
@@ -78,18 +85,16 @@ bool HasSupersedesOut(const snapshot::Reader& r, uint32_t i) {
   return false;
 }
 
-uint32_t Downstream(const snapshot::Reader& r, uint32_t start, std::vector<uint32_t>* stamp,
-                    uint32_t mark) {
+uint32_t Downstream(const snapshot::Reader& r, uint32_t start) {
   constexpr int kHops = 3;
   std::vector<uint32_t> frontier{start}, next;
-  (*stamp)[start] = mark;
+  std::unordered_set<uint32_t> seen{start};
   uint32_t count = 0;
   for (int hop = 0; hop < kHops && !frontier.empty(); ++hop) {
     next.clear();
     for (uint32_t u : frontier) {
       ForEachDependent(r, u, [&](uint32_t w, uint32_t) {
-        if ((*stamp)[w] == mark) return;
-        (*stamp)[w] = mark;
+        if (!seen.insert(w).second) return;
         ++count;
         next.push_back(w);
       });
@@ -97,6 +102,13 @@ uint32_t Downstream(const snapshot::Reader& r, uint32_t start, std::vector<uint3
     frontier.swap(next);
   }
   return count;
+}
+
+// Rows in answer order: severity descending, then node, then kind.
+bool Before(const Candidate& a, const Candidate& b) {
+  if (a.severity != b.severity) return a.severity > b.severity;
+  if (a.node != b.node) return a.node < b.node;
+  return a.kind < b.kind;
 }
 
 std::string Describe(const snapshot::Reader& r, const Candidate& c, const GapsOptions& o) {
@@ -148,7 +160,22 @@ Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
   out.now = o.now ? *o.now : r.newest_timestamp();
   const int64_t stale_seconds = o.stale_days * kSecondsPerDay;
   const uint32_t n = r.node_count();
+  // The best o.limit gaps (a heap whose front is the last of them) and the counts
+  // of all: at 1M nodes there are ~10^5 gaps, and keeping them all cost more than
+  // finding them.
   std::vector<Candidate> found;
+  auto add = [&](const Candidate& c) {
+    ++out.total;
+    ++out.counts[static_cast<int>(c.kind)];
+    if (found.size() < o.limit) {
+      found.push_back(c);
+      std::push_heap(found.begin(), found.end(), Before);
+    } else if (o.limit > 0 && Before(c, found.front())) {
+      std::pop_heap(found.begin(), found.end(), Before);
+      found.back() = c;
+      std::push_heap(found.begin(), found.end(), Before);
+    }
+  };
   ChainLengths chains(r);
 
   for (uint32_t i = 0; i < n; ++i) {
@@ -168,9 +195,9 @@ Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
         }
       });
       if (type == NodeType::kDecision && supporters == 0) {
-        found.push_back({i, GapKind::kUnjustifiedDecision, 0.6 + 0.4 * conf, kNoNode, 0});
+        add({i, GapKind::kUnjustifiedDecision, 0.6 + 0.4 * conf, kNoNode, 0});
       } else if (type == NodeType::kInference && supporters == 1) {
-        found.push_back({i, GapKind::kSingleSourceInference, 0.4 + 0.4 * conf, first, 0});
+        add({i, GapKind::kSingleSourceInference, 0.4 + 0.4 * conf, first, 0});
       }
     }
 
@@ -194,13 +221,13 @@ Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
         }
       });
       if (low && best_dep != kNoNode) {
-        found.push_back({i, GapKind::kLowConfidenceFoundation, 0.3 + 0.6 * (best_conf - conf),
+        add({i, GapKind::kLowConfidenceFoundation, 0.3 + 0.6 * (best_conf - conf),
                          best_dep, best_conf});
       }
       if (old && decision != kNoNode) {
         double age_days = static_cast<double>(out.now - r.updated_ts(i)) / kSecondsPerDay;
         double over = o.stale_days > 0 ? (age_days - o.stale_days) / o.stale_days : 1.0;
-        found.push_back({i, GapKind::kStaleEvidence, 0.3 + 0.5 * std::min(1.0, over), decision,
+        add({i, GapKind::kStaleEvidence, 0.3 + 0.5 * std::min(1.0, over), decision,
                          std::floor(age_days)});
       }
     }
@@ -208,30 +235,20 @@ Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
     if (HasSupersedesOut(r, i) && !IsSuperseded(r, i)) {
       uint32_t len = chains.Of(i);
       if (len > 2) {
-        found.push_back({i, GapKind::kUnstableKnowledge, std::min(1.0, 0.2 * (len - 1)), kNoNode,
+        add({i, GapKind::kUnstableKnowledge, std::min(1.0, 0.2 * (len - 1)), kNoNode,
                          static_cast<double>(len)});
       }
     }
   }
 
-  std::sort(found.begin(), found.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.severity != b.severity) return a.severity > b.severity;
-    if (a.node != b.node) return a.node < b.node;
-    return a.kind < b.kind;
-  });
-  out.total = found.size();
-  for (const Candidate& c : found) ++out.counts[static_cast<int>(c.kind)];
-  if (found.size() > o.limit) found.resize(o.limit);
-  std::vector<uint32_t> stamp;
-  if (!found.empty()) stamp.assign(n, 0);
-  uint32_t mark = 0;
+  std::sort(found.begin(), found.end(), Before);
   for (const Candidate& c : found) {
     GapRow row;
     row.node = MakeNodeRow(r, c.node);
     row.kind = c.kind;
     row.severity = c.severity;
     row.description = Describe(r, c, o);
-    row.downstream = Downstream(r, c.node, &stamp, ++mark);
+    row.downstream = Downstream(r, c.node);
     out.gaps.push_back(std::move(row));
   }
   return out;

@@ -159,3 +159,23 @@ TEST_CASE("analogy matches a brute-force reference on random graphs", "[query][a
     CHECK(RenderJson(AnalogyJson(*res)) == RenderJson(AnalogyJson(*again)));
   }
 }
+
+TEST_CASE("analogy gives the same answer for any number of workers", "[query][analogy]") {
+  // Big enough for three workers of 16K candidates each.
+  auto r = cogtest::MakeRandomGraph(3, 50000, 120000).fixture.Open();
+  for (uint32_t anchor : {0u, 777u, 49999u}) {
+    std::string first;
+    for (int threads : {1, 2, 3}) {
+      INFO("anchor " << anchor << ", " << threads << " workers");
+      AnalogyOptions o;
+      o.limit = 25;
+      o.threads = threads;
+      auto res = Analogy(*r, anchor, o);
+      REQUIRE(res.ok());
+      CHECK(res->rows.size() == 25);
+      const std::string json = RenderJson(AnalogyJson(*res));
+      if (first.empty()) first = json;
+      CHECK(json == first);
+    }
+  }
+}
