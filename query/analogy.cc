@@ -7,6 +7,7 @@
 
 #include "query/cog_graph.h"
 #include "query/negation.h"
+#include "query/topk.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {
@@ -51,7 +52,7 @@ void DotAndNorm(const float* a, const float* b, uint32_t n, double* dot, double*
   *nb = qs;
 }
 
-struct Scored {
+struct Match {
   double score;
   uint32_t index;
   double structural, content;
@@ -59,7 +60,7 @@ struct Scored {
 };
 
 // Better first: score descending, then index ascending.
-bool Better(const Scored& a, const Scored& b) {
+bool Better(const Match& a, const Match& b) {
   if (a.score != b.score) return a.score > b.score;
   return a.index < b.index;
 }
@@ -128,13 +129,13 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
   // Each worker scores a contiguous range of candidates into its own top-k; the
   // ranges' lists are merged by Better, a total order, so the answer does not
   // depend on the number of workers.
+  using Best = BestOf<Match, bool (*)(const Match&, const Match&)>;
   struct Part {
-    std::vector<Scored> heap;  // min-heap on Better: heap.front() is the worst kept
+    explicit Part(size_t k) : best(k, Better) {}
+    Best best;
     uint32_t candidates = 0;
   };
   auto scan = [&](uint32_t begin, uint32_t end, Part* part) {
-    auto worse = [](const Scored& a, const Scored& b) { return Better(a, b); };
-    std::vector<Scored>& heap = part->heap;
     TermSignature sig;
     float fc[kFingerprintDims];
     size_t ex = std::lower_bound(excluded.begin(), excluded.end(), begin) - excluded.begin();
@@ -146,7 +147,7 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
       ++part->candidates;
 
       Fingerprint(r, c, fc);
-      Scored s{0, c, Cosine(fa, fc, kFingerprintDims), 0, false};
+      Match s{0, c, Cosine(fa, fc, kFingerprintDims), 0, false};
       const float* vc = va ? r.vector(c) : nullptr;
       if (vc) {
         double dot, nc;
@@ -161,20 +162,13 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
         }
       }
       s.score = kStructuralWeight * s.structural + kContentWeight * s.content;
-      if (heap.size() < options.limit) {
-        heap.push_back(s);
-        std::push_heap(heap.begin(), heap.end(), worse);
-      } else if (options.limit > 0 && Better(s, heap.front())) {
-        std::pop_heap(heap.begin(), heap.end(), worse);
-        heap.back() = s;
-        std::push_heap(heap.begin(), heap.end(), worse);
-      }
+      part->best.Push(s);
     }
   };
   // A worker per 16K candidates at most: below that a thread costs more than it saves.
   const uint32_t workers = static_cast<uint32_t>(
       std::clamp<uint64_t>(n / 16384, 1, static_cast<uint64_t>(std::max(1, options.threads))));
-  std::vector<Part> parts(workers);
+  std::vector<Part> parts(workers, Part(options.limit));
   {
     std::vector<std::thread> pool;
     for (uint32_t w = 1; w < workers; ++w) {
@@ -185,15 +179,14 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
     for (std::thread& t : pool) t.join();
   }
   AnalogyResult out;
-  std::vector<Scored> heap;
+  Best merged(options.limit, Better);
   for (Part& p : parts) {
     out.candidates += p.candidates;
-    heap.insert(heap.end(), p.heap.begin(), p.heap.end());
+    for (const Match& m : p.best.Take()) merged.Push(m);
   }
-  std::sort(heap.begin(), heap.end(), Better);
-  if (heap.size() > options.limit) heap.resize(options.limit);
+  const std::vector<Match> best = merged.Take();
   out.anchor = MakeNodeRow(r, anchor);
-  for (const Scored& s : heap) {
+  for (const Match& s : best) {
     out.rows.push_back({MakeNodeRow(r, s.index), s.score, s.structural, s.content,
                         s.from_vectors});
   }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "query/cog_graph.h"
+#include "query/topk.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {
@@ -163,18 +164,11 @@ Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
   // The best o.limit gaps (a heap whose front is the last of them) and the counts
   // of all: at 1M nodes there are ~10^5 gaps, and keeping them all cost more than
   // finding them.
-  std::vector<Candidate> found;
+  BestOf<Candidate, bool (*)(const Candidate&, const Candidate&)> best(o.limit, Before);
   auto add = [&](const Candidate& c) {
     ++out.total;
     ++out.counts[static_cast<int>(c.kind)];
-    if (found.size() < o.limit) {
-      found.push_back(c);
-      std::push_heap(found.begin(), found.end(), Before);
-    } else if (o.limit > 0 && Before(c, found.front())) {
-      std::pop_heap(found.begin(), found.end(), Before);
-      found.back() = c;
-      std::push_heap(found.begin(), found.end(), Before);
-    }
+    best.Push(c);
   };
   ChainLengths chains(r);
 
@@ -241,8 +235,7 @@ Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
     }
   }
 
-  std::sort(found.begin(), found.end(), Before);
-  for (const Candidate& c : found) {
+  for (const Candidate& c : best.Take()) {
     GapRow row;
     row.node = MakeNodeRow(r, c.node);
     row.kind = c.kind;
