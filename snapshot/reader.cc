@@ -777,8 +777,11 @@ bool Reader::Rep::WalkBlocks(const Reader* r) const {
   const uint64_t len = header.content_length, raw = header.content_uncompressed;
   if (len < 7 || DecodeFixed32(f) != kLz4FrameMagic) return false;
   const uint8_t flg = static_cast<uint8_t>(f[4]), bd = static_cast<uint8_t>(f[5]);
+  // Without block checksums a changed byte could decode unnoticed: such a frame is
+  // decoded whole, its content checksum checked at once, as before.
   if ((flg & kFlgVersionMask) != kFlgVersion1 || !(flg & kFlgIndependent) ||
-      (flg & (kFlgReserved | kFlgDictId)) || (bd & 0x8F) != 0 || ((bd >> 4) & 7) < 4) {
+      !(flg & kFlgBlockChecksum) || (flg & (kFlgReserved | kFlgDictId)) || (bd & 0x8F) != 0 ||
+      ((bd >> 4) & 7) < 4) {
     return false;
   }
   const uint64_t max = uint64_t{1} << (8 + 2 * ((bd >> 4) & 7));  // 64 KB .. 4 MB

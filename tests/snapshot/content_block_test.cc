@@ -1,8 +1,8 @@
 // The content block is decompressed block by block (docs/FORMAT.md §6): a text is
 // read after decoding only the LZ4 blocks it lies in, each block once, from any
-// thread; a damaged block spoils only its own texts and is reported; frames the
-// block walk does not take (linked blocks, blocks shorter than the maximum, ...)
-// are decompressed whole, as before.
+// thread; a damaged block spoils only its own texts and is reported (each block's
+// checksum); frames the block walk does not take (no block checksums, linked
+// blocks, blocks shorter than the maximum, ...) are decompressed whole, as before.
 #include <catch2/catch.hpp>
 #include <lz4.h>
 #include <lz4frame.h>
@@ -133,6 +133,15 @@ std::string WithFrame(const std::string& frame) {
   return bytes;
 }
 
+// Frame preferences with the content size and content checksum (as amem writes).
+LZ4F_preferences_t Prefs(size_t size) {
+  LZ4F_preferences_t prefs;
+  std::memset(&prefs, 0, sizeof(prefs));
+  prefs.frameInfo.contentSize = size;
+  prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+  return prefs;
+}
+
 std::string Frame(const std::string& raw, const LZ4F_preferences_t& prefs, size_t chunk) {
   std::string out(LZ4F_compressBound(raw.size(), &prefs) * 2 + 64 + raw.size() / 1000, '\0');
   LZ4F_cctx* cctx = nullptr;
@@ -250,19 +259,48 @@ TEST_CASE("A damaged block spoils only its own texts", "[snapshot][content]") {
   CHECK((*fresh)->DecodeAllContent().IsCorruption());
 }
 
-TEST_CASE("A changed byte that still decodes fails the content checksum in Verify",
+TEST_CASE("A changed byte is found by its block's checksum on first use",
           "[snapshot][content]") {
   std::string bytes = Compressed();
   const std::vector<size_t> blocks = BlockData(bytes);
-  // The last byte of block 0's data is a literal (LZ4 ends every block with them).
-  bytes[blocks[1] - 5] ^= 0x01;
+  // The last byte of block 0's data, before its checksum and block 1's size: a
+  // literal (LZ4 ends every block with them), which would decode unnoticed.
+  bytes[blocks[1] - 9] ^= 0x01;
   Reseal(&bytes);
   auto r = Reader::OpenBuffer(bytes);
   REQUIRE(r.ok());
-  Status s = (*r)->Verify();
-  CHECK(s.IsCorruption());
-  CHECK(s.ToString().find("content") != std::string::npos);
+  auto raw = Reader::OpenBuffer(Raw());
+  REQUIRE(raw.ok());
+  CHECK((*r)->content(kNodes - 1) == (*raw)->content(kNodes - 1));
+  CHECK((*r)->ContentStatus().ok());
+  CHECK((*r)->content(0).empty());
+  CHECK((*r)->ContentStatus().ToString().find("content block: block 0 checksum") !=
+        std::string::npos);
+  CHECK((*r)->Verify().IsCorruption());
+}
+
+TEST_CASE("A frame without block checksums is decoded whole, its checksum checked",
+          "[snapshot][content]") {
+  // What amem wrote before block checksums: a changed literal must still be
+  // found on first use, so such a frame is not read block by block.
+  const std::string raw = RawContent();
+  LZ4F_preferences_t prefs = Prefs(raw.size());
+  prefs.frameInfo.blockSizeID = LZ4F_max4MB;
+  prefs.frameInfo.blockMode = LZ4F_blockIndependent;
+  std::string bytes = WithFrame(Frame(raw, prefs, raw.size()));
+  auto fine = Reader::OpenBuffer(bytes);
+  REQUIRE(fine.ok());
+  CheckAll(**fine, Reversed());
+  CHECK((*fine)->Verify().ok());
+  const std::vector<size_t> blocks = BlockData(bytes);
+  REQUIRE(blocks.size() == 3);
+  bytes[blocks[1] - 5] ^= 0x01;  // block 0's last literal
+  Reseal(&bytes);
+  auto r = Reader::OpenBuffer(bytes);
+  REQUIRE(r.ok());
+  CHECK((*r)->content(kNodes - 1).empty());
   CHECK((*r)->ContentStatus().IsCorruption());
+  CHECK((*r)->Verify().IsCorruption());
 }
 
 TEST_CASE("A truncated content frame is Corruption", "[snapshot][content]") {
@@ -285,13 +323,10 @@ TEST_CASE("A truncated content frame is Corruption", "[snapshot][content]") {
   }
 }
 
-TEST_CASE("Frames the block walk does not take are decompressed whole",
+TEST_CASE("Other shapes of LZ4 frame read the same",
           "[snapshot][content]") {
   const std::string raw = RawContent();
-  LZ4F_preferences_t prefs;
-  std::memset(&prefs, 0, sizeof(prefs));
-  prefs.frameInfo.contentSize = raw.size();
-  prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+  LZ4F_preferences_t prefs = Prefs(raw.size());
   SECTION("linked blocks") {
     prefs.frameInfo.blockSizeID = LZ4F_max64KB;
     prefs.frameInfo.blockMode = LZ4F_blockLinked;
@@ -305,6 +340,7 @@ TEST_CASE("Frames the block walk does not take are decompressed whole",
     // each short, so block 1 does not start at 64 KB: found when decoding.
     prefs.frameInfo.blockSizeID = LZ4F_max64KB;
     prefs.frameInfo.blockMode = LZ4F_blockIndependent;
+    prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
     prefs.autoFlush = 1;
     const size_t count = (raw.size() + 65535) / 65536;
     const size_t chunk = (raw.size() + count - 1) / count;
@@ -346,10 +382,10 @@ TEST_CASE("Frames the block walk does not take are decompressed whole",
     CHECK((*bad)->ContentStatus().ToString().find("checksum") != std::string::npos);
   }
   SECTION("blocks stored raw") {
-    // Written by hand: 64 KB blocks, every third stored uncompressed.
+    // Written by hand: 64 KB blocks with checksums, every third stored raw.
     std::string frame("\x04\x22\x4D\x18", 4);
     std::string desc;
-    desc += '\x6C';  // version 1, independent blocks, content size, content checksum
+    desc += '\x7C';  // version 1, independent blocks, block checksums, content size and checksum
     desc += '\x40';  // 64 KB blocks
     for (int k = 0; k < 8; ++k) desc += static_cast<char>((uint64_t{raw.size()} >> (8 * k)) & 0xFF);
     frame += desc;
@@ -363,12 +399,14 @@ TEST_CASE("Frames the block walk does not take are decompressed whole",
       if (b % 3 == 1) {
         put32(static_cast<uint32_t>(n) | 0x80000000u);
         frame.append(raw, at, n);
+        put32(XXH32(raw.data() + at, n, 0));
       } else {
         int c = LZ4_compress_default(raw.data() + at, buf.data(), static_cast<int>(n),
                                      static_cast<int>(buf.size()));
         REQUIRE(c > 0);
         put32(static_cast<uint32_t>(c));
         frame.append(buf.data(), c);
+        put32(XXH32(buf.data(), c, 0));
       }
     }
     put32(0);
