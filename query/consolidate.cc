@@ -351,7 +351,9 @@ Result<ConsolidatePlan> PlanConsolidation(const snapshot::Reader& r,
   if (!(t > 0 && t <= 1)) {
     return Status::InvalidArgument("consolidate: --dedup-threshold must be in (0, 1]");
   }
-  AMEM_RETURN_IF_ERROR(r.EnsureContent());
+  // Every text is compared, and a plan may be applied: all of them now, and a
+  // damaged block is an error rather than texts reading as "".
+  AMEM_RETURN_IF_ERROR(r.DecodeAllContent());
   ConsolidatePlan plan;
   Progress progress("consolidate");
   progress.Stage("indexing the terms of " + std::to_string(r.node_count()) + " nodes");

@@ -188,6 +188,9 @@ Status Compress(std::string_view raw, std::string* out) {
   prefs.frameInfo.blockSizeID = LZ4F_max4MB;
   prefs.frameInfo.blockMode = LZ4F_blockIndependent;
   prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+  // Each block's XXH32, so a reader that decodes one block at a time still finds
+  // any changed byte in it (docs/FORMAT.md §6).
+  prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
   prefs.frameInfo.contentSize = raw.size();
   prefs.compressionLevel = 0;
   const size_t bound = LZ4F_compressFrameBound(raw.size(), &prefs);
