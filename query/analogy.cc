@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "query/cog_graph.h"
 #include "query/negation.h"
@@ -28,9 +30,23 @@ double Cosine(const float* a, const float* b, int n) {
   return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
 }
 
-// Dot product and squared norm of b with eight float lanes, which compilers turn
-// into SIMD without -ffast-math (the reduction order is fixed, so results are too).
-void DotAndNorm(const float* a, const float* b, uint32_t n, double* dot, double* nb) {
+
+struct Match {
+  double score;
+  uint32_t index;
+  double structural, content;
+  bool from_vectors;
+};
+
+// Better first: score descending, then index ascending.
+bool Better(const Match& a, const Match& b) {
+  if (a.score != b.score) return a.score > b.score;
+  return a.index < b.index;
+}
+
+}  // namespace
+
+void LaneDotAndNorm(const float* a, const float* b, uint32_t n, double* dot, double* nb) {
   float d[8] = {}, q[8] = {};
   uint32_t k = 0;
   for (; k + 8 <= n; k += 8) {
@@ -52,21 +68,6 @@ void DotAndNorm(const float* a, const float* b, uint32_t n, double* dot, double*
   *nb = qs;
 }
 
-struct Match {
-  double score;
-  uint32_t index;
-  double structural, content;
-  bool from_vectors;
-};
-
-// Better first: score descending, then index ascending.
-bool Better(const Match& a, const Match& b) {
-  if (a.score != b.score) return a.score > b.score;
-  return a.index < b.index;
-}
-
-}  // namespace
-
 void Fingerprint(const snapshot::Reader& r, uint32_t i, float* out) {
   std::fill(out, out + kFingerprintDims, 0.0f);
   out[0] = static_cast<float>(r.in_degree(i));
@@ -79,6 +80,60 @@ void Fingerprint(const snapshot::Reader& r, uint32_t i, float* out) {
   }
 }
 
+namespace {
+
+// Runs fn(w, begin, end) for w < workers over [0, count) cut into `workers` equal
+// ranges, one thread each (the caller's thread takes range 0).
+template <typename Fn>
+void SplitAcross(int workers, uint32_t count, Fn&& fn) {
+  auto cut = [&](int w) {
+    return static_cast<uint32_t>(static_cast<uint64_t>(count) * w / workers);
+  };
+  std::vector<std::thread> pool;
+  for (int w = 1; w < workers; ++w) {
+    pool.emplace_back([&fn, &cut, w] { fn(w, cut(w), cut(w + 1)); });
+  }
+  fn(0, 0, cut(1));
+  for (std::thread& t : pool) t.join();
+}
+
+// The fingerprint dimension of every in-edge, by in-list position. A node's
+// in-edges are edge numbers spread over the whole edge block: reading each one's
+// relation from its record while scanning the nodes is a random read per in-edge,
+// most of the scan's time at 1M nodes. Here the relations are copied out of the
+// records in order first (a byte per edge, a fifth of the records' size), then
+// looked up by in-list position in a loop that keeps many reads in flight.
+std::vector<uint8_t> InEdgeDims(const snapshot::Reader& r, int workers) {
+  const uint32_t m = r.edge_count();
+  std::vector<uint8_t> by_edge(m), by_in(m);
+  SplitAcross(workers, m, [&](int, uint32_t begin, uint32_t end) {
+    for (uint32_t j = begin; j < end; ++j) {
+      by_edge[j] = static_cast<uint8_t>(RelationDim(r.edge_rel(j)));
+    }
+  });
+  SplitAcross(workers, m, [&](int, uint32_t begin, uint32_t end) {
+    for (uint32_t k = begin; k < end; ++k) by_in[k] = by_edge[r.in_edge(k)];
+  });
+  return by_in;
+}
+
+// The fingerprint of node i, as Fingerprint(r, i, out), with its in-edges'
+// dimensions from InEdgeDims.
+void FingerprintOf(const snapshot::Reader& r, const uint8_t* in_dims, uint32_t i, float* out) {
+  uint32_t count[kFingerprintDims] = {};
+  const uint32_t ob = r.out_begin(i), oe = r.out_end(i);
+  const uint32_t ib = r.in_begin(i), ie = r.in_end(i);
+  for (uint32_t j = ob; j < oe; ++j) ++count[RelationDim(r.edge_rel(j))];
+  for (uint32_t k = ib; k < ie; ++k) ++count[in_dims[k]];
+  count[0] = ie - ib;
+  count[1] = oe - ob;
+  for (int d = 0; d < kFingerprintDims; ++d) out[d] = static_cast<float>(count[d]);
+}
+
+using Best = BestOf<Match, bool (*)(const Match&, const Match&)>;
+
+}  // namespace
+
 Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
                               const AnalogyOptions& options) {
   const uint32_t n = r.node_count();
@@ -86,6 +141,15 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
     return Status::InvalidArgument("analogy: node " + std::to_string(anchor) + " out of range");
   }
   AMEM_RETURN_IF_ERROR(r.EnsureContent());
+  // Unless told, a worker per core and per 32K nodes at least (below that a thread
+  // costs more than it saves).
+  constexpr uint32_t kNodesPerWorker = 1 << 15;
+  const int workers =
+      options.threads > 0
+          ? static_cast<int>(std::min<uint32_t>(options.threads, n))
+          : static_cast<int>(std::clamp<uint32_t>(
+                n / kNodesPerWorker, 1, std::max(1u, std::thread::hardware_concurrency())));
+
   // Excluded: the anchor and its 1-hop neighbours, as a sorted list.
   std::vector<uint32_t> excluded{anchor};
   for (uint32_t j = r.out_begin(anchor); j < r.out_end(anchor); ++j) {
@@ -105,16 +169,19 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
   double va_norm2 = 0;
   if (va) {
     double ignored;
-    DotAndNorm(va, va, dim, &ignored, &va_norm2);
+    LaneDotAndNorm(va, va, dim, &ignored, &va_norm2);
   }
 
   TermSignature anchor_sig;
   anchor_sig.Assign(r.content(anchor));
   // Nodes sharing a content word with the anchor; without a term index every node
-  // is a possible one and is checked by tokenizing.
+  // is a possible one and is checked by tokenizing. Gathered when the first
+  // candidate without a vector comes up: with vectors on every node it is unused.
   std::vector<uint32_t> sharing;
+  std::once_flag sharing_once;
   const bool all_may_share = !r.has_term_index();
-  if (!all_may_share) {
+  auto gather_sharing = [&] {
+    if (all_may_share) return;
     for (const std::string& token : DistinctTokens(r.content(anchor))) {
       if (IsNegationWord(token)) continue;
       std::optional<uint32_t> t = r.FindTerm(token);
@@ -124,37 +191,39 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
     }
     std::sort(sharing.begin(), sharing.end());
     sharing.erase(std::unique(sharing.begin(), sharing.end()), sharing.end());
-  }
-
-  // Each worker scores a contiguous range of candidates into its own top-k; the
-  // ranges' lists are merged by Better, a total order, so the answer does not
-  // depend on the number of workers.
-  using Best = BestOf<Match, bool (*)(const Match&, const Match&)>;
-  struct Part {
-    explicit Part(size_t k) : best(k, Better) {}
-    Best best;
-    uint32_t candidates = 0;
   };
-  auto scan = [&](uint32_t begin, uint32_t end, Part* part) {
+  const std::vector<uint8_t> in_dims = InEdgeDims(r, workers);
+
+  // Each worker scores a range of candidates into its own selection; the scores do
+  // not depend on the split, so neither does the merged top.
+  std::vector<Best> best(workers, Best(options.limit, Better));
+  std::vector<size_t> candidates(workers, 0);
+  SplitAcross(workers, n, [&](int w, uint32_t c0, uint32_t c1) {
     TermSignature sig;
     float fc[kFingerprintDims];
-    size_t ex = std::lower_bound(excluded.begin(), excluded.end(), begin) - excluded.begin();
-    size_t sh = std::lower_bound(sharing.begin(), sharing.end(), begin) - sharing.begin();
-    for (uint32_t c = begin; c < end; ++c) {
-      while (ex < excluded.size() && excluded[ex] < c) ++ex;
-      if (ex < excluded.size() && excluded[ex] == c) continue;
+    auto ex = std::lower_bound(excluded.begin(), excluded.end(), c0);
+    size_t sh = 0;
+    bool sharing_ready = false;
+    for (uint32_t c = c0; c < c1; ++c) {
+      while (ex != excluded.end() && *ex < c) ++ex;
+      if (ex != excluded.end() && *ex == c) continue;
       if (!options.types.Matches(r.type(c)) || r.is_stub(c)) continue;
-      ++part->candidates;
+      ++candidates[w];
 
-      Fingerprint(r, c, fc);
+      FingerprintOf(r, in_dims.data(), c, fc);
       Match s{0, c, Cosine(fa, fc, kFingerprintDims), 0, false};
       const float* vc = va ? r.vector(c) : nullptr;
       if (vc) {
         double dot, nc;
-        DotAndNorm(va, vc, dim, &dot, &nc);
+        LaneDotAndNorm(va, vc, dim, &dot, &nc);
         s.content = va_norm2 > 0 && nc > 0 ? dot / std::sqrt(va_norm2 * nc) : 0.0;
         s.from_vectors = true;
       } else {
+        if (!sharing_ready) {
+          std::call_once(sharing_once, gather_sharing);
+          sh = std::lower_bound(sharing.begin(), sharing.end(), c) - sharing.begin();
+          sharing_ready = true;
+        }
         while (sh < sharing.size() && sharing[sh] < c) ++sh;
         if (all_may_share || (sh < sharing.size() && sharing[sh] == c)) {
           sig.Assign(r.content(c));
@@ -162,31 +231,19 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
         }
       }
       s.score = kStructuralWeight * s.structural + kContentWeight * s.content;
-      part->best.Push(s);
+      best[w].Push(s);
     }
-  };
-  // A worker per 16K candidates at most: below that a thread costs more than it saves.
-  const uint32_t workers = static_cast<uint32_t>(
-      std::clamp<uint64_t>(n / 16384, 1, static_cast<uint64_t>(std::max(1, options.threads))));
-  std::vector<Part> parts(workers, Part(options.limit));
-  {
-    std::vector<std::thread> pool;
-    for (uint32_t w = 1; w < workers; ++w) {
-      pool.emplace_back(scan, static_cast<uint32_t>(uint64_t{n} * w / workers),
-                        static_cast<uint32_t>(uint64_t{n} * (w + 1) / workers), &parts[w]);
-    }
-    scan(0, static_cast<uint32_t>(uint64_t{n} / workers), &parts[0]);
-    for (std::thread& t : pool) t.join();
-  }
+  });
+
   AnalogyResult out;
   Best merged(options.limit, Better);
-  for (Part& p : parts) {
-    out.candidates += p.candidates;
-    for (const Match& m : p.best.Take()) merged.Push(m);
+  for (int w = 0; w < workers; ++w) {
+    out.candidates += candidates[w];
+    for (const Match& s : best[w].Take()) merged.Push(s);
   }
-  const std::vector<Match> best = merged.Take();
+  const std::vector<Match> top = merged.Take();
   out.anchor = MakeNodeRow(r, anchor);
-  for (const Match& s : best) {
+  for (const Match& s : top) {
     out.rows.push_back({MakeNodeRow(r, s.index), s.score, s.structural, s.content,
                         s.from_vectors});
   }

@@ -7,9 +7,11 @@
 //     relations; 0 when either fingerprint is all zero (an isolated node);
 //   content = cosine of the two stored vectors when both nodes have one, else the
 //     Jaccard overlap of their distinct content words (negation.h TermSignature).
-// Fingerprints are read straight off the CSR adjacency (O(degree) per node, so
-// O(V + E) for the scan) rather than materialised; candidates are every node but
-// the anchor, its 1-hop neighbours (either direction, any relation) and stubs.
+// Fingerprints are read off the CSR adjacency (O(degree) per node, so O(V + E) for
+// the scan), with the in-edges' relations copied out by in-list position first;
+// candidates are every node but the anchor, its 1-hop neighbours (either
+// direction, any relation) and stubs. The scan runs on `threads` workers over
+// ranges of nodes; the answer does not depend on their number.
 // Token overlap is computed only for nodes sharing a word with the anchor (found
 // through the term index's postings; by scanning without one): the others have 0.
 // Ranked by sim descending, then index ascending.
@@ -38,8 +40,9 @@ inline constexpr double kContentWeight = 0.4;
 struct AnalogyOptions {
   size_t limit = 5;
   TypeFilter types;  // candidates' types
-  // Workers scanning the candidates (>= 1); the answer is the same for any count.
-  int threads = 2;
+  // Workers scanning the candidates; 0: std::thread::hardware_concurrency(). The
+  // answer is the same for any count.
+  int threads = 0;
 };
 
 struct AnalogyRow {
@@ -60,6 +63,11 @@ struct AnalogyResult {
 void Fingerprint(const snapshot::Reader& reader, uint32_t i, float* out);
 
 // InvalidArgument when anchor is out of range.
+// dot(a, b) and |b|^2 over n floats as the content score sums them: eight float
+// lanes (SIMD without -ffast-math; the reduction order is fixed, so the results
+// are too), then the lanes and the tail in double. Exposed for tests.
+void LaneDotAndNorm(const float* a, const float* b, uint32_t n, double* dot, double* nb);
+
 Result<AnalogyResult> Analogy(const snapshot::Reader& reader, uint32_t anchor,
                               const AnalogyOptions& options = {});
 // The anchor is the best BM25 match for `text`; NotFound when no node matches.

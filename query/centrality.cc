@@ -69,6 +69,9 @@ Result<CentralityResult> Centrality(const snapshot::Reader& reader,
   result.node_count = n;
   result.edge_count = CountEdges(reader, options.rels);
 
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   std::vector<double> scores;
   switch (options.metric) {
     case CentralityMetric::kPageRank: {
@@ -76,6 +79,7 @@ Result<CentralityResult> Centrality(const snapshot::Reader& reader,
       pr.damping = options.damping;
       pr.tolerance = options.tolerance;
       pr.max_iterations = options.max_iterations;
+      pr.threads = threads;
       PageRankResult r = PageRank(BuildPullGraph(reader, options.rels), pr);
       result.iterations = r.iterations;
       result.converged = r.converged;
@@ -90,9 +94,6 @@ Result<CentralityResult> Centrality(const snapshot::Reader& reader,
       std::vector<uint32_t> sources = SampleSources(n, count, options.seed);
       result.sources = static_cast<uint32_t>(sources.size());
       result.sampled = result.sources < n;
-      int threads = options.threads > 0
-                        ? options.threads
-                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
       auto sums = BetweennessSums(BuildUndirectedGraph(reader, options.rels), sources, threads);
       if (!sums.ok()) return sums.status();
       scores = std::move(sums).value();

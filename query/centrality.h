@@ -2,7 +2,8 @@
 //
 //   pagerank     alpha = 0.85 over unweighted directed edges (parallel edges and
 //                self-loops count as edges), dangling mass spread uniformly, start
-//                1/N, stop when the L1 change < 1e-6 or after 100 iterations.
+//                1/N, stop when the L1 change < 1e-6 or after 100 iterations. Runs
+//                on `threads` workers; the scores are identical for any count.
 //   degree       (in + out) / (N - 1), counting edges; 0 when N < 2.
 //   betweenness  Brandes on the undirected simple graph (an edge in either
 //                direction joins two nodes; parallel edges merged, self-loops
@@ -42,7 +43,7 @@ struct CentralityOptions {
   TypeFilter types;     // rows returned
   RelationFilter rels;  // edges the metric sees
   uint32_t limit = 20;
-  // Betweenness workers; 0: std::thread::hardware_concurrency().
+  // PageRank and betweenness workers; 0: std::thread::hardware_concurrency().
   int threads = 0;
   // Knobs the contract fixes; tests and benches may change them.
   double damping = 0.85;

@@ -1,11 +1,11 @@
 #include "query/gaps.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "query/cog_graph.h"
@@ -28,88 +28,140 @@ struct Candidate {
   double value;    // dependent confidence, chain length or age in days
 };
 
+// Row order: severity descending, then index, then kind.
+bool RanksBefore(const Candidate& a, const Candidate& b) {
+  if (a.severity != b.severity) return a.severity > b.severity;
+  if (a.node != b.node) return a.node < b.node;
+  return a.kind < b.kind;
+}
+
+// One bit per node.
+class NodeBits {
+ public:
+  explicit NodeBits(uint32_t n) : words_((n + 63) / 64, 0) {}
+  void Set(uint32_t i) { words_[i / 64] |= uint64_t{1} << (i % 64); }
+  void Clear(uint32_t i) { words_[i / 64] &= ~(uint64_t{1} << (i % 64)); }
+  bool Test(uint32_t i) const { return (words_[i / 64] >> (i % 64)) & 1; }
+
+ private:
+  std::vector<uint64_t> words_;
+};
+
+// The three relations gaps reads sort first in every out-list, which is sorted by
+// (relation, target): fn(rel, target) for u's out-edges of those relations.
+static_assert(kCausedBy < kSupersedes && kSupports < kSupersedes && kContradicts < kSupersedes);
+template <typename Fn>
+void ForEachCognitiveOut(const snapshot::Reader& r, uint32_t u, Fn&& fn) {
+  for (uint32_t j = r.out_begin(u), e = r.out_end(u); j < e; ++j) {
+    RelationId rel = r.edge_rel(j);
+    if (rel > kSupersedes) break;
+    if (rel != kContradicts) fn(rel, r.edge_target(j));
+  }
+}
+
+// A caused_by or supports edge, listed under its target.
+struct InEdge {
+  uint32_t target;
+  uint32_t source;
+  RelationId rel;
+};
+
+// Sorts by target, keeping the order of equal targets (LSD radix sort, 11 bits a
+// pass over the bits node numbers below n use).
+void SortByTarget(uint32_t n, std::vector<InEdge>* edges) {
+  constexpr int kBits = 11;
+  std::vector<InEdge> buffer(edges->size());
+  const int bits = std::bit_width(n > 0 ? n - 1 : 0);
+  for (int shift = 0; shift < bits; shift += kBits) {
+    std::vector<size_t> start((size_t{1} << kBits) + 1, 0);
+    for (const InEdge& e : *edges) ++start[((e.target >> shift) & ((1u << kBits) - 1)) + 1];
+    for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+    for (const InEdge& e : *edges) buffer[start[(e.target >> shift) & ((1u << kBits) - 1)]++] = e;
+    edges->swap(buffer);
+  }
+}
+
 // Longest supersedes chain (in versions) starting at each node, following
-// new -> old edges. Iterative DFS; an edge back into the current path is ignored,
-// so cycles terminate. Nodes without supersedes edges keep 0 (chain of 1).
+// new -> old edges: a memoised DFS over the supersedes edges alone, gathered in
+// file order (so by source). Iterative; an edge back into the current path is
+// ignored, so cycles terminate.
 class ChainLengths {
  public:
-  explicit ChainLengths(const snapshot::Reader& r) : r_(r) {}
+  // `edges`: (source, target) pairs sorted by source, without self-loops.
+  explicit ChainLengths(std::vector<std::pair<uint32_t, uint32_t>> edges)
+      : edges_(std::move(edges)) {
+    for (auto [u, v] : edges_) {
+      nodes_.push_back(u);
+      nodes_.push_back(v);
+    }
+    std::sort(nodes_.begin(), nodes_.end());
+    nodes_.erase(std::unique(nodes_.begin(), nodes_.end()), nodes_.end());
+    len_.assign(nodes_.size(), 0);
+  }
 
+  // REQUIRES: head is the source of some edge.
   uint32_t Of(uint32_t head) {
-    if (Len(head) != 0 && Len(head) != kOnPath) return Len(head);
+    const uint32_t h = Slot(head);
+    if (len_[h] != 0 && len_[h] != kOnPath) return len_[h];
     stack_.clear();
     Enter(head);
     while (!stack_.empty()) {
-      auto& [v, j] = stack_.back();
-      uint32_t end = r_.out_end(v);
-      while (j < end && r_.edge_rel(j) < kSupersedes) ++j;
-      if (j < end && r_.edge_rel(j) == kSupersedes) {
-        uint32_t w = r_.edge_target(j++);
-        if (w != v && Len(w) == 0) Enter(w);
+      auto [v, k] = stack_.back();
+      if (k < edges_.size() && edges_[k].first == v) {
+        ++stack_.back().second;
+        uint32_t w = edges_[k].second;
+        if (len_[Slot(w)] == 0) Enter(w);
         continue;
       }
       // All children done: 1 + the longest finished child.
       uint32_t best = 0;
-      for (uint32_t k = r_.out_begin(v); k < end; ++k) {
-        if (r_.edge_rel(k) != kSupersedes) continue;
-        uint32_t w = r_.edge_target(k);
-        if (w != v && Len(w) != kOnPath) best = std::max(best, Len(w));
+      for (size_t e = First(v); e < edges_.size() && edges_[e].first == v; ++e) {
+        uint32_t lw = len_[Slot(edges_[e].second)];
+        if (lw != kOnPath) best = std::max(best, lw);
       }
-      len_[v] = best + 1;
+      len_[Slot(v)] = best + 1;
       stack_.pop_back();
     }
-    return Len(head);
+    return len_[h];
   }
 
  private:
   static constexpr uint32_t kOnPath = std::numeric_limits<uint32_t>::max();
+  size_t Slot(uint32_t v) const {
+    return std::lower_bound(nodes_.begin(), nodes_.end(), v) - nodes_.begin();
+  }
+  size_t First(uint32_t v) const {
+    return std::lower_bound(edges_.begin(), edges_.end(), std::pair<uint32_t, uint32_t>(v, 0)) -
+           edges_.begin();
+  }
   void Enter(uint32_t v) {
-    len_[v] = kOnPath;
-    stack_.emplace_back(v, r_.out_begin(v));
+    len_[Slot(v)] = kOnPath;
+    stack_.emplace_back(v, First(v));
   }
-  uint32_t Len(uint32_t v) const {
-    auto it = len_.find(v);
-    return it == len_.end() ? 0 : it->second;
-  }
-  const snapshot::Reader& r_;
-  // Only nodes on supersedes chains get an entry: an array of node_count entries
-  // cost more in fresh pages (4 MB at 1M nodes) than the whole walk.
-  std::unordered_map<uint32_t, uint32_t> len_;
-  std::vector<std::pair<uint32_t, uint32_t>> stack_;  // (node, next out-edge)
+  std::vector<std::pair<uint32_t, uint32_t>> edges_;
+  std::vector<uint32_t> nodes_;  // every endpoint, ascending; len_ is parallel
+  std::vector<uint32_t> len_;    // 0: not visited
+  std::vector<std::pair<uint32_t, size_t>> stack_;  // (node, its next edge in edges_)
 };
 
-bool HasSupersedesOut(const snapshot::Reader& r, uint32_t i) {
-  auto [ob, oe] = r.OutEdgesWithRel(i, kSupersedes);
-  for (uint32_t j = ob; j < oe; ++j) {
-    if (r.edge_target(j) != i) return true;
-  }
-  return false;
-}
-
-uint32_t Downstream(const snapshot::Reader& r, uint32_t start) {
+uint32_t Downstream(const snapshot::Reader& r, uint32_t start, NodeBits* seen) {
   constexpr int kHops = 3;
-  std::vector<uint32_t> frontier{start}, next;
-  std::unordered_set<uint32_t> seen{start};
-  uint32_t count = 0;
+  std::vector<uint32_t> reached{start}, frontier{start}, next;
+  seen->Set(start);
   for (int hop = 0; hop < kHops && !frontier.empty(); ++hop) {
     next.clear();
     for (uint32_t u : frontier) {
       ForEachDependent(r, u, [&](uint32_t w, uint32_t) {
-        if (!seen.insert(w).second) return;
-        ++count;
+        if (seen->Test(w)) return;
+        seen->Set(w);
+        reached.push_back(w);
         next.push_back(w);
       });
     }
     frontier.swap(next);
   }
-  return count;
-}
-
-// Rows in answer order: severity descending, then node, then kind.
-bool Before(const Candidate& a, const Candidate& b) {
-  if (a.severity != b.severity) return a.severity > b.severity;
-  if (a.node != b.node) return a.node < b.node;
-  return a.kind < b.kind;
+  for (uint32_t w : reached) seen->Clear(w);
+  return static_cast<uint32_t>(reached.size() - 1);
 }
 
 std::string Describe(const snapshot::Reader& r, const Candidate& c, const GapsOptions& o) {
@@ -161,37 +213,73 @@ Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
   out.now = o.now ? *o.now : r.newest_timestamp();
   const int64_t stale_seconds = o.stale_days * kSecondsPerDay;
   const uint32_t n = r.node_count();
-  // The best o.limit gaps (a heap whose front is the last of them) and the counts
-  // of all: at 1M nodes there are ~10^5 gaps, and keeping them all cost more than
-  // finding them.
-  BestOf<Candidate, bool (*)(const Candidate&, const Candidate&)> best(o.limit, Before);
+
+  // One pass over the edges in file order gathers what a node's in-list would
+  // give: the caused_by and supports edges by target, and who is superseded.
+  // Reading in-lists node by node would read their edge records in random order,
+  // which costs far more than this pass and a sort.
+  // The same pass copies the confidences out of the node records, which are read
+  // in order here and at random for dependents below.
+  std::vector<InEdge> in_edges;
+  std::vector<std::pair<uint32_t, uint32_t>> supersedes_edges;
+  std::vector<float> confidence(n);
+  NodeBits superseded(n), decision(n), inference(n);
+  for (uint32_t u = 0; u < n; ++u) {
+    confidence[u] = r.confidence(u);
+    ForEachCognitiveOut(r, u, [&](RelationId rel, uint32_t v) {
+      if (rel != kSupersedes) {
+        in_edges.push_back({v, u, rel});
+      } else if (v != u) {
+        superseded.Set(v);
+        supersedes_edges.emplace_back(u, v);
+      }
+    });
+  }
+  SortByTarget(n, &in_edges);
+  for (uint32_t d : r.NodesOfType(static_cast<uint8_t>(NodeType::kDecision))) decision.Set(d);
+  for (uint32_t d : r.NodesOfType(static_cast<uint8_t>(NodeType::kInference))) inference.Set(d);
+  NodeBits supersedes(n);
+  for (auto [u, v] : supersedes_edges) supersedes.Set(u);
+  ChainLengths chains(std::move(supersedes_edges));
+
+  // Only the returned rows are kept (and sorted); every gap is counted.
+  using Order = bool (*)(const Candidate&, const Candidate&);
+  BestOf<Candidate, Order> best(o.limit, static_cast<Order>(RanksBefore));
   auto add = [&](const Candidate& c) {
     ++out.total;
     ++out.counts[static_cast<int>(c.kind)];
     best.Push(c);
   };
-  ChainLengths chains(r);
-
+  const InEdge* in = in_edges.data();
+  const InEdge* in_end = in + in_edges.size();
   for (uint32_t i = 0; i < n; ++i) {
+    const InEdge* first_in = in;
+    while (in != in_end && in->target == i) ++in;
     if (r.is_stub(i)) continue;
-    NodeType type = r.type(i);
-    float conf = r.confidence(i);
+    const float conf = confidence[i];
 
-    if (type == NodeType::kDecision || type == NodeType::kInference) {
-      uint32_t first = kNoNode;
-      uint32_t supporters = 0;  // distinct, counted up to 2
-      ForEachSupport(r, i, [&](uint32_t s, uint32_t) {
-        if (supporters == 0) {
-          first = s;
-          supporters = 1;
-        } else if (s != first) {
-          supporters = 2;
+    if (decision.Test(i) || inference.Test(i)) {
+      // Support: the B of `i caused_by B`, the A of `A supports i`.
+      uint32_t supporter = kNoNode;
+      bool several = false;  // two distinct supporters
+      auto support = [&](uint32_t s) {
+        if (s == i) return;
+        if (supporter == kNoNode) {
+          supporter = s;
+        } else if (s != supporter) {
+          several = true;
         }
+      };
+      ForEachCognitiveOut(r, i, [&](RelationId rel, uint32_t v) {
+        if (rel == kCausedBy) support(v);
       });
-      if (type == NodeType::kDecision && supporters == 0) {
+      for (const InEdge* e = first_in; e != in; ++e) {
+        if (e->rel == kSupports) support(e->source);
+      }
+      if (decision.Test(i) && supporter == kNoNode) {
         add({i, GapKind::kUnjustifiedDecision, 0.6 + 0.4 * conf, kNoNode, 0});
-      } else if (type == NodeType::kInference && supporters == 1) {
-        add({i, GapKind::kSingleSourceInference, 0.4 + 0.4 * conf, first, 0});
+      } else if (inference.Test(i) && supporter != kNoNode && !several) {
+        add({i, GapKind::kSingleSourceInference, 0.4 + 0.4 * conf, supporter, 0});
       }
     }
 
@@ -200,48 +288,58 @@ Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
     bool old = out.now - r.updated_ts(i) > stale_seconds;
     if (low || old) {
       float best_conf = conf;
-      uint32_t best_dep = kNoNode, decision = kNoNode;
-      ForEachDependent(r, i, [&](uint32_t d, uint32_t) {
+      uint32_t best_dep = kNoNode, active = kNoNode;
+      // Dependents: the D of `D caused_by i`, the C of `i supports C`.
+      auto dependent = [&](uint32_t d) {
         if (d == i) return;
-        float dc = r.confidence(d);
-        if (low && dc > conf &&
-            (best_dep == kNoNode || dc > best_conf || (dc == best_conf && d < best_dep))) {
-          best_conf = dc;
-          best_dep = d;
+        if (low) {
+          float dc = confidence[d];
+          if (dc > conf &&
+              (best_dep == kNoNode || dc > best_conf || (dc == best_conf && d < best_dep))) {
+            best_conf = dc;
+            best_dep = d;
+          }
         }
-        if (old && r.type(d) == NodeType::kDecision && (decision == kNoNode || d < decision) &&
-            !IsSuperseded(r, d)) {
-          decision = d;
+        if (old && decision.Test(d) && (active == kNoNode || d < active) && !superseded.Test(d)) {
+          active = d;
         }
+      };
+      for (const InEdge* e = first_in; e != in; ++e) {
+        if (e->rel == kCausedBy) dependent(e->source);
+      }
+      ForEachCognitiveOut(r, i, [&](RelationId rel, uint32_t v) {
+        if (rel == kSupports) dependent(v);
       });
       if (low && best_dep != kNoNode) {
-        add({i, GapKind::kLowConfidenceFoundation, 0.3 + 0.6 * (best_conf - conf),
-                         best_dep, best_conf});
+        add({i, GapKind::kLowConfidenceFoundation, 0.3 + 0.6 * (best_conf - conf), best_dep,
+             best_conf});
       }
-      if (old && decision != kNoNode) {
+      if (old && active != kNoNode) {
         double age_days = static_cast<double>(out.now - r.updated_ts(i)) / kSecondsPerDay;
         double over = o.stale_days > 0 ? (age_days - o.stale_days) / o.stale_days : 1.0;
-        add({i, GapKind::kStaleEvidence, 0.3 + 0.5 * std::min(1.0, over), decision,
-                         std::floor(age_days)});
+        add({i, GapKind::kStaleEvidence, 0.3 + 0.5 * std::min(1.0, over), active,
+             std::floor(age_days)});
       }
     }
 
-    if (HasSupersedesOut(r, i) && !IsSuperseded(r, i)) {
+    if (supersedes.Test(i) && !superseded.Test(i)) {
       uint32_t len = chains.Of(i);
       if (len > 2) {
         add({i, GapKind::kUnstableKnowledge, std::min(1.0, 0.2 * (len - 1)), kNoNode,
-                         static_cast<double>(len)});
+             static_cast<double>(len)});
       }
     }
   }
 
-  for (const Candidate& c : best.Take()) {
+  const std::vector<Candidate> kept = best.Take();
+  NodeBits seen(kept.empty() ? 0 : n);
+  for (const Candidate& c : kept) {
     GapRow row;
     row.node = MakeNodeRow(r, c.node);
     row.kind = c.kind;
     row.severity = c.severity;
     row.description = Describe(r, c, o);
-    row.downstream = Downstream(r, c.node);
+    row.downstream = Downstream(r, c.node, &seen);
     out.gaps.push_back(std::move(row));
   }
   return out;

@@ -1,7 +1,10 @@
 // Query 13, `gaps`: where is my reasoning weak (QUERIES.md 13, paper §4.6).
 //
-// One pass over the nodes and their support/dependent edges (cog_graph.h) finds
-// five kinds of gap; supersedes chains are measured by one memoised DFS. O(V + E).
+// One pass over the edges in file order gathers the caused_by and supports edges
+// by target (a radix sort) and marks who supersedes whom; one pass over the nodes
+// then finds five kinds of gap from them and each node's own out-edges;
+// supersedes chains are measured by one memoised DFS. O(V + E), with no random
+// reads of the snapshot's edge records.
 //
 //   kind                       where                              severity
 //   unjustified_decision       decision with no support           0.6 + 0.4 c
