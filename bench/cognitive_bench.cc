@@ -189,7 +189,7 @@ void RunSize(uint64_t num, int runs, bool vectors, const std::vector<std::string
   auto reader = snapshot::Reader::Open(path, ro);
   if (!reader.ok()) Die(kProgram, reader.status().ToString());
   const snapshot::Reader& r = **reader;
-  if (Status s = r.EnsureContent(); !s.ok()) Die(kProgram, s.ToString());
+  if (Status s = r.DecodeAllContent(); !s.ok()) Die(kProgram, s.ToString());
   std::printf("# %llu nodes, %u edges, %.1f MB snapshot, prepared in %.1f s\n",
               static_cast<unsigned long long>(num), r.edge_count(), r.file_size() / 1e6,
               build.Elapsed().wall);

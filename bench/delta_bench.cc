@@ -86,7 +86,7 @@ void Run(uint64_t num, const std::vector<uint64_t>& changes, int reps) {
   if (!base_or.ok()) Die(kProgram, base_or.status().ToString());
   std::shared_ptr<const snapshot::Reader> base_shared = std::move(*base_or);
   const snapshot::Reader& base = *base_shared;
-  if (auto s = base.EnsureContent(); !s.ok()) Die(kProgram, s.ToString());
+  if (auto s = base.DecodeAllContent(); !s.ok()) Die(kProgram, s.ToString());
 
   Random rng(num);
   uint64_t done = 0;

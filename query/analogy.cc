@@ -9,6 +9,7 @@
 #include "query/cog_graph.h"
 #include "query/negation.h"
 #include "query/parallel.h"
+#include "query/topk.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {
@@ -29,9 +30,22 @@ double Cosine(const float* a, const float* b, int n) {
   return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
 }
 
-// Dot product and squared norm of b with eight float lanes, which compilers turn
-// into SIMD without -ffast-math (the reduction order is fixed, so results are too).
-void DotAndNorm(const float* a, const float* b, uint32_t n, double* dot, double* nb) {
+struct Match {
+  double score;
+  uint32_t index;
+  double structural, content;
+  bool from_vectors;
+};
+
+// Better first: score descending, then index ascending.
+bool Better(const Match& a, const Match& b) {
+  if (a.score != b.score) return a.score > b.score;
+  return a.index < b.index;
+}
+
+}  // namespace
+
+void LaneDotAndNorm(const float* a, const float* b, uint32_t n, double* dot, double* nb) {
   float d[8] = {}, q[8] = {};
   uint32_t k = 0;
   for (; k + 8 <= n; k += 8) {
@@ -52,21 +66,6 @@ void DotAndNorm(const float* a, const float* b, uint32_t n, double* dot, double*
   *dot = ds;
   *nb = qs;
 }
-
-struct Scored {
-  double score;
-  uint32_t index;
-  double structural, content;
-  bool from_vectors;
-};
-
-// Better first: score descending, then index ascending.
-bool Better(const Scored& a, const Scored& b) {
-  if (a.score != b.score) return a.score > b.score;
-  return a.index < b.index;
-}
-
-}  // namespace
 
 void Fingerprint(const snapshot::Reader& r, uint32_t i, float* out) {
   std::fill(out, out + kFingerprintDims, 0.0f);
@@ -115,26 +114,7 @@ void FingerprintOf(const snapshot::Reader& r, const uint8_t* in_dims, uint32_t i
   for (int d = 0; d < kFingerprintDims; ++d) out[d] = static_cast<float>(count[d]);
 }
 
-// Keeps the best `limit` under Better.
-class Best {
- public:
-  explicit Best(size_t limit) : limit_(limit) {}
-  void Push(const Scored& s) {
-    if (heap_.size() < limit_) {
-      heap_.push_back(s);
-      std::push_heap(heap_.begin(), heap_.end(), Better);
-    } else if (limit_ > 0 && Better(s, heap_.front())) {
-      std::pop_heap(heap_.begin(), heap_.end(), Better);
-      heap_.back() = s;
-      std::push_heap(heap_.begin(), heap_.end(), Better);
-    }
-  }
-  const std::vector<Scored>& kept() const { return heap_; }
-
- private:
-  size_t limit_;
-  std::vector<Scored> heap_;  // a heap under Better: front() is the worst kept
-};
+using Best = BestOf<Match, bool (*)(const Match&, const Match&)>;
 
 }  // namespace
 
@@ -172,7 +152,7 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
   double va_norm2 = 0;
   if (va) {
     double ignored;
-    DotAndNorm(va, va, dim, &ignored, &va_norm2);
+    LaneDotAndNorm(va, va, dim, &ignored, &va_norm2);
   }
 
   TermSignature anchor_sig;
@@ -199,7 +179,7 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
 
   // Each worker scores a range of candidates into its own selection; the scores do
   // not depend on the split, so neither does the merged top.
-  std::vector<Best> best(workers, Best(options.limit));
+  std::vector<Best> best(workers, Best(options.limit, Better));
   std::vector<size_t> candidates(workers, 0);
   SplitAcross(workers, n, [&](int w, uint32_t c0, uint32_t c1) {
     TermSignature sig;
@@ -214,11 +194,11 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
       ++candidates[w];
 
       FingerprintOf(r, in_dims.data(), c, fc);
-      Scored s{0, c, Cosine(fa, fc, kFingerprintDims), 0, false};
+      Match s{0, c, Cosine(fa, fc, kFingerprintDims), 0, false};
       const float* vc = va ? r.vector(c) : nullptr;
       if (vc) {
         double dot, nc;
-        DotAndNorm(va, vc, dim, &dot, &nc);
+        LaneDotAndNorm(va, vc, dim, &dot, &nc);
         s.content = va_norm2 > 0 && nc > 0 ? dot / std::sqrt(va_norm2 * nc) : 0.0;
         s.from_vectors = true;
       } else {
@@ -239,15 +219,14 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
   });
 
   AnalogyResult out;
-  Best merged(options.limit);
+  Best merged(options.limit, Better);
   for (int w = 0; w < workers; ++w) {
     out.candidates += candidates[w];
-    for (const Scored& s : best[w].kept()) merged.Push(s);
+    for (const Match& s : best[w].Take()) merged.Push(s);
   }
-  std::vector<Scored> top = merged.kept();
-  std::sort(top.begin(), top.end(), Better);
+  const std::vector<Match> top = merged.Take();
   out.anchor = MakeNodeRow(r, anchor);
-  for (const Scored& s : top) {
+  for (const Match& s : top) {
     out.rows.push_back({MakeNodeRow(r, s.index), s.score, s.structural, s.content,
                         s.from_vectors});
   }

@@ -63,6 +63,11 @@ struct AnalogyResult {
 void Fingerprint(const snapshot::Reader& reader, uint32_t i, float* out);
 
 // InvalidArgument when anchor is out of range.
+// dot(a, b) and |b|^2 over n floats as the content score sums them: eight float
+// lanes (SIMD without -ffast-math; the reduction order is fixed, so the results
+// are too), then the lanes and the tail in double. Exposed for tests.
+void LaneDotAndNorm(const float* a, const float* b, uint32_t n, double* dot, double* nb);
+
 Result<AnalogyResult> Analogy(const snapshot::Reader& reader, uint32_t anchor,
                               const AnalogyOptions& options = {});
 // The anchor is the best BM25 match for `text`; NotFound when no node matches.

@@ -8,19 +8,17 @@
 #include <unordered_map>
 
 #include "common/hash.h"
+#include "common/hash_sort.h"
 #include "common/progress.h"
 #include "common/tokenizer.h"
 #include "query/cog_graph.h"
+#include "query/jaccard_join.h"
 #include "query/negation.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {
 
 namespace {
-
-// Rounding slack: prefix lengths and overlap bounds are rounded towards more
-// candidates, never fewer.
-constexpr double kSlack = 1e-9;
 
 // Each node's distinct content words (negations excluded) as ranks in one global
 // order, rarest first: (content document frequency, word bytes). Both paths below
@@ -30,51 +28,63 @@ struct DocTerms {
   std::vector<uint32_t> offsets;  // n + 1
   std::vector<uint32_t> ranks;    // per node ascending
   std::vector<uint8_t> negated;   // an odd number of negation words (negation.h)
+  std::vector<uint64_t> hash;     // of the ranks: equal word sets, equal hashes
 
   std::span<const uint32_t> of(uint32_t i) const {
     return {ranks.data() + offsets[i], ranks.data() + offsets[i + 1]};
   }
   uint32_t size(uint32_t i) const { return offsets[i + 1] - offsets[i]; }
+  WordSets sets() const { return {offsets, ranks}; }
 };
 
-// Turns per-term postings into per-node rank lists. `for_each_posting(fn)` calls
-// fn(term, node, tf) once per (term, node) with the term's occurrence count.
-template <typename ForEachPosting>
-void FillDocTerms(uint32_t n, const std::vector<uint32_t>& rank,
-                  const std::vector<uint8_t>& is_negation, ForEachPosting&& for_each_posting,
-                  DocTerms* d) {
-  d->negated.assign(n, 0);
-  d->offsets.assign(n + 1, 0);
-  for_each_posting([&](uint32_t t, uint32_t node, uint32_t tf) {
-    if (is_negation[t]) {
-      d->negated[node] ^= static_cast<uint8_t>(tf & 1);
-    } else {
-      ++d->offsets[node + 1];
-    }
-  });
-  std::partial_sum(d->offsets.begin(), d->offsets.end(), d->offsets.begin());
-  d->ranks.resize(d->offsets[n]);
-  std::vector<uint32_t> fill(d->offsets.begin(), d->offsets.end() - 1);
-  for_each_posting([&](uint32_t t, uint32_t node, uint32_t) {
-    if (!is_negation[t]) d->ranks[fill[node]++] = rank[t];
-  });
-  for (uint32_t i = 0; i < n; ++i) {
-    std::sort(d->ranks.begin() + d->offsets[i], d->ranks.begin() + d->offsets[i + 1]);
-  }
-}
-
-// rank[t] for terms ordered by (df, name); `names` gives the name of term t.
+// Terms ordered by (df, name), and rank[t], the position of term t in that order;
+// `name_of(t)` gives the name of term t.
+struct TermOrder {
+  std::vector<uint32_t> order, rank;
+};
 template <typename NameOf>
-std::vector<uint32_t> RankTerms(const std::vector<uint32_t>& df, NameOf&& name_of) {
-  std::vector<uint32_t> order(df.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+TermOrder RankTerms(const std::vector<uint32_t>& df, NameOf&& name_of) {
+  TermOrder o;
+  o.order.resize(df.size());
+  std::iota(o.order.begin(), o.order.end(), 0u);
+  std::sort(o.order.begin(), o.order.end(), [&](uint32_t a, uint32_t b) {
     if (df[a] != df[b]) return df[a] < df[b];
     return name_of(a) < name_of(b);
   });
-  std::vector<uint32_t> rank(df.size());
-  for (uint32_t k = 0; k < order.size(); ++k) rank[order[k]] = k;
-  return rank;
+  o.rank.resize(df.size());
+  for (uint32_t k = 0; k < o.order.size(); ++k) o.rank[o.order[k]] = k;
+  return o;
+}
+
+// Turns per-term postings into per-node rank lists. `list_of(t)` gives term t's
+// postings: size(), node(k) (ascending) and tf(k) (occurrences). Terms are read in
+// rank order, so each node's ranks come out ascending.
+template <typename ListOf>
+void FillDocTerms(uint32_t n, const TermOrder& o, const std::vector<uint8_t>& is_negation,
+                  ListOf&& list_of, DocTerms* d) {
+  d->negated.assign(n, 0);
+  d->offsets.assign(n + 1, 0);
+  for (uint32_t t : o.order) {
+    auto pl = list_of(t);
+    if (is_negation[t]) {
+      for (uint32_t k = 0; k < pl.size(); ++k) d->negated[pl.node(k)] ^= pl.tf(k) & 1;
+    } else {
+      for (uint32_t k = 0; k < pl.size(); ++k) ++d->offsets[pl.node(k) + 1];
+    }
+  }
+  std::partial_sum(d->offsets.begin(), d->offsets.end(), d->offsets.begin());
+  d->ranks.resize(d->offsets[n]);
+  std::vector<uint32_t> fill(d->offsets.begin(), d->offsets.end() - 1);
+  for (uint32_t t : o.order) {
+    if (is_negation[t]) continue;
+    auto pl = list_of(t);
+    for (uint32_t k = 0; k < pl.size(); ++k) d->ranks[fill[pl.node(k)]++] = o.rank[t];
+  }
+  d->hash.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    std::span<const uint32_t> terms = d->of(i);
+    d->hash[i] = Hash64(terms.data(), terms.size_bytes(), 0);
+  }
 }
 
 DocTerms BuildDocTerms(const snapshot::Reader& r) {
@@ -89,13 +99,9 @@ DocTerms BuildDocTerms(const snapshot::Reader& r) {
       neg[t] = IsNegationWord(r.term(t));
     }
     // Term ids are in byte order already, so (df, id) is (df, name).
-    std::vector<uint32_t> rank = RankTerms(df, [](uint32_t t) { return t; });
-    FillDocTerms(n, rank, neg, [&](auto&& fn) {
-      for (uint32_t t = 0; t < terms; ++t) {
-        snapshot::PostingList pl = r.postings(t, snapshot::Field::kContent);
-        for (uint32_t k = 0; k < pl.size(); ++k) fn(t, pl.node(k), pl.tf(k));
-      }
-    }, &d);
+    TermOrder o = RankTerms(df, [](uint32_t t) { return t; });
+    FillDocTerms(
+        n, o, neg, [&](uint32_t t) { return r.postings(t, snapshot::Field::kContent); }, &d);
     return d;
   }
   // No term index: tokenize every content once into a local dictionary.
@@ -121,15 +127,29 @@ DocTerms BuildDocTerms(const snapshot::Reader& r) {
       a = b;
     }
   }
-  std::vector<uint32_t> df(names.size(), 0);
-  std::vector<uint8_t> neg(names.size());
+  const auto terms = static_cast<uint32_t>(names.size());
+  std::vector<uint32_t> df(terms, 0);
+  std::vector<uint8_t> neg(terms);
   for (const Posting& p : postings) ++df[p.term];
-  for (size_t t = 0; t < names.size(); ++t) neg[t] = IsNegationWord(names[t]);
-  std::vector<uint32_t> rank = RankTerms(df, [&](uint32_t t) -> const std::string& {
-    return names[t];
-  });
-  FillDocTerms(n, rank, neg, [&](auto&& fn) {
-    for (const Posting& p : postings) fn(p.term, p.node, p.tf);
+  for (uint32_t t = 0; t < terms; ++t) neg[t] = IsNegationWord(names[t]);
+  TermOrder o = RankTerms(df, [&](uint32_t t) -> const std::string& { return names[t]; });
+  // Postings by term (a counting sort; nodes stay ascending within each term).
+  std::vector<uint32_t> start(terms + 1, 0);
+  for (uint32_t t = 0; t < terms; ++t) start[t + 1] = start[t] + df[t];
+  std::vector<Posting> by_term(postings.size());
+  {
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for (const Posting& p : postings) by_term[fill[p.term]++] = p;
+  }
+  struct TermList {
+    const Posting* p;
+    uint32_t n;
+    uint32_t size() const { return n; }
+    uint32_t node(uint32_t k) const { return p[k].node; }
+    uint32_t tf(uint32_t k) const { return p[k].tf; }
+  };
+  FillDocTerms(n, o, neg, [&](uint32_t t) {
+    return TermList{by_term.data() + start[t], start[t + 1] - start[t]};
   }, &d);
   return d;
 }
@@ -156,39 +176,39 @@ bool Wins(const snapshot::Reader& r, uint32_t a, uint32_t b) {
   return a < b;
 }
 
-uint32_t PrefixLength(uint32_t size, double t) {
-  double need = std::ceil(t * size - kSlack);
-  if (need <= 1) return size;
-  return size - static_cast<uint32_t>(std::min<double>(need, size)) + 1;
-}
-
-// |x ∩ y| / |x ∪ y| of two nodes' content words.
-double WordJaccard(const DocTerms& d, uint32_t x, uint32_t y) {
-  std::span<const uint32_t> xt = d.of(x), yt = d.of(y);
-  size_t common = 0;
-  for (size_t a = 0, b = 0; a < xt.size() && b < yt.size();) {
-    if (xt[a] < yt[b]) {
-      ++a;
-    } else if (yt[b] < xt[a]) {
-      ++b;
-    } else {
-      ++common, ++a, ++b;
+// Sorts (word-set hash, node) pairs so that nodes with equal word sets are adjacent,
+// each run ascending by node, and calls fn(begin, end) for each run [begin, end).
+template <typename Fn>
+void ForEachWordSet(const DocTerms& d, std::vector<std::pair<uint64_t, uint32_t>>* keyed,
+                    Fn&& fn) {
+  SortByHash(keyed, [](const auto& k) { return k.first; }, std::less<>());
+  auto by_words = [&](const auto& a, const auto& b) {
+    std::span<const uint32_t> at = d.of(a.second), bt = d.of(b.second);
+    if (!std::ranges::equal(at, bt)) return std::ranges::lexicographical_compare(at, bt);
+    return a.second < b.second;
+  };
+  const auto& k = *keyed;
+  for (size_t h = 0; h < k.size();) {
+    size_t h_end = h + 1;
+    while (h_end < k.size() && k[h_end].first == k[h].first) ++h_end;
+    // Different word sets with one hash: order that run by the words.
+    for (size_t i = h + 1; i < h_end; ++i) {
+      if (!std::ranges::equal(d.of(k[i].second), d.of(k[h].second))) {
+        std::sort(keyed->begin() + h, keyed->begin() + h_end, by_words);
+        break;
+      }
     }
-  }
-  return static_cast<double>(common) / static_cast<double>(xt.size() + yt.size() - common);
-}
-
-// Orders nodes by their content word lists (lexicographically), then by index.
-struct ByWords {
-  const DocTerms* d;
-  bool operator()(uint32_t a, uint32_t b) const {
-    std::span<const uint32_t> at = d->of(a), bt = d->of(b);
-    if (!std::equal(at.begin(), at.end(), bt.begin(), bt.end())) {
-      return std::lexicographical_compare(at.begin(), at.end(), bt.begin(), bt.end());
+    for (size_t g = h; g < h_end;) {
+      size_t g_end = g + 1;
+      while (g_end < h_end && std::ranges::equal(d.of(k[g_end].second), d.of(k[g].second))) {
+        ++g_end;
+      }
+      fn(g, g_end);
+      g = g_end;
     }
-    return a < b;
+    h = h_end;
   }
-};
+}
 
 // Connected components over dense indices. The smaller root becomes the parent, so
 // the partition and every root are independent of the order of the joins.
@@ -216,94 +236,55 @@ class Components {
 void FindDuplicates(const snapshot::Reader& r, const DocTerms& d, double t,
                     const std::vector<uint8_t>& promoted, ConsolidatePlan* plan) {
   const uint32_t n = r.node_count();
-  // Groups: (type after promotion, polarity); inside each, nodes ascending.
-  std::vector<uint32_t> nodes;
-  for (uint32_t i = 0; i < n; ++i) {
-    if (!r.is_stub(i) && d.size(i) > 0) nodes.push_back(i);
-  }
+  // Groups: (type after promotion, polarity), by a counting sort.
   auto group_of = [&](uint32_t i) {
     uint32_t type = promoted[i] ? static_cast<uint32_t>(NodeType::kFact) : r.type_code(i);
     return type * 2u + d.negated[i];
   };
-  std::stable_sort(nodes.begin(), nodes.end(),
-                   [&](uint32_t a, uint32_t b) { return group_of(a) < group_of(b); });
+  constexpr uint32_t kGroups = 256 * 2;
+  std::vector<uint32_t> start(kGroups + 1, 0);
+  auto takes_part = [&](uint32_t i) { return !r.is_stub(i) && d.size(i) > 0; };
+  for (uint32_t i = 0; i < n; ++i) {
+    if (takes_part(i)) ++start[group_of(i) + 1];
+  }
+  std::partial_sum(start.begin(), start.end(), start.begin());
+  std::vector<uint32_t> nodes(start.back());
+  {
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (takes_part(i)) nodes[fill[group_of(i)]++] = i;
+    }
+  }
 
-  struct Entry {
-    uint32_t rank, node, pos;
-  };
-  std::vector<Entry> index;
-  std::vector<int32_t> acc(n, 0);
-  constexpr int32_t kPruned = -1;
-  std::vector<uint32_t> touched, reps;
+  std::vector<std::pair<uint64_t, uint32_t>> keyed;  // (word-set hash, node)
+  std::vector<uint32_t> reps;
   std::vector<uint64_t> copies(n, 0);  // a representative's nodes with its word set
   Components clusters(n);
   uint64_t similar = 0;
-
-  for (size_t g = 0; g < nodes.size();) {
-    size_t g_end = g;
-    while (g_end < nodes.size() && group_of(nodes[g_end]) == group_of(nodes[g])) ++g_end;
+  for (uint32_t g = 0; g < kGroups; ++g) {
+    if (start[g + 1] - start[g] < 2) continue;
+    keyed.clear();
+    for (uint32_t k = start[g]; k < start[g + 1]; ++k) {
+      keyed.emplace_back(d.hash[nodes[k]], nodes[k]);
+    }
     // Nodes with identical word sets are one cluster already; only the first (by
     // index) of each set takes part in the candidate search, so that many exact
     // copies cost a sort, not a quadratic number of candidate pairs.
-    std::sort(nodes.begin() + g, nodes.begin() + g_end, ByWords{&d});
-    reps.clear();
-    for (size_t k = g; k < g_end;) {
-      size_t k_end = k + 1;
-      std::span<const uint32_t> kt = d.of(nodes[k]);
-      while (k_end < g_end && std::ranges::equal(d.of(nodes[k_end]), kt)) {
-        clusters.Join(nodes[k], nodes[k_end]);
-        ++k_end;
-      }
-      copies[nodes[k]] = k_end - k;
-      similar += (k_end - k) * (k_end - k - 1) / 2;
-      reps.push_back(nodes[k]);
-      k = k_end;
-    }
-    std::sort(reps.begin(), reps.end());
-
-    index.clear();
-    for (uint32_t x : reps) {
-      std::span<const uint32_t> terms = d.of(x);
-      uint32_t p = PrefixLength(d.size(x), t);
-      for (uint32_t i = 0; i < p; ++i) index.push_back({terms[i], x, i});
-    }
-    std::sort(index.begin(), index.end(), [](const Entry& a, const Entry& b) {
-      return a.rank != b.rank ? a.rank < b.rank : a.node < b.node;
+    ForEachWordSet(d, &keyed, [&](size_t begin, size_t end) {
+      uint32_t rep = keyed[begin].second;
+      for (size_t k = begin + 1; k < end; ++k) clusters.Join(rep, keyed[k].second);
+      copies[rep] = end - begin;
+      similar += (end - begin) * (end - begin - 1) / 2;
     });
-
-    for (uint32_t x : reps) {
-      std::span<const uint32_t> xt = d.of(x);
-      const uint32_t sx = d.size(x);
-      const uint32_t px = PrefixLength(sx, t);
-      touched.clear();
-      for (uint32_t i = 0; i < px; ++i) {
-        auto it = std::lower_bound(index.begin(), index.end(), xt[i],
-                                   [](const Entry& e, uint32_t rank) { return e.rank < rank; });
-        for (; it != index.end() && it->rank == xt[i] && it->node < x; ++it) {
-          uint32_t y = it->node;
-          if (acc[y] == kPruned) continue;
-          if (acc[y] == 0) touched.push_back(y);
-          const uint32_t sy = d.size(y);
-          // Length filter, then PPJoin's positional bound on the overlap.
-          double lo = t * std::max(sx, sy) - kSlack;
-          if (std::min(sx, sy) < lo) {
-            acc[y] = kPruned;
-            continue;
-          }
-          auto alpha = static_cast<int64_t>(std::ceil(t / (1 + t) * (sx + sy) - kSlack));
-          int64_t bound = acc[y] + 1 + std::min(sx - i - 1, sy - it->pos - 1);
-          acc[y] = bound >= alpha ? acc[y] + 1 : kPruned;
-        }
-      }
-      for (uint32_t y : touched) {
-        if (acc[y] > 0 && WordJaccard(d, x, y) >= t) {
-          clusters.Join(x, y);
-          similar += copies[x] * copies[y];
-        }
-        acc[y] = 0;
-      }
+    // Ascending, so that the join reads the word lists in memory order.
+    reps.clear();
+    for (uint32_t k = start[g]; k < start[g + 1]; ++k) {
+      if (copies[nodes[k]] > 0) reps.push_back(nodes[k]);
     }
-    g = g_end;
+    for (auto [x, y] : SimilarPairs(d.sets(), reps, t)) {
+      clusters.Join(x, y);
+      similar += copies[x] * copies[y];
+    }
   }
   plan->similar_pairs = similar;
 
@@ -318,7 +299,7 @@ void FindDuplicates(const snapshot::Reader& r, const DocTerms& d, double t,
   for (uint32_t i : nodes) {
     uint32_t c = clusters.Find(i), w = winner[c];
     if (members[c] < 2 || i == w || AlreadyLinked(r, w, i)) continue;
-    plan->duplicates.push_back({w, i, WordJaccard(d, w, i)});
+    plan->duplicates.push_back({w, i, WordJaccard(d.of(w), d.of(i))});
   }
   std::sort(plan->duplicates.begin(), plan->duplicates.end(),
             [](const DuplicatePair& a, const DuplicatePair& b) {
@@ -335,22 +316,10 @@ void FindContradictions(const snapshot::Reader& r, const DocTerms& d, Consolidat
   std::vector<std::pair<uint64_t, uint32_t>> keyed;  // (word-set hash, node)
   for (uint32_t i = 0; i < r.node_count(); ++i) {
     if (r.is_stub(i) || d.size(i) == 0 || !IsBelief(r.type(i))) continue;
-    std::span<const uint32_t> terms = d.of(i);
-    keyed.emplace_back(Hash64(terms.data(), terms.size_bytes(), 0), i);
+    keyed.emplace_back(d.hash[i], i);
   }
-  // By hash, then by the words themselves (hash collisions), then by index.
-  ByWords by_words{&d};
-  std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first : by_words(a.second, b.second);
-  });
   constexpr uint32_t kNone = UINT32_MAX;
-  for (size_t g = 0; g < keyed.size();) {
-    size_t g_end = g + 1;
-    std::span<const uint32_t> gt = d.of(keyed[g].second);
-    while (g_end < keyed.size() && keyed[g_end].first == keyed[g].first &&
-           std::ranges::equal(d.of(keyed[g_end].second), gt)) {
-      ++g_end;
-    }
+  ForEachWordSet(d, &keyed, [&](size_t g, size_t g_end) {
     uint32_t rep[2] = {kNone, kNone};  // per polarity
     for (size_t k = g; k < g_end; ++k) {
       uint32_t x = keyed[k].second;
@@ -365,8 +334,7 @@ void FindContradictions(const snapshot::Reader& r, const DocTerms& d, Consolidat
         plan->contradictions.push_back({x_newer ? x : y, x_newer ? y : x});
       }
     }
-    g = g_end;
-  }
+  });
   std::sort(plan->contradictions.begin(), plan->contradictions.end(),
             [](const ContradictionPair& a, const ContradictionPair& b) {
               uint32_t amin = std::min(a.src, a.dst), bmin = std::min(b.src, b.dst);
@@ -383,7 +351,9 @@ Result<ConsolidatePlan> PlanConsolidation(const snapshot::Reader& r,
   if (!(t > 0 && t <= 1)) {
     return Status::InvalidArgument("consolidate: --dedup-threshold must be in (0, 1]");
   }
-  AMEM_RETURN_IF_ERROR(r.EnsureContent());
+  // Every text is compared, and a plan may be applied: all of them now, and a
+  // damaged block is an error rather than texts reading as "".
+  AMEM_RETURN_IF_ERROR(r.DecodeAllContent());
   ConsolidatePlan plan;
   Progress progress("consolidate");
   progress.Stage("indexing the terms of " + std::to_string(r.node_count()) + " nodes");

@@ -4,10 +4,12 @@
 //   duplicates      similar pairs: same type (counting a promotion below as already
 //                   done), same polarity (negation.h), Jaccard overlap of their
 //                   distinct content words >= dedup_threshold. Candidates come from
-//                   prefix filtering over words ordered rarest first (a pair above
-//                   the threshold must share one of each side's few rarest words;
-//                   exact, no pair is missed) with PPJoin's positional bound, inside
-//                   each (type, polarity) group; nodes with identical word sets are
+//                   jaccard_join.h inside each (type, polarity) group: prefix
+//                   filtering over words ordered rarest first, keyed by pairs of
+//                   prefix words (a pair above the threshold shares its first two
+//                   common words, both within each side's few rarest words; exact,
+//                   no pair is missed), so keys stay rare as the corpus grows; then
+//                   exact verification. Nodes with identical word sets are
 //                   collapsed first, so exact copies cost no candidate pairs. The
 //                   similar pairs (linked or not) are joined into clusters
 //                   (connected components); each cluster's winner is the

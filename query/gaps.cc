@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "query/cog_graph.h"
+#include "query/topk.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {
@@ -242,18 +243,12 @@ Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
   ChainLengths chains(std::move(supersedes_edges));
 
   // Only the returned rows are kept (and sorted); every gap is counted.
-  std::vector<Candidate> kept;  // a heap under RanksBefore: front is the worst kept
+  using Order = bool (*)(const Candidate&, const Candidate&);
+  BestOf<Candidate, Order> best(o.limit, static_cast<Order>(RanksBefore));
   auto add = [&](const Candidate& c) {
     ++out.total;
     ++out.counts[static_cast<int>(c.kind)];
-    if (kept.size() < o.limit) {
-      kept.push_back(c);
-      std::push_heap(kept.begin(), kept.end(), RanksBefore);
-    } else if (o.limit > 0 && RanksBefore(c, kept.front())) {
-      std::pop_heap(kept.begin(), kept.end(), RanksBefore);
-      kept.back() = c;
-      std::push_heap(kept.begin(), kept.end(), RanksBefore);
-    }
+    best.Push(c);
   };
   const InEdge* in = in_edges.data();
   const InEdge* in_end = in + in_edges.size();
@@ -336,7 +331,7 @@ Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
     }
   }
 
-  std::sort(kept.begin(), kept.end(), RanksBefore);
+  const std::vector<Candidate> kept = best.Take();
   NodeBits seen(kept.empty() ? 0 : n);
   for (const Candidate& c : kept) {
     GapRow row;

@@ -145,6 +145,7 @@ Result<std::vector<uint32_t>> ContradictedBy(const snapshot::Reader& r,
   } else {
     for (uint32_t i = 0; i < r.node_count(); ++i) check(i);
   }
+  AMEM_RETURN_IF_ERROR(r.ContentStatus());  // a damaged block read as "" matches nothing
   return out;
 }
 

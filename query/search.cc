@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "query/topk.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {
@@ -68,7 +69,7 @@ SearchResult Search(const snapshot::Reader& reader, const SearchOptions& options
     }
   }
 
-  std::vector<Candidate> heap;
+  BestOf<Candidate, bool (*)(const Candidate&, const Candidate&)> best(options.limit, Better);
   const auto offer = [&](uint32_t i) {
     ++result.scanned;
     if (!options.types.Matches(reader.type(i)) || !runs.Matches(reader.session(i))) return;
@@ -82,14 +83,7 @@ SearchResult Search(const snapshot::Reader& reader, const SearchOptions& options
     ++result.matched;
     if (options.limit == 0) return;
     Candidate cand{options.sort == SearchOptions::Sort::kRecent ? static_cast<double>(ts) : c, i};
-    if (heap.size() < options.limit) {
-      heap.push_back(cand);
-      std::push_heap(heap.begin(), heap.end(), Better);
-    } else if (Better(cand, heap.front())) {
-      std::pop_heap(heap.begin(), heap.end(), Better);
-      heap.back() = cand;
-      std::push_heap(heap.begin(), heap.end(), Better);
-    }
+    best.Push(cand);
   };
 
   if (use_time_index && time_size <= run_size && time_size <= type_size) {
@@ -111,9 +105,9 @@ SearchResult Search(const snapshot::Reader& reader, const SearchOptions& options
     for (uint32_t i = 0; i < n; ++i) offer(i);
   }
 
-  std::sort_heap(heap.begin(), heap.end(), Better);
-  result.nodes.reserve(heap.size());
-  for (const Candidate& c : heap) result.nodes.push_back(c.node);
+  const std::vector<Candidate> kept = best.Take();
+  result.nodes.reserve(kept.size());
+  for (const Candidate& c : kept) result.nodes.push_back(c.node);
   return result;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -207,15 +208,28 @@ Result<SimilarResult> Similar(const snapshot::Reader& reader, const SimilarOptio
   bool content_ready = false;
   TopK top(options.limit);
   const uint32_t n = reader.node_count();
+  const bool filtered = !options.types.all() || !options.runs.all();
+  std::span<const uint32_t> stored;
   for (uint32_t i = 0; i < n; ++i) {
     if (options.node && i == *options.node) continue;
-    if (!options.types.Matches(reader.type(i)) || !options.runs.Matches(reader.session(i))) {
+    if (filtered &&
+        (!options.types.Matches(reader.type(i)) || !options.runs.Matches(reader.session(i)))) {
       continue;
     }
     const float* v = embed_all ? nullptr : reader.vector(i);
     DotNorm r;
     if (v != nullptr) {
       r = DotAndNorm(query.data(), v, dim);
+    } else if (reader.embedding(i, &stored)) {
+      // The snapshot's copy of the same counts, in the same order: the same sums.
+      for (uint32_t e : stored) {
+        const uint32_t b = snapshot::EmbeddingBlock::Bucket(e);
+        if (b >= dim) return Status::Corruption("embeddings: bucket out of range");
+        const double c = snapshot::EmbeddingBlock::Count(e);
+        r.dot += weights[b] * c;
+        r.norm2 += c * c;
+      }
+      ++result.embedded;
     } else {
       if (!content_ready) {
         AMEM_RETURN_IF_ERROR(reader.EnsureContent());

@@ -127,7 +127,7 @@ void IndexPath(const snapshot::Reader& reader, const TextSearchOptions& options,
 
 Status ScanPath(const snapshot::Reader& reader, const TextSearchOptions& options,
                 const std::vector<std::string>& terms, TextSearchResult* result) {
-  AMEM_RETURN_IF_ERROR(reader.EnsureContent());
+  AMEM_RETURN_IF_ERROR(reader.DecodeAllContent());  // every text is tokenized
   const uint32_t n = reader.node_count();
   const size_t q_count = terms.size();
   // Sorted (term, query position) for lookups while tokenizing.

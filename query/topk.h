@@ -20,37 +20,56 @@ inline bool RanksBefore(const Scored& a, const Scored& b) {
   return a.score > b.score || (a.score == b.score && a.index < b.index);
 }
 
-class TopK {
+// The best `k` of a stream of items under `before`, a strict total order (so the
+// kept set does not depend on the order of the pushes). O(n log k).
+template <typename T, typename Before>
+class BestOf {
  public:
-  explicit TopK(size_t k) : k_(k) { heap_.reserve(std::min<size_t>(k, 1 << 16)); }
+  BestOf(size_t k, Before before) : k_(k), before_(before) {
+    heap_.reserve(std::min<size_t>(k, 1 << 16));
+  }
 
-  // Lowest score a push must beat to enter once full (for pruning); -inf-like
-  // answer while not full is the caller's business: check full().
   bool full() const { return heap_.size() >= k_; }
-  const Scored& worst() const { return heap_.front(); }
+  const T& worst() const { return heap_.front(); }  // REQUIRES: !empty
 
-  void Push(double score, uint32_t index) {
+  void Push(const T& item) {
     if (k_ == 0) return;
-    Scored s{score, index};
     if (heap_.size() < k_) {
-      heap_.push_back(s);
-      std::push_heap(heap_.begin(), heap_.end(), RanksBefore);
-    } else if (RanksBefore(s, heap_.front())) {
-      std::pop_heap(heap_.begin(), heap_.end(), RanksBefore);
-      heap_.back() = s;
-      std::push_heap(heap_.begin(), heap_.end(), RanksBefore);
+      heap_.push_back(item);
+      std::push_heap(heap_.begin(), heap_.end(), before_);
+    } else if (before_(item, heap_.front())) {
+      std::pop_heap(heap_.begin(), heap_.end(), before_);
+      heap_.back() = item;
+      std::push_heap(heap_.begin(), heap_.end(), before_);
     }
   }
 
-  // The kept entries, best first. Leaves the selector empty.
-  std::vector<Scored> Take() {
-    std::sort_heap(heap_.begin(), heap_.end(), RanksBefore);
+  // The kept items, best first. Leaves the selector empty.
+  std::vector<T> Take() {
+    std::sort_heap(heap_.begin(), heap_.end(), before_);
     return std::move(heap_);
   }
 
  private:
   size_t k_;
-  std::vector<Scored> heap_;  // max-heap under RanksBefore: front is the worst kept
+  Before before_;
+  std::vector<T> heap_;  // max-heap under before_: front is the worst kept
+};
+
+class TopK {
+ public:
+  explicit TopK(size_t k) : best_(k, RanksBefore) {}
+
+  // Lowest score a push must beat to enter once full (for pruning); -inf-like
+  // answer while not full is the caller's business: check full().
+  bool full() const { return best_.full(); }
+  const Scored& worst() const { return best_.worst(); }
+  void Push(double score, uint32_t index) { best_.Push(Scored{score, index}); }
+  // The kept entries, best first. Leaves the selector empty.
+  std::vector<Scored> Take() { return best_.Take(); }
+
+ private:
+  BestOf<Scored, bool (*)(const Scored&, const Scored&)> best_;
 };
 
 }  // namespace amem::query

@@ -1106,8 +1106,9 @@ Result<MergedSequence> EdgeSequence(const Reader& base, const Delta& delta) {
 // Merge
 
 Result<StoreState> MergeState(const Reader& base, const Delta& delta) {
-  AMEM_RETURN_IF_ERROR(base.EnsureContent());
-  AMEM_RETURN_IF_ERROR(delta.nodes().EnsureContent());
+  // Every text is copied: a damaged block must fail the merge, not read as "".
+  AMEM_RETURN_IF_ERROR(base.DecodeAllContent());
+  AMEM_RETURN_IF_ERROR(delta.nodes().DecodeAllContent());
   const uint32_t base_n = base.node_count();
   std::vector<bool> gone(base_n, false);
   for (uint32_t b : delta.removed()) gone[b] = true;

@@ -11,26 +11,30 @@ Result<ExportResult> ExportSnapshot(const Store& store, const std::string& path,
                                     const ExportOptions& options) {
   Progress progress("amem export");
   progress.Stage("reading the store");
-  Result<StoreState> state = store.ReadState(options.view);
-  if (!state.ok()) return state.status();
-  progress.Stage("writing " + std::to_string(state->nodes.size()) + " nodes, " +
-                 std::to_string(state->edges.size()) + " edges to " + path);
-  // Streamed into the temp file: the ~100 MB file is never assembled in memory.
-  SnapshotSummary written;
-  AMEM_RETURN_IF_ERROR(WriteFileAtomic(path, [&](ByteSink* sink) -> Status {
-    Result<SnapshotSummary> summary = WriteSnapshot(*state, options.writer, sink);
-    if (!summary.ok()) return summary.status();
-    written = *summary;
+  ExportResult out;
+  // The writer reads the records in place, as views into the store's read
+  // transaction, which stays open until the file is written. Streamed into the
+  // temp file: the ~100 MB file is never assembled in memory.
+  AMEM_RETURN_IF_ERROR(store.VisitState(options.view, [&](const StoreStateView& state) {
+    progress.Stage("writing " + std::to_string(state.nodes.size()) + " nodes, " +
+                   std::to_string(state.edges.size()) + " edges to " + path);
+    SnapshotSummary written;
+    AMEM_RETURN_IF_ERROR(WriteFileAtomic(path, [&](ByteSink* sink) -> Status {
+      Result<SnapshotSummary> summary = WriteSnapshot(state, options.writer, sink);
+      if (!summary.ok()) return summary.status();
+      written = *summary;
+      return Status::OK();
+    }));
+    out = ExportResult();
+    out.revision = state.revision;
+    out.revision_ts = state.revision_ts;
+    out.nodes = written.nodes;
+    out.edges = written.edges;
+    out.stubs = written.stubs;
+    out.kv = static_cast<uint32_t>(state.kv.size());
+    out.bytes = written.bytes;
     return Status::OK();
   }));
-  ExportResult out;
-  out.revision = state->revision;
-  out.revision_ts = state->revision_ts;
-  out.nodes = written.nodes;
-  out.edges = written.edges;
-  out.stubs = written.stubs;
-  out.kv = static_cast<uint32_t>(state->kv.size());
-  out.bytes = written.bytes;
   return out;
 }
 

@@ -127,6 +127,7 @@ std::string BlockName(uint32_t tag) {
     case BlockTag::kKv: return "kv entries";
     case BlockTag::kOutIndex: return "out index";
     case BlockTag::kInIndex: return "in index";
+    case BlockTag::kEmbeddings: return "embeddings";
     case BlockTag::kChecksum: return "checksum";
   }
   char buf[24];

@@ -38,8 +38,10 @@ inline constexpr uint32_t kFeatureTermIndex = 1u << 0;   // block 0x05 present
 inline constexpr uint32_t kFeatureDocLengths = 1u << 1;  // block 0x06 present
 inline constexpr uint32_t kFeatureExtensions = 1u << 2;  // amem blocks 0x10..0x1C present
 inline constexpr uint32_t kFeatureChecksum = 1u << 3;    // block 0x1F is the last block
-inline constexpr uint32_t kKnownFeatures =
-    kFeatureTermIndex | kFeatureDocLengths | kFeatureExtensions | kFeatureChecksum;
+inline constexpr uint32_t kFeatureEmbeddings = 1u << 4;  // block 0x1D present
+inline constexpr uint32_t kKnownFeatures = kFeatureTermIndex | kFeatureDocLengths |
+                                           kFeatureExtensions | kFeatureChecksum |
+                                           kFeatureEmbeddings;
 
 struct Header {
   static constexpr size_t kEncodedLength = 64;
@@ -157,6 +159,7 @@ enum class BlockTag : uint32_t {
                          //   StringList of 4*count (scope, ns, key, value)
   kOutIndex = 0x1B,      // (n+1) x u32: out-edges of i are [off[i], off[i+1])
   kInIndex = 0x1C,       // (n+1) x u32 offsets, m x u32 edge indices sorted by (dst, rel, src)
+  kEmbeddings = 0x1D,    // built-in embeddings: see EmbeddingBlock below
   kChecksum = 0x1F,      // xxh3_64 u64 of every byte before this block; last block
 };
 
@@ -174,6 +177,25 @@ inline constexpr size_t kTermEntryLength = 12;
 inline constexpr size_t kPostingLength = 8;
 inline constexpr uint32_t kMaxTermFrequency = (1u << 24) - 1;
 enum class Field : uint8_t { kContent = 0, kMeta = 1 };
+
+// Embeddings body (FORMAT.md §8.20): the built-in embedding of every node's content
+// (common/tokenizer.h HashEmbed) before its normalisation, sparse and exact:
+//   dimension u32, entry_count u32, overflow_count u32, 0 u32,
+//   (n+1) x u32 offsets (node i's entries are [off[i], off[i+1])),
+//   entry_count x u32 entries (bucket u16 | count i16 << 16), each node's buckets in
+//   the order its tokens first touch them, zero counts left out,
+//   overflow_count x u32 nodes, ascending, whose counts do not fit 16 bits: they
+//   have no entries, and readers embed their content.
+struct EmbeddingBlock {
+  static constexpr size_t kFixedLength = 16;
+  static constexpr size_t kEntryLength = 4;
+  static uint32_t Entry(uint32_t bucket, int32_t count) {
+    return bucket | static_cast<uint32_t>(static_cast<uint16_t>(static_cast<int16_t>(count))) << 16;
+  }
+  static uint32_t Bucket(uint32_t entry) { return entry & 0xFFFF; }
+  static int32_t Count(uint32_t entry) { return static_cast<int16_t>(entry >> 16); }
+  static bool Fits(int64_t count) { return count >= -32768 && count <= 32767; }
+};
 
 inline constexpr size_t kTimeEntryLength = 12;
 inline constexpr size_t kSessionEntryLength = 12;

@@ -263,6 +263,16 @@ Result<LiveOptions> LiveOptionsFromEnv() {
   return o;
 }
 
+namespace {
+
+// A base from an amem that wrote no embeddings block (docs/FORMAT.md §8.20): every
+// text-only similar on it would embed each content again, so it is rebuilt.
+bool PredatesEmbeddings(const Reader& r) {
+  return (r.features() & kFeatureTermIndex) && !(r.features() & kFeatureEmbeddings);
+}
+
+}  // namespace
+
 Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOptions& options,
                           LiveCache* cache) {
   const std::string dir = store.path();
@@ -319,10 +329,12 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
         if (cache && cache->base && cache->base_identity == identity &&
             cache->base_revision == base_rev) {
           base = cache->base;
-        } else if (auto r = Reader::Open(base_path); r.ok()) {
+        } else if (auto r = Reader::Open(base_path); r.ok() && !PredatesEmbeddings(**r)) {
           base = std::move(r).value();
         } else {
-          ::unlink(rev_path.c_str());  // unreadable: the export below replaces it
+          // Unreadable, or written before the embeddings block: the export below
+          // replaces it (once per store, on the first query after an upgrade).
+          ::unlink(rev_path.c_str());
         }
       }
     }

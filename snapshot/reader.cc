@@ -1,10 +1,12 @@
 #include "snapshot/reader.h"
 
 #include <fcntl.h>
+#include <lz4.h>
 #include <lz4frame.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <bit>
@@ -58,12 +60,46 @@ struct Reader::Rep {
   mutable Status index_status;
   Status CheckIndexBlocks(const Reader* r) const;
 
-  // Content, decompressed at most once.
+  // Content (docs/FORMAT.md §6). Uncompressed: `content` is the mapped block.
+  // Compressed: on first use the frame's block headers are walked into `cblocks`
+  // (no decompression) and `decoded` is allocated untouched; each block is then
+  // decompressed into decoded + b * block_max on its first use, exactly once. A
+  // frame the walk does not take (linked blocks, a dictionary, a block that does
+  // not decode to its place) is decompressed whole into `whole` instead.
+  struct ContentBlock {
+    uint64_t src = 0;   // of the block's data, within the frame
+    uint32_t size = 0;  // stored bytes
+    bool raw = false;   // stored uncompressed
+  };
+  enum : uint8_t { kBlockPending = 0, kBlockDone = 1, kBlockBad = 2 };
   mutable std::atomic<bool> content_tried{false};
   mutable std::once_flag content_once;
-  mutable Status content_status;
-  mutable std::string decoded;
-  mutable std::string_view content;  // the whole decompressed block once loaded
+  mutable bool walked = false;  // the block table is usable
+  mutable std::vector<ContentBlock> cblocks;
+  mutable uint64_t block_max = 0;
+  mutable bool block_checksums = false, content_checksum = false;
+  mutable uint32_t stored_checksum = 0;  // the frame's content checksum
+  mutable std::unique_ptr<char[]> decoded;
+  mutable std::unique_ptr<std::atomic<uint8_t>[]> block_state;
+  mutable std::unique_ptr<std::mutex[]> block_mu;
+  mutable std::mutex status_mu;
+  mutable std::atomic<bool> block_failed{false};
+  mutable Status block_status;  // the first failure found after the walk
+  mutable std::atomic<bool> use_whole{false};
+  mutable std::once_flag whole_once;
+  mutable Status whole_status;
+  mutable std::unique_ptr<char[]> whole;
+  mutable std::string_view content;  // uncompressed: the mapped block
+
+  // Walks the block table (or decodes a frame it cannot walk whole), once.
+  void Prepare(const Reader* r) const;
+  bool WalkBlocks(const Reader* r) const;
+  Status DecodeWhole(const Reader* r) const;
+  void EnsureWhole(const Reader* r) const;
+  // Decodes block b (once): false when it failed; *irregular when it decoded to a
+  // size other than its place in the buffer (then the frame is read whole).
+  bool DecodeBlock(const Reader* r, size_t b, bool* irregular) const;
+  void Fail(Status s) const;
 
   const float* vectors = nullptr;
 
@@ -82,6 +118,11 @@ struct Reader::Rep {
   const char* node_attrs = nullptr;
   const char* edge_attrs = nullptr;
   const char* kv_fixed = nullptr;
+  // Embeddings block 0x1D: offsets (n+1 u32), entries, overflow nodes (ascending).
+  const char* embed_offsets = nullptr;
+  const uint32_t* embed_entries = nullptr;
+  const char* embed_overflow = nullptr;
+  uint32_t embed_entry_count = 0, embed_overflow_count = 0;
   bool has_ext = false;
   // Set while the index section's blocks are parsed: a failure there in a file
   // without feature flags makes Finish() retry with the section ignored.
@@ -107,7 +148,6 @@ struct Reader::Rep {
   static Status ParseBlocks(Reader* r, bool ignore_index);
   static Status CheckNodes(Reader* r);
   static Status CheckEdges(Reader* r);
-  static Status DecodeContent(const Reader* r);
 };
 
 Reader::Reader() : rep_(std::make_unique<Rep>()) {}
@@ -478,6 +518,38 @@ Status Reader::Rep::ParseBlocks(Reader* r, bool ignore_index) {
           in_block = body;
           break;
         }
+        case BlockTag::kEmbeddings: {
+          if (!need(EmbeddingBlock::kFixedLength)) return Corrupt(name, "truncated");
+          const uint32_t entries = DecodeFixed32(body + 4), overflow = DecodeFixed32(body + 8);
+          if (DecodeFixed32(body) != h.dimension) return Corrupt(name, "dimension differs from the header's");
+          if (DecodeFixed32(body + 12) != 0) return Corrupt(name, "reserved bytes not zero");
+          const char* offsets = body + EmbeddingBlock::kFixedLength;
+          if (!need(EmbeddingBlock::kFixedLength + 4 * (n + 1 + uint64_t{entries} + overflow))) {
+            return Corrupt(name, "past end of block");
+          }
+          uint32_t prev = 0;
+          for (uint64_t i = 0; i <= n; ++i) {
+            const uint32_t off = DecodeFixed32(offsets + 4 * i);
+            if (off < prev || (i == 0 && off != 0) || (i == n && off != entries)) {
+              return Corrupt(name, "offsets not monotone");
+            }
+            prev = off;
+          }
+          const char* over = offsets + 4 * (n + 1) + 4 * uint64_t{entries};
+          for (uint32_t k = 0; k < overflow; ++k) {
+            const uint32_t node = DecodeFixed32(over + 4 * k);
+            if (node >= n || (k > 0 && node <= DecodeFixed32(over + 4 * (k - 1))) ||
+                DecodeFixed32(offsets + 4 * node) != DecodeFixed32(offsets + 4 * (node + 1))) {
+              return Corrupt(name, "overflow list not ascending nodes without entries");
+            }
+          }
+          rep.embed_offsets = offsets;
+          rep.embed_entries = reinterpret_cast<const uint32_t*>(offsets + 4 * (n + 1));
+          rep.embed_overflow = over;
+          rep.embed_entry_count = entries;
+          rep.embed_overflow_count = overflow;
+          break;
+        }
         case BlockTag::kChecksum:
           if (len < 8 || pos + kBlockHeaderLength + len != size) {
             return Corrupt(name, "not the last block");
@@ -504,6 +576,7 @@ Status Reader::Rep::ParseBlocks(Reader* r, bool ignore_index) {
   AMEM_RETURN_IF_ERROR(feature(kFeatureTermIndex, have_term, "term index"));
   AMEM_RETURN_IF_ERROR(feature(kFeatureDocLengths, have_doclen, "doc lengths"));
   AMEM_RETURN_IF_ERROR(feature(kFeatureChecksum, rep.checksum_block != kNone, "checksum"));
+  AMEM_RETURN_IF_ERROR(feature(kFeatureEmbeddings, rep.embed_offsets != nullptr, "embeddings"));
   if ((h.features & kFeatureExtensions) && present_ext != all_ext) {
     return Corrupt("extension blocks", "some are missing");
   }
@@ -686,21 +759,135 @@ bool Reader::index_section_ignored() const { return rep_->index_ignored; }
 
 // ---- content ----
 
-Status Reader::Rep::DecodeContent(const Reader* r) {
-  Rep& rep = *r->rep_;
-  const Header& h = rep.header;
+namespace {
+
+constexpr uint32_t kLz4FrameMagic = 0x184D2204;
+constexpr uint8_t kFlgVersionMask = 0xC0, kFlgVersion1 = 0x40, kFlgIndependent = 0x20,
+                  kFlgBlockChecksum = 0x10, kFlgContentSize = 0x08,
+                  kFlgContentChecksum = 0x04, kFlgReserved = 0x02, kFlgDictId = 0x01;
+constexpr uint32_t kLz4Uncompressed = 0x80000000u;
+
+}  // namespace
+
+// The LZ4 frame format (lz4_Frame_format.md): magic, FLG, BD, [content size],
+// [dict id], HC; then blocks of (u32 size, high bit = stored raw; data; [u32
+// XXH32 of the data]) ending with a zero word; then [u32 XXH32 of the content].
+bool Reader::Rep::WalkBlocks(const Reader* r) const {
+  const char* f = r->base_ + header.content_offset;
+  const uint64_t len = header.content_length, raw = header.content_uncompressed;
+  if (len < 7 || DecodeFixed32(f) != kLz4FrameMagic) return false;
+  const uint8_t flg = static_cast<uint8_t>(f[4]), bd = static_cast<uint8_t>(f[5]);
+  // Without block checksums a changed byte could decode unnoticed: such a frame is
+  // decoded whole, its content checksum checked at once, as before.
+  if ((flg & kFlgVersionMask) != kFlgVersion1 || !(flg & kFlgIndependent) ||
+      !(flg & kFlgBlockChecksum) || (flg & (kFlgReserved | kFlgDictId)) || (bd & 0x8F) != 0 ||
+      ((bd >> 4) & 7) < 4) {
+    return false;
+  }
+  const uint64_t max = uint64_t{1} << (8 + 2 * ((bd >> 4) & 7));  // 64 KB .. 4 MB
+  uint64_t pos = 6;
+  if (flg & kFlgContentSize) {
+    if (len < pos + 9 || DecodeFixed64(f + pos) != raw) return false;
+    pos += 8;
+  }
+  if (((XXH32(f + 4, pos - 4, 0) >> 8) & 0xFF) != static_cast<uint8_t>(f[pos])) return false;
+  ++pos;
+  const bool sums = (flg & kFlgBlockChecksum) != 0;
+  const uint64_t count = (raw + max - 1) / max;
+  std::vector<ContentBlock> table;
+  for (;;) {
+    if (len - pos < 4) return false;
+    const uint32_t word = DecodeFixed32(f + pos);
+    pos += 4;
+    if (word == 0) break;  // end mark
+    const uint32_t size = word & ~kLz4Uncompressed;
+    if (size > max || table.size() >= count || len - pos < size + (sums ? 4u : 0u)) return false;
+    table.push_back({pos, size, (word & kLz4Uncompressed) != 0});
+    pos += size + (sums ? 4 : 0);
+  }
+  if (table.size() != count) return false;
+  if (flg & kFlgContentChecksum) {
+    if (len - pos < 4) return false;
+    stored_checksum = DecodeFixed32(f + pos);
+    pos += 4;
+  }
+  if (pos != len) return false;
+  cblocks = std::move(table);
+  block_max = max;
+  block_checksums = sums;
+  content_checksum = (flg & kFlgContentChecksum) != 0;
+  // new[] without an initializer: the pages are touched only by the blocks decoded.
+  decoded.reset(new char[std::max<uint64_t>(raw, 1)]);
+  block_state.reset(new std::atomic<uint8_t>[count]);
+  for (uint64_t b = 0; b < count; ++b) block_state[b].store(kBlockPending, std::memory_order_relaxed);
+  block_mu.reset(new std::mutex[count]);
+  return true;
+}
+
+void Reader::Rep::Fail(Status s) const {
+  std::lock_guard<std::mutex> lock(status_mu);
+  if (block_failed.load(std::memory_order_relaxed)) return;
+  block_status = std::move(s);
+  block_failed.store(true, std::memory_order_release);
+}
+
+bool Reader::Rep::DecodeBlock(const Reader* r, size_t b, bool* irregular) const {
+  std::lock_guard<std::mutex> lock(block_mu[b]);
+  const uint8_t state = block_state[b].load(std::memory_order_acquire);
+  if (state != kBlockPending) return state == kBlockDone;
+  const ContentBlock& cb = cblocks[b];
+  const char* src = r->base_ + header.content_offset + cb.src;
+  const uint64_t at = b * block_max;
+  const uint64_t want = std::min(block_max, header.content_uncompressed - at);
+  const std::string block = "content block: block " + std::to_string(b) + " ";
+  Status s;
+  if (block_checksums && XXH32(src, cb.size, 0) != DecodeFixed32(src + cb.size)) {
+    s = Status::Corruption(block + "checksum mismatch");
+  } else if (cb.raw) {
+    if (cb.size == want) {
+      std::memcpy(decoded.get() + at, src, want);
+    } else {
+      *irregular = true;
+    }
+  } else {
+    const int got = LZ4_decompress_safe(src, decoded.get() + at, static_cast<int>(cb.size),
+                                        static_cast<int>(want));
+    if (got < 0 && want < block_max) {
+      // The last block: it may have failed for holding more than its place.
+      std::unique_ptr<char[]> room(new char[block_max]);
+      *irregular = LZ4_decompress_safe(src, room.get(), static_cast<int>(cb.size),
+                                       static_cast<int>(block_max)) >= 0;
+    }
+    if (got >= 0) {
+      *irregular = static_cast<uint64_t>(got) != want;
+    } else if (!*irregular) {
+      s = Status::Corruption(block + "does not decode (LZ4)");
+    }
+  }
+  if (*irregular) return false;  // stays pending; the frame is read whole
+  if (!s.ok()) {
+    Fail(std::move(s));
+    block_state[b].store(kBlockBad, std::memory_order_release);
+    return false;
+  }
+  block_state[b].store(kBlockDone, std::memory_order_release);
+  return true;
+}
+
+Status Reader::Rep::DecodeWhole(const Reader* r) const {
+  const Header& h = header;
   LZ4F_dctx* dctx = nullptr;
   if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION))) {
     return Status::IOError("content block: cannot create LZ4 context");
   }
-  std::string out(h.content_uncompressed, '\0');
+  std::unique_ptr<char[]> out(new char[std::max<uint64_t>(h.content_uncompressed, 1)]);
   const char* src = r->base_ + h.content_offset;
   size_t src_pos = 0, dst_pos = 0;
   Status status;
   for (;;) {
     size_t src_size = h.content_length - src_pos;
-    size_t dst_size = out.size() - dst_pos;
-    size_t rc = LZ4F_decompress(dctx, out.data() + dst_pos, &dst_size, src + src_pos, &src_size,
+    size_t dst_size = h.content_uncompressed - dst_pos;
+    size_t rc = LZ4F_decompress(dctx, out.get() + dst_pos, &dst_size, src + src_pos, &src_size,
                                 nullptr);
     if (LZ4F_isError(rc)) {
       status = Corrupt("content block", std::string("LZ4: ") + LZ4F_getErrorName(rc));
@@ -720,14 +907,26 @@ Status Reader::Rep::DecodeContent(const Reader* r) {
   if (status.ok() && src_pos != h.content_length) {
     status = Corrupt("content block", "bytes after the LZ4 frame");
   }
-  if (status.ok() && dst_pos != out.size()) {
+  if (status.ok() && dst_pos != h.content_uncompressed) {
     status = Corrupt("content block", "LZ4 frame smaller than the header promises");
   }
-  if (status.ok()) {
-    rep.decoded = std::move(out);
-    rep.content = rep.decoded;
-  }
+  if (status.ok()) whole = std::move(out);
   return status;
+}
+
+void Reader::Rep::EnsureWhole(const Reader* r) const {
+  std::call_once(whole_once, [&] {
+    whole_status = DecodeWhole(r);
+    use_whole.store(true, std::memory_order_release);
+  });
+}
+
+void Reader::Rep::Prepare(const Reader* r) const {
+  std::call_once(content_once, [&] {
+    walked = WalkBlocks(r);
+    if (!walked) EnsureWhole(r);
+    content_tried.store(true, std::memory_order_release);
+  });
 }
 
 Status Reader::EnsureContent() const {
@@ -736,11 +935,28 @@ Status Reader::EnsureContent() const {
     return layer_->dn().EnsureContent();
   }
   if (!content_compressed()) return Status::OK();
-  std::call_once(rep_->content_once, [this] {
-    rep_->content_status = Rep::DecodeContent(this);
-    rep_->content_tried.store(true, std::memory_order_release);
-  });
-  return rep_->content_status;
+  rep_->Prepare(this);
+  return ContentStatus();
+}
+
+Status Reader::DecodeAllContent() const {
+  if (layer_) {
+    AMEM_RETURN_IF_ERROR(layer_->base->DecodeAllContent());
+    return layer_->dn().DecodeAllContent();
+  }
+  AMEM_RETURN_IF_ERROR(EnsureContent());
+  if (!content_compressed() || rep_->use_whole.load(std::memory_order_acquire)) {
+    return ContentStatus();
+  }
+  for (size_t b = 0; b < rep_->cblocks.size(); ++b) {
+    if (rep_->block_state[b].load(std::memory_order_acquire) == Rep::kBlockDone) continue;
+    bool irregular = false;
+    if (!rep_->DecodeBlock(this, b, &irregular) && irregular) {
+      rep_->EnsureWhole(this);
+      break;
+    }
+  }
+  return ContentStatus();
 }
 
 Status Reader::ContentStatus() const {
@@ -749,12 +965,38 @@ Status Reader::ContentStatus() const {
     return layer_->dn().ContentStatus();
   }
   if (!rep_->content_tried.load(std::memory_order_acquire)) return Status::OK();
-  return rep_->content_status;
+  if (rep_->block_failed.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(rep_->status_mu);
+    return rep_->block_status;
+  }
+  if (rep_->use_whole.load(std::memory_order_acquire)) return rep_->whole_status;
+  return Status::OK();
 }
 
-std::string_view Reader::DecodedContent() const {
-  if (!EnsureContent().ok()) return {};
-  return rep_->content;
+const char* Reader::ContentBytes(uint64_t offset, uint32_t length) const {
+  if (!content_compressed()) return rep_->content.data() + offset;
+  const Rep& rep = *rep_;
+  rep.Prepare(this);
+  if (!rep.use_whole.load(std::memory_order_acquire)) {
+    const size_t first = offset / rep.block_max;
+    const size_t last = length == 0 ? first : (offset + length - 1) / rep.block_max;
+    bool ready = true;
+    for (size_t b = first; b <= last && b < rep.cblocks.size(); ++b) {
+      const uint8_t state = rep.block_state[b].load(std::memory_order_acquire);
+      if (state == Rep::kBlockDone) continue;
+      if (state == Rep::kBlockBad) return nullptr;
+      bool irregular = false;
+      if (!rep.DecodeBlock(this, b, &irregular)) {
+        if (!irregular) return nullptr;
+        ready = false;
+        break;
+      }
+    }
+    if (ready) return rep.decoded.get() + offset;
+    rep.EnsureWhole(this);
+  }
+  if (!rep.whole_status.ok()) return nullptr;
+  return rep.whole.get() + offset;
 }
 
 std::string_view Reader::content(uint32_t i) const {
@@ -762,11 +1004,10 @@ std::string_view Reader::content(uint32_t i) const {
     auto [file, x] = layer_->Local(i);
     return file->content(x);
   }
-  std::string_view block = DecodedContent();
-  if (block.empty()) return {};
   const char* p = node_ptr(i);
-  return block.substr(DecodeFixed64(p + NodeEntry::kContentOffsetOffset),
-                      DecodeFixed32(p + NodeEntry::kContentLengthOffset));
+  const uint32_t length = DecodeFixed32(p + NodeEntry::kContentLengthOffset);
+  const char* bytes = ContentBytes(DecodeFixed64(p + NodeEntry::kContentOffsetOffset), length);
+  return bytes == nullptr ? std::string_view() : std::string_view(bytes, length);
 }
 
 std::string_view Reader::meta(uint32_t i) const {
@@ -776,15 +1017,23 @@ std::string_view Reader::meta(uint32_t i) const {
   }
   const char* p = node_ptr(i);
   uint64_t off = DecodeFixed64(p + NodeEntry::kMetaOffsetOffset);
-  std::string_view block = off == kNone ? std::string_view() : DecodedContent();
-  if (block.empty()) return "{}";
-  return block.substr(off, DecodeFixed32(p + NodeEntry::kMetaLengthOffset));
+  if (off == kNone) return "{}";
+  const uint32_t length = DecodeFixed32(p + NodeEntry::kMetaLengthOffset);
+  const char* bytes = ContentBytes(off, length);
+  return bytes == nullptr ? std::string_view("{}") : std::string_view(bytes, length);
 }
 
 Status Reader::Verify() const {
   if (layer_) {
     AMEM_RETURN_IF_ERROR(layer_->base->Verify());
     return layer_->dn().Verify();
+  }
+  for (uint32_t k = 0; k < rep_->embed_entry_count; ++k) {
+    const uint32_t e = rep_->embed_entries[k];
+    if (EmbeddingBlock::Bucket(e) >= dimension_ || EmbeddingBlock::Count(e) == 0) {
+      return Status::Corruption("embeddings: entry " + std::to_string(k) +
+                                " has a bucket out of range or a zero count");
+    }
   }
   for (uint32_t t = 0; t < term_count_; ++t) {
     if (!rep_->CheckTerm(t, node_count_)) {
@@ -799,7 +1048,18 @@ Status Reader::Verify() const {
       return Status::Corruption("checksum: file bytes do not match the checksum block");
     }
   }
-  return EnsureContent();
+  AMEM_RETURN_IF_ERROR(DecodeAllContent());
+  // The whole-frame path checked the content checksum itself.
+  if (!content_compressed() || rep_->use_whole.load(std::memory_order_acquire) ||
+      !rep_->content_checksum) {
+    return Status::OK();
+  }
+  if (XXH32(rep_->decoded.get(), content_uncompressed_, 0) != rep_->stored_checksum) {
+    Status s = Corrupt("content block", "LZ4 content checksum mismatch");
+    rep_->Fail(s);
+    return s;
+  }
+  return Status::OK();
 }
 
 Status Reader::CheckIndexes() const {
@@ -918,6 +1178,23 @@ const float* Reader::vector(uint32_t i) const {
   uint64_t off = DecodeFixed64(node_ptr(i) + NodeEntry::kVectorOffsetOffset);
   if (off == kNone) return nullptr;
   return rep_->vectors + static_cast<size_t>(i) * dimension_;
+}
+
+bool Reader::embedding(uint32_t i, std::span<const uint32_t>* entries) const {
+  if (layer_) {
+    auto [file, x] = layer_->Local(i);
+    return file->embedding(x, entries);
+  }
+  const Rep& rep = *rep_;
+  if (!rep.embed_offsets) return false;
+  const uint32_t begin = DecodeFixed32(rep.embed_offsets + 4 * size_t{i});
+  const uint32_t end = DecodeFixed32(rep.embed_offsets + 4 * (size_t{i} + 1));
+  if (begin == end && rep.embed_overflow_count > 0) {
+    const uint32_t* over = reinterpret_cast<const uint32_t*>(rep.embed_overflow);
+    if (std::binary_search(over, over + rep.embed_overflow_count, i)) return false;
+  }
+  *entries = std::span<const uint32_t>(rep.embed_entries + begin, end - begin);
+  return true;
 }
 
 int64_t Reader::updated_ts(uint32_t i) const {

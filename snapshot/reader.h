@@ -11,7 +11,7 @@
 // Lifetimes: every string_view / pointer returned points into the mapping (or into
 // memory the reader owns) and stays valid until the Reader is destroyed.
 // Thread safety: all const methods may be called concurrently, including the first
-// content access (which decompresses the content block exactly once).
+// content access (each content block is decompressed exactly once).
 //
 // Seed-spec files without amem's extension blocks open too: out/in adjacency,
 // session, type and time indexes are rebuilt in memory; keys are "", ids are 0,
@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -152,7 +153,8 @@ class Reader {
   // only; Verify() includes this.
   Status CheckIndexes() const;
   // The verdict of decompressing the content block: OK while it has not been
-  // needed yet or when it decoded; Corruption when it failed. content() and meta()
+  // needed yet or while every block read so far decoded; Corruption ("content
+  // block: ...") once the frame or a block read failed. content() and meta()
   // read as "" / "{}" after a failure, so whoever shows content checks this after
   // building the answer (the tools do: exit 5 instead of empty text).
   Status ContentStatus() const;
@@ -204,14 +206,30 @@ class Reader {
     return static_cast<int64_t>(DecodeFixed64(node_ptr(i) + NodeEntry::kTimestampOffset));
   }
   int64_t updated_ts(uint32_t i) const;
-  // Content and meta live in the LZ4 content block, decompressed on first use.
-  // If decompression fails these return "" (and "{}" for meta); call
-  // EnsureContent() first where that must be an error.
+  // Content and meta live in the LZ4 content block. Its 4 MB blocks are
+  // decompressed one at a time, each on the first access to a text inside it
+  // (docs/FORMAT.md §6). If a block fails to decompress the texts in it read as ""
+  // (and "{}" for meta) and ContentStatus() says why.
   std::string_view content(uint32_t i) const;
   std::string_view meta(uint32_t i) const;  // flat JSON object; "{}" when none
-  Status EnsureContent() const;             // idempotent; cached result
+  // Checks the content frame's header and block table (cheap: no decompression)
+  // and returns ContentStatus(): Corruption when the frame is malformed or a block
+  // read so far failed. Idempotent. A frame that cannot be read block by block is
+  // decompressed whole here, as before.
+  Status EnsureContent() const;
+  // Decompresses every block now (what a bulk reader that must not see "" for a
+  // damaged block wants: merges, Verify(), benchmarks' warm-up); the first
+  // failure, or OK. Does not check the frame's content checksum (Verify() does).
+  Status DecodeAllContent() const;
   // dimension() floats, or nullptr when node i has no vector. 64-byte aligned block.
   const float* vector(uint32_t i) const;
+  // The built-in embedding of content(i) (common/tokenizer.h HashEmbed, before its
+  // normalisation) from the embeddings block (docs/FORMAT.md §8.20): its nonzero
+  // bucket counts as EmbeddingBlock entries, buckets in the order the tokens first
+  // touch them. False when the file has no such block or this node's counts did
+  // not fit it: then embed content(i). Open checks the block's offsets; entries'
+  // buckets are checked only by Verify(), so a caller tests Bucket() < dimension().
+  bool embedding(uint32_t i, std::span<const uint32_t>* entries) const;
   uint64_t id(uint32_t i) const;          // stable id XXH3(key); 0 without extensions
   std::string_view key(uint32_t i) const;  // "" without extensions
   std::string_view scope(uint32_t i) const;
@@ -371,7 +389,9 @@ class Reader {
   const char* edge_ptr(uint32_t j) const {
     return edges_ + static_cast<size_t>(j) * EdgeEntry::kEncodedLength;
   }
-  std::string_view DecodedContent() const;
+  // [offset, offset + length) of the decompressed content block, its blocks
+  // decoded as needed; nullptr when that failed.
+  const char* ContentBytes(uint64_t offset, uint32_t length) const;
 
   // Hot fields kept out of Rep so inline accessors need one load.
   const char* base_ = nullptr;

@@ -1,7 +1,9 @@
 #include "snapshot/term_index.h"
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
+#include <optional>
 
 #include "common/coding.h"
 #include "common/hash.h"
@@ -35,6 +37,7 @@ class TermTable {
     }
   }
   uint32_t size() const { return static_cast<uint32_t>(offsets_.size() - 1); }
+  uint64_t hash(uint32_t id) const { return hashes_[id]; }
   // Valid until the next Intern().
   std::string_view name(uint32_t id) const {
     return std::string_view(*arena_).substr(offsets_[id], offsets_[id + 1] - offsets_[id]);
@@ -70,8 +73,61 @@ uint64_t MaxTokens(std::string_view text) { return (text.size() + 1) / 3; }
 
 }  // namespace
 
+// Node by node, the Embeddings block (FORMAT.md §8.20) from each content's distinct
+// terms in first-seen order: HashEmbed adds sign(h) at h % dim for every token, so
+// a term seen tf times adds tf * sign(h) to its bucket, and the buckets come out in
+// the order the tokens first touch them, as query/similar.cc sums them.
+class EmbeddingBuilder {
+ public:
+  EmbeddingBuilder(uint32_t dim, std::vector<uint32_t>* offsets, std::vector<uint32_t>* entries,
+                   std::vector<uint32_t>* overflow)
+      : dim_(dim), counts_(dim, 0), seen_(dim, 0), offsets_(offsets), entries_(entries),
+        overflow_(overflow) {
+    offsets_->assign(1, 0);
+    entries_->clear();
+    overflow_->clear();
+  }
+  void AddTerm(uint64_t hash, uint32_t tf) {
+    const uint32_t b = static_cast<uint32_t>(hash % dim_);
+    if (!seen_[b]) {
+      seen_[b] = 1;
+      touched_.push_back(b);
+    }
+    counts_[b] += (hash >> 63) ? -int64_t{tf} : int64_t{tf};
+    // A frequency at the index's cap is not the true count.
+    if (tf >= kMaxTermFrequency) capped_ = true;
+  }
+  // Ends node `node`'s terms.
+  void EndNode(uint32_t node) {
+    bool fits = !capped_;
+    for (uint32_t b : touched_) fits = fits && EmbeddingBlock::Fits(counts_[b]);
+    for (uint32_t b : touched_) {
+      if (fits && counts_[b] != 0) {
+        entries_->push_back(EmbeddingBlock::Entry(b, static_cast<int32_t>(counts_[b])));
+      }
+      counts_[b] = 0;
+      seen_[b] = 0;
+    }
+    if (!fits) overflow_->push_back(node);
+    touched_.clear();
+    capped_ = false;
+    offsets_->push_back(static_cast<uint32_t>(entries_->size()));
+  }
+  bool full() const { return entries_->size() >= UINT32_MAX - dim_; }
+
+ private:
+  uint32_t dim_;
+  std::vector<int64_t> counts_;
+  std::vector<uint8_t> seen_;
+  std::vector<uint32_t> touched_;
+  bool capped_ = false;
+  std::vector<uint32_t>* offsets_;
+  std::vector<uint32_t>* entries_;
+  std::vector<uint32_t>* overflow_;
+};
+
 Status TermIndex::Build(const std::vector<std::string_view>& contents,
-                        const std::vector<std::string_view>& metas) {
+                        const std::vector<std::string_view>& metas, uint32_t embedding_dim) {
   const uint32_t n = static_cast<uint32_t>(contents.size());
   // Provisional ids follow first appearance; the final order is bytewise term
   // order, so nothing about the hash table reaches the output.
@@ -113,8 +169,22 @@ Status TermIndex::Build(const std::vector<std::string_view>& contents,
     }
     return tokens;
   };
+  embedding_dim_ = embedding_dim;
+  std::optional<EmbeddingBuilder> embed;
+  if (embedding_dim > 0) {
+    embed.emplace(embedding_dim, &embedding_offsets_, &embedding_entries_, &embedding_overflow_);
+    embedding_offsets_.reserve(size_t{n} + 1);
+  }
   for (uint32_t i = 0; i < n; ++i) {
+    const size_t content_first = raw.size();
     doc_lengths_[i] = add_field(contents[i], 2 * uint64_t{i} + 1, Field::kContent);
+    if (embed) {
+      for (size_t k = content_first; k < raw.size(); ++k) {
+        embed->AddTerm(terms.hash(raw[k].term), raw[k].tf_field & kMaxTermFrequency);
+      }
+      embed->EndNode(i);
+      if (embed->full()) return Status::InvalidArgument("embeddings: too many entries");
+    }
     add_field(metas[i], 2 * uint64_t{i} + 2, Field::kMeta);
     node_end[i] = static_cast<uint32_t>(raw.size());
     if (raw.size() >= UINT32_MAX) return Status::InvalidArgument("term index: too many postings");
@@ -175,6 +245,24 @@ void TermIndex::EmitTermIndex(Emitter* out) const {
 
 void TermIndex::EmitDocLengths(Emitter* out) const {
   for (uint32_t dl : doc_lengths_) out->PutFixed32(dl);
+}
+
+uint64_t TermIndex::embeddings_length() const {
+  return EmbeddingBlock::kFixedLength +
+         4 * (embedding_offsets_.size() + embedding_entries_.size() + embedding_overflow_.size());
+}
+
+void TermIndex::EmitEmbeddings(Emitter* out) const {
+  out->PutFixed32(embedding_dim_);
+  out->PutFixed32(static_cast<uint32_t>(embedding_entries_.size()));
+  out->PutFixed32(static_cast<uint32_t>(embedding_overflow_.size()));
+  out->PutFixed32(0);
+  // Little-endian host: the u32 arrays' bytes are the format's.
+  static_assert(std::endian::native == std::endian::little);
+  for (const std::vector<uint32_t>* v :
+       {&embedding_offsets_, &embedding_entries_, &embedding_overflow_}) {
+    out->Append(std::string_view(reinterpret_cast<const char*>(v->data()), 4 * v->size()));
+  }
 }
 
 }  // namespace amem::snapshot

@@ -43,14 +43,14 @@ struct WNode {
   float confidence = 1.0f;
   int64_t created_ts = 0, updated_ts = 0;
   std::string_view content, meta, scope, task;
-  const std::vector<float>* vector = nullptr;
+  const char* vector = nullptr;  // dimension little-endian floats, unaligned
   bool stub = false;
 };
 
 struct WEdge {
   uint32_t src = 0, dst = 0;
   RelationId rel = 0;
-  const EdgeRecord* rec = nullptr;
+  const EdgeView* rec = nullptr;
 };
 
 // string -> u32 by open addressing over Hash64. The writer looks up a string for
@@ -188,6 +188,9 @@ Status Compress(std::string_view raw, std::string* out) {
   prefs.frameInfo.blockSizeID = LZ4F_max4MB;
   prefs.frameInfo.blockMode = LZ4F_blockIndependent;
   prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+  // Each block's XXH32, so a reader that decodes one block at a time still finds
+  // any changed byte in it (docs/FORMAT.md §6).
+  prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
   prefs.frameInfo.contentSize = raw.size();
   prefs.compressionLevel = 0;
   const size_t bound = LZ4F_compressFrameBound(raw.size(), &prefs);
@@ -202,15 +205,16 @@ Status Compress(std::string_view raw, std::string* out) {
   return Status::OK();
 }
 
-Status CheckNode(const NodeRecord& n) {
-  if (!IsValidNodeType(static_cast<uint32_t>(n.type))) {
-    return Status::InvalidArgument("node " + n.key + ": unknown type");
-  }
+Status CheckNode(const NodeView& n) {
+  auto bad = [&n](const char* what) {
+    return Status::InvalidArgument("node " + std::string(n.key) + what);
+  };
+  if (!IsValidNodeType(static_cast<uint32_t>(n.type))) return bad(": unknown type");
   if (!std::isfinite(n.confidence) || n.confidence < 0.0f || n.confidence > 1.0f) {
-    return Status::InvalidArgument("node " + n.key + ": confidence outside 0..1");
+    return bad(": confidence outside 0..1");
   }
-  for (float f : n.vector) {
-    if (!std::isfinite(f)) return Status::InvalidArgument("node " + n.key + ": vector not finite");
+  for (size_t at = 0; at + 4 <= n.vector_bytes.size(); at += 4) {
+    if (!std::isfinite(DecodeFloat(n.vector_bytes.data() + at))) return bad(": vector not finite");
   }
   if (n.key.empty()) return Status::InvalidArgument("node with an empty key");
   return Status::OK();
@@ -239,7 +243,7 @@ class FileSink : public ByteSink {
 
 }  // namespace
 
-Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptions& options,
+Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterOptions& options,
                                       ByteSink* sink) {
   const uint32_t dim = state.dimension;
   if (dim == 0 || dim > kMaxDimension) {
@@ -247,7 +251,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
   }
 
   // ---- nodes sorted by key; dangling edge endpoints become stubs ----
-  std::vector<const NodeRecord*> live(state.nodes.size());
+  std::vector<const NodeView*> live(state.nodes.size());
   for (size_t k = 0; k < live.size(); ++k) live[k] = &state.nodes[k];
   auto key_less = [](const auto* a, const auto* b) { return a->key < b->key; };
   // Store::ReadState hands the nodes over in key order; checking costs one pass.
@@ -257,10 +261,11 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
   for (size_t k = 0; k < live.size(); ++k) {
     AMEM_RETURN_IF_ERROR(CheckNode(*live[k]));
     if (k > 0 && live[k]->key == live[k - 1]->key) {
-      return Status::InvalidArgument("duplicate node key " + live[k]->key);
+      return Status::InvalidArgument("duplicate node key " + std::string(live[k]->key));
     }
-    if (!live[k]->vector.empty() && live[k]->vector.size() != dim) {
-      return Status::InvalidArgument("node " + live[k]->key + ": vector dimension mismatch");
+    if (!live[k]->vector_bytes.empty() && live[k]->vector_bytes.size() != dim * sizeof(float)) {
+      return Status::InvalidArgument("node " + std::string(live[k]->key) +
+                                     ": vector dimension mismatch");
     }
   }
   StringIndex key_index;  // key -> position in live; later key -> dense number
@@ -268,7 +273,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
   for (uint32_t k = 0; k < live.size(); ++k) key_index.Insert(live[k]->key, k);
   auto is_live = [&](std::string_view key) { return key_index.Find(key) != nullptr; };
   std::vector<std::pair<std::string_view, int64_t>> stub_refs;
-  for (const EdgeRecord& e : state.edges) {
+  for (const EdgeView& e : state.edges) {
     if (!is_live(e.src_key)) stub_refs.emplace_back(e.src_key, e.created_ts);
     if (!is_live(e.dst_key)) stub_refs.emplace_back(e.dst_key, e.created_ts);
   }
@@ -276,16 +281,16 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
 
   // ---- sessions (runs) and labels (scopes, tasks) ----
   Dictionary runs, labels;
-  for (const NodeRecord& n : state.nodes) {
+  for (const NodeView& n : state.nodes) {
     runs.Add(n.run);
     labels.Add(n.scope);
     labels.Add(n.task);
   }
-  for (const EdgeRecord& e : state.edges) {
+  for (const EdgeView& e : state.edges) {
     runs.Add(e.run);
     labels.Add(e.task);
   }
-  for (const KvRecord& kv : state.kv) {
+  for (const KvView& kv : state.kv) {
     runs.Add(kv.run);
     labels.Add(kv.task);
   }
@@ -295,7 +300,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
 
   std::vector<WNode> keyed;  // live nodes and stubs, in key order
   ReserveHuge(&keyed, live.size() + stub_refs.size());
-  for (const NodeRecord* n : live) {
+  for (const NodeView* n : live) {
     WNode w;
     w.key = n->key;
     w.id = n->id;
@@ -308,7 +313,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
     w.meta = n->meta;
     w.scope = n->scope;
     w.task = n->task;
-    if (!n->vector.empty()) w.vector = &n->vector;
+    if (!n->vector_bytes.empty()) w.vector = n->vector_bytes.data();
     keyed.push_back(w);
   }
   uint32_t stub_count = 0;
@@ -391,13 +396,16 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
   std::vector<uint32_t> out_start(static_cast<size_t>(n) + 1, 0);
   std::vector<WEdge> unsorted;
   ReserveHuge(&unsorted, m);
-  for (const EdgeRecord& e : state.edges) {
+  auto edge_name = [](const EdgeView& e) {
+    return "edge " + std::string(e.src_key) + " -> " + std::string(e.dst_key);
+  };
+  for (const EdgeView& e : state.edges) {
     if (file_rel[e.rel] == 0xFFFF) {
-      return Status::InvalidArgument("edge " + e.src_key + " -> " + e.dst_key +
-                                     ": undefined relation " + std::to_string(e.rel));
+      return Status::InvalidArgument(edge_name(e) + ": undefined relation " +
+                                     std::to_string(e.rel));
     }
     if (!std::isfinite(e.weight)) {
-      return Status::InvalidArgument("edge " + e.src_key + " -> " + e.dst_key + ": weight not finite");
+      return Status::InvalidArgument(edge_name(e) + ": weight not finite");
     }
     // Edges of one source usually come together (Store::ReadState sorts them).
     const uint32_t src = !unsorted.empty() && e.src_key == unsorted.back().rec->src_key
@@ -422,8 +430,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
   for (size_t k = 1; k < edges.size(); ++k) {
     if (edges[k].src == edges[k - 1].src && edges[k].rel == edges[k - 1].rel &&
         edges[k].dst == edges[k - 1].dst) {
-      return Status::InvalidArgument("duplicate edge " + edges[k].rec->src_key + " -> " +
-                                     edges[k].rec->dst_key);
+      return Status::InvalidArgument("duplicate " + edge_name(*edges[k].rec));
     }
   }
 
@@ -470,7 +477,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
     see_ts(e.rec->created_ts);
     see_ts(e.rec->updated_ts);
   }
-  for (const KvRecord& kv : state.kv) see_ts(kv.ts);
+  for (const KvView& kv : state.kv) see_ts(kv.ts);
   std::string compressed;
   if (options.compress) AMEM_RETURN_IF_ERROR(Compress(raw, &compressed));
   const std::string_view stored = options.compress ? std::string_view(compressed) : raw;
@@ -493,7 +500,8 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
   h.index_offset = AlignUp(h.vector_offset + vector_bytes, kBlockAlignment);
   h.features = (options.term_index ? kFeatureTermIndex | kFeatureDocLengths : 0) |
                (options.extensions ? kFeatureExtensions : 0) |
-               (options.checksum ? kFeatureChecksum : 0);
+               (options.checksum ? kFeatureChecksum : 0) |
+               (options.term_index && options.embeddings ? kFeatureEmbeddings : 0);
 
   // ---- index blocks, ascending tags: lengths now, bytes when streamed ----
   std::vector<PendingBlock> blocks;
@@ -538,13 +546,13 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
       contents[i] = nodes[i].content;
       metas[i] = nodes[i].meta == kEmptyMeta ? std::string_view() : nodes[i].meta;
     }
-    AMEM_RETURN_IF_ERROR(terms.Build(contents, metas));
+    AMEM_RETURN_IF_ERROR(terms.Build(contents, metas, options.embeddings ? dim : 0));
     AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTermIndex, terms.term_index_length(),
                                   [&](Emitter* out) { terms.EmitTermIndex(out); }));
     AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kDocLengths, terms.doc_lengths_length(),
                                   [&](Emitter* out) { terms.EmitDocLengths(out); }));
   }
-  std::vector<const KvRecord*> kv(state.kv.size());
+  std::vector<const KvView*> kv(state.kv.size());
   std::vector<std::string_view> kv_strings;
   std::vector<std::string_view> type_names;
   if (options.extensions) {
@@ -601,13 +609,13 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
 
     // 0x1A kv, sorted by (scope, ns, key)
     for (size_t k = 0; k < kv.size(); ++k) kv[k] = &state.kv[k];
-    std::sort(kv.begin(), kv.end(), [](const KvRecord* a, const KvRecord* b) {
+    std::sort(kv.begin(), kv.end(), [](const KvView* a, const KvView* b) {
       return std::tie(a->scope, a->ns, a->key) < std::tie(b->scope, b->ns, b->key);
     });
     for (size_t k = 0; k < kv.size(); ++k) {
       if (k > 0 && std::tie(kv[k]->scope, kv[k]->ns, kv[k]->key) ==
                        std::tie(kv[k - 1]->scope, kv[k - 1]->ns, kv[k - 1]->key)) {
-        return Status::InvalidArgument("duplicate kv entry " + kv[k]->key);
+        return Status::InvalidArgument("duplicate kv entry " + std::string(kv[k]->key));
       }
       kv_strings.insert(kv_strings.end(), {kv[k]->scope, kv[k]->ns, kv[k]->key, kv[k]->value});
     }
@@ -617,7 +625,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
                                   4 + kKvFixedLength * kv.size() + *kv_strings_length,
                                   [&](Emitter* out) {
       out->PutFixed32(static_cast<uint32_t>(kv.size()));
-      for (const KvRecord* r : kv) {
+      for (const KvView* r : kv) {
         out->PutFixed64(static_cast<uint64_t>(r->ts));
         out->PutFixed32(runs.IndexOf(r->run));
         out->PutFixed32(labels.IndexOf(r->task));
@@ -649,6 +657,11 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
     }));
   }
 
+  if (options.term_index && options.embeddings) {  // 0x1D
+    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kEmbeddings, terms.embeddings_length(),
+                                  [&](Emitter* out) { terms.EmitEmbeddings(out); }));
+  }
+
   // ---- stream the file ----
   uint64_t total = h.index_offset + (options.checksum ? kBlockHeaderLength + 8 : 0);
   for (const PendingBlock& b : blocks) total += kBlockHeaderLength + AlignUp(b.length, kBlockAlignment);
@@ -675,8 +688,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
     for (const WNode& w : nodes) {
       if (w.vector) {
         // Little-endian host (static_assert above): the floats' bytes are the format's.
-        out.Append(std::string_view(reinterpret_cast<const char*>(w.vector->data()),
-                                    dim * sizeof(float)));
+        out.Append(std::string_view(w.vector, dim * sizeof(float)));
       } else {
         out.AppendZeros(dim * sizeof(float));
       }
@@ -700,6 +712,11 @@ Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptio
 }
 
 void StringSink::Reserve(uint64_t total) { ReserveHuge(out_, total); }
+
+Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptions& options,
+                                      ByteSink* sink) {
+  return WriteSnapshot(ViewOf(state), options, sink);
+}
 
 Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& options) {
   std::string file;

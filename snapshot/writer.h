@@ -1,4 +1,4 @@
-// snapshot::WriteSnapshot compiles a StoreState into the bytes of an .amem file
+// snapshot::WriteSnapshot compiles a StoreState (or its views) into the bytes of an .amem file
 // (docs/FORMAT.md) and streams them to a ByteSink; WriteFileAtomic puts them on disk
 // so that no reader ever maps a half-written file. The output depends only on the
 // logical state: the order of state.nodes / edges / kv does not matter, and the
@@ -20,6 +20,7 @@ namespace amem::snapshot {
 struct WriterOptions {
   bool term_index = true;  // TermIndex 0x05 and DocLengths 0x06
   bool extensions = true;  // amem blocks 0x10..0x1C (keys, ids, attributes, CSR, kv)
+  bool embeddings = true;  // built-in embeddings 0x1D (with term_index only)
   bool checksum = true;    // checksum block 0x1F
   bool compress = true;    // content as one LZ4 frame (flags bit 2); else stored raw
 };
@@ -60,6 +61,9 @@ struct SnapshotSummary {
 // relation, weight, confidence or vector that the model forbids, duplicate keys
 // or edges, or a section beyond the format's 32-bit limits. Otherwise the first
 // error of the sink, if any.
+Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterOptions& options,
+                                      ByteSink* sink);
+// The same for an owned state (through ViewOf).
 Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptions& options,
                                       ByteSink* sink);
 

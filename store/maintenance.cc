@@ -230,22 +230,6 @@ uint64_t MoveToDeadLists(MDB_txn* txn, const Dbs& dbs, const DeadEdge& d,
   return moved;
 }
 
-
-// A live node or edge as the scan met it, in id order: its value decoded into
-// views of the txn's map, turned into a record once the keys are sorted, so that
-// each record is built once, in place, instead of built and then moved into
-// sorted order. The e key is copied: a past view's keys do not outlive the scan.
-struct LiveNode {
-  uint64_t id;
-  NodeValue value;
-};
-struct LiveEdge {
-  uint64_t src, dst;
-  RelationId rel;
-  char key[kEdgeKeySize];
-  EdgeValue value;
-};
-
 // Positions 0..count-1 sorted by (key(i), i). The keys are first copied next to
 // each other, so the sort compares bytes in cache instead of bytes scattered over
 // the map's pages (a cache miss per comparison made this sort a tenth of ReadState).
@@ -267,12 +251,32 @@ std::vector<uint32_t> OrderByKey(uint32_t count, KeyFn key) {
   return order;
 }
 
-// The positions of `edges` (read in (src id, rel, dst id) order) in (src_key, rel,
-// dst_key) order. Edges of one source are already together, so only the runs are
-// sorted by key (ties, only if two ids shared a key, which Apply prevents, by id),
-// then each run by (rel, dst_key): far fewer string comparisons than sorting all
-// edges.
-std::vector<uint32_t> EdgeOrder(const std::vector<LiveEdge>& e) {
+// Puts (*v)[order[k]] at position k for every k, moving each element once.
+// REQUIRES: order is a permutation of 0..v->size()-1.
+template <typename T>
+void PermuteInPlace(std::vector<T>* v, std::vector<uint32_t> order) {
+  for (uint32_t start = 0; start < order.size(); ++start) {
+    if (order[start] == start) continue;
+    // Follow the cycle through start, marking each position done (order[k] = k).
+    T first = std::move((*v)[start]);
+    uint32_t k = start;
+    while (order[k] != start) {
+      const uint32_t from = order[k];
+      (*v)[k] = std::move((*v)[from]);
+      order[k] = k;
+      k = from;
+    }
+    (*v)[k] = std::move(first);
+    order[k] = k;
+  }
+}
+
+// The positions of `edges` (in (src id, rel, dst id) order, as VisitState gives
+// them) in (src_key, rel, dst_key) order. Edges of one source are already
+// together, so only the runs are sorted by key (ties, only if two ids shared a
+// key, which Apply prevents, by id), then each run by (rel, dst_key): far fewer
+// string comparisons than sorting all edges.
+std::vector<uint32_t> EdgeOrder(const std::vector<EdgeView>& e) {
   std::vector<std::pair<uint32_t, uint32_t>> runs;  // [begin, end), in src id order
   for (uint32_t i = 0; i < e.size();) {
     uint32_t j = i + 1;
@@ -283,13 +287,13 @@ std::vector<uint32_t> EdgeOrder(const std::vector<LiveEdge>& e) {
   std::vector<uint32_t> order;
   order.reserve(e.size());
   for (uint32_t r : OrderByKey(static_cast<uint32_t>(runs.size()),
-                               [&](uint32_t r) { return e[runs[r].first].value.src_key; })) {
+                               [&](uint32_t r) { return e[runs[r].first].src_key; })) {
     const auto [begin, end] = runs[r];
     size_t at = order.size();
     for (uint32_t i = begin; i < end; ++i) order.push_back(i);
     std::sort(order.begin() + static_cast<ptrdiff_t>(at), order.end(), [&](uint32_t a, uint32_t b) {
       if (e[a].rel != e[b].rel) return e[a].rel < e[b].rel;
-      if (int c = e[a].value.dst_key.compare(e[b].value.dst_key); c != 0) return c < 0;
+      if (int c = e[a].dst_key.compare(e[b].dst_key); c != 0) return c < 0;
       return e[a].dst < e[b].dst;
     });
   }
@@ -298,11 +302,11 @@ std::vector<uint32_t> EdgeOrder(const std::vector<LiveEdge>& e) {
 
 }  // namespace
 
-Result<StoreState> Store::ReadState(const ReadView& view) const {
-  StoreState state;
-  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) -> Status {
+Status Store::VisitState(const ReadView& view,
+                         const std::function<Status(const StoreStateView&)>& fn) const {
+  return rep_->Read([&](MDB_txn* txn) -> Status {
     const Dbs& dbs = rep_->dbs;
-    state = StoreState();
+    StoreStateView state;
     state.dimension = rep_->dimension;
     At at;
     AMEM_RETURN_IF_ERROR(rep_->Resolve(txn, view, &at));
@@ -314,62 +318,86 @@ Result<StoreState> Store::ReadState(const ReadView& view) const {
       state.revision_ts = static_cast<int64_t>(DecodeFixed64(log.data()));
     }
     AMEM_RETURN_IF_ERROR(LoadRelations(txn, dbs, at, &state.relations));
-    std::string names[kMaxRelationId + 1];
+    std::string_view names[kMaxRelationId + 1];
     for (const auto& [id, name] : state.relations) names[id] = name;
 
-    // Pass 1: decode every live record without copying it (the views live until
-    // the txn ends). Pass 2: build the records in sorted order.
-    std::vector<LiveNode> live_nodes;
-    std::vector<LiveEdge> live_edges;
-    ReserveHuge(&live_nodes, Entries(txn, dbs.n));
-    ReserveHuge(&live_edges, Entries(txn, dbs.e));
+    // Every live record decoded in place (the views live until the txn ends),
+    // in id order; then the nodes are put in key order.
+    ReserveHuge(&state.nodes, Entries(txn, dbs.n));
+    ReserveHuge(&state.edges, Entries(txn, dbs.e));
     AMEM_RETURN_IF_ERROR(ForEachAt(txn, dbs, dbs.n, kHistNode, "", at,
                                    [&](std::string_view k, std::string_view value) {
                                      if (k.size() != kNodeKeySize) {
                                        return Status::Corruption("node key size");
                                      }
-                                     LiveNode n{DecodeBig64(k.data()), {}};
-                                     AMEM_RETURN_IF_ERROR(n.value.DecodeFrom(value));
-                                     if (!n.value.tombstone) live_nodes.push_back(n);
+                                     NodeValue v;
+                                     AMEM_RETURN_IF_ERROR(v.DecodeFrom(value));
+                                     if (!v.tombstone) {
+                                       state.nodes.push_back(ToNodeView(DecodeBig64(k.data()), v));
+                                     }
                                      return Status::OK();
                                    }));
+    PermuteInPlace(&state.nodes, OrderByKey(static_cast<uint32_t>(state.nodes.size()),
+                                            [&](uint32_t i) { return state.nodes[i].key; }));
     AMEM_RETURN_IF_ERROR(ForEachAt(txn, dbs, dbs.e, kHistEdge, "", at,
                                    [&](std::string_view k, std::string_view value) {
                                      if (k.size() != kEdgeKeySize) {
                                        return Status::Corruption("edge key size");
                                      }
-                                     LiveEdge e{};
-                                     AMEM_RETURN_IF_ERROR(e.value.DecodeFrom(value));
-                                     if (e.value.tombstone) return Status::OK();
-                                     DecodeEdgeKey(k, &e.src, &e.rel, &e.dst);
-                                     std::copy(k.begin(), k.end(), e.key);
-                                     if (names[e.rel].empty()) {
+                                     EdgeValue v;
+                                     AMEM_RETURN_IF_ERROR(v.DecodeFrom(value));
+                                     if (v.tombstone) return Status::OK();
+                                     uint64_t src = 0, dst = 0;
+                                     RelationId rel = 0;
+                                     DecodeEdgeKey(k, &src, &rel, &dst);
+                                     if (names[rel].empty()) {
                                        return Status::Corruption(
                                            "an edge uses unknown relation id " +
-                                           std::to_string(e.rel));
+                                           std::to_string(rel));
                                      }
-                                     live_edges.push_back(e);
+                                     state.edges.push_back(ToEdgeView(src, rel, dst, names[rel], v));
                                      return Status::OK();
                                    }));
+    // A past view's kv keys are strings of the scan: copied to the arena, and
+    // the views made once it has stopped growing.
+    std::vector<uint32_t> key_ends;
+    AMEM_RETURN_IF_ERROR(ForEachAt(txn, dbs, dbs.kv, kHistKv, "", at,
+                                   [&](std::string_view k, std::string_view value) {
+                                     KvValue v;
+                                     AMEM_RETURN_IF_ERROR(v.DecodeFrom(value));
+                                     if (v.tombstone) return Status::OK();
+                                     state.arena.append(k);
+                                     key_ends.push_back(static_cast<uint32_t>(state.arena.size()));
+                                     state.kv.push_back({{}, {}, {}, v.value, v.run, v.task,
+                                                         v.ts, v.rev});
+                                     return Status::OK();
+                                   }));
+    for (size_t i = 0, begin = 0; i < state.kv.size(); begin = key_ends[i++]) {
+      KvView& kv = state.kv[i];
+      if (!SplitKvKey(std::string_view(state.arena).substr(begin, key_ends[i] - begin),
+                      &kv.scope, &kv.ns, &kv.key)) {
+        return Status::Corruption("kv key");
+      }
+    }
+    return fn(state);
+  });
+}
 
-    ReserveHuge(&state.nodes, live_nodes.size());
-    for (uint32_t i : OrderByKey(static_cast<uint32_t>(live_nodes.size()),
-                                 [&](uint32_t i) { return live_nodes[i].value.key; })) {
-      state.nodes.push_back(ToNodeRecord(live_nodes[i].id, live_nodes[i].value));
-    }
-    ReserveHuge(&state.edges, live_edges.size());
-    for (uint32_t i : EdgeOrder(live_edges)) {
-      const LiveEdge& e = live_edges[i];
-      state.edges.push_back(
-          ToEdgeRecord(std::string_view(e.key, kEdgeKeySize), names[e.rel], e.value));
-    }
-    return ForEachAt(txn, dbs, dbs.kv, kHistKv, "", at,
-                     [&](std::string_view k, std::string_view value) {
-                       KvValue v;
-                       AMEM_RETURN_IF_ERROR(v.DecodeFrom(value));
-                       if (!v.tombstone) state.kv.push_back(ToKvRecord(k, v));
-                       return Status::OK();
-                     });
+Result<StoreState> Store::ReadState(const ReadView& view) const {
+  StoreState state;
+  AMEM_RETURN_IF_ERROR(VisitState(view, [&](const StoreStateView& v) {
+    state = StoreState();
+    state.dimension = v.dimension;
+    state.revision = v.revision;
+    state.revision_ts = v.revision_ts;
+    state.relations = v.relations;
+    ReserveHuge(&state.nodes, v.nodes.size());
+    for (const NodeView& n : v.nodes) state.nodes.push_back(ToNodeRecord(n));
+    ReserveHuge(&state.edges, v.edges.size());
+    for (uint32_t i : EdgeOrder(v.edges)) state.edges.push_back(ToEdgeRecord(v.edges[i]));
+    state.kv.reserve(v.kv.size());
+    for (const KvView& kv : v.kv) state.kv.push_back(ToKvRecord(kv));
+    return Status::OK();
   }));
   return state;
 }

@@ -1,8 +1,9 @@
 // Store: open, view resolution and the read API (docs/STORE.md).
-#include <algorithm>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -188,9 +189,20 @@ Status LoadRelations(MDB_txn* txn, const Dbs& dbs, const At& at,
   return Status::OK();
 }
 
-NodeRecord ToNodeRecord(uint64_t id, const NodeValue& v) {
+NodeView ToNodeView(uint64_t id, const NodeValue& v) {
+  return {id,   v.key,   v.type,       v.content,    v.meta, v.confidence, v.scope,
+          v.run, v.task, v.created_ts, v.updated_ts, v.rev,  v.vector_bytes};
+}
+
+EdgeView ToEdgeView(uint64_t src, RelationId rel, uint64_t dst, std::string_view rel_name,
+                    const EdgeValue& v) {
+  return {src,       dst,   v.src_key, v.dst_key,    rel,          rel_name, v.weight,
+          v.payload, v.run, v.task,    v.created_ts, v.updated_ts, v.rev};
+}
+
+NodeRecord ToNodeRecord(const NodeView& v) {
   NodeRecord r;
-  r.id = id;
+  r.id = v.id;
   r.key = v.key;
   r.type = v.type;
   r.content = v.content;
@@ -207,12 +219,14 @@ NodeRecord ToNodeRecord(uint64_t id, const NodeValue& v) {
   return r;
 }
 
-EdgeRecord ToEdgeRecord(std::string_view edge_key, std::string rel_name, const EdgeValue& v) {
+EdgeRecord ToEdgeRecord(const EdgeView& v) {
   EdgeRecord r;
-  DecodeEdgeKey(edge_key, &r.src, &r.rel, &r.dst);
+  r.src = v.src;
+  r.dst = v.dst;
+  r.rel = v.rel;
   r.src_key = v.src_key;
   r.dst_key = v.dst_key;
-  r.rel_name = std::move(rel_name);
+  r.rel_name = v.rel_name;
   r.weight = v.weight;
   r.payload = v.payload;
   r.run = v.run;
@@ -223,18 +237,34 @@ EdgeRecord ToEdgeRecord(std::string_view edge_key, std::string rel_name, const E
   return r;
 }
 
-KvRecord ToKvRecord(std::string_view kv_key, const KvValue& v) {
+KvRecord ToKvRecord(const KvView& v) {
   KvRecord r;
-  std::string_view scope, ns, key;
-  SplitKvKey(kv_key, &scope, &ns, &key);
-  r.scope = scope;
-  r.ns = ns;
-  r.key = key;
+  r.scope = v.scope;
+  r.ns = v.ns;
+  r.key = v.key;
   r.value = v.value;
   r.run = v.run;
   r.task = v.task;
   r.ts = v.ts;
   r.rev = v.rev;
+  return r;
+}
+
+NodeRecord ToNodeRecord(uint64_t id, const NodeValue& v) { return ToNodeRecord(ToNodeView(id, v)); }
+
+EdgeRecord ToEdgeRecord(std::string_view edge_key, std::string rel_name, const EdgeValue& v) {
+  uint64_t src = 0, dst = 0;
+  RelationId rel = 0;
+  DecodeEdgeKey(edge_key, &src, &rel, &dst);
+  EdgeRecord r = ToEdgeRecord(ToEdgeView(src, rel, dst, {}, v));
+  r.rel_name = std::move(rel_name);
+  return r;
+}
+
+KvRecord ToKvRecord(std::string_view kv_key, const KvValue& v) {
+  KvView view{{}, {}, {}, v.value, v.run, v.task, v.ts, v.rev};
+  SplitKvKey(kv_key, &view.scope, &view.ns, &view.key);
+  KvRecord r = ToKvRecord(view);
   r.deleted = v.tombstone;
   return r;
 }
@@ -316,6 +346,33 @@ Status ReserveDisk(SharedEnv* shared, uint64_t hint) {
   return Status::OK();
 }
 }  // namespace store_internal
+
+StoreStateView ViewOf(const StoreState& state) {
+  static_assert(std::endian::native == std::endian::little,
+                "vector_bytes are the host floats' bytes");
+  StoreStateView v;
+  v.dimension = state.dimension;
+  v.revision = state.revision;
+  v.revision_ts = state.revision_ts;
+  v.relations = state.relations;
+  v.nodes.reserve(state.nodes.size());
+  for (const NodeRecord& n : state.nodes) {
+    v.nodes.push_back({n.id, n.key, n.type, n.content, n.meta, n.confidence, n.scope, n.run,
+                       n.task, n.created_ts, n.updated_ts, n.rev,
+                       std::string_view(reinterpret_cast<const char*>(n.vector.data()),
+                                        n.vector.size() * sizeof(float))});
+  }
+  v.edges.reserve(state.edges.size());
+  for (const EdgeRecord& e : state.edges) {
+    v.edges.push_back({e.src, e.dst, e.src_key, e.dst_key, e.rel, e.rel_name, e.weight, e.payload,
+                       e.run, e.task, e.created_ts, e.updated_ts, e.rev});
+  }
+  v.kv.reserve(state.kv.size());
+  for (const KvRecord& kv : state.kv) {
+    v.kv.push_back({kv.scope, kv.ns, kv.key, kv.value, kv.run, kv.task, kv.ts, kv.rev});
+  }
+  return v;
+}
 
 Status Store::Rep::Remap(Retry why) const {
   std::unique_lock lock(shared->resize_mu);

@@ -251,6 +251,64 @@ struct StoreState {
   std::vector<KvRecord> kv;
 };
 
+// The same state as views, for a caller that consumes it inside the read
+// (Store::VisitState; the exporter). Every string_view, and vector_bytes, points
+// into the read transaction's mapped pages (kv keys and relation names into
+// storage the StoreStateView owns): valid only until the visitor returns. Never
+// keep a view, or a copy of one, past that; copy what must outlive it.
+struct NodeView {
+  uint64_t id = 0;
+  std::string_view key;
+  NodeType type = NodeType::kEntity;
+  std::string_view content;
+  std::string_view meta = "{}";
+  float confidence = 1.0f;
+  std::string_view scope, run, task;
+  int64_t created_ts = 0;
+  int64_t updated_ts = 0;
+  uint64_t rev = 0;
+  // The vector as 4-byte little-endian floats, unaligned; empty: none.
+  std::string_view vector_bytes;
+};
+
+struct EdgeView {
+  uint64_t src = 0, dst = 0;
+  std::string_view src_key, dst_key;
+  RelationId rel = 0;
+  std::string_view rel_name;
+  float weight = 1.0f;
+  std::string_view payload = "{}";
+  std::string_view run, task;
+  int64_t created_ts = 0;
+  int64_t updated_ts = 0;
+  uint64_t rev = 0;
+};
+
+struct KvView {
+  std::string_view scope, ns, key;
+  std::string_view value;
+  std::string_view run, task;
+  int64_t ts = 0;
+  uint64_t rev = 0;
+};
+
+// StoreState's fields as views (see NodeView). Nodes are sorted by key and kv by
+// (scope, ns, key), as in StoreState; edges come in the store's order, by (src
+// id, rel, dst id): the edges of one source together, but not sorted by key.
+struct StoreStateView {
+  uint32_t dimension = kDefaultDimension;
+  uint64_t revision = 0;
+  int64_t revision_ts = 0;
+  std::vector<std::pair<RelationId, std::string>> relations;  // all known, by id
+  std::vector<NodeView> nodes;
+  std::vector<EdgeView> edges;
+  std::vector<KvView> kv;
+  std::string arena;  // owned bytes some views point into (kv keys of a past view)
+};
+
+// Views of an owned state: they live as long as `state` is not changed.
+StoreStateView ViewOf(const StoreState& state);
+
 struct StoreStats {
   uint64_t revision = 0;
   int64_t revision_ts = 0;
@@ -355,6 +413,12 @@ class Store {
   Result<uint64_t> ApplyRevisions(const std::vector<LoggedRevision>& revisions);
 
   Result<StoreState> ReadState(const ReadView& view = {}) const;
+  // ReadState without copying: calls fn once with the state as views into the
+  // read transaction, which stays open (holding its pages, and the process's map
+  // resize lock shared) until fn returns. The views die with it (StoreStateView).
+  // Returns fn's error, if any.
+  Status VisitState(const ReadView& view,
+                    const std::function<Status(const StoreStateView&)>& fn) const;
   Result<StoreStats> Stats() const;
   // The warning Stats() gives when tombstones have accumulated past the threshold
   // (docs/STORE.md §5), from a counter kept in meta: O(1), for writers to check

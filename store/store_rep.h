@@ -87,7 +87,14 @@ Result<std::string> RelationNameTxn(MDB_txn* txn, const Dbs& dbs, RelationId id)
 
 Status UnknownRelation(std::string_view name);
 
-// Records as returned by the API, from decoded values.
+// Views of decoded values (they live as long as the values' bytes), and the
+// records as returned by the API, from views or from decoded values.
+NodeView ToNodeView(uint64_t id, const NodeValue& v);
+EdgeView ToEdgeView(uint64_t src, RelationId rel, uint64_t dst, std::string_view rel_name,
+                    const EdgeValue& v);
+NodeRecord ToNodeRecord(const NodeView& v);
+EdgeRecord ToEdgeRecord(const EdgeView& v);
+KvRecord ToKvRecord(const KvView& v);
 NodeRecord ToNodeRecord(uint64_t id, const NodeValue& v);
 EdgeRecord ToEdgeRecord(std::string_view edge_key, std::string rel_name, const EdgeValue& v);
 KvRecord ToKvRecord(std::string_view kv_key, const KvValue& v);

@@ -307,6 +307,41 @@ TEST_CASE("gaps: empty graph and identical output across runs", "[query][gaps]")
   }
 }
 
+namespace amem::query {
+namespace {
+
+TEST_CASE("gaps: a limit keeps the first rows of the whole answer and all the counts",
+          "[query][gaps]") {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    auto r = cogtest::MakeRandomGraph(seed, 400, 1200).fixture.Open();
+    GapsOptions all;
+    all.limit = 1u << 30;
+    auto whole = FindGaps(*r, all);
+    REQUIRE(whole.ok());
+    REQUIRE(whole->gaps.size() == whole->total);
+    REQUIRE(whole->total > 20);
+    for (size_t limit : {size_t{0}, size_t{1}, size_t{7}, size_t{20}}) {
+      GapsOptions o;
+      o.limit = limit;
+      auto part = FindGaps(*r, o);
+      REQUIRE(part.ok());
+      CHECK(part->total == whole->total);
+      for (int k = 0; k < kGapKindCount; ++k) CHECK(part->counts[k] == whole->counts[k]);
+      REQUIRE(part->gaps.size() == limit);
+      for (size_t k = 0; k < limit; ++k) {
+        CHECK(part->gaps[k].node.index == whole->gaps[k].node.index);
+        CHECK(part->gaps[k].kind == whole->gaps[k].kind);
+        CHECK(part->gaps[k].severity == whole->gaps[k].severity);
+        CHECK(part->gaps[k].downstream == whole->gaps[k].downstream);
+        CHECK(part->gaps[k].description == whole->gaps[k].description);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace amem::query
+
 TEST_CASE("gaps equals its definition, node by node, on tangled graphs", "[query][gaps]") {
   // Chains here are short enough for the reference's plain DFS (no memo) and the
   // graphs hold cycles, forks, self-loops and stubs.

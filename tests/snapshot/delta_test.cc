@@ -6,11 +6,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <tuple>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -95,6 +97,9 @@ void CheckLayeredView(const std::string& base_bytes, const std::string& delta_by
     if (head.vector(i)) {
       CHECK(std::memcmp(v.vector(i), head.vector(i), head.dimension() * sizeof(float)) == 0);
     }
+    std::span<const uint32_t> ve, he;
+    REQUIRE(v.embedding(i, &ve) == head.embedding(i, &he));
+    CHECK(std::equal(ve.begin(), ve.end(), he.begin(), he.end()));
     CHECK(v.FindKey(head.key(i)) == std::optional<uint32_t>(i));
     CHECK(v.FindId(head.id(i)) == std::optional<uint32_t>(i));
   }

@@ -21,6 +21,7 @@
 namespace amem::snapshot {
 namespace {
 
+using amem::testing::Must;
 using amem::testing::Node;
 using amem::testing::OpenStore;
 using amem::testing::TempDir;
@@ -217,6 +218,28 @@ TEST_CASE("Export is deterministic across write order and batching", "[snapshot]
   CHECK((*r)->created_ts(*revised) == 101);
   CHECK((*r)->updated_ts(*revised) == 501);
   CHECK((*r)->content(*revised).ends_with("(revised)"));
+}
+
+TEST_CASE("Export from the store's views equals the snapshot of the owned state",
+          "[snapshot][export][determinism]") {
+  TempDir dir;
+  auto s = NewStore(dir.Sub("s"));
+  ApplyHistory(s.get(), History(), InOrder(History().size()), 5);
+  const uint64_t latest = s->revision().value();
+  REQUIRE(latest > 3);
+  for (uint64_t rev : {uint64_t{1}, latest / 2, latest - 1, latest}) {
+    INFO("revision " << rev);
+    const ReadView view = ReadView::AtRevision(rev);
+    auto owned = BuildSnapshot(Must(s->ReadState(view)));
+    REQUIRE(owned.ok());
+    CHECK(ExportBytes(*s, dir.Sub("v.amem"), view) == *owned);
+    std::string from_views;
+    REQUIRE(s->VisitState(view, [&](const StoreStateView& st) {
+      StringSink sink(&from_views);
+      return WriteSnapshot(st, {}, &sink).status();
+    }).ok());
+    CHECK(from_views == *owned);
+  }
 }
 
 TEST_CASE("Export -> import -> export gives identical bytes", "[snapshot][export][import]") {

@@ -5,10 +5,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <thread>
 #include <vector>
 
 #include "snapshot/reader.h"
+#include "snapshot/writer.h"
 #include "tests/store/store_test_util.h"
 
 using namespace amem;
@@ -178,4 +180,34 @@ TEST_CASE("past snapshots are cached up to a limit, the least recently used remo
   auto reader = snapshot::Reader::Open(r2->path);
   REQUIRE(reader.ok());
   CHECK((*reader)->node_count() == 2);
+}
+
+TEST_CASE("a base written before the embeddings block is rebuilt once", "[snapshot][live]") {
+  TempDir dir;
+  auto store = amem::testing::OpenStore(dir.path());
+  REQUIRE(store->PutNode(amem::testing::Node("fact:a", "retry policy cache"), At(100)).ok());
+  REQUIRE(store->PutNode(amem::testing::Node("fact:b", "graph memory"), At(200)).ok());
+  // current.amem as an older amem wrote it: everything but the embeddings block.
+  auto state = store->ReadState();
+  REQUIRE(state.ok());
+  WriterOptions old_writer;
+  old_writer.embeddings = false;
+  auto bytes = BuildSnapshot(*state, old_writer);
+  REQUIRE(bytes.ok());
+  std::ofstream(dir.path() + "/current.amem", std::ios::binary) << *bytes;
+  std::ofstream(dir.path() + "/current.rev") << "2\n";
+
+  LiveOptions options;
+  auto first = OpenLive(*store, ReadView::Latest(), options);
+  INFO(first.status().ToString());
+  REQUIRE(first.ok());
+  CHECK(first->exported);
+  CHECK((first->reader->features() & kFeatureEmbeddings) != 0);
+  std::span<const uint32_t> entries;
+  CHECK(first->reader->embedding(0, &entries));
+  CHECK_FALSE(entries.empty());
+  // Then it is the base like any other: not rebuilt again.
+  auto second = OpenLive(*store, ReadView::Latest(), options);
+  REQUIRE(second.ok());
+  CHECK_FALSE(second->exported);
 }

@@ -1,5 +1,6 @@
 // Point-in-time reads, the change log, compaction and history dropping.
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "store/store.h"
 #include "tests/store/raw_lmdb.h"
@@ -91,6 +92,70 @@ TEST_CASE("Reads as of a revision and as of a time agree", "[store][asof]") {
   CHECK(store->GetEdge("a", "calls", "c", ReadView::AtTime(250)).status().IsNotFound());
   CHECK(Must(store->ReadState(ReadView::AtRevision(0))).nodes.empty());
   CHECK(Must(store->ReadState(ReadView::AtRevision(2))).revision_ts == 200);
+}
+
+TEST_CASE("VisitState's views hold what the single-record reads return", "[store][asof]") {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  BuildHistory(store.get());
+  Batch b;
+  NodeInput v = Node("f", "f5");
+  v.vector.assign(store->dimension(), 0.25f);
+  v.vector[1] = -3.5f;
+  b.PutNode(v);
+  b.PutKv(Kv("t", "ns2", "k3", "v3"));
+  REQUIRE(Must(store->Apply(b, At(500))) == 5);
+  for (uint64_t r = 0; r <= 5; ++r) {
+    INFO("revision " << r);
+    const ReadView view = ReadView::AtRevision(r);
+    size_t nodes = 0, edges = 0, kv = 0;
+    REQUIRE(store->VisitState(view, [&](const StoreStateView& st) {
+      CHECK(st.revision == r);
+      nodes = st.nodes.size();
+      edges = st.edges.size();
+      kv = st.kv.size();
+      for (size_t i = 0; i < st.nodes.size(); ++i) {
+        const NodeView& n = st.nodes[i];
+        if (i > 0) CHECK(st.nodes[i - 1].key < n.key);
+        NodeRecord want = Must(store->GetNode(n.key, view));
+        CHECK(n.id == want.id);
+        CHECK(n.content == want.content);
+        CHECK(n.meta == want.meta);
+        CHECK(n.created_ts == want.created_ts);
+        CHECK(n.updated_ts == want.updated_ts);
+        CHECK(n.rev == want.rev);
+        CHECK(n.vector_bytes.size() == want.vector.size() * sizeof(float));
+        CHECK(std::memcmp(n.vector_bytes.data(), want.vector.data(), n.vector_bytes.size()) == 0);
+      }
+      for (const EdgeView& e : st.edges) {
+        EdgeRecord want = Must(store->GetEdge(e.src_key, e.rel_name, e.dst_key, view));
+        CHECK(e.src == want.src);
+        CHECK(e.dst == want.dst);
+        CHECK(e.rel == want.rel);
+        CHECK(e.weight == want.weight);
+        CHECK(e.payload == want.payload);
+        CHECK(e.rev == want.rev);
+      }
+      for (const KvView& e : st.kv) {  // a past view's keys come from the arena
+        KvRecord want = Must(store->GetKv(e.scope, e.ns, e.key, view));
+        CHECK(e.value == want.value);
+        CHECK(e.ts == want.ts);
+        CHECK(e.rev == want.rev);
+      }
+      return Status::OK();
+    }).ok());
+    StoreState owned = Must(store->ReadState(view));
+    CHECK(owned.nodes.size() == nodes);
+    CHECK(owned.edges.size() == edges);
+    CHECK(owned.kv.size() == kv);
+  }
+  // The visitor's error is the call's.
+  CHECK(store->VisitState(ReadView::Latest(), [](const StoreStateView&) {
+    return Status::Aborted("stop");
+  }).IsAborted());
+  CHECK(store->VisitState(ReadView::AtRevision(9), [](const StoreStateView&) {
+    return Status::OK();
+  }).IsInvalidArgument());
 }
 
 TEST_CASE("Revision timestamps never go backwards", "[store][asof]") {
