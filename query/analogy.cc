@@ -30,6 +30,10 @@ double Cosine(const float* a, const float* b, int n) {
   return na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
 }
 
+// Above any content score (cosines computed in float lanes may pass 1 by a few
+// parts in a million).
+constexpr double kContentCeiling = 1.001;
+
 struct Match {
   double score;
   uint32_t index;
@@ -195,6 +199,14 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
 
       FingerprintOf(r, in_dims.data(), c, fc);
       Match s{0, c, Cosine(fa, fc, kFingerprintDims), 0, false};
+      // The content score is at most 1 (kContentCeiling allows for the rounding of
+      // a float cosine): a candidate that could not beat the worst one kept even so
+      // is not read further. The vector cosines are most of the scan otherwise.
+      if (options.limit > 0 && best[w].full() &&
+          kStructuralWeight * s.structural + kContentWeight * kContentCeiling <
+              best[w].worst().score) {
+        continue;
+      }
       const float* vc = va ? r.vector(c) : nullptr;
       if (vc) {
         double dot, nc;

@@ -78,20 +78,60 @@ Csr Csr::FromEdges(uint32_t node_count,
   });
 }
 
+namespace {
+
+// Lays out an empty PullGraph of n nodes with the given out-degrees.
+PullGraph EmptyPullGraph(uint32_t n, std::vector<uint32_t> out_degree) {
+  PullGraph g;
+  g.node_count = n;
+  g.rows.resize(static_cast<size_t>(n) * kPullWindow);
+  g.blocks.resize((static_cast<size_t>(n) + kPullBlock - 1) / kPullBlock);
+  g.out_degree = std::move(out_degree);
+  return g;
+}
+
+// Fills in the nodes of block b; each_source(v, fn) calls fn(u) for the sources of
+// v's in-edges in order.
+template <typename EachSource>
+void FillBlock(PullGraph* g, uint32_t b, EachSource&& each_source) {
+  const uint32_t pad = g->node_count;
+  PullGraph::Block& block = g->blocks[b];
+  for (uint32_t v = b * kPullBlock, end = std::min(g->node_count, v + kPullBlock); v < end;
+       ++v) {
+    uint32_t* row = g->rows.data() + static_cast<size_t>(v) * kPullWindow;
+    uint32_t count = 0;
+    each_source(v, [&](uint32_t u) {
+      if (count < kPullWindow) {
+        row[count] = u;
+      } else {
+        const uint32_t slot = (count - kPullWindow) % kPullWindow;
+        if (slot == 0) {
+          block.chunk_node.push_back(v);
+          block.chunk_sources.insert(block.chunk_sources.end(), kPullWindow, pad);
+        }
+        block.chunk_sources[block.chunk_sources.size() - kPullWindow + slot] = u;
+      }
+      ++count;
+    });
+    for (uint32_t j = count; j < kPullWindow; ++j) row[j] = pad;
+    if (g->out_degree[v] == 0) block.dangling.push_back(v);
+  }
+}
+
+}  // namespace
+
 PullGraph BuildPullGraph(const snapshot::Reader& reader, const RelationFilter& rels,
                          int threads) {
   const uint32_t n = reader.node_count(), m = reader.edge_count();
   const int workers = static_cast<int>(std::clamp<uint32_t>(threads, 1, std::max(n, 1u)));
   constexpr uint32_t kLeftOut = std::numeric_limits<uint32_t>::max();
-  PullGraph g;
-  g.in.node_count = n;
-  g.out_degree.resize(n);
   // The source of every edge, by edge number (kLeftOut when `rels` leaves it
   // out), written in order; then each in-list of the snapshot, edge numbers in
   // (relation, source) order, becomes a list of sources. The reads of `source`
   // are random but independent, so many are in flight; reading the sources out of
   // the edge records themselves in that order would be several times slower.
-  std::vector<uint32_t> source(m);
+  std::unique_ptr<uint32_t[]> source(new uint32_t[m]);
+  std::vector<uint32_t> out_degree(n);
   const bool all = rels.all();
   SplitAcross(workers, n, [&](int, uint32_t begin, uint32_t end) {
     for (uint32_t u = begin; u < end; ++u) {
@@ -101,33 +141,26 @@ PullGraph BuildPullGraph(const snapshot::Reader& reader, const RelationFilter& r
         source[j] = kept ? u : kLeftOut;
         degree += kept;
       }
-      g.out_degree[u] = degree;
+      out_degree[u] = degree;
     }
   });
-  std::vector<uint32_t>& offsets = g.in.offsets;
-  offsets.resize(static_cast<size_t>(n) + 1);
-  offsets[0] = 0;
-  if (all) {
-    for (uint32_t v = 0; v < n; ++v) offsets[v + 1] = reader.in_end(v);
-  } else {
-    SplitAcross(workers, n, [&](int, uint32_t begin, uint32_t end) {
-      for (uint32_t v = begin; v < end; ++v) {
-        uint32_t kept = 0;
+  PullGraph g = EmptyPullGraph(n, std::move(out_degree));
+  SplitAcross(workers, static_cast<uint32_t>(g.blocks.size()),
+              [&](int, uint32_t first, uint32_t last) {
+    // A block's sources are read in one flat loop first (no branch on a node's
+    // degree holds up the random reads), then cut into rows and chunks.
+    std::vector<uint32_t> in_order;
+    for (uint32_t b = first; b < last; ++b) {
+      const uint32_t v0 = b * kPullBlock, v1 = std::min(n, v0 + kPullBlock);
+      const uint32_t k0 = reader.in_begin(v0), k1 = reader.in_end(v1 - 1);
+      in_order.resize(k1 - k0);
+      for (uint32_t k = k0; k < k1; ++k) in_order[k - k0] = source[reader.in_edge(k)];
+      FillBlock(&g, b, [&](uint32_t v, auto&& fn) {
         for (uint32_t k = reader.in_begin(v), e = reader.in_end(v); k < e; ++k) {
-          kept += source[reader.in_edge(k)] != kLeftOut;
+          const uint32_t u = in_order[k - k0];
+          if (all || u != kLeftOut) fn(u);
         }
-        offsets[v + 1] = kept;
-      }
-    });
-    for (uint32_t v = 0; v < n; ++v) offsets[v + 1] += offsets[v];
-  }
-  g.in.targets.resize(offsets[n]);
-  SplitAcross(workers, n, [&](int, uint32_t begin, uint32_t end) {
-    uint32_t* out = g.in.targets.data() + offsets[begin];
-    for (uint32_t k = reader.in_begin(begin), e = begin < end ? reader.in_end(end - 1) : k;
-         k < e; ++k) {
-      const uint32_t u = source[reader.in_edge(k)];
-      if (all || u != kLeftOut) *out++ = u;
+      });
     }
   });
   return g;
@@ -135,12 +168,17 @@ PullGraph BuildPullGraph(const snapshot::Reader& reader, const RelationFilter& r
 
 PullGraph PullGraphFromEdges(uint32_t node_count,
                              const std::vector<std::pair<uint32_t, uint32_t>>& edges) {
-  PullGraph g;
-  g.out_degree.assign(node_count, 0);
-  g.in = BucketEdges(node_count, [&](auto&& fn) {
+  std::vector<uint32_t> out_degree(node_count, 0);
+  for (const auto& e : edges) ++out_degree[e.first];
+  const Csr in = BucketEdges(node_count, [&](auto&& fn) {
     for (const auto& [u, v] : edges) fn(v, u);
   });
-  for (const auto& e : edges) ++g.out_degree[e.first];
+  PullGraph g = EmptyPullGraph(node_count, std::move(out_degree));
+  for (uint32_t b = 0; b < g.blocks.size(); ++b) {
+    FillBlock(&g, b, [&](uint32_t v, auto&& fn) {
+      for (uint32_t k = in.begin(v); k < in.end(v); ++k) fn(in.targets[k]);
+    });
+  }
   return g;
 }
 
@@ -171,68 +209,35 @@ Csr UndirectedFromEdges(uint32_t node_count,
 
 namespace {
 
-// PageRank sweeps the nodes in fixed blocks. A block's part of each iteration's L1
-// change and dangling rank is kept apart and the parts are added in block order,
-// so the sums, and with them every score, do not depend on how many threads ran
-// or which thread took which block.
-constexpr uint32_t kRankBlock = 4096;
-// Each in-list is cut into pieces of kWindow sources, padded with a source whose
-// share is 0: a node's first piece in a row of its own, the rest in chunks kept
-// per block. Summing a piece has no branch on the node's degree (a loop per node
-// mispredicts its exit on most nodes, and each misprediction drops the random
-// reads in flight). Three fits lists of a few edges with little padding.
-constexpr uint32_t kWindow = 3;
+// PageRank sweeps the nodes in the graph's blocks. A block's part of each
+// iteration's L1 change and dangling rank is kept apart and the parts are added in
+// block order, so the sums, and with them every score, do not depend on how many
+// threads ran or which thread took which block.
 // 1/d for out-degrees below this comes from a table; larger ones are divided.
 constexpr uint32_t kInverseTable = 64;
 
-// One block's in-lists past their first kWindow sources, and its dangling nodes.
-struct BlockRest {
-  std::vector<uint32_t> node;     // the node each chunk belongs to, ascending
-  std::vector<uint32_t> sources;  // kWindow per chunk
-  std::vector<uint32_t> dangling;  // nodes without out-edges, ascending
-};
-
-// Writes the rows of block [v0, v1) (kWindow sources per node) and the rest.
-void SplitBlock(const Csr& in, const uint32_t* out_degree, uint32_t v0, uint32_t v1,
-                uint32_t pad, uint32_t* rows, BlockRest* rest) {
-  rest->node.clear();
-  rest->sources.clear();
-  rest->dangling.clear();
-  for (uint32_t v = v0; v < v1; ++v) {
-    const uint32_t first = in.begin(v), end = in.end(v);
-    uint32_t* row = rows + static_cast<size_t>(v) * kWindow;
-    for (uint32_t j = 0; j < kWindow; ++j) row[j] = first + j < end ? in.targets[first + j] : pad;
-    for (uint32_t k = first + kWindow; k < end; k += kWindow) {
-      rest->node.push_back(v);
-      for (uint32_t j = k; j < k + kWindow; ++j) {
-        rest->sources.push_back(j < end ? in.targets[j] : pad);
-      }
-    }
-    if (out_degree[v] == 0) rest->dangling.push_back(v);
-  }
-}
-
-// sums[v - v0] = the sum of share[u] over v's in-edges u -> v, for v in [v0, v1),
+// sums[v - v0] = the sum of share[u] over v's in-edges u -> v, for v of block b,
 // added one by one in list order, so two nodes whose lists hold the same shares in
 // the same order get the same sum exactly. share[pad] is 0 (adding it is exact).
-void PullSums(const uint32_t* rows, const BlockRest& rest, uint32_t v0, uint32_t v1,
-              const float* share, double* sums) {
-  static_assert(kWindow == 3, "the loops below spell out three terms");
-  const uint32_t* row = rows + static_cast<size_t>(v0) * kWindow;
-  for (uint32_t i = 0; i < v1 - v0; ++i, row += kWindow) {
+void PullSums(const PullGraph& g, uint32_t b, const float* share, double* sums) {
+  static_assert(kPullWindow == 3, "the loops below spell out three terms");
+  const uint32_t v0 = b * kPullBlock, v1 = std::min(g.node_count, v0 + kPullBlock);
+  const uint32_t* row = g.rows.data() + static_cast<size_t>(v0) * kPullWindow;
+  for (uint32_t i = 0; i < v1 - v0; ++i, row += kPullWindow) {
     double x = share[row[0]];
     x += share[row[1]];
     x += share[row[2]];
     sums[i] = x;
   }
-  const uint32_t* c = rest.sources.data();
-  for (uint32_t node : rest.node) {
+  const PullGraph::Block& block = g.blocks[b];
+  const uint32_t* c = block.chunk_sources.data();
+  for (uint32_t node : block.chunk_node) {
     double x = sums[node - v0];
     x += share[c[0]];
     x += share[c[1]];
     x += share[c[2]];
     sums[node - v0] = x;
-    c += kWindow;
+    c += kPullWindow;
   }
 }
 
@@ -240,7 +245,7 @@ void PullSums(const uint32_t* rows, const BlockRest& rest, uint32_t v0, uint32_t
 
 PageRankResult PageRank(const PullGraph& graph, const PageRankOptions& options) {
   PageRankResult result;
-  const uint32_t n = graph.in.node_count;
+  const uint32_t n = graph.node_count;
   if (n == 0) {
     result.converged = true;
     return result;
@@ -251,11 +256,8 @@ PageRankResult PageRank(const PullGraph& graph, const PageRankOptions& options) 
     result.scores.assign(n, inv_n);
     return result;
   }
-  const uint32_t blocks = (n - 1) / kRankBlock + 1;
+  const uint32_t blocks = static_cast<uint32_t>(graph.blocks.size());
   const uint32_t pad = n;  // the source whose share stays 0
-  // Written in full by the first phase; no need to clear them first.
-  std::unique_ptr<uint32_t[]> rows(new uint32_t[static_cast<size_t>(n) * kWindow]);
-  std::vector<BlockRest> rest(blocks);
   // A share rank(u) / L(u) travels as a float: half the bytes for the random reads
   // that dominate an iteration. Sums, ranks and the L1 change are doubles. A node's
   // previous rank is read back from its share (times L(u); a dangling node, which
@@ -276,30 +278,30 @@ PageRankResult PageRank(const PullGraph& graph, const PageRankOptions& options) 
   const uint32_t* out_degree = graph.out_degree.data();
 
   std::vector<double> block_change(blocks), block_dangling(blocks);
-  // kStart lays out the rows and writes the first shares; each kIterate is one
-  // iteration; kFinish repeats the last one from the same shares to keep its ranks.
+  // kStart writes the first shares; each kIterate is one iteration; kFinish
+  // repeats the last one from the same shares to keep its ranks.
   enum class Phase { kStart, kIterate, kFinish } phase = Phase::kStart;
   bool stop = false;
   double base = 0;
   std::atomic<uint32_t> next_block{0};
 
-  // Block b of the current phase; `sums` is the worker's scratch (kRankBlock).
+  // Block b of the current phase; `sums` is the worker's scratch (kPullBlock).
   auto process = [&](uint32_t b, double* sums) {
-    const uint32_t v0 = b * kRankBlock, v1 = std::min(n, v0 + kRankBlock);
+    const uint32_t v0 = b * kPullBlock, v1 = std::min(n, v0 + kPullBlock);
+    const std::vector<uint32_t>& dangling_nodes = graph.blocks[b].dangling;
     // Locals, so the loops below keep them in registers.
     const float* in = shares;
     float* out = next_shares;
     const double add = base;
     double change = 0, dangling = 0;
     if (phase == Phase::kStart) {
-      SplitBlock(graph.in, out_degree, v0, v1, pad, rows.get(), &rest[b]);
       for (uint32_t v = v0; v < v1; ++v) {
         uint32_t d = out_degree[v];
         out[v] = static_cast<float>(d ? inv_n * inverse_of(d) : inv_n);
       }
-      dangling = inv_n * static_cast<double>(rest[b].dangling.size());
+      dangling = inv_n * static_cast<double>(dangling_nodes.size());
     } else {
-      PullSums(rows.get(), rest[b], v0, v1, in, sums);
+      PullSums(graph, b, in, sums);
       if (phase == Phase::kFinish) {
         for (uint32_t v = v0; v < v1; ++v) result.scores[v] = add + alpha * sums[v - v0];
         return;
@@ -320,7 +322,7 @@ PageRankResult PageRank(const PullGraph& graph, const PageRankOptions& options) 
       }
       if (v < v1) step(v, change);
       change += change_odd;
-      for (uint32_t u : rest[b].dangling) dangling += add + alpha * sums[u - v0];
+      for (uint32_t u : dangling_nodes) dangling += add + alpha * sums[u - v0];
     }
     block_change[b] = change;
     block_dangling[b] = dangling;
@@ -353,7 +355,7 @@ PageRankResult PageRank(const PullGraph& graph, const PageRankOptions& options) 
   const int workers = std::max(1, std::min<int>(options.threads, static_cast<int>(blocks)));
   std::barrier sync(workers, end_phase);
   auto work = [&]() {
-    std::vector<double> sums(kRankBlock);
+    std::vector<double> sums(kPullBlock);
     while (!stop) {
       for (uint32_t b; (b = next_block.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
         process(b, sums.data());

@@ -1,5 +1,6 @@
-// Whole-graph kernels behind `centrality` (QUERIES.md #10): compact CSR views built
-// once per query from a snapshot::Reader, PageRank and Brandes betweenness.
+// Whole-graph kernels behind `centrality` (QUERIES.md #10): compact views of the
+// graph built once per query from a snapshot::Reader (a CSR for betweenness, the
+// pull layout for PageRank), PageRank and Brandes betweenness.
 //
 // The kernels work on plain arrays so tests can check them against reference
 // implementations on hand-built graphs without writing a snapshot.
@@ -33,11 +34,25 @@ struct Csr {
                        const std::vector<std::pair<uint32_t, uint32_t>>& edges);
 };
 
-// The directed graph as PageRank pulls it: for each node, the sources of its
-// in-edges (one entry per edge), and every node's out-degree.
+// The directed graph as PageRank pulls it, laid out as its sweeps read it. Each
+// node's in-edge sources (one entry per edge) are cut into pieces of kPullWindow,
+// padded with node_count (a source whose share is 0): the first piece in a row of
+// the node's own, the rest in chunks kept with the node's block of kPullBlock
+// nodes, in list order. Summing a piece needs no branch on the node's degree.
+inline constexpr uint32_t kPullWindow = 3;
+inline constexpr uint32_t kPullBlock = 4096;
 struct PullGraph {
-  Csr in;  // in.targets holds sources
+  struct Block {
+    std::vector<uint32_t> chunk_node;     // the node of each chunk, ascending
+    std::vector<uint32_t> chunk_sources;  // kPullWindow per chunk
+    std::vector<uint32_t> dangling;       // the block's nodes without out-edges
+    bool operator==(const Block&) const = default;
+  };
+  uint32_t node_count = 0;
+  std::vector<uint32_t> rows;  // kPullWindow per node
+  std::vector<Block> blocks;   // ceil(node_count / kPullBlock)
   std::vector<uint32_t> out_degree;
+  bool operator==(const PullGraph&) const = default;
 };
 // From a snapshot: each node's sources in the order of its in-list, by (relation,
 // source). `threads` workers (>= 1) build it.
@@ -69,8 +84,10 @@ struct PageRankResult {
 // where D is the rank held by nodes without out-edges (spread uniformly).
 // Starts from 1/N. The shares PR(u)/L(u) are rounded to float (ranks, sums and the
 // L1 change are doubles): the scores stay within about 1e-7 in L1 of an all-double
-// run. Deterministic: sums run in a fixed order, the same for any thread count, so
-// the scores are identical bit for bit.
+// run. Deterministic: each node's sum runs over its list in order and the
+// per-block parts of the L1 change and dangling rank are added in block order, so
+// the scores are identical bit for bit for any thread count, and nodes whose lists
+// carry the same shares tie exactly.
 PageRankResult PageRank(const PullGraph& graph, const PageRankOptions& options);
 
 // Brandes' dependency accumulation from each of `sources` over the undirected graph,

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -63,6 +64,44 @@ double L1(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 std::vector<uint32_t> AllNodes(uint32_t n) { return SampleSources(n, n, 1); }
+
+TEST_CASE("Pull graph layout: rows of three, chunks per block, padding, dangling nodes",
+          "[query][centrality]") {
+  // Node 2 receives 7 edges (a row and two chunks, the last padded), node 1 one;
+  // nodes 3 and 4 have no out-edges; 4097 nodes make two blocks.
+  const uint32_t n = kPullBlock + 1, pad = n;
+  EdgeList edges = {{0, 2}, {1, 2}, {0, 2}, {2, 2}, {5, 2}, {6, 2}, {7, 2}, {2, 1}};
+  edges.emplace_back(n - 1, 2);  // in block 1, to a node in block 0
+  edges.emplace_back(0, n - 1);
+  for (uint32_t u = 5; u < n - 1; ++u) edges.emplace_back(u, 0);
+  PullGraph g = PullGraphFromEdges(n, edges);
+  REQUIRE(g.node_count == n);
+  REQUIRE(g.blocks.size() == 2);
+  auto row = [&](uint32_t v) {
+    return std::vector<uint32_t>(g.rows.begin() + v * kPullWindow,
+                                 g.rows.begin() + (v + 1) * kPullWindow);
+  };
+  REQUIRE(row(1) == std::vector<uint32_t>{2, pad, pad});
+  REQUIRE(row(2) == std::vector<uint32_t>{0, 1, 0});
+  REQUIRE(row(3) == std::vector<uint32_t>{pad, pad, pad});
+  REQUIRE(row(n - 1) == std::vector<uint32_t>{0, pad, pad});
+  // Node 0's long list fills chunks too; node 2's come first (nodes ascending).
+  const PullGraph::Block& b0 = g.blocks[0];
+  REQUIRE(b0.chunk_node.size() >= 3);
+  REQUIRE(b0.chunk_node[0] == 0);
+  const size_t first2 = std::find(b0.chunk_node.begin(), b0.chunk_node.end(), 2u) -
+                        b0.chunk_node.begin();
+  REQUIRE(b0.chunk_node[first2 + 1] == 2);
+  REQUIRE(std::vector<uint32_t>(b0.chunk_sources.begin() + first2 * kPullWindow,
+                                b0.chunk_sources.begin() + (first2 + 2) * kPullWindow) ==
+          std::vector<uint32_t>{2, 5, 6, 7, n - 1, pad});
+  REQUIRE(std::is_sorted(b0.chunk_node.begin(), b0.chunk_node.end()));
+  REQUIRE(b0.dangling == std::vector<uint32_t>{3, 4});
+  REQUIRE(g.blocks[1].chunk_node.empty());
+  REQUIRE(g.blocks[1].dangling.empty());
+  REQUIRE(g.out_degree[0] == 3);
+  REQUIRE(g.out_degree[2] == 2);
+}
 
 TEST_CASE("PageRank on a hand-built graph: cycle with a dangling node", "[query][centrality]") {
   // 0 -> 1 -> 2 -> 0, and 2 -> 3 (3 has no out-edges).
