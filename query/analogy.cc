@@ -161,24 +161,34 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
 
   TermSignature anchor_sig;
   anchor_sig.Assign(r.content(anchor));
-  // Nodes sharing a content word with the anchor; without a term index every node
-  // is a possible one and is checked by tokenizing. Gathered when the first
-  // candidate without a vector comes up: with vectors on every node it is unused.
-  std::vector<uint32_t> sharing;
-  std::once_flag sharing_once;
-  const bool all_may_share = !r.has_term_index();
-  auto gather_sharing = [&] {
-    if (all_may_share) return;
+  // With a term index, shared[c] counts the anchor's content words in node c
+  // (capped at 255): 0 means no overlap (Jaccard 0 without tokenizing c), and
+  // shared[c] / |anchor words| bounds c's Jaccard (|A ∩ C| / |A ∪ C| with
+  // |A ∪ C| >= |A|). Without one every node may share a word and is tokenized.
+  // Counted when the first candidate without a vector comes up: with vectors on
+  // every node it is unused.
+  std::vector<uint8_t> shared;
+  uint32_t unindexed = 0;  // anchor words the index lacks: any node may hold them
+  std::once_flag shared_once;
+  const bool index_words = r.has_term_index();
+  auto count_shared = [&] {
+    if (!index_words) return;
+    shared.assign(n, 0);
     for (const std::string& token : DistinctTokens(r.content(anchor))) {
       if (IsNegationWord(token)) continue;
       std::optional<uint32_t> t = r.FindTerm(token);
-      if (!t) continue;
+      if (!t) {
+        ++unindexed;
+        continue;
+      }
       snapshot::PostingList pl = r.postings(*t, snapshot::Field::kContent);
-      for (uint32_t k = 0; k < pl.size(); ++k) sharing.push_back(pl.node(k));
+      for (uint32_t k = 0; k < pl.size(); ++k) {
+        uint8_t& count = shared[pl.node(k)];
+        count += count < 255;
+      }
     }
-    std::sort(sharing.begin(), sharing.end());
-    sharing.erase(std::unique(sharing.begin(), sharing.end()), sharing.end());
   };
+  const double anchor_words = static_cast<double>(anchor_sig.terms.size());
   const std::vector<uint8_t> in_dims = InEdgeDims(r, workers);
 
   // Each worker scores a range of candidates into its own selection; the scores do
@@ -189,8 +199,6 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
     TermSignature sig;
     float fc[kFingerprintDims];
     auto ex = std::lower_bound(excluded.begin(), excluded.end(), c0);
-    size_t sh = 0;
-    bool sharing_ready = false;
     for (uint32_t c = c0; c < c1; ++c) {
       while (ex != excluded.end() && *ex < c) ++ex;
       if (ex != excluded.end() && *ex == c) continue;
@@ -214,13 +222,21 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
         s.content = va_norm2 > 0 && nc > 0 ? dot / std::sqrt(va_norm2 * nc) : 0.0;
         s.from_vectors = true;
       } else {
-        if (!sharing_ready) {
-          std::call_once(sharing_once, gather_sharing);
-          sh = std::lower_bound(sharing.begin(), sharing.end(), c) - sharing.begin();
-          sharing_ready = true;
+        std::call_once(shared_once, count_shared);
+        double ceiling = 1.0;
+        if (index_words) {
+          if (shared[c] == 0) {
+            ceiling = 0;  // no indexed word in common: content 0, as without the bound
+          } else if (shared[c] < 255) {
+            ceiling = std::min(1.0, (shared[c] + unindexed) / anchor_words);
+          }
         }
-        while (sh < sharing.size() && sharing[sh] < c) ++sh;
-        if (all_may_share || (sh < sharing.size() && sharing[sh] == c)) {
+        if (options.limit > 0 && best[w].full() &&
+            kStructuralWeight * s.structural + kContentWeight * ceiling <
+                best[w].worst().score) {
+          continue;
+        }
+        if (ceiling > 0) {
           sig.Assign(r.content(c));
           s.content = Jaccard(anchor_sig.terms, sig.terms);
         }

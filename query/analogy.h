@@ -14,6 +14,10 @@
 // ranges of nodes; the answer does not depend on their number.
 // Token overlap is computed only for nodes sharing a word with the anchor (found
 // through the term index's postings; by scanning without one): the others have 0.
+// A candidate whose score could not reach the worst row kept, even with the
+// highest content score it may have (1 for vectors; the share of the anchor's
+// words it holds, from the postings, for tokens), is not read further: the
+// answer is the same, without reading most vectors or texts.
 // Ranked by sim descending, then index ascending.
 #ifndef AMEM_QUERY_ANALOGY_H_
 #define AMEM_QUERY_ANALOGY_H_
