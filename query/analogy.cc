@@ -129,13 +129,8 @@ Result<AnalogyResult> Analogy(const snapshot::Reader& r, uint32_t anchor,
     return Status::InvalidArgument("analogy: node " + std::to_string(anchor) + " out of range");
   }
   AMEM_RETURN_IF_ERROR(r.EnsureContent());
-  // Unless told, a worker per core and per 32K nodes at least (below that a thread
-  // costs more than it saves).
-  constexpr uint32_t kNodesPerWorker = 1 << 15;
   const int workers =
-      options.threads > 0
-          ? static_cast<int>(std::min<uint32_t>(options.threads, n))
-          : static_cast<int>(std::clamp<uint32_t>(n / kNodesPerWorker, 1, WorkerCount(0)));
+      static_cast<int>(std::min<uint32_t>(WorkerCountFor(n, options.threads), n));
 
   // Excluded: the anchor and its 1-hop neighbours, as a sorted list.
   std::vector<uint32_t> excluded{anchor};

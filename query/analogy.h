@@ -44,8 +44,8 @@ inline constexpr double kContentWeight = 0.4;
 struct AnalogyOptions {
   size_t limit = 5;
   TypeFilter types;  // candidates' types
-  // Workers scanning the candidates; 0: std::thread::hardware_concurrency(). The
-  // answer is the same for any count.
+  // Workers scanning the candidates; 0: one per hardware thread and at most one
+  // per 128K nodes (query/parallel.h). The answer is the same for any count.
   int threads = 0;
 };
 

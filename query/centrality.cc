@@ -68,7 +68,6 @@ Result<CentralityResult> Centrality(const snapshot::Reader& reader,
   result.node_count = n;
   result.edge_count = CountEdges(reader, options.rels);
 
-  const int threads = WorkerCount(options.threads);
   std::vector<double> scores;
   switch (options.metric) {
     case CentralityMetric::kPageRank: {
@@ -76,8 +75,7 @@ Result<CentralityResult> Centrality(const snapshot::Reader& reader,
       pr.damping = options.damping;
       pr.tolerance = options.tolerance;
       pr.max_iterations = options.max_iterations;
-      // Threads cost more than they save on a graph below 32K nodes.
-      pr.threads = n < (1u << 15) ? 1 : threads;
+      pr.threads = WorkerCountFor(n, options.threads);
       PageRankResult r = PageRank(BuildPullGraph(reader, options.rels, pr.threads), pr);
       result.iterations = r.iterations;
       result.converged = r.converged;
@@ -92,7 +90,8 @@ Result<CentralityResult> Centrality(const snapshot::Reader& reader,
       std::vector<uint32_t> sources = SampleSources(n, count, options.seed);
       result.sources = static_cast<uint32_t>(sources.size());
       result.sampled = result.sources < n;
-      auto sums = BetweennessSums(BuildUndirectedGraph(reader, options.rels), sources, threads);
+      auto sums = BetweennessSums(BuildUndirectedGraph(reader, options.rels), sources,
+                                  WorkerCount(options.threads));
       if (!sums.ok()) return sums.status();
       scores = std::move(sums).value();
       double scale = 0;

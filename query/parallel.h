@@ -17,6 +17,17 @@ inline int WorkerCount(int requested) {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
+// For a scan over `nodes` nodes: `requested` workers, or when it is 0 one per
+// hardware thread and per kNodesPerWorker nodes, at least 1. Below that a scan
+// takes a few milliseconds, and on a busy machine waiting for a second thread to
+// be scheduled (at every barrier) costs more than it saves.
+inline constexpr uint32_t kNodesPerWorker = 1 << 17;
+inline int WorkerCountFor(uint32_t nodes, int requested) {
+  if (requested > 0) return requested;
+  return static_cast<int>(
+      std::clamp<uint32_t>(nodes / kNodesPerWorker, 1, static_cast<uint32_t>(WorkerCount(0))));
+}
+
 // Calls fn(w, begin, end) for w < workers, over [0, count) cut into `workers`
 // ranges of equal size, each on its own thread (range 0 on the caller's), and
 // returns when all are done.
