@@ -80,41 +80,39 @@ Csr Csr::FromEdges(uint32_t node_count,
 
 namespace {
 
-// Lays out an empty PullGraph of n nodes with the given out-degrees.
-PullGraph EmptyPullGraph(uint32_t n, std::vector<uint32_t> out_degree) {
-  PullGraph g;
-  g.node_count = n;
-  g.rows.resize(static_cast<size_t>(n) * kPullWindow);
-  g.blocks.resize((static_cast<size_t>(n) + kPullBlock - 1) / kPullBlock);
-  g.out_degree = std::move(out_degree);
-  return g;
+// Lays out *g (empty) for n nodes; out-degrees, rows and blocks still to fill.
+void SizePullGraph(uint32_t n, PullGraph* g) {
+  g->node_count = n;
+  g->rows.resize(static_cast<size_t>(n) * kPullWindow);
+  g->blocks.resize((static_cast<size_t>(n) + kPullBlock - 1) / kPullBlock);
+  g->out_degree.resize(n);
 }
 
-// Fills in the nodes of block b; each_source(v, fn) calls fn(u) for the sources of
-// v's in-edges in order.
-template <typename EachSource>
-void FillBlock(PullGraph* g, uint32_t b, EachSource&& each_source) {
+// Fills in block b from its nodes' lists: `sources` holds them one after another
+// in node order, followed by kPullWindow spare entries; degree[i] is the length of
+// the i-th node's list. Rows are written without a branch on the degree (the
+// spare entries give every node a full window to mask).
+void FillBlock(PullGraph* g, uint32_t b, const uint32_t* sources, const uint32_t* degree) {
   const uint32_t pad = g->node_count;
   PullGraph::Block& block = g->blocks[b];
-  for (uint32_t v = b * kPullBlock, end = std::min(g->node_count, v + kPullBlock); v < end;
-       ++v) {
-    uint32_t* row = g->rows.data() + static_cast<size_t>(v) * kPullWindow;
-    uint32_t count = 0;
-    each_source(v, [&](uint32_t u) {
-      if (count < kPullWindow) {
-        row[count] = u;
-      } else {
-        const uint32_t slot = (count - kPullWindow) % kPullWindow;
-        if (slot == 0) {
-          block.chunk_node.push_back(v);
-          block.chunk_sources.insert(block.chunk_sources.end(), kPullWindow, pad);
+  const uint32_t v0 = b * kPullBlock, v1 = std::min(g->node_count, v0 + kPullBlock);
+  uint32_t* row = g->rows.data() + static_cast<size_t>(v0) * kPullWindow;
+  for (uint32_t v = v0; v < v1; ++v, row += kPullWindow) {
+    const uint32_t d = degree[v - v0];
+    for (uint32_t j = 0; j < kPullWindow; ++j) {
+      const uint32_t in_list = 0u - static_cast<uint32_t>(j < d);
+      row[j] = (sources[j] & in_list) | (pad & ~in_list);
+    }
+    if (d > kPullWindow) [[unlikely]] {
+      for (uint32_t k = kPullWindow; k < d; k += kPullWindow) {
+        block.chunk_node.push_back(v);
+        for (uint32_t j = k; j < k + kPullWindow; ++j) {
+          block.chunk_sources.push_back(j < d ? sources[j] : pad);
         }
-        block.chunk_sources[block.chunk_sources.size() - kPullWindow + slot] = u;
       }
-      ++count;
-    });
-    for (uint32_t j = count; j < kPullWindow; ++j) row[j] = pad;
-    if (g->out_degree[v] == 0) block.dangling.push_back(v);
+    }
+    if (g->out_degree[v] == 0) [[unlikely]] block.dangling.push_back(v);
+    sources += d;
   }
 }
 
@@ -125,13 +123,14 @@ PullGraph BuildPullGraph(const snapshot::Reader& reader, const RelationFilter& r
   const uint32_t n = reader.node_count(), m = reader.edge_count();
   const int workers = static_cast<int>(std::clamp<uint32_t>(threads, 1, std::max(n, 1u)));
   constexpr uint32_t kLeftOut = std::numeric_limits<uint32_t>::max();
+  PullGraph g;
+  SizePullGraph(n, &g);
   // The source of every edge, by edge number (kLeftOut when `rels` leaves it
   // out), written in order; then each in-list of the snapshot, edge numbers in
   // (relation, source) order, becomes a list of sources. The reads of `source`
   // are random but independent, so many are in flight; reading the sources out of
   // the edge records themselves in that order would be several times slower.
   std::unique_ptr<uint32_t[]> source(new uint32_t[m]);
-  std::vector<uint32_t> out_degree(n);
   const bool all = rels.all();
   SplitAcross(workers, n, [&](int, uint32_t begin, uint32_t end) {
     for (uint32_t u = begin; u < end; ++u) {
@@ -141,26 +140,34 @@ PullGraph BuildPullGraph(const snapshot::Reader& reader, const RelationFilter& r
         source[j] = kept ? u : kLeftOut;
         degree += kept;
       }
-      out_degree[u] = degree;
+      g.out_degree[u] = degree;
     }
   });
-  PullGraph g = EmptyPullGraph(n, std::move(out_degree));
   SplitAcross(workers, static_cast<uint32_t>(g.blocks.size()),
               [&](int, uint32_t first, uint32_t last) {
-    // A block's sources are read in one flat loop first (no branch on a node's
-    // degree holds up the random reads), then cut into rows and chunks.
-    std::vector<uint32_t> in_order;
+    // A block's sources are read in one flat loop (no branch on a node's degree
+    // holds up the random reads of `source`), then cut into rows and chunks.
+    std::vector<uint32_t> lists, degree(kPullBlock);
     for (uint32_t b = first; b < last; ++b) {
       const uint32_t v0 = b * kPullBlock, v1 = std::min(n, v0 + kPullBlock);
       const uint32_t k0 = reader.in_begin(v0), k1 = reader.in_end(v1 - 1);
-      in_order.resize(k1 - k0);
-      for (uint32_t k = k0; k < k1; ++k) in_order[k - k0] = source[reader.in_edge(k)];
-      FillBlock(&g, b, [&](uint32_t v, auto&& fn) {
-        for (uint32_t k = reader.in_begin(v), e = reader.in_end(v); k < e; ++k) {
-          const uint32_t u = in_order[k - k0];
-          if (all || u != kLeftOut) fn(u);
+      lists.resize(k1 - k0 + kPullWindow);
+      for (uint32_t k = k0; k < k1; ++k) lists[k - k0] = source[reader.in_edge(k)];
+      uint32_t kept = k1 - k0;
+      for (uint32_t v = v0; v < v1; ++v) degree[v - v0] = reader.in_end(v) - reader.in_begin(v);
+      if (!all) {  // drop the edges `rels` leaves out, counting what each node keeps
+        kept = 0;
+        for (uint32_t v = v0, k = 0; v < v1; ++v) {
+          uint32_t d = 0;
+          for (uint32_t e = k + degree[v - v0]; k < e; ++k) {
+            if (lists[k] != kLeftOut) lists[kept + d++] = lists[k];
+          }
+          degree[v - v0] = d;
+          kept += d;
         }
-      });
+      }
+      std::fill(lists.begin() + kept, lists.begin() + kept + kPullWindow, n);
+      FillBlock(&g, b, lists.data(), degree.data());
     }
   });
   return g;
@@ -173,11 +180,16 @@ PullGraph PullGraphFromEdges(uint32_t node_count,
   const Csr in = BucketEdges(node_count, [&](auto&& fn) {
     for (const auto& [u, v] : edges) fn(v, u);
   });
-  PullGraph g = EmptyPullGraph(node_count, std::move(out_degree));
+  PullGraph g;
+  SizePullGraph(node_count, &g);
+  g.out_degree = std::move(out_degree);
+  std::vector<uint32_t> lists, degree(kPullBlock);
   for (uint32_t b = 0; b < g.blocks.size(); ++b) {
-    FillBlock(&g, b, [&](uint32_t v, auto&& fn) {
-      for (uint32_t k = in.begin(v); k < in.end(v); ++k) fn(in.targets[k]);
-    });
+    const uint32_t v0 = b * kPullBlock, v1 = std::min(node_count, v0 + kPullBlock);
+    lists.assign(in.targets.begin() + in.begin(v0), in.targets.begin() + in.end(v1 - 1));
+    lists.resize(lists.size() + kPullWindow, node_count);
+    for (uint32_t v = v0; v < v1; ++v) degree[v - v0] = in.degree(v);
+    FillBlock(&g, b, lists.data(), degree.data());
   }
   return g;
 }

@@ -288,13 +288,19 @@ TEST_CASE("the pull graph read off a snapshot is the same for any thread count",
     by_list.emplace_back(v, 1 - rel, u);
   }
   std::sort(by_list.begin(), by_list.end());
-  std::vector<std::pair<uint32_t, uint32_t>> edges;
-  for (auto [v, rel, u] : by_list) edges.emplace_back(u, v);
+  std::vector<std::pair<uint32_t, uint32_t>> edges, supports;
+  for (auto [v, rel, u] : by_list) {
+    edges.emplace_back(u, v);
+    if (rel == 0) supports.emplace_back(u, v);
+  }
   auto r = g.Open();
   const PullGraph expected = PullGraphFromEdges(n, edges);
+  const PullGraph expected_supports = PullGraphFromEdges(n, supports);
+  const RelationFilter only_supports = *ParseRelations(*r, {"supports"});
   for (int threads : {1, 2, 3, 5}) {
     INFO("threads " << threads);
     REQUIRE(BuildPullGraph(*r, {}, threads) == expected);
+    REQUIRE(BuildPullGraph(*r, only_supports, threads) == expected_supports);
   }
   CentralityOptions o;
   o.limit = n;
