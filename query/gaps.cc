@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <unordered_map>
 #include <utility>
 
 #include "query/cog_graph.h"
