@@ -37,6 +37,8 @@ class TermTable {
     }
   }
   uint32_t size() const { return static_cast<uint32_t>(offsets_.size() - 1); }
+  // Each id's name ends at offsets[id + 1] in the arena (offsets[0] is 0).
+  std::vector<uint64_t> TakeOffsets() { return std::move(offsets_); }
   uint64_t hash(uint32_t id) const { return hashes_[id]; }
   // Valid until the next Intern().
   std::string_view name(uint32_t id) const {
@@ -58,13 +60,6 @@ class TermTable {
   std::vector<uint32_t> slots_;  // id + 1, 0 = empty
   std::vector<uint64_t> hashes_;
   std::vector<uint64_t> offsets_ = {0};
-};
-
-// One (term, node, field) posting before the sort: the node is implied by the
-// position (node_end), the field and tf are already packed as in the file.
-struct RawPosting {
-  uint32_t term;      // provisional id (first-seen order)
-  uint32_t tf_field;  // tf | field << 24
 };
 
 // A token is at least two word bytes and all but the last are followed by a
@@ -126,20 +121,21 @@ class EmbeddingBuilder {
   std::vector<uint32_t>* overflow_;
 };
 
-Status TermIndex::Build(const std::vector<std::string_view>& contents,
-                        const std::vector<std::string_view>& metas, uint32_t embedding_dim) {
-  const uint32_t n = static_cast<uint32_t>(contents.size());
+Status TermIndex::Tokenize(const std::vector<std::string_view>& contents,
+                           const std::vector<std::string_view>& metas, uint32_t embedding_dim) {
+  const uint32_t texts = static_cast<uint32_t>(contents.size());
   // Provisional ids follow first appearance; the final order is bytewise term
   // order, so nothing about the hash table reaches the output.
   arena_.clear();
   TermTable terms(&arena_);
-  std::vector<RawPosting> raw;
+  std::vector<RawPosting>& raw = raw_;
+  raw.clear();
   uint64_t max_postings = 0;
-  for (uint32_t i = 0; i < n; ++i) max_postings += MaxTokens(contents[i]) + MaxTokens(metas[i]);
+  for (uint32_t k = 0; k < texts; ++k) max_postings += MaxTokens(contents[k]) + MaxTokens(metas[k]);
   // The bound is reserved, not touched: only the postings written cost pages.
   ReserveHuge(&raw, max_postings);
-  std::vector<uint32_t> node_end(n);  // raw[node_end[i-1], node_end[i]) are node i's
-  doc_lengths_.assign(n, 0);
+  text_end_.assign(texts, 0);
+  text_lengths_.assign(texts, 0);
   // A term's posting in the current field is raw[slot[term]] when
   // stamp[term] == the field's stamp: one posting per distinct term, counted as
   // the tokens come, without sorting them.
@@ -172,59 +168,90 @@ Status TermIndex::Build(const std::vector<std::string_view>& contents,
   embedding_dim_ = embedding_dim;
   std::optional<EmbeddingBuilder> embed;
   if (embedding_dim > 0) {
-    embed.emplace(embedding_dim, &embedding_offsets_, &embedding_entries_, &embedding_overflow_);
-    embedding_offsets_.reserve(size_t{n} + 1);
+    embed.emplace(embedding_dim, &text_embedding_ends_, &embedding_entries_, &embedding_overflow_);
+    text_embedding_ends_.reserve(size_t{texts} + 1);
   }
-  for (uint32_t i = 0; i < n; ++i) {
+  for (uint32_t k = 0; k < texts; ++k) {
     const size_t content_first = raw.size();
-    doc_lengths_[i] = add_field(contents[i], 2 * uint64_t{i} + 1, Field::kContent);
+    text_lengths_[k] = add_field(contents[k], 2 * uint64_t{k} + 1, Field::kContent);
     if (embed) {
-      for (size_t k = content_first; k < raw.size(); ++k) {
-        embed->AddTerm(terms.hash(raw[k].term), raw[k].tf_field & kMaxTermFrequency);
+      for (size_t p = content_first; p < raw.size(); ++p) {
+        embed->AddTerm(terms.hash(raw[p].term), raw[p].tf_field & kMaxTermFrequency);
       }
-      embed->EndNode(i);
+      embed->EndNode(k);
       if (embed->full()) return Status::InvalidArgument("embeddings: too many entries");
     }
-    add_field(metas[i], 2 * uint64_t{i} + 2, Field::kMeta);
-    node_end[i] = static_cast<uint32_t>(raw.size());
+    add_field(metas[k], 2 * uint64_t{k} + 2, Field::kMeta);
+    text_end_[k] = static_cast<uint32_t>(raw.size());
     if (raw.size() >= UINT32_MAX) return Status::InvalidArgument("term index: too many postings");
   }
-
-  const uint32_t t_count = terms.size();
   if (arena_.size() > UINT32_MAX) return Status::InvalidArgument("term index: terms exceed 4 GiB");
-  std::vector<uint32_t> order(t_count);
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return terms.name(a) < terms.name(b); });
-  std::vector<uint32_t> rank(t_count);
-  names_.resize(t_count);
-  for (uint32_t r = 0; r < t_count; ++r) {
-    rank[order[r]] = r;
-    names_[r] = terms.name(order[r]);
-  }
-
-  // Counting sort by (rank, field); raw is in node order, so each bucket ends up
-  // sorted by node.
-  auto bucket = [&](const RawPosting& p) { return 2 * size_t{rank[p.term]} + (p.tf_field >> 24); };
-  bucket_start_.assign(2 * static_cast<size_t>(t_count) + 1, 0);
-  for (const RawPosting& p : raw) ++bucket_start_[bucket(p) + 1];
-  for (size_t b = 1; b < bucket_start_.size(); ++b) bucket_start_[b] += bucket_start_[b - 1];
-  std::vector<uint32_t> fill(bucket_start_.begin(), bucket_start_.end() - 1);
-  postings_.clear();
-  ReserveHuge(&postings_, raw.size() * kPostingLength);
-  postings_.resize(raw.size() * kPostingLength);
-  for (uint32_t i = 0, k = 0; i < n; ++i) {
-    for (; k < node_end[i]; ++k) {
-      char* at = &postings_[fill[bucket(raw[k])]++ * kPostingLength];
-      EncodeFixed32(at, i);
-      EncodeFixed32(at + 4, raw[k].tf_field);
-    }
-  }
+  term_count_ = terms.size();
+  posting_count_ = raw.size();
+  term_ends_ = terms.TakeOffsets();
   return Status::OK();
 }
 
+void TermIndex::Place(const std::vector<uint32_t>& order) {
+  const uint32_t n = static_cast<uint32_t>(order.size());
+  const uint32_t t_count = term_count_;
+  auto name = [&](uint32_t id) {
+    return std::string_view(arena_).substr(term_ends_[id], term_ends_[id + 1] - term_ends_[id]);
+  };
+  std::vector<uint32_t> by_name(t_count);
+  std::iota(by_name.begin(), by_name.end(), 0u);
+  std::sort(by_name.begin(), by_name.end(), [&](uint32_t a, uint32_t b) { return name(a) < name(b); });
+  std::vector<uint32_t> rank(t_count);
+  names_.resize(t_count);
+  for (uint32_t r = 0; r < t_count; ++r) {
+    rank[by_name[r]] = r;
+    names_[r] = name(by_name[r]);
+  }
+
+  // Counting sort by (rank, field); the postings are visited in node order, so
+  // each bucket ends up sorted by node.
+  auto bucket = [&](const RawPosting& p) { return 2 * size_t{rank[p.term]} + (p.tf_field >> 24); };
+  bucket_start_.assign(2 * static_cast<size_t>(t_count) + 1, 0);
+  for (const RawPosting& p : raw_) ++bucket_start_[bucket(p) + 1];
+  for (size_t b = 1; b < bucket_start_.size(); ++b) bucket_start_[b] += bucket_start_[b - 1];
+  std::vector<uint32_t> fill(bucket_start_.begin(), bucket_start_.end() - 1);
+  postings_.clear();
+  ReserveHuge(&postings_, raw_.size() * kPostingLength);
+  postings_.resize(raw_.size() * kPostingLength);
+  doc_lengths_.assign(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t k = order[i];
+    doc_lengths_[i] = text_lengths_[k];
+    for (uint32_t p = k > 0 ? text_end_[k - 1] : 0; p < text_end_[k]; ++p) {
+      char* at = &postings_[fill[bucket(raw_[p])]++ * kPostingLength];
+      EncodeFixed32(at, i);
+      EncodeFixed32(at + 4, raw_[p].tf_field);
+    }
+  }
+  raw_ = {};
+
+  if (embedding_dim_ > 0) {
+    std::vector<uint32_t> entries;
+    entries.reserve(embedding_entries_.size());
+    embedding_offsets_.assign(1, 0);
+    embedding_offsets_.reserve(size_t{n} + 1);
+    std::vector<uint32_t> node_of_text(text_end_.size());
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t k = order[i];
+      node_of_text[k] = i;
+      entries.insert(entries.end(), embedding_entries_.begin() + text_embedding_ends_[k],
+                     embedding_entries_.begin() + text_embedding_ends_[k + 1]);
+      embedding_offsets_.push_back(static_cast<uint32_t>(entries.size()));
+    }
+    embedding_entries_ = std::move(entries);
+    for (uint32_t& text : embedding_overflow_) text = node_of_text[text];
+    std::sort(embedding_overflow_.begin(), embedding_overflow_.end());
+  }
+}
+
 uint64_t TermIndex::term_index_length() const {
-  return 8 + kTermEntryLength * (names_.size() + 1) + postings_.size() + arena_.size();
+  return 8 + kTermEntryLength * (uint64_t{term_count_} + 1) + kPostingLength * posting_count_ +
+         arena_.size();
 }
 
 void TermIndex::EmitTermIndex(Emitter* out) const {
@@ -249,7 +276,7 @@ void TermIndex::EmitDocLengths(Emitter* out) const {
 
 uint64_t TermIndex::embeddings_length() const {
   return EmbeddingBlock::kFixedLength +
-         4 * (embedding_offsets_.size() + embedding_entries_.size() + embedding_overflow_.size());
+         4 * (uint64_t{text_lengths_.size()} + 1 + embedding_entries_.size() + embedding_overflow_.size());
 }
 
 void TermIndex::EmitEmbeddings(Emitter* out) const {

@@ -12,7 +12,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <random>
+#include <thread>
 #include <tuple>
 
 #include "common/coding.h"
@@ -42,9 +44,13 @@ struct WNode {
   uint32_t session = 0;
   float confidence = 1.0f;
   int64_t created_ts = 0, updated_ts = 0;
-  std::string_view content, meta, scope, task;
+  std::string_view content, meta;
+  uint32_t scope = 0, task = 0;  // indexes into the labels ("" is 0)
   const char* vector = nullptr;  // dimension little-endian floats, unaligned
   bool stub = false;
+  // A live node's index in state.nodes; a stub's is input_count + its rank
+  // among the stubs. Also its text's index in the TermIndex.
+  uint32_t input = 0;
 };
 
 struct WEdge {
@@ -116,41 +122,55 @@ class StringIndex {
   size_t size_ = 0;
 };
 
-// Sorted distinct strings with "" at index 0. The hash index only dedupes and
-// answers IndexOf; the order written is the sorted one. Neighbouring records
-// mostly share a run or task, so the last string seen skips the hash.
+// Sorted distinct strings with "" at index 0. Add() numbers each string the
+// first time it is seen; once sealed, Rank() turns that number into the string's
+// index in sorted order, which is what the file holds. The writer keeps the
+// numbers, so no string is compared twice: the strings are views into the
+// store's pages, and each comparison past the cache costs a miss. Neighbouring
+// records mostly share a run or task, and labels alternate between a node's
+// scope and its task, so the two strings seen last skip the hash.
 class Dictionary {
  public:
-  void Add(std::string_view s) {
-    if (s == last_) return;  // initially "", which Seal() adds anyway
-    index_.Insert(s, 0);
-    last_ = s;
+  Dictionary() {
+    index_.Insert(std::string_view(), 0);
+    seen_.push_back(std::string_view());
+  }
+  uint32_t Add(std::string_view s) {
+    for (const Recent& r : recent_) {
+      if (r.s == s) return r.number;
+    }
+    const uint32_t next = static_cast<uint32_t>(seen_.size());
+    const uint32_t number = *index_.Insert(s, next);
+    if (number == next) seen_.push_back(s);
+    recent_[1] = recent_[0];
+    recent_[0] = {s, number};
+    return number;
   }
   void Seal() {
-    index_.Insert(std::string_view(), 0);
-    items_ = index_.Keys();
-    std::sort(items_.begin(), items_.end());
-    for (uint32_t k = 0; k < items_.size(); ++k) *index_.Insert(items_[k], 0) = k;
-    last_ = {};
-    last_index_ = 0;  // "" sorts first
-  }
-  // REQUIRES: Add(s) was called before Seal().
-  uint32_t IndexOf(std::string_view s) {
-    if (s != last_) {
-      const uint32_t* k = index_.Find(s);
-      assert(k != nullptr);
-      last_ = s;
-      last_index_ = *k;
+    std::vector<uint32_t> order(seen_.size());
+    for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return seen_[a] < seen_[b]; });
+    items_.resize(order.size());
+    rank_.resize(order.size());
+    for (uint32_t k = 0; k < order.size(); ++k) {
+      items_[k] = seen_[order[k]];
+      rank_[order[k]] = k;
     }
-    return last_index_;
   }
+  // REQUIRES: Seal(); `number` came from Add().
+  uint32_t Rank(uint32_t number) const { return rank_[number]; }
   const std::vector<std::string_view>& items() const { return items_; }
 
  private:
+  struct Recent {
+    std::string_view s;
+    uint32_t number = 0;  // "" is 0
+  };
   StringIndex index_;
-  std::vector<std::string_view> items_;
-  std::string_view last_;
-  uint32_t last_index_ = 0;
+  std::vector<std::string_view> seen_;  // by number
+  std::vector<std::string_view> items_;  // sorted
+  std::vector<uint32_t> rank_;           // by number
+  Recent recent_[2];
 };
 
 std::string_view Identity(std::string_view s) { return s; }
@@ -182,26 +202,80 @@ Status AddStringListBlock(std::vector<PendingBlock>* blocks, BlockTag tag, const
                   [&items, get](Emitter* out) { PutStringList(out, items, get); });
 }
 
-Status Compress(std::string_view raw, std::string* out) {
+// Compresses the concatenation of the pieces `for_each_piece` visits (raw_size
+// bytes in all) into one LZ4 frame, without building the concatenation: the
+// pieces are copied a block at a time into a staging buffer, and each full block
+// is handed to LZ4F_compressUpdate whole. The frame is the one LZ4F_compressFrame
+// makes of the concatenation, byte for byte: the same preferences, the same block
+// size (the smallest of 64 KB, 256 KB, 1 MB and 4 MB that holds everything, as
+// LZ4F_compressFrame picks), and independent blocks with the same bounds.
+template <typename ForEachPiece>
+Status Compress(uint64_t raw_size, ForEachPiece for_each_piece, std::string* out) {
+  auto failed = [](size_t code) {
+    return Status::InvalidArgument(std::string("content: LZ4 compression failed: ") +
+                                   LZ4F_getErrorName(code));
+  };
   LZ4F_preferences_t prefs;
   std::memset(&prefs, 0, sizeof(prefs));
-  prefs.frameInfo.blockSizeID = LZ4F_max4MB;
+  size_t block_size = size_t{64} << 10;
+  prefs.frameInfo.blockSizeID = LZ4F_max64KB;
+  while (raw_size > block_size && prefs.frameInfo.blockSizeID != LZ4F_max4MB) {
+    block_size <<= 2;
+    prefs.frameInfo.blockSizeID = static_cast<LZ4F_blockSizeID_t>(prefs.frameInfo.blockSizeID + 1);
+  }
   prefs.frameInfo.blockMode = LZ4F_blockIndependent;
   prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
   // Each block's XXH32, so a reader that decodes one block at a time still finds
   // any changed byte in it (docs/FORMAT.md §6).
   prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
-  prefs.frameInfo.contentSize = raw.size();
+  prefs.frameInfo.contentSize = raw_size;
   prefs.compressionLevel = 0;
-  const size_t bound = LZ4F_compressFrameBound(raw.size(), &prefs);
-  ReserveHuge(out, bound);
-  out->resize(bound);
-  size_t n = LZ4F_compressFrame(out->data(), out->size(), raw.data(), raw.size(), &prefs);
-  if (LZ4F_isError(n)) {
-    return Status::InvalidArgument(std::string("content: LZ4 compression failed: ") +
-                                   LZ4F_getErrorName(n));
+  LZ4F_cctx* raw_cctx = nullptr;
+  if (size_t rc = LZ4F_createCompressionContext(&raw_cctx, LZ4F_VERSION); LZ4F_isError(rc)) {
+    return failed(rc);
   }
-  out->resize(n);
+  std::unique_ptr<LZ4F_cctx, decltype(&LZ4F_freeCompressionContext)> cctx(
+      raw_cctx, &LZ4F_freeCompressionContext);
+  ReserveHuge(out, LZ4F_compressFrameBound(raw_size, &prefs));
+  // Grows *out to room for `need` more bytes past `used` (capacity is reserved:
+  // no reallocation) and returns where they go.
+  size_t used = 0;
+  auto room = [&](size_t need) {
+    if (out->size() < used + need) out->resize(used + need);
+    return out->data() + used;
+  };
+  const size_t header_bound = 19;  // LZ4F_HEADER_SIZE_MAX
+  size_t n = LZ4F_compressBegin(cctx.get(), room(header_bound), header_bound, &prefs);
+  if (LZ4F_isError(n)) return failed(n);
+  used += n;
+  std::unique_ptr<char[]> block(new char[block_size]);
+  size_t filled = 0;
+  size_t error = 0;
+  auto compress_block = [&] {
+    const size_t bound = LZ4F_compressBound(filled, &prefs);
+    const size_t k = LZ4F_compressUpdate(cctx.get(), room(bound), bound, block.get(), filled, nullptr);
+    if (LZ4F_isError(k)) {
+      error = k;
+    } else {
+      used += k;
+    }
+    filled = 0;
+  };
+  for_each_piece([&](std::string_view piece) {
+    while (!piece.empty() && error == 0) {
+      const size_t k = std::min(piece.size(), block_size - filled);
+      std::memcpy(block.get() + filled, piece.data(), k);
+      filled += k;
+      piece.remove_prefix(k);
+      if (filled == block_size) compress_block();
+    }
+  });
+  if (filled > 0 && error == 0) compress_block();
+  if (error != 0) return failed(error);
+  const size_t end_bound = LZ4F_compressBound(0, &prefs);
+  n = LZ4F_compressEnd(cctx.get(), room(end_bound), end_bound, nullptr);
+  if (LZ4F_isError(n)) return failed(n);
+  out->resize(used + n);
   return Status::OK();
 }
 
@@ -268,31 +342,96 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
                                      ": vector dimension mismatch");
     }
   }
+  // Keys are looked up only for endpoints whose position the store did not give
+  // (EdgeView::src_node): a 1M-node table is past the cache, and lookups of three
+  // million edges' keys in it were a tenth of the export.
+  const bool lookup_keys = std::any_of(state.edges.begin(), state.edges.end(), [](const EdgeView& e) {
+    return e.src_node == EdgeView::kUnknownNode || e.dst_node == EdgeView::kUnknownNode;
+  });
   StringIndex key_index;  // key -> position in live; later key -> dense number
-  key_index.Reserve(live.size());
-  for (uint32_t k = 0; k < live.size(); ++k) key_index.Insert(live[k]->key, k);
+  if (lookup_keys) {
+    key_index.Reserve(live.size());
+    for (uint32_t k = 0; k < live.size(); ++k) key_index.Insert(live[k]->key, k);
+  }
   auto is_live = [&](std::string_view key) { return key_index.Find(key) != nullptr; };
+  auto edge_name = [](const EdgeView& e) {
+    return "edge " + std::string(e.src_key) + " -> " + std::string(e.dst_key);
+  };
   std::vector<std::pair<std::string_view, int64_t>> stub_refs;
+  // An endpoint whose position the store gave is live (EdgeView::src_node).
+  const uint32_t input_count = static_cast<uint32_t>(state.nodes.size());
   for (const EdgeView& e : state.edges) {
-    if (!is_live(e.src_key)) stub_refs.emplace_back(e.src_key, e.created_ts);
-    if (!is_live(e.dst_key)) stub_refs.emplace_back(e.dst_key, e.created_ts);
+    auto out_of_range = [&](uint32_t p) { return p != EdgeView::kUnknownNode && p >= input_count; };
+    if (out_of_range(e.src_node) || out_of_range(e.dst_node)) {
+      return Status::InvalidArgument(edge_name(e) + ": endpoint position out of range");
+    }
+    if (e.src_node == EdgeView::kUnknownNode && !is_live(e.src_key)) {
+      stub_refs.emplace_back(e.src_key, e.created_ts);
+    }
+    if (e.dst_node == EdgeView::kUnknownNode && !is_live(e.dst_key)) {
+      stub_refs.emplace_back(e.dst_key, e.created_ts);
+    }
   }
   std::sort(stub_refs.begin(), stub_refs.end());
+  uint32_t stub_count = 0;
+  for (size_t k = 0; k < stub_refs.size(); ++k) {
+    if (k == 0 || stub_refs[k].first != stub_refs[k - 1].first) ++stub_count;
+  }
+
+  // ---- the term index, on a second thread while the rest is laid out ----
+  // Tokenizing every content is a quarter of the export and needs nothing but
+  // the texts, so it starts now: texts in input order (state.nodes, then the
+  // stubs in key order, whose meta is indexed too). Once the file's node order
+  // is known, the same thread lays the postings out in it (TermIndex::Place).
+  // The bytes are the same on any number of threads.
+  TermIndex terms;
+  Status tokenized;
+  std::vector<std::string_view> contents, metas;
+  std::vector<uint32_t> text_of;  // dense node -> text (Place's order)
+  std::jthread term_worker;  // declared after what it uses: joined before they go
+  auto run_term_step = [&](auto step) {
+    if (options.threads >= 2) {
+      term_worker = std::jthread(step);
+    } else {
+      step();
+    }
+  };
+  auto term_step_done = [&] {
+    if (term_worker.joinable()) term_worker.join();
+  };
+  if (options.term_index) {
+    contents.resize(state.nodes.size() + stub_count);
+    metas.resize(state.nodes.size() + stub_count);
+    for (size_t k = 0; k < state.nodes.size(); ++k) {
+      contents[k] = state.nodes[k].content;
+      metas[k] = state.nodes[k].meta == kEmptyMeta ? std::string_view() : state.nodes[k].meta;
+    }
+    std::fill(metas.begin() + static_cast<ptrdiff_t>(state.nodes.size()), metas.end(), kStubMeta);
+    run_term_step([&, embedding_dim = options.embeddings ? dim : 0] {
+      tokenized = terms.Tokenize(contents, metas, embedding_dim);
+    });
+  }
 
   // ---- sessions (runs) and labels (scopes, tasks) ----
+  // Each record's run and labels by their Dictionary numbers, in input order.
   Dictionary runs, labels;
-  for (const NodeView& n : state.nodes) {
-    runs.Add(n.run);
-    labels.Add(n.scope);
-    labels.Add(n.task);
+  struct NodeLabels {
+    uint32_t run, scope, task;
+  };
+  struct RecordLabels {
+    uint32_t run, task;
+  };
+  std::vector<NodeLabels> node_labels(state.nodes.size());
+  std::vector<RecordLabels> edge_labels(state.edges.size()), kv_labels(state.kv.size());
+  for (size_t k = 0; k < state.nodes.size(); ++k) {
+    const NodeView& v = state.nodes[k];
+    node_labels[k] = {runs.Add(v.run), labels.Add(v.scope), labels.Add(v.task)};
   }
-  for (const EdgeView& e : state.edges) {
-    runs.Add(e.run);
-    labels.Add(e.task);
+  for (size_t j = 0; j < state.edges.size(); ++j) {
+    edge_labels[j] = {runs.Add(state.edges[j].run), labels.Add(state.edges[j].task)};
   }
-  for (const KvView& kv : state.kv) {
-    runs.Add(kv.run);
-    labels.Add(kv.task);
+  for (size_t k = 0; k < state.kv.size(); ++k) {
+    kv_labels[k] = {runs.Add(state.kv[k].run), labels.Add(state.kv[k].task)};
   }
   runs.Seal();
   labels.Seal();
@@ -305,21 +444,23 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     w.key = n->key;
     w.id = n->id;
     w.type = static_cast<uint8_t>(n->type);
-    w.session = runs.IndexOf(n->run);
+    const NodeLabels& nl = node_labels[n - state.nodes.data()];
+    w.session = runs.Rank(nl.run);
     w.confidence = n->confidence;
     w.created_ts = n->created_ts;
     w.updated_ts = n->updated_ts;
     w.content = n->content;
     w.meta = n->meta;
-    w.scope = n->scope;
-    w.task = n->task;
+    w.scope = labels.Rank(nl.scope);
+    w.task = labels.Rank(nl.task);
     if (!n->vector_bytes.empty()) w.vector = n->vector_bytes.data();
+    w.input = static_cast<uint32_t>(n - state.nodes.data());
     keyed.push_back(w);
   }
-  uint32_t stub_count = 0;
-  for (size_t k = 0; k < stub_refs.size(); ++k) {
+  for (size_t k = 0, stub = 0; k < stub_refs.size(); ++k) {
     if (k > 0 && stub_refs[k].first == stub_refs[k - 1].first) continue;
     WNode w;
+    w.input = input_count + static_cast<uint32_t>(stub++);
     w.key = stub_refs[k].first;  // the smallest created_ts of its edges (sorted pairs)
     w.id = NodeIdForKey(w.key);
     w.type = static_cast<uint8_t>(NodeType::kEntity);
@@ -328,7 +469,6 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     w.meta = kStubMeta;
     w.stub = true;
     keyed.push_back(w);
-    ++stub_count;
   }
   if (keyed.size() > UINT32_MAX - 1) return Status::InvalidArgument("too many nodes");
   const uint32_t n = static_cast<uint32_t>(keyed.size());
@@ -343,16 +483,22 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   std::vector<WNode> nodes;
   ReserveHuge(&nodes, n);
   nodes.resize(n);
+  std::vector<uint32_t> input_dense(n);  // WNode::input -> dense number
   {
     std::vector<uint32_t> fill(session_start.begin(), session_start.end() - 1);
     for (uint32_t k = 0; k < n; ++k) {
       by_key[k] = fill[keyed[k].session]++;
       nodes[by_key[k]] = keyed[k];
+      input_dense[keyed[k].input] = by_key[k];
     }
   }
   keyed = {};
-  for (uint32_t i = 0; i < n; ++i) *key_index.Insert(nodes[i].key, i) = i;
-  auto dense_of = [&](std::string_view key) { return *key_index.Find(key); };
+  if (lookup_keys) {
+    for (uint32_t i = 0; i < n; ++i) *key_index.Insert(nodes[i].key, i) = i;
+  }
+  auto dense_of = [&](uint32_t input, std::string_view key) {
+    return input != EdgeView::kUnknownNode ? input_dense[input] : *key_index.Find(key);
+  };
 
   // ---- relations and edges ----
   // Custom relations are renumbered 64 + rank in bytewise name order, so the file
@@ -396,9 +542,6 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   std::vector<uint32_t> out_start(static_cast<size_t>(n) + 1, 0);
   std::vector<WEdge> unsorted;
   ReserveHuge(&unsorted, m);
-  auto edge_name = [](const EdgeView& e) {
-    return "edge " + std::string(e.src_key) + " -> " + std::string(e.dst_key);
-  };
   for (const EdgeView& e : state.edges) {
     if (file_rel[e.rel] == 0xFFFF) {
       return Status::InvalidArgument(edge_name(e) + ": undefined relation " +
@@ -407,11 +550,14 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     if (!std::isfinite(e.weight)) {
       return Status::InvalidArgument(edge_name(e) + ": weight not finite");
     }
-    // Edges of one source usually come together (Store::ReadState sorts them).
-    const uint32_t src = !unsorted.empty() && e.src_key == unsorted.back().rec->src_key
-                             ? unsorted.back().src
-                             : dense_of(e.src_key);
-    unsorted.push_back({src, dense_of(e.dst_key), static_cast<RelationId>(file_rel[e.rel]), &e});
+    // Edges of one source usually come together (Store::VisitState groups them).
+    const EdgeView* prev = unsorted.empty() ? nullptr : unsorted.back().rec;
+    const bool same_src = prev != nullptr && (e.src_node != EdgeView::kUnknownNode
+                                                  ? e.src_node == prev->src_node
+                                                  : e.src_key == prev->src_key);
+    const uint32_t src = same_src ? unsorted.back().src : dense_of(e.src_node, e.src_key);
+    unsorted.push_back({src, dense_of(e.dst_node, e.dst_key),
+                        static_cast<RelationId>(file_rel[e.rel]), &e});
     ++out_start[unsorted.back().src + 1];
   }
   for (uint32_t i = 0; i < n; ++i) out_start[i + 1] += out_start[i];
@@ -439,8 +585,6 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   uint64_t raw_size = 0;
   for (const WNode& w : nodes) raw_size += w.content.size() + (has_meta(w.meta) ? w.meta.size() : 0);
   if (raw_size > UINT32_MAX) return Status::InvalidArgument("content: larger than 4 GiB");
-  std::string raw;
-  ReserveHuge(&raw, raw_size);
   std::vector<NodeEntry> records(n);
   bool any_vector = false;
   int64_t newest = 0;
@@ -449,6 +593,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     newest = have_ts ? std::max(newest, ts) : ts;
     have_ts = true;
   };
+  uint64_t content_at = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const WNode& w = nodes[i];
     NodeEntry& r = records[i];
@@ -456,9 +601,9 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     r.session = w.session;
     r.confidence = w.confidence;
     r.timestamp = w.created_ts;
-    r.content_offset = raw.size();
+    r.content_offset = content_at;
     r.content_length = static_cast<uint32_t>(w.content.size());
-    raw.append(w.content);
+    content_at += w.content.size();
     if (w.vector) {
       r.vector_offset = static_cast<uint64_t>(i) * dim * sizeof(float);
       any_vector = true;
@@ -469,18 +614,29 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   for (uint32_t i = 0; i < n; ++i) {
     std::string_view meta = nodes[i].meta;
     if (!has_meta(meta)) continue;
-    records[i].meta_offset = raw.size();
+    records[i].meta_offset = content_at;
     records[i].meta_length = static_cast<uint32_t>(meta.size());
-    raw.append(meta);
+    content_at += meta.size();
   }
-  for (const WEdge& e : edges) {
-    see_ts(e.rec->created_ts);
-    see_ts(e.rec->updated_ts);
+  for (const EdgeView& e : state.edges) {
+    see_ts(e.created_ts);
+    see_ts(e.updated_ts);
   }
   for (const KvView& kv : state.kv) see_ts(kv.ts);
-  std::string compressed;
-  if (options.compress) AMEM_RETURN_IF_ERROR(Compress(raw, &compressed));
-  const std::string_view stored = options.compress ? std::string_view(compressed) : raw;
+  // The content section in file order, as the offsets above lay it out.
+  auto for_each_piece = [&](auto&& fn) {
+    for (const WNode& w : nodes) fn(w.content);
+    for (const WNode& w : nodes) {
+      if (has_meta(w.meta)) fn(w.meta);
+    }
+  };
+  std::string stored;
+  if (options.compress) {
+    AMEM_RETURN_IF_ERROR(Compress(raw_size, for_each_piece, &stored));
+  } else {
+    ReserveHuge(&stored, raw_size);
+    for_each_piece([&](std::string_view piece) { stored.append(piece); });
+  }
 
   // ---- header, records, content, vectors ----
   Header h;
@@ -493,7 +649,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   h.content_offset = Header::kEncodedLength + static_cast<uint64_t>(n) * NodeEntry::kEncodedLength +
                      static_cast<uint64_t>(m) * EdgeEntry::kEncodedLength;
   h.content_length = stored.size();
-  h.content_uncompressed = static_cast<uint32_t>(raw.size());
+  h.content_uncompressed = static_cast<uint32_t>(raw_size);
   h.vector_offset = AlignUp(h.content_offset + stored.size(), kVectorAlignment);
   const uint64_t vector_bytes =
       any_vector ? static_cast<uint64_t>(n) * dim * sizeof(float) : 0;
@@ -539,16 +695,17 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     out->PutFixed32(0);  // no clusters (k = 0)
     out->PutFixed32(dim);
   }));
-  TermIndex terms;
   if (options.term_index) {  // 0x05, 0x06
-    std::vector<std::string_view> contents(n), metas(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      contents[i] = nodes[i].content;
-      metas[i] = nodes[i].meta == kEmptyMeta ? std::string_view() : nodes[i].meta;
-    }
-    AMEM_RETURN_IF_ERROR(terms.Build(contents, metas, options.embeddings ? dim : 0));
+    term_step_done();
+    AMEM_RETURN_IF_ERROR(tokenized);
+    text_of.resize(n);
+    for (uint32_t k = 0; k < n; ++k) text_of[input_dense[k]] = k;
+    run_term_step([&] { terms.Place(text_of); });
     AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTermIndex, terms.term_index_length(),
-                                  [&](Emitter* out) { terms.EmitTermIndex(out); }));
+                                  [&](Emitter* out) {
+                                    term_step_done();
+                                    terms.EmitTermIndex(out);
+                                  }));
     AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kDocLengths, terms.doc_lengths_length(),
                                   [&](Emitter* out) { terms.EmitDocLengths(out); }));
   }
@@ -590,8 +747,8 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
                                   [&](Emitter* out) {
       for (const WNode& w : nodes) {
         out->PutFixed64(static_cast<uint64_t>(w.updated_ts));
-        out->PutFixed32(labels.IndexOf(w.scope));
-        out->PutFixed32(labels.IndexOf(w.task));
+        out->PutFixed32(w.scope);
+        out->PutFixed32(w.task);
         out->PutFixed32(w.stub ? kNodeFlagStub : 0);
       }
     }));
@@ -600,8 +757,9 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
       for (const WEdge& e : edges) {
         out->PutFixed64(static_cast<uint64_t>(e.rec->created_ts));
         out->PutFixed64(static_cast<uint64_t>(e.rec->updated_ts));
-        out->PutFixed32(runs.IndexOf(e.rec->run));
-        out->PutFixed32(labels.IndexOf(e.rec->task));
+        const RecordLabels& el = edge_labels[e.rec - state.edges.data()];
+        out->PutFixed32(runs.Rank(el.run));
+        out->PutFixed32(labels.Rank(el.task));
       }
     }));
     AMEM_RETURN_IF_ERROR(AddStringListBlock(&blocks, BlockTag::kEdgePayloads, edges,
@@ -627,8 +785,9 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
       out->PutFixed32(static_cast<uint32_t>(kv.size()));
       for (const KvView* r : kv) {
         out->PutFixed64(static_cast<uint64_t>(r->ts));
-        out->PutFixed32(runs.IndexOf(r->run));
-        out->PutFixed32(labels.IndexOf(r->task));
+        const RecordLabels& kl = kv_labels[r - state.kv.data()];
+        out->PutFixed32(runs.Rank(kl.run));
+        out->PutFixed32(labels.Rank(kl.task));
       }
       PutStringList(out, kv_strings, Identity);
     }));

@@ -23,6 +23,9 @@ struct WriterOptions {
   bool embeddings = true;  // built-in embeddings 0x1D (with term_index only)
   bool checksum = true;    // checksum block 0x1F
   bool compress = true;    // content as one LZ4 frame (flags bit 2); else stored raw
+  // 2 or more: the term index is built on a second thread beside the rest of the
+  // file. The bytes are the same for any count.
+  uint32_t threads = 2;
 };
 
 // Receives a file's bytes once, in order.

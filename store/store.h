@@ -282,6 +282,11 @@ struct EdgeView {
   int64_t created_ts = 0;
   int64_t updated_ts = 0;
   uint64_t rev = 0;
+  // The endpoints' positions in StoreStateView::nodes, when known:
+  // nodes[src_node].key == src_key. kUnknownNode: not given (a dangling
+  // endpoint, or a view not made by the store); look the key up.
+  static constexpr uint32_t kUnknownNode = UINT32_MAX;
+  uint32_t src_node = kUnknownNode, dst_node = kUnknownNode;
 };
 
 struct KvView {

@@ -208,6 +208,56 @@ TEST_CASE("Content is read block by block, equal to the whole frame", "[snapshot
   CheckAll(**again, Reversed());
 }
 
+// The writer compresses the texts a block at a time, without joining them first;
+// the frame must be the one LZ4F_compressFrame makes of the joined texts, whose
+// block size shrinks to fit a small content (64 KB, 256 KB, 1 MB, 4 MB).
+TEST_CASE("The content frame is LZ4F_compressFrame's frame of the joined texts",
+          "[snapshot][content]") {
+  auto frame_of = [](std::string_view raw) {
+    LZ4F_preferences_t prefs;
+    std::memset(&prefs, 0, sizeof(prefs));
+    prefs.frameInfo.blockSizeID = LZ4F_max4MB;
+    prefs.frameInfo.blockMode = LZ4F_blockIndependent;
+    prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+    prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
+    prefs.frameInfo.contentSize = raw.size();
+    std::string out(LZ4F_compressFrameBound(raw.size(), &prefs), '\0');
+    const size_t n = LZ4F_compressFrame(out.data(), out.size(), raw.data(), raw.size(), &prefs);
+    REQUIRE(!LZ4F_isError(n));
+    out.resize(n);
+    return out;
+  };
+  auto content_of = [](const std::string& file) {
+    const Header h = HeaderOf(file);
+    return file.substr(h.content_offset, h.content_length);
+  };
+  auto check = [&](const StoreState& state) {
+    WriterOptions o;
+    o.compress = false;
+    auto raw = BuildSnapshot(state, o);
+    REQUIRE(raw.ok());
+    auto compressed = BuildSnapshot(state);
+    REQUIRE(compressed.ok());
+    const std::string texts = content_of(*raw);
+    CHECK(content_of(*compressed) == frame_of(texts));
+    return texts.size();
+  };
+  SECTION("three 4 MB blocks") { CHECK(check(BigState()) > 8u << 20); }
+  // Sizes at and around each block size's limit, and an empty content.
+  for (uint32_t size : {0u, 100u, 65536u, 65537u, 262144u, 262145u, 1048577u, 4194304u, 4194305u}) {
+    INFO("content bytes " << size);
+    StoreState s;
+    s.dimension = 4;
+    std::mt19937 rnd(size);
+    std::string text(size, ' ');
+    for (char& c : text) c = static_cast<char>('a' + rnd() % 8);
+    // Split over two nodes, so a piece boundary falls inside a block.
+    s.nodes.push_back(snapshot_test::MakeNode("fact:a", NodeType::kFact, text.substr(0, size / 3), 1));
+    s.nodes.push_back(snapshot_test::MakeNode("fact:b", NodeType::kFact, text.substr(size / 3), 2));
+    CHECK(check(s) == size);
+  }
+}
+
 TEST_CASE("Content is read from several threads at once", "[snapshot][content]") {
   auto r = Reader::OpenBuffer(Compressed());
   REQUIRE(r.ok());

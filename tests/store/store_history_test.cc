@@ -130,6 +130,15 @@ TEST_CASE("VisitState's views hold what the single-record reads return", "[store
         }
       }
       for (const EdgeView& e : st.edges) {
+        // An endpoint's position is given exactly when the endpoint is live.
+        for (auto [pos, key] : {std::pair{e.src_node, e.src_key}, std::pair{e.dst_node, e.dst_key}}) {
+          const bool live = store->GetNode(key, view).ok();
+          CHECK((pos != EdgeView::kUnknownNode) == live);
+          if (pos != EdgeView::kUnknownNode) {
+            REQUIRE(pos < st.nodes.size());
+            CHECK(st.nodes[pos].key == key);
+          }
+        }
         EdgeRecord want = Must(store->GetEdge(e.src_key, e.rel_name, e.dst_key, view));
         CHECK(e.src == want.src);
         CHECK(e.dst == want.dst);
