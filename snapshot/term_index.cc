@@ -172,6 +172,9 @@ Status TermIndex::Tokenize(const std::vector<std::string_view>& contents,
     text_embedding_ends_.reserve(size_t{texts} + 1);
   }
   for (uint32_t k = 0; k < texts; ++k) {
+    // Texts are views into records all over the store's map: the one a few
+    // ahead is fetched while this one is tokenized.
+    if (k + 4 < texts) __builtin_prefetch(contents[k + 4].data());
     const size_t content_first = raw.size();
     text_lengths_[k] = add_field(contents[k], 2 * uint64_t{k} + 1, Field::kContent);
     if (embed) {
@@ -231,19 +234,17 @@ void TermIndex::Place(const std::vector<uint32_t>& order) {
   raw_ = {};
 
   if (embedding_dim_ > 0) {
-    std::vector<uint32_t> entries;
-    entries.reserve(embedding_entries_.size());
+    // The entries stay in text order; EmitEmbeddings writes them in node order.
+    order_ = order;
     embedding_offsets_.assign(1, 0);
     embedding_offsets_.reserve(size_t{n} + 1);
     std::vector<uint32_t> node_of_text(text_end_.size());
     for (uint32_t i = 0; i < n; ++i) {
       const uint32_t k = order[i];
       node_of_text[k] = i;
-      entries.insert(entries.end(), embedding_entries_.begin() + text_embedding_ends_[k],
-                     embedding_entries_.begin() + text_embedding_ends_[k + 1]);
-      embedding_offsets_.push_back(static_cast<uint32_t>(entries.size()));
+      embedding_offsets_.push_back(embedding_offsets_.back() + text_embedding_ends_[k + 1] -
+                                   text_embedding_ends_[k]);
     }
-    embedding_entries_ = std::move(entries);
     for (uint32_t& text : embedding_overflow_) text = node_of_text[text];
     std::sort(embedding_overflow_.begin(), embedding_overflow_.end());
   }
@@ -286,10 +287,15 @@ void TermIndex::EmitEmbeddings(Emitter* out) const {
   out->PutFixed32(0);
   // Little-endian host: the u32 arrays' bytes are the format's.
   static_assert(std::endian::native == std::endian::little);
-  for (const std::vector<uint32_t>* v :
-       {&embedding_offsets_, &embedding_entries_, &embedding_overflow_}) {
-    out->Append(std::string_view(reinterpret_cast<const char*>(v->data()), 4 * v->size()));
+  auto put = [out](const uint32_t* v, size_t count) {
+    out->Append(std::string_view(reinterpret_cast<const char*>(v), 4 * count));
+  };
+  put(embedding_offsets_.data(), embedding_offsets_.size());
+  for (uint32_t k : order_) {
+    put(embedding_entries_.data() + text_embedding_ends_[k],
+        text_embedding_ends_[k + 1] - text_embedding_ends_[k]);
   }
+  put(embedding_overflow_.data(), embedding_overflow_.size());
 }
 
 }  // namespace amem::snapshot

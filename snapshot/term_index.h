@@ -65,10 +65,10 @@ class TermIndex {
   std::vector<uint32_t> bucket_start_;   // (term rank, field) -> first posting; + end
   std::string postings_;                 // the encoded postings, in file order
   std::vector<uint32_t> doc_lengths_;
-  std::vector<uint32_t> embedding_offsets_;  // node_count + 1
-  std::vector<uint32_t> embedding_entries_;  // EmbeddingBlock::Entry values (text order
-                                             // after step 1, node order after step 2)
-  std::vector<uint32_t> embedding_overflow_;  // texts, then nodes
+  std::vector<uint32_t> order_;              // node -> text (Place's), with embeddings
+  std::vector<uint32_t> embedding_offsets_;  // node -> first entry, in node order; + end
+  std::vector<uint32_t> embedding_entries_;  // EmbeddingBlock::Entry values, text order
+  std::vector<uint32_t> embedding_overflow_;  // texts after step 1, nodes after step 2
 };
 
 }  // namespace amem::snapshot

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <random>
 #include <thread>
@@ -32,6 +33,9 @@ static_assert(std::endian::native == std::endian::little,
               "the vector block is copied from host floats");
 
 namespace {
+
+// How many records ahead a pass over the nodes prefetches their strings.
+constexpr size_t kLookahead = 8;
 
 constexpr std::string_view kStubMeta = R"({"stub":"true"})";
 constexpr std::string_view kEmptyMeta = "{}";
@@ -85,15 +89,6 @@ class StringIndex {
   void Reserve(size_t n) {
     if (2 * n > slots_.size()) Rehash(std::bit_ceil(std::max<size_t>(64, 2 * n)));
   }
-  // In table order (unspecified).
-  std::vector<std::string_view> Keys() const {
-    std::vector<std::string_view> keys;
-    keys.reserve(size_);
-    for (const Slot& slot : slots_) {
-      if (slot.used) keys.push_back(slot.key);
-    }
-    return keys;
-  }
 
  private:
   struct Slot {
@@ -123,12 +118,13 @@ class StringIndex {
 };
 
 // Sorted distinct strings with "" at index 0. Add() numbers each string the
-// first time it is seen; once sealed, Rank() turns that number into the string's
-// index in sorted order, which is what the file holds. The writer keeps the
-// numbers, so no string is compared twice: the strings are views into the
-// store's pages, and each comparison past the cache costs a miss. Neighbouring
-// records mostly share a run or task, and labels alternate between a node's
-// scope and its task, so the two strings seen last skip the hash.
+// first time it is seen and keeps a copy of it; once sealed, Rank() turns that
+// number into the string's index in sorted order, which is what the file holds.
+// The writer keeps the numbers, so no record's string is looked at twice, and the
+// table compares against its own copies: the records' strings are views into the
+// store's pages, where each comparison past the cache costs a miss. Neighbouring
+// records mostly share a run or task, and labels alternate between a node's scope
+// and its task, so the two strings seen last skip the hash.
 class Dictionary {
  public:
   Dictionary() {
@@ -139,11 +135,15 @@ class Dictionary {
     for (const Recent& r : recent_) {
       if (r.s == s) return r.number;
     }
-    const uint32_t next = static_cast<uint32_t>(seen_.size());
-    const uint32_t number = *index_.Insert(s, next);
-    if (number == next) seen_.push_back(s);
+    const uint32_t* found = index_.Find(s);
+    const uint32_t number = found ? *found : static_cast<uint32_t>(seen_.size());
+    if (!found) {  // the table keeps a copy, not the view into the record
+      const std::string_view copy = copies_.emplace_back(s);
+      index_.Insert(copy, number);
+      seen_.push_back(copy);
+    }
     recent_[1] = recent_[0];
-    recent_[0] = {s, number};
+    recent_[0] = {seen_[number], number};
     return number;
   }
   void Seal() {
@@ -166,8 +166,9 @@ class Dictionary {
     std::string_view s;
     uint32_t number = 0;  // "" is 0
   };
-  StringIndex index_;
-  std::vector<std::string_view> seen_;  // by number
+  std::deque<std::string> copies_;  // stable addresses
+  StringIndex index_;                // keys: views into copies_
+  std::vector<std::string_view> seen_;  // by number, into copies_
   std::vector<std::string_view> items_;  // sorted
   std::vector<uint32_t> rank_;           // by number
   Recent recent_[2];
@@ -332,16 +333,23 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   if (!std::is_sorted(live.begin(), live.end(), key_less)) {
     std::sort(live.begin(), live.end(), key_less);
   }
-  for (size_t k = 0; k < live.size(); ++k) {
-    AMEM_RETURN_IF_ERROR(CheckNode(*live[k]));
-    if (k > 0 && live[k]->key == live[k - 1]->key) {
+  for (size_t k = 1; k < live.size(); ++k) {
+    if (live[k]->key == live[k - 1]->key) {
       return Status::InvalidArgument("duplicate node key " + std::string(live[k]->key));
     }
-    if (!live[k]->vector_bytes.empty() && live[k]->vector_bytes.size() != dim * sizeof(float)) {
-      return Status::InvalidArgument("node " + std::string(live[k]->key) +
-                                     ": vector dimension mismatch");
-    }
   }
+  // Every field but the key, vectors included (half a gigabyte at 1M nodes):
+  // checked by the term index's thread when there is one, before anything is
+  // written.
+  auto check_nodes = [&]() -> Status {
+    for (const NodeView* v : live) {
+      AMEM_RETURN_IF_ERROR(CheckNode(*v));
+      if (!v->vector_bytes.empty() && v->vector_bytes.size() != dim * sizeof(float)) {
+        return Status::InvalidArgument("node " + std::string(v->key) + ": vector dimension mismatch");
+      }
+    }
+    return Status::OK();
+  };
   // Keys are looked up only for endpoints whose position the store did not give
   // (EdgeView::src_node): a 1M-node table is past the cache, and lookups of three
   // million edges' keys in it were a tenth of the export.
@@ -385,7 +393,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   // is known, the same thread lays the postings out in it (TermIndex::Place).
   // The bytes are the same on any number of threads.
   TermIndex terms;
-  Status tokenized;
+  Status checked, tokenized;
   std::vector<std::string_view> contents, metas;
   std::vector<uint32_t> text_of;  // dense node -> text (Place's order)
   std::jthread term_worker;  // declared after what it uses: joined before they go
@@ -408,8 +416,11 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     }
     std::fill(metas.begin() + static_cast<ptrdiff_t>(state.nodes.size()), metas.end(), kStubMeta);
     run_term_step([&, embedding_dim = options.embeddings ? dim : 0] {
-      tokenized = terms.Tokenize(contents, metas, embedding_dim);
+      checked = check_nodes();
+      if (checked.ok()) tokenized = terms.Tokenize(contents, metas, embedding_dim);
     });
+  } else {
+    AMEM_RETURN_IF_ERROR(check_nodes());
   }
 
   // ---- sessions (runs) and labels (scopes, tasks) ----
@@ -424,6 +435,9 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   std::vector<NodeLabels> node_labels(state.nodes.size());
   std::vector<RecordLabels> edge_labels(state.edges.size()), kv_labels(state.kv.size());
   for (size_t k = 0; k < state.nodes.size(); ++k) {
+    // The nodes are in key order, their records all over the store's map: the
+    // strings a few nodes ahead are fetched while these are compared.
+    if (k + kLookahead < state.nodes.size()) __builtin_prefetch(state.nodes[k + kLookahead].run.data());
     const NodeView& v = state.nodes[k];
     node_labels[k] = {runs.Add(v.run), labels.Add(v.scope), labels.Add(v.task)};
   }
@@ -437,47 +451,51 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   labels.Seal();
   const uint32_t session_count = static_cast<uint32_t>(runs.items().size());
 
-  std::vector<WNode> keyed;  // live nodes and stubs, in key order
-  ReserveHuge(&keyed, live.size() + stub_refs.size());
-  for (const NodeView* n : live) {
+  // The nodes as written: live ones and stubs, each list in key order.
+  auto live_node = [&](const NodeView* v) {
     WNode w;
-    w.key = n->key;
-    w.id = n->id;
-    w.type = static_cast<uint8_t>(n->type);
-    const NodeLabels& nl = node_labels[n - state.nodes.data()];
+    w.key = v->key;
+    w.id = v->id;
+    w.type = static_cast<uint8_t>(v->type);
+    const NodeLabels& nl = node_labels[v - state.nodes.data()];
     w.session = runs.Rank(nl.run);
-    w.confidence = n->confidence;
-    w.created_ts = n->created_ts;
-    w.updated_ts = n->updated_ts;
-    w.content = n->content;
-    w.meta = n->meta;
+    w.confidence = v->confidence;
+    w.created_ts = v->created_ts;
+    w.updated_ts = v->updated_ts;
+    w.content = v->content;
+    w.meta = v->meta;
     w.scope = labels.Rank(nl.scope);
     w.task = labels.Rank(nl.task);
-    if (!n->vector_bytes.empty()) w.vector = n->vector_bytes.data();
-    w.input = static_cast<uint32_t>(n - state.nodes.data());
-    keyed.push_back(w);
+    if (!v->vector_bytes.empty()) w.vector = v->vector_bytes.data();
+    w.input = static_cast<uint32_t>(v - state.nodes.data());
+    return w;
+  };
+  std::vector<uint32_t> stub_first;  // each stub's first entry in stub_refs
+  stub_first.reserve(stub_count);
+  for (uint32_t k = 0; k < stub_refs.size(); ++k) {
+    if (k == 0 || stub_refs[k].first != stub_refs[k - 1].first) stub_first.push_back(k);
   }
-  for (size_t k = 0, stub = 0; k < stub_refs.size(); ++k) {
-    if (k > 0 && stub_refs[k].first == stub_refs[k - 1].first) continue;
+  auto stub_node = [&](uint32_t stub) {
     WNode w;
-    w.input = input_count + static_cast<uint32_t>(stub++);
-    w.key = stub_refs[k].first;  // the smallest created_ts of its edges (sorted pairs)
+    w.input = input_count + stub;
+    w.key = stub_refs[stub_first[stub]].first;
     w.id = NodeIdForKey(w.key);
     w.type = static_cast<uint8_t>(NodeType::kEntity);
     w.confidence = 0.0f;
-    w.created_ts = w.updated_ts = stub_refs[k].second;
-    w.meta = kStubMeta;
+    // The smallest created_ts of its edges (the pairs are sorted).
+    w.created_ts = w.updated_ts = stub_refs[stub_first[stub]].second;
+    w.meta = kStubMeta;  // session 0 and labels 0: ""
     w.stub = true;
-    keyed.push_back(w);
-  }
-  if (keyed.size() > UINT32_MAX - 1) return Status::InvalidArgument("too many nodes");
-  const uint32_t n = static_cast<uint32_t>(keyed.size());
-  std::inplace_merge(keyed.begin(), keyed.begin() + static_cast<ptrdiff_t>(live.size()),
-                     keyed.end(), [](const WNode& a, const WNode& b) { return a.key < b.key; });
+    return w;
+  };
+  if (live.size() + stub_count > UINT32_MAX - 1) return Status::InvalidArgument("too many nodes");
+  const uint32_t n = static_cast<uint32_t>(live.size() + stub_count);
   // Dense order: (session, key), so each session is one node range (session
-  // index). keyed is in key order, so a stable counting sort by session gives it.
+  // index): a stable counting sort by session of the nodes in key order, which
+  // is the merge of the two lists.
   std::vector<uint32_t> session_start(static_cast<size_t>(session_count) + 1, 0);
-  for (const WNode& w : keyed) ++session_start[w.session + 1];
+  for (const NodeView* v : live) ++session_start[runs.Rank(node_labels[v - state.nodes.data()].run) + 1];
+  session_start[1] += stub_count;
   for (uint32_t s = 0; s < session_count; ++s) session_start[s + 1] += session_start[s];
   std::vector<uint32_t> by_key(n);  // dense numbers in key order
   std::vector<WNode> nodes;
@@ -486,13 +504,17 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   std::vector<uint32_t> input_dense(n);  // WNode::input -> dense number
   {
     std::vector<uint32_t> fill(session_start.begin(), session_start.end() - 1);
+    size_t a = 0;
+    uint32_t b = 0;
     for (uint32_t k = 0; k < n; ++k) {
-      by_key[k] = fill[keyed[k].session]++;
-      nodes[by_key[k]] = keyed[k];
-      input_dense[keyed[k].input] = by_key[k];
+      const bool take_live =
+          b == stub_count || (a < live.size() && live[a]->key < stub_refs[stub_first[b]].first);
+      const WNode w = take_live ? live_node(live[a++]) : stub_node(b++);
+      by_key[k] = fill[w.session]++;
+      nodes[by_key[k]] = w;
+      input_dense[w.input] = by_key[k];
     }
   }
-  keyed = {};
   if (lookup_keys) {
     for (uint32_t i = 0; i < n; ++i) *key_index.Insert(nodes[i].key, i) = i;
   }
@@ -540,9 +562,10 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   // Sorted by (src, rel, dst): a counting sort by source, whose bucket bounds are
   // the OutIndex block, then each source's run by (rel, dst).
   std::vector<uint32_t> out_start(static_cast<size_t>(n) + 1, 0);
-  std::vector<WEdge> unsorted;
-  ReserveHuge(&unsorted, m);
-  for (const EdgeView& e : state.edges) {
+  // Two passes over the store's edges: sources and counts, then the records.
+  std::vector<uint32_t> edge_src(m);
+  for (uint32_t j = 0; j < m; ++j) {
+    const EdgeView& e = state.edges[j];
     if (file_rel[e.rel] == 0xFFFF) {
       return Status::InvalidArgument(edge_name(e) + ": undefined relation " +
                                      std::to_string(e.rel));
@@ -551,14 +574,12 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
       return Status::InvalidArgument(edge_name(e) + ": weight not finite");
     }
     // Edges of one source usually come together (Store::VisitState groups them).
-    const EdgeView* prev = unsorted.empty() ? nullptr : unsorted.back().rec;
+    const EdgeView* prev = j > 0 ? &state.edges[j - 1] : nullptr;
     const bool same_src = prev != nullptr && (e.src_node != EdgeView::kUnknownNode
                                                   ? e.src_node == prev->src_node
                                                   : e.src_key == prev->src_key);
-    const uint32_t src = same_src ? unsorted.back().src : dense_of(e.src_node, e.src_key);
-    unsorted.push_back({src, dense_of(e.dst_node, e.dst_key),
-                        static_cast<RelationId>(file_rel[e.rel]), &e});
-    ++out_start[unsorted.back().src + 1];
+    edge_src[j] = same_src ? edge_src[j - 1] : dense_of(e.src_node, e.src_key);
+    ++out_start[edge_src[j] + 1];
   }
   for (uint32_t i = 0; i < n; ++i) out_start[i + 1] += out_start[i];
   std::vector<WEdge> edges;
@@ -566,9 +587,13 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   edges.resize(m);
   {
     std::vector<uint32_t> fill(out_start.begin(), out_start.end() - 1);
-    for (const WEdge& e : unsorted) edges[fill[e.src]++] = e;
+    for (uint32_t j = 0; j < m; ++j) {
+      const EdgeView& e = state.edges[j];
+      edges[fill[edge_src[j]]++] = {edge_src[j], dense_of(e.dst_node, e.dst_key),
+                                    static_cast<RelationId>(file_rel[e.rel]), &e};
+    }
   }
-  unsorted = {};
+  edge_src = {};
   for (uint32_t i = 0; i < n; ++i) {
     std::sort(edges.begin() + out_start[i], edges.begin() + out_start[i + 1],
               [](const WEdge& a, const WEdge& b) { return std::tie(a.rel, a.dst) < std::tie(b.rel, b.dst); });
@@ -625,9 +650,13 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   for (const KvView& kv : state.kv) see_ts(kv.ts);
   // The content section in file order, as the offsets above lay it out.
   auto for_each_piece = [&](auto&& fn) {
-    for (const WNode& w : nodes) fn(w.content);
-    for (const WNode& w : nodes) {
-      if (has_meta(w.meta)) fn(w.meta);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (i + kLookahead < n) __builtin_prefetch(nodes[i + kLookahead].content.data());
+      fn(nodes[i].content);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      if (i + kLookahead < n) __builtin_prefetch(nodes[i + kLookahead].meta.data());
+      if (has_meta(nodes[i].meta)) fn(nodes[i].meta);
     }
   };
   std::string stored;
@@ -697,6 +726,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   }));
   if (options.term_index) {  // 0x05, 0x06
     term_step_done();
+    AMEM_RETURN_IF_ERROR(checked);
     AMEM_RETURN_IF_ERROR(tokenized);
     text_of.resize(n);
     for (uint32_t k = 0; k < n; ++k) text_of[input_dense[k]] = k;
