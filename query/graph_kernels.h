@@ -48,9 +48,7 @@ struct PullGraph {
     // node order. Stable: nodes of one degree stay in node order.
     std::vector<uint16_t> order;
     std::array<uint32_t, kPullShortList + 1> group_end{};
-    // The lists of `order`'s nodes, one after another, then spare entries (0) that
-    // the sweeps may read ahead of the list they sum, to prefetch.
-    std::vector<uint32_t> sources;
+    std::vector<uint32_t> sources;   // the lists of `order`'s nodes, one after another
     std::vector<uint32_t> long_end;  // where each longer list ends in `sources`
     std::vector<uint32_t> dangling;  // the block's nodes without out-edges
     bool operator==(const Block&) const = default;

@@ -97,13 +97,13 @@ TEST_CASE("Pull graph layout: nodes grouped by in-degree per block, long lists l
   for (uint32_t u = 5; u < n - 1; ++u) want.push_back(u);
   for (uint32_t u : {0u, 1u, 0u, 2u, 5u, 6u, 7u, 8u, n - 1}) want.push_back(u);
   REQUIRE(b0.long_end == std::vector<uint32_t>{9 + (n - 6), 9 + (n - 6) + 9});
-  REQUIRE(std::vector<uint32_t>(b0.sources.begin(), b0.sources.begin() + want.size()) == want);
+  REQUIRE(b0.sources == want);
   REQUIRE(b0.dangling == std::vector<uint32_t>{3, 4});
   const PullGraph::Block& b1 = g.blocks[1];
   REQUIRE(b1.order == std::vector<uint16_t>{0});
   REQUIRE(b1.group_end[0] == 0);
   REQUIRE(b1.group_end[1] == 1);
-  REQUIRE(b1.sources[0] == 0);
+  REQUIRE(b1.sources == std::vector<uint32_t>{0});
   REQUIRE(b1.long_end.empty());
   REQUIRE(b1.dangling.empty());
   REQUIRE(g.out_degree[0] == 3);
