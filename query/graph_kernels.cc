@@ -10,6 +10,10 @@
 #include <memory>
 #include <thread>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "common/progress.h"
 #include "query/parallel.h"
 #include "snapshot/reader.h"
@@ -379,6 +383,34 @@ PageRankResult PageRank(const PullGraph& graph, const PageRankOptions& options) 
         if (keep) keep[v] = r;
       };
       uint32_t v = v0;
+#if defined(__SSE2__)
+      // The same two nodes at a time in the two lanes of SSE2 registers: the same
+      // operations on each, so the same bits, in half the instructions.
+      const __m128d add2 = _mm_set1_pd(add), alpha2 = _mm_set1_pd(alpha);
+      const __m128d magnitude = _mm_castsi128_pd(_mm_set1_epi64x(0x7fffffffffffffff));
+      __m128d change2 = _mm_setzero_pd();  // lane 0: even nodes, lane 1: odd
+      for (; v + 2 <= v1; v += 2) {
+        const uint32_t c0 = code[v], c1 = code[v + 1];
+        if (c0 == kWideDegree || c1 == kWideDegree) [[unlikely]] {
+          double even = 0, odd = 0;
+          step(v, even);
+          step(v + 1, odd);
+          change2 = _mm_add_pd(change2, _mm_set_pd(odd, even));
+          continue;
+        }
+        const __m128d r = _mm_add_pd(add2, _mm_mul_pd(alpha2, _mm_loadu_pd(sums + (v - v0))));
+        const __m128d old = _mm_cvtps_pd(
+            _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(in + v))));
+        const __m128d d = _mm_set_pd(degree_of[c1], degree_of[c0]);
+        change2 = _mm_add_pd(change2, _mm_and_pd(_mm_sub_pd(r, _mm_mul_pd(old, d)), magnitude));
+        const __m128d inverse = _mm_set_pd(inverse_of[c1], inverse_of[c0]);
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + v),
+                         _mm_castps_si128(_mm_cvtpd_ps(_mm_mul_pd(r, inverse))));
+        if (keep) _mm_storeu_pd(keep + v, r);
+      }
+      change = _mm_cvtsd_f64(change2);
+      change_odd = _mm_cvtsd_f64(_mm_unpackhi_pd(change2, change2));
+#endif
       for (; v + 2 <= v1; v += 2) {
         step(v, change);
         step(v + 1, change_odd);
