@@ -239,8 +239,6 @@ namespace {
 // iteration's L1 change and dangling rank is kept apart and the parts are added in
 // block order, so the sums, and with them every score, do not depend on how many
 // threads ran or which thread took which block.
-// 1/d for out-degrees below this comes from a table; larger ones are divided.
-constexpr uint32_t kInverseTable = 64;
 
 // The sums of the block's nodes of in-degree D, in `order` from *i on, whose lists
 // start at *source; advances both.
@@ -270,8 +268,9 @@ void SumShortGroups(const PullGraph::Block& block, const float* share, double* s
 }
 
 // sums[v - v0] = the sum of share[u] over v's in-edges u -> v, for v of block b,
-// added one by one in list order, so two nodes whose lists hold the same shares in
-// the same order get the same sum exactly.
+// the same function of the list for every node (one by one in list order up to
+// kPullShortList entries), so two nodes whose lists hold the same shares in the
+// same order get the same sum exactly.
 void PullSums(const PullGraph& g, uint32_t b, const float* share, double* sums) {
   const PullGraph::Block& block = g.blocks[b];
   uint32_t i = 0;
@@ -323,7 +322,8 @@ PageRankResult PageRank(const PullGraph& graph, const PageRankOptions& options) 
   result.scores.resize(n);
   // The sweeps read each node's out-degree L as a byte: an index into tables of L
   // (1 for a dangling node: its rank is kept whole) and 1/L; kWideDegree sends a
-  // degree of that or more to graph.out_degree. A quarter of the bytes streamed.
+  // degree of that or more to graph.out_degree. A quarter of the bytes of the
+  // 32-bit degrees for every sweep to stream.
   constexpr uint32_t kWideDegree = 255;
   std::array<double, kWideDegree> degree_of, inverse_of;
   degree_of[0] = inverse_of[0] = 1;
