@@ -7,6 +7,7 @@
 #ifndef AMEM_QUERY_GRAPH_KERNELS_H_
 #define AMEM_QUERY_GRAPH_KERNELS_H_
 
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -34,23 +35,26 @@ struct Csr {
                        const std::vector<std::pair<uint32_t, uint32_t>>& edges);
 };
 
-// The directed graph as PageRank pulls it, laid out as its sweeps read it. Each
-// node's in-edge sources (one entry per edge) are cut into pieces of kPullWindow,
-// padded with node_count (a source whose share is 0): the first piece in a row of
-// the node's own, the rest in chunks kept with the node's block of kPullBlock
-// nodes, in list order. Summing a piece needs no branch on the node's degree.
-inline constexpr uint32_t kPullWindow = 3;
+// The directed graph as PageRank pulls it, laid out as its sweeps read it: per
+// block of kPullBlock nodes, the nodes grouped by in-degree so that lists of up to
+// kPullShortList sources are summed by loops of a fixed length (no branch on the
+// degree, no padding), the longer ones after them.
 inline constexpr uint32_t kPullBlock = 4096;
+inline constexpr uint32_t kPullShortList = 8;
 struct PullGraph {
   struct Block {
-    std::vector<uint32_t> chunk_node;     // the node of each chunk, ascending
-    std::vector<uint32_t> chunk_sources;  // kPullWindow per chunk
-    std::vector<uint32_t> dangling;       // the block's nodes without out-edges
+    // The block's nodes (offsets from its first node), by in-degree: those of
+    // degree d <= kPullShortList end at group_end[d], the longer ones follow in
+    // node order. Stable: nodes of one degree stay in node order.
+    std::vector<uint16_t> order;
+    std::array<uint32_t, kPullShortList + 1> group_end{};
+    std::vector<uint32_t> sources;   // the lists of `order`'s nodes, one after another
+    std::vector<uint32_t> long_end;  // where each longer list ends in `sources`
+    std::vector<uint32_t> dangling;  // the block's nodes without out-edges
     bool operator==(const Block&) const = default;
   };
   uint32_t node_count = 0;
-  std::vector<uint32_t> rows;  // kPullWindow per node
-  std::vector<Block> blocks;   // ceil(node_count / kPullBlock)
+  std::vector<Block> blocks;  // ceil(node_count / kPullBlock)
   std::vector<uint32_t> out_degree;
   bool operator==(const PullGraph&) const = default;
 };
@@ -84,10 +88,13 @@ struct PageRankResult {
 // where D is the rank held by nodes without out-edges (spread uniformly).
 // Starts from 1/N. The shares PR(u)/L(u) are rounded to float (ranks, sums and the
 // L1 change are doubles): the scores stay within about 1e-7 in L1 of an all-double
-// run. Deterministic: each node's sum runs over its list in order and the
-// per-block parts of the L1 change and dangling rank are added in block order, so
-// the scores are identical bit for bit for any thread count, and nodes whose lists
-// carry the same shares tie exactly.
+// run. Deterministic: each node's sum is a fixed function of its list (added in
+// list order, or for lists longer than kPullShortList as four interleaved partial
+// sums; float shares added in double are almost always exact, so the order rarely
+// shows) and the per-block parts of the L1 change and dangling rank are added in
+// block order, so the scores are identical bit for bit for any thread count, and
+// nodes whose lists carry the same shares tie exactly. The scores are the ranks
+// of the last iteration run.
 PageRankResult PageRank(const PullGraph& graph, const PageRankOptions& options);
 
 // Brandes' dependency accumulation from each of `sources` over the undirected graph,

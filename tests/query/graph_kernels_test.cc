@@ -65,40 +65,47 @@ double L1(const std::vector<double>& a, const std::vector<double>& b) {
 
 std::vector<uint32_t> AllNodes(uint32_t n) { return SampleSources(n, n, 1); }
 
-TEST_CASE("Pull graph layout: rows of three, chunks per block, padding, dangling nodes",
+TEST_CASE("Pull graph layout: nodes grouped by in-degree per block, long lists last",
           "[query][centrality]") {
-  // Node 2 receives 7 edges (a row and two chunks, the last padded), node 1 one;
-  // nodes 3 and 4 have no out-edges; 4097 nodes make two blocks.
-  const uint32_t n = kPullBlock + 1, pad = n;
-  EdgeList edges = {{0, 2}, {1, 2}, {0, 2}, {2, 2}, {5, 2}, {6, 2}, {7, 2}, {2, 1}};
+  // In block 0, node 0 receives 4,091 edges and node 2 nine (both longer than the
+  // fixed-length groups), node 1 one, node 7 eight; nodes 3 and 4 have no
+  // out-edges; 4097 nodes make two blocks.
+  const uint32_t n = kPullBlock + 1;
+  static_assert(kPullShortList == 8, "node 7's list fills the longest fixed group");
+  EdgeList edges = {{0, 2}, {1, 2}, {0, 2}, {2, 2}, {5, 2}, {6, 2}, {7, 2}, {8, 2}, {2, 1}};
   edges.emplace_back(n - 1, 2);  // in block 1, to a node in block 0
   edges.emplace_back(0, n - 1);
   for (uint32_t u = 5; u < n - 1; ++u) edges.emplace_back(u, 0);
+  for (uint32_t u = 10; u < 18; ++u) edges.emplace_back(u, 7);
   PullGraph g = PullGraphFromEdges(n, edges);
   REQUIRE(g.node_count == n);
   REQUIRE(g.blocks.size() == 2);
-  auto row = [&](uint32_t v) {
-    return std::vector<uint32_t>(g.rows.begin() + v * kPullWindow,
-                                 g.rows.begin() + (v + 1) * kPullWindow);
-  };
-  REQUIRE(row(1) == std::vector<uint32_t>{2, pad, pad});
-  REQUIRE(row(2) == std::vector<uint32_t>{0, 1, 0});
-  REQUIRE(row(3) == std::vector<uint32_t>{pad, pad, pad});
-  REQUIRE(row(n - 1) == std::vector<uint32_t>{0, pad, pad});
-  // Node 0's long list fills chunks too; node 2's come first (nodes ascending).
   const PullGraph::Block& b0 = g.blocks[0];
-  REQUIRE(b0.chunk_node.size() >= 3);
-  REQUIRE(b0.chunk_node[0] == 0);
-  const size_t first2 = std::find(b0.chunk_node.begin(), b0.chunk_node.end(), 2u) -
-                        b0.chunk_node.begin();
-  REQUIRE(b0.chunk_node[first2 + 1] == 2);
-  REQUIRE(std::vector<uint32_t>(b0.chunk_sources.begin() + first2 * kPullWindow,
-                                b0.chunk_sources.begin() + (first2 + 2) * kPullWindow) ==
-          std::vector<uint32_t>{2, 5, 6, 7, n - 1, pad});
-  REQUIRE(std::is_sorted(b0.chunk_node.begin(), b0.chunk_node.end()));
+  // Degree 0: every node of the block but 0, 1, 2 and 7, in node order.
+  REQUIRE(b0.group_end[0] == kPullBlock - 4);
+  REQUIRE(b0.order[0] == 3);
+  REQUIRE(b0.order[3] == 6);
+  REQUIRE(b0.order[4] == 8);
+  REQUIRE(std::is_sorted(b0.order.begin(), b0.order.begin() + b0.group_end[0]));
+  REQUIRE(b0.group_end[1] == kPullBlock - 3);
+  for (uint32_t d = 2; d < kPullShortList; ++d) REQUIRE(b0.group_end[d] == kPullBlock - 3);
+  REQUIRE(b0.group_end[kPullShortList] == kPullBlock - 2);
+  REQUIRE(std::vector<uint16_t>(b0.order.end() - 4, b0.order.end()) ==
+          std::vector<uint16_t>{1, 7, 0, 2});
+  // Lists in that order, each in the order given.
+  std::vector<uint32_t> want = {2, 10, 11, 12, 13, 14, 15, 16, 17};
+  for (uint32_t u = 5; u < n - 1; ++u) want.push_back(u);
+  for (uint32_t u : {0u, 1u, 0u, 2u, 5u, 6u, 7u, 8u, n - 1}) want.push_back(u);
+  REQUIRE(b0.long_end == std::vector<uint32_t>{9 + (n - 6), 9 + (n - 6) + 9});
+  REQUIRE(b0.sources == want);
   REQUIRE(b0.dangling == std::vector<uint32_t>{3, 4});
-  REQUIRE(g.blocks[1].chunk_node.empty());
-  REQUIRE(g.blocks[1].dangling.empty());
+  const PullGraph::Block& b1 = g.blocks[1];
+  REQUIRE(b1.order == std::vector<uint16_t>{0});
+  REQUIRE(b1.group_end[0] == 0);
+  REQUIRE(b1.group_end[1] == 1);
+  REQUIRE(b1.sources == std::vector<uint32_t>{0});
+  REQUIRE(b1.long_end.empty());
+  REQUIRE(b1.dangling.empty());
   REQUIRE(g.out_degree[0] == 3);
   REQUIRE(g.out_degree[2] == 2);
 }
@@ -144,16 +151,63 @@ TEST_CASE("PageRank: empty graph, isolated nodes, iteration cap", "[query][centr
   REQUIRE(r.iterations == 3);
 }
 
+TEST_CASE("PageRank returns the ranks of its last iteration, however it stopped",
+          "[query][centrality][property]") {
+  // A run that stops on the tolerance after K iterations and one capped at K
+  // iterations must return the same ranks bit for bit: whether the last iteration
+  // kept its ranks as it went (when it looked like the last) or a sweep after it
+  // recomputed them. Capped one iteration earlier, they differ. Random graphs
+  // converge steadily (the last iteration is foreseen); once a chain has settled
+  // the change drops at once (it is not).
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    Lcg g{seed};
+    uint32_t n = 50 + g.Next(seed <= 3 ? 500 : 20000);
+    EdgeList edges;
+    if (seed <= 6) {
+      edges = RandomEdges(n, 3 * n, seed * 131);
+      for (uint32_t u = 0; u < n; u += 7) edges.emplace_back(u, 1);
+    } else {  // a cycle of 50 nodes, and a chain of 1-6 ending in a dangling node
+      n = 50 + static_cast<uint32_t>(seed) - 6;
+      const uint32_t tail = 50;
+      for (uint32_t u = 0; u < tail; ++u) edges.emplace_back(u, (u + 1) % tail);
+      for (uint32_t u = tail; u + 1 < n; ++u) edges.emplace_back(u, u + 1);
+    }
+    PullGraph graph = PullGraphFromEdges(n, edges);
+    for (double tolerance : {1e-3, 1e-4, 1e-5, 1e-6, 3e-7}) {
+      PageRankOptions o;
+      o.tolerance = tolerance;
+      o.threads = 2;
+      PageRankResult stopped = PageRank(graph, o);
+      INFO("seed " << seed << " n " << n << " tolerance " << tolerance);
+      REQUIRE(stopped.converged);
+      o.tolerance = 0;
+      o.max_iterations = stopped.iterations;
+      PageRankResult capped = PageRank(graph, o);
+      REQUIRE_FALSE(capped.converged);
+      REQUIRE(capped.iterations == stopped.iterations);
+      REQUIRE(capped.scores == stopped.scores);
+      if (stopped.iterations > 1) {
+        o.max_iterations = stopped.iterations - 1;
+        REQUIRE(PageRank(graph, o).scores != stopped.scores);
+      }
+    }
+  }
+}
+
 TEST_CASE("PageRank sums to 1 and stays within 1e-6 (L1) of the reference",
           "[query][centrality][property]") {
   // Up to 30,000 nodes: several blocks of the kernel, and lists longer than its
-  // rows (a hub receives from a tenth of the nodes).
+  // fixed-length groups (a hub receives from a tenth of the nodes).
   for (uint64_t seed = 1; seed <= 16; ++seed) {
     Lcg g{seed};
     uint32_t n = 1 + g.Next(seed <= 12 ? 300 : 30000);
     uint32_t m = g.Next(4 * n);
     EdgeList edges = RandomEdges(n, m, seed * 977);  // parallel edges and loops included
     for (uint32_t u = 0; u < n; u += 10) edges.emplace_back(u, n / 2);
+    if (seed > 12) {  // out-degrees of 255 and more take the kernel's wide path
+      for (uint32_t v = 0; v < 300; ++v) edges.emplace_back(n / 3, v % n);
+      for (uint32_t v = 0; v < 255; ++v) edges.emplace_back(n / 5, (v * 7) % n);
+    }
     PageRankResult r = PageRank(PullGraphFromEdges(n, edges), {});
     INFO("seed " << seed << " n " << n << " m " << edges.size());
     REQUIRE(r.converged);
