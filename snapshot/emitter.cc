@@ -5,14 +5,37 @@
 
 namespace amem::snapshot {
 
-Emitter::Emitter(ByteSink* sink) : sink_(sink), buffer_(new char[kBufferSize]) {}
+Emitter::Emitter(ByteSink* sink, bool background)
+    : sink_(sink), buffer_(new char[kBufferSize]) {
+  if (background) {
+    spare_.reset(new char[kBufferSize]);
+    thread_ = std::thread([this] { Work(); });
+  }
+}
+
+Emitter::~Emitter() {
+  if (!thread_.joinable()) return;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return !busy_; });
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
 
 void Emitter::AppendLarge(std::string_view bytes) {
   // Big pieces (the content frame, the postings) go to the sink as they are,
-  // without a copy through the buffer.
+  // without a copy through the buffer. In background mode the call waits until
+  // the sink has them: the caller may free them as soon as it returns.
   Drain();
   if (bytes.size() >= kBufferSize / 2) {
-    Forward(bytes);
+    if (thread_.joinable()) {
+      HandOff(bytes);
+      WaitIdle();
+    } else {
+      Forward(bytes);
+    }
   } else {
     std::memcpy(buffer_.get(), bytes.data(), bytes.size());
     used_ = bytes.size();
@@ -42,17 +65,59 @@ void Emitter::EndBlock() {
 
 uint64_t Emitter::Digest() {
   Drain();
+  WaitIdle();
   return hasher_.Digest();
 }
 
 Status Emitter::Flush() {
   Drain();
+  WaitIdle();
   return status_;
 }
 
 void Emitter::Drain() {
-  Forward(std::string_view(buffer_.get(), used_));
+  if (used_ == 0) return;
+  if (thread_.joinable()) {
+    HandOff(std::string_view(buffer_.get(), used_));
+    buffer_.swap(spare_);  // HandOff waited until the spare had been written
+  } else {
+    Forward(std::string_view(buffer_.get(), used_));
+  }
   used_ = 0;
+}
+
+void Emitter::HandOff(std::string_view bytes) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return !busy_; });
+    pending_ = bytes;
+    busy_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Emitter::WaitIdle() {
+  if (!thread_.joinable()) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return !busy_; });
+}
+
+void Emitter::Work() {
+  for (;;) {
+    std::string_view bytes;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return busy_ || stop_; });
+      if (!busy_) return;  // stopped, nothing pending
+      bytes = pending_;
+    }
+    Forward(bytes);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      busy_ = false;
+    }
+    cv_.notify_all();
+  }
 }
 
 void Emitter::Forward(std::string_view bytes) {

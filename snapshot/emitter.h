@@ -1,14 +1,19 @@
 // Emitter: the writer's output stage. Stages small appends in one buffer, hashes
 // every byte (for the checksum block) and forwards the bytes to a ByteSink in
-// large pieces, so the writer streams a file without ever holding it. Internal
-// to snapshot/.
+// large pieces, so the writer streams a file without ever holding it. With a
+// background thread, the sink is called (and the bytes hashed) there while the
+// writer lays out the next bytes: two buffers take turns. The bytes are the same.
+// Internal to snapshot/.
 #ifndef AMEM_SNAPSHOT_EMITTER_H_
 #define AMEM_SNAPSHOT_EMITTER_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string_view>
+#include <thread>
 
 #include "common/coding.h"
 #include "common/hash.h"
@@ -20,7 +25,10 @@ namespace amem::snapshot {
 
 class Emitter {
  public:
-  explicit Emitter(ByteSink* sink);
+  // `background`: the sink is called from a thread of the Emitter's own, one
+  // call at a time, in order.
+  explicit Emitter(ByteSink* sink, bool background = false);
+  ~Emitter();
   Emitter(const Emitter&) = delete;
   Emitter& operator=(const Emitter&) = delete;
 
@@ -56,8 +64,10 @@ class Emitter {
   uint64_t offset() const { return offset_; }  // bytes appended so far
   // XXH3-64 of every byte appended so far (flushes the staged bytes).
   uint64_t Digest();
-  // Hands the staged bytes to the sink; returns status().
+  // Hands the staged bytes to the sink and waits until it has them; returns
+  // status().
   Status Flush();
+  // The sink's first error; complete after Flush() or Digest().
   const Status& status() const { return status_; }
 
  private:
@@ -65,14 +75,26 @@ class Emitter {
   void AppendLarge(std::string_view bytes);
   void Drain();  // the staged bytes to the sink
   void Forward(std::string_view bytes);
+  // Background mode: hands `bytes` to the thread once it is idle.
+  void HandOff(std::string_view bytes);
+  void WaitIdle();
+  void Work();  // the background thread's loop
 
   ByteSink* sink_;
   std::unique_ptr<char[]> buffer_;
+  std::unique_ptr<char[]> spare_;  // background mode: the buffer being written
   size_t used_ = 0;
   uint64_t offset_ = 0;
   uint64_t block_end_ = 0;  // where the open block's body ends
-  Hasher64 hasher_;
-  Status status_;
+  Hasher64 hasher_;  // background mode: the thread's while busy_
+  Status status_;    // likewise
+  // Background mode. busy_ holds from a hand-off until the sink has returned.
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::string_view pending_;
+  bool busy_ = false;
+  bool stop_ = false;
 };
 
 }  // namespace amem::snapshot

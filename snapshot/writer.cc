@@ -339,8 +339,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     }
   }
   // Every field but the key, vectors included (half a gigabyte at 1M nodes):
-  // checked by the term index's thread when there is one, before anything is
-  // written.
+  // checked once the term index's thread is busy, before anything is written.
   auto check_nodes = [&]() -> Status {
     for (const NodeView* v : live) {
       AMEM_RETURN_IF_ERROR(CheckNode(*v));
@@ -393,7 +392,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   // is known, the same thread lays the postings out in it (TermIndex::Place).
   // The bytes are the same on any number of threads.
   TermIndex terms;
-  Status checked, tokenized;
+  Status tokenized;
   std::vector<std::string_view> contents, metas;
   std::vector<uint32_t> text_of;  // dense node -> text (Place's order)
   std::jthread term_worker;  // declared after what it uses: joined before they go
@@ -416,11 +415,8 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     }
     std::fill(metas.begin() + static_cast<ptrdiff_t>(state.nodes.size()), metas.end(), kStubMeta);
     run_term_step([&, embedding_dim = options.embeddings ? dim : 0] {
-      checked = check_nodes();
-      if (checked.ok()) tokenized = terms.Tokenize(contents, metas, embedding_dim);
+      tokenized = terms.Tokenize(contents, metas, embedding_dim);
     });
-  } else {
-    AMEM_RETURN_IF_ERROR(check_nodes());
   }
 
   // ---- sessions (runs) and labels (scopes, tasks) ----
@@ -667,6 +663,8 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     for_each_piece([&](std::string_view piece) { stored.append(piece); });
   }
 
+  AMEM_RETURN_IF_ERROR(check_nodes());
+
   // ---- header, records, content, vectors ----
   Header h;
   h.flags = static_cast<uint16_t>((any_vector ? kFlagHasVectors : 0) | kFlagHasIndexes |
@@ -726,7 +724,6 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   }));
   if (options.term_index) {  // 0x05, 0x06
     term_step_done();
-    AMEM_RETURN_IF_ERROR(checked);
     AMEM_RETURN_IF_ERROR(tokenized);
     text_of.resize(n);
     for (uint32_t k = 0; k < n; ++k) text_of[input_dense[k]] = k;
@@ -855,7 +852,10 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   uint64_t total = h.index_offset + (options.checksum ? kBlockHeaderLength + 8 : 0);
   for (const PendingBlock& b : blocks) total += kBlockHeaderLength + AlignUp(b.length, kBlockAlignment);
   sink->Reserve(total);
-  Emitter out(sink);
+  // A large file goes to the sink from a second thread (the term index's work is
+  // done by then, but for Place) while this one lays out the next bytes.
+  constexpr uint64_t kBackgroundBytes = uint64_t{64} << 20;
+  Emitter out(sink, options.threads >= 2 && total >= kBackgroundBytes);
   {
     std::string encoded;
     h.EncodeTo(&encoded);

@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "snapshot/diff.h"
+#include "snapshot/emitter.h"
 #include "snapshot/reader.h"
 #include "tests/snapshot/snapshot_test_util.h"
 #include "tests/store/store_test_util.h"
@@ -546,6 +547,83 @@ TEST_CASE("A SIGKILLed export leaves the previous file intact", "[snapshot][expo
   INFO(r.status().ToString());
   REQUIRE(r.ok());
   CHECK((*r)->FindKey("only").has_value());
+}
+
+}  // namespace amem::snapshot
+
+namespace amem::snapshot {
+namespace {
+
+// Appends up to `limit` bytes, then fails every call (a full disk).
+class LimitedSink : public ByteSink {
+ public:
+  LimitedSink(std::string* out, size_t limit) : out_(out), limit_(limit) {}
+  Status Append(std::string_view bytes) override {
+    if (out_->size() + bytes.size() > limit_) return Status::IOError("disk full");
+    out_->append(bytes);
+    return Status::OK();
+  }
+ private:
+  std::string* out_;
+  size_t limit_;
+};
+
+// Small appends, pieces just under and over the staging buffer, zeros, blocks,
+// and a digest in the middle; `big` is freed as soon as Append returns.
+uint64_t EmitMixed(Emitter* out) {
+  std::mt19937 rnd(11);
+  for (int round = 0; round < 40; ++round) {
+    for (int k = 0; k < 1000; ++k) out->PutFixed32(rnd());
+    out->PutFixed64(rnd());
+    std::string big(static_cast<size_t>(rnd() % (3u << 20)), static_cast<char>('a' + round % 26));
+    out->Append(big);
+    out->AppendZeros(rnd() % 70000);
+  }
+  const uint64_t middle = out->Digest();
+  out->BeginBlock(BlockTag::kInfo, 5);
+  out->Append("abcde");
+  out->EndBlock();
+  return middle;
+}
+
+}  // namespace
+
+TEST_CASE("The emitter's background thread hands the sink the same bytes in order",
+          "[snapshot][export][emitter]") {
+  std::string plain, threaded;
+  uint64_t middle[2], digest[2];
+  {
+    StringSink sink(&plain);
+    Emitter out(&sink);
+    middle[0] = EmitMixed(&out);
+    REQUIRE(out.Flush().ok());
+    digest[0] = out.Digest();
+  }
+  {
+    StringSink sink(&threaded);
+    Emitter out(&sink, /*background=*/true);
+    middle[1] = EmitMixed(&out);
+    REQUIRE(out.Flush().ok());
+    digest[1] = out.Digest();
+    CHECK(out.offset() == threaded.size());
+  }
+  CHECK(plain.size() > (40u << 20));
+  CHECK(threaded == plain);
+  CHECK(middle[1] == middle[0]);
+  CHECK(digest[1] == digest[0]);
+  CHECK(digest[0] == Hash64(plain));
+
+  SECTION("the sink's first error is kept and later bytes are dropped") {
+    std::string partial;
+    LimitedSink sink(&partial, 5u << 20);
+    Emitter out(&sink, /*background=*/true);
+    EmitMixed(&out);
+    Status s = out.Flush();
+    CHECK(s.IsIOError());
+    CHECK(out.status().IsIOError());
+    CHECK(partial.size() <= (5u << 20));
+    CHECK(plain.compare(0, partial.size(), partial) == 0);
+  }
 }
 
 }  // namespace amem::snapshot
