@@ -43,6 +43,16 @@ void Emitter::AppendLarge(std::string_view bytes) {
   offset_ += bytes.size();
 }
 
+void Emitter::AppendStable(std::string_view bytes) {
+  if (!thread_.joinable() || bytes.size() < kBufferSize / 2) {
+    Append(bytes);
+    return;
+  }
+  Drain();
+  HandOff(bytes);  // the next hand-off waits until the sink has it
+  offset_ += bytes.size();
+}
+
 void Emitter::AppendZeros(uint64_t n) {
   static constexpr char kZeros[4096] = {};
   while (n > 0) {

@@ -44,6 +44,10 @@ class Emitter {
       AppendLarge(bytes);
     }
   }
+  // Append() for bytes that stay valid and unchanged until Flush(): in
+  // background mode a big piece is handed to the thread without waiting for the
+  // sink to take it, so the next bytes are laid out meanwhile.
+  void AppendStable(std::string_view bytes);
   void AppendZeros(uint64_t n);
   void PutFixed32(uint32_t v) {
     char b[4];

@@ -267,7 +267,7 @@ void TermIndex::EmitTermIndex(Emitter* out) const {
     out->PutFixed32(r < t_count ? bucket_start_[2 * size_t{r} + 1] - begin : 0);
     if (r < t_count) name_off += static_cast<uint32_t>(names_[r].size());
   }
-  out->Append(postings_);
+  out->AppendStable(postings_);  // kept until the file is written
   for (std::string_view name : names_) out->Append(name);
 }
 

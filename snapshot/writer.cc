@@ -871,7 +871,7 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
       out.Append(encoded);
     }
   }
-  out.Append(stored);
+  out.AppendStable(stored);
   out.AppendZeros(h.vector_offset - out.offset());
   if (any_vector) {
     for (const WNode& w : nodes) {

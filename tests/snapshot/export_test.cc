@@ -568,15 +568,20 @@ class LimitedSink : public ByteSink {
   size_t limit_;
 };
 
-// Small appends, pieces just under and over the staging buffer, zeros, blocks,
-// and a digest in the middle; `big` is freed as soon as Append returns.
+// Small appends, pieces just under and over the staging buffer, stable pieces
+// of several sizes, zeros, blocks, and a digest in the middle; `big` is freed as
+// soon as Append returns.
 uint64_t EmitMixed(Emitter* out) {
+  // AppendStable's pieces must outlive the emitter's Flush().
+  static const std::string stable[3] = {std::string(5u << 20, 'x'), std::string(600000, 'y'),
+                                        std::string(100, 'z')};
   std::mt19937 rnd(11);
   for (int round = 0; round < 40; ++round) {
     for (int k = 0; k < 1000; ++k) out->PutFixed32(rnd());
     out->PutFixed64(rnd());
     std::string big(static_cast<size_t>(rnd() % (3u << 20)), static_cast<char>('a' + round % 26));
     out->Append(big);
+    out->AppendStable(stable[round % 3]);
     out->AppendZeros(rnd() % 70000);
   }
   const uint64_t middle = out->Digest();
