@@ -325,8 +325,11 @@ PageRankResult PageRank(const PullGraph& graph, const PageRankOptions& options) 
   // degree of that or more to graph.out_degree. A quarter of the bytes of the
   // 32-bit degrees for every sweep to stream.
   constexpr uint32_t kWideDegree = 255;
-  std::array<double, kWideDegree> degree_of, inverse_of;
+  // Entry kWideDegree is a placeholder, so a wide code may be looked up before
+  // it is recognised.
+  std::array<double, kWideDegree + 1> degree_of, inverse_of;
   degree_of[0] = inverse_of[0] = 1;
+  degree_of[kWideDegree] = inverse_of[kWideDegree] = 0;
   for (uint32_t d = 1; d < kWideDegree; ++d) {
     degree_of[d] = d;
     inverse_of[d] = 1.0 / d;
