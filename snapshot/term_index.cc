@@ -68,10 +68,11 @@ uint64_t MaxTokens(std::string_view text) { return (text.size() + 1) / 3; }
 
 }  // namespace
 
-// Node by node, the Embeddings block (FORMAT.md §8.20) from each content's distinct
-// terms in first-seen order: HashEmbed adds sign(h) at h % dim for every token, so
-// a term seen tf times adds tf * sign(h) to its bucket, and the buckets come out in
-// the order the tokens first touch them, as query/similar.cc sums them.
+// Text by text, the Embeddings block's entries (FORMAT.md §8.20) from each
+// content's distinct terms in first-seen order: HashEmbed adds sign(h) at h % dim
+// for every token, so a term seen tf times adds tf * sign(h) to its bucket, and
+// the buckets come out in the order the tokens first touch them, as
+// query/similar.cc sums them.
 class EmbeddingBuilder {
  public:
   EmbeddingBuilder(uint32_t dim, std::vector<uint32_t>* offsets, std::vector<uint32_t>* entries,
@@ -92,8 +93,8 @@ class EmbeddingBuilder {
     // A frequency at the index's cap is not the true count.
     if (tf >= kMaxTermFrequency) capped_ = true;
   }
-  // Ends node `node`'s terms.
-  void EndNode(uint32_t node) {
+  // Ends text `text`'s terms (an overflow lists the text; Place makes it a node).
+  void EndText(uint32_t text) {
     bool fits = !capped_;
     for (uint32_t b : touched_) fits = fits && EmbeddingBlock::Fits(counts_[b]);
     for (uint32_t b : touched_) {
@@ -103,7 +104,7 @@ class EmbeddingBuilder {
       counts_[b] = 0;
       seen_[b] = 0;
     }
-    if (!fits) overflow_->push_back(node);
+    if (!fits) overflow_->push_back(text);
     touched_.clear();
     capped_ = false;
     offsets_->push_back(static_cast<uint32_t>(entries_->size()));
@@ -181,7 +182,7 @@ Status TermIndex::Tokenize(const std::vector<std::string_view>& contents,
       for (size_t p = content_first; p < raw.size(); ++p) {
         embed->AddTerm(terms.hash(raw[p].term), raw[p].tf_field & kMaxTermFrequency);
       }
-      embed->EndNode(k);
+      embed->EndText(k);
       if (embed->full()) return Status::InvalidArgument("embeddings: too many entries");
     }
     add_field(metas[k], 2 * uint64_t{k} + 2, Field::kMeta);
@@ -189,7 +190,6 @@ Status TermIndex::Tokenize(const std::vector<std::string_view>& contents,
     if (raw.size() >= UINT32_MAX) return Status::InvalidArgument("term index: too many postings");
   }
   if (arena_.size() > UINT32_MAX) return Status::InvalidArgument("term index: terms exceed 4 GiB");
-  term_count_ = terms.size();
   posting_count_ = raw.size();
   term_ends_ = terms.TakeOffsets();
   return Status::OK();
@@ -197,7 +197,7 @@ Status TermIndex::Tokenize(const std::vector<std::string_view>& contents,
 
 void TermIndex::Place(const std::vector<uint32_t>& order) {
   const uint32_t n = static_cast<uint32_t>(order.size());
-  const uint32_t t_count = term_count_;
+  const uint32_t t_count = static_cast<uint32_t>(term_ends_.size() - 1);
   auto name = [&](uint32_t id) {
     return std::string_view(arena_).substr(term_ends_[id], term_ends_[id + 1] - term_ends_[id]);
   };
@@ -251,7 +251,7 @@ void TermIndex::Place(const std::vector<uint32_t>& order) {
 }
 
 uint64_t TermIndex::term_index_length() const {
-  return 8 + kTermEntryLength * (uint64_t{term_count_} + 1) + kPostingLength * posting_count_ +
+  return 8 + kTermEntryLength * uint64_t{term_ends_.size()} + kPostingLength * posting_count_ +
          arena_.size();
 }
 

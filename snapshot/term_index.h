@@ -51,14 +51,13 @@ class TermIndex {
 
   // Step 1, in text order.
   std::string arena_;                  // the term names, first-seen order
-  std::vector<uint64_t> term_ends_;    // provisional id -> end of its name in arena_
+  std::vector<uint64_t> term_ends_;    // provisional id + 1 -> end of its name in arena_
   std::vector<RawPosting> raw_;
   std::vector<uint32_t> text_end_;     // raw_[text_end_[k-1], text_end_[k]) are text k's
   std::vector<uint32_t> text_lengths_;  // content tokens per text
   std::vector<uint32_t> text_embedding_ends_;  // into embedding_entries_, per text
   uint32_t embedding_dim_ = 0;
-  uint32_t term_count_ = 0;
-  uint64_t posting_count_ = 0;
+  uint64_t posting_count_ = 0;  // raw_'s size, kept once Place() frees raw_
 
   // Step 2, in node order.
   std::vector<std::string_view> names_;  // into arena_, sorted bytewise

@@ -63,10 +63,10 @@ struct WEdge {
   const EdgeView* rec = nullptr;
 };
 
-// string -> u32 by open addressing over Hash64. The writer looks up a string for
-// every edge endpoint and every record's run, scope and task (~1.5M lookups at
-// 100K nodes); std::unordered_map's per-entry nodes made that a sixth of the
-// export. The table's order never reaches the output.
+// string -> u32 by open addressing over Hash64: the runs and labels, and the keys
+// of edge endpoints the store gave no position for. std::unordered_map's
+// per-entry nodes made these lookups a sixth of the export. The table's order
+// never reaches the output.
 class StringIndex {
  public:
   // Maps s to v unless s is present; returns s's value slot either way.
@@ -734,7 +734,10 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
                                     terms.EmitTermIndex(out);
                                   }));
     AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kDocLengths, terms.doc_lengths_length(),
-                                  [&](Emitter* out) { terms.EmitDocLengths(out); }));
+                                  [&](Emitter* out) {
+                                    term_step_done();
+                                    terms.EmitDocLengths(out);
+                                  }));
   }
   std::vector<const KvView*> kv(state.kv.size());
   std::vector<std::string_view> kv_strings;
@@ -845,7 +848,10 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
 
   if (options.term_index && options.embeddings) {  // 0x1D
     AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kEmbeddings, terms.embeddings_length(),
-                                  [&](Emitter* out) { terms.EmitEmbeddings(out); }));
+                                  [&](Emitter* out) {
+                                    term_step_done();
+                                    terms.EmitEmbeddings(out);
+                                  }));
   }
 
   // ---- stream the file ----
