@@ -2,7 +2,10 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <exception>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "common/coding.h"
 #include "common/huge_pages.h"
@@ -336,6 +339,10 @@ std::vector<uint32_t> EdgeOrder(const std::vector<EdgeView>& e) {
   return order;
 }
 
+// Below this many edge entries VisitState reads edges and nodes on one thread:
+// a thread and a second transaction cost more than they save.
+constexpr uint64_t kParallelScanEdges = 1 << 16;
+
 }  // namespace
 
 Status Store::VisitState(const ReadView& view,
@@ -361,7 +368,50 @@ Status Store::VisitState(const ReadView& view,
     // in id order; then the nodes are put in key order.
     ReserveHuge(&state.nodes, Entries(txn, dbs.n));
     ReserveHuge(&state.edges, Entries(txn, dbs.e));
-    AMEM_RETURN_IF_ERROR(ForEachAt(txn, dbs, dbs.n, kHistNode, "", at,
+    auto scan_edges = [&](MDB_txn* t) {
+      return ForEachAt(t, dbs, dbs.e, kHistEdge, "", at,
+                       [&](std::string_view k, std::string_view value) {
+                         if (k.size() != kEdgeKeySize) return Status::Corruption("edge key size");
+                         EdgeValue v;
+                         AMEM_RETURN_IF_ERROR(v.DecodeFrom(value));
+                         if (v.tombstone) return Status::OK();
+                         uint64_t src = 0, dst = 0;
+                         RelationId rel = 0;
+                         DecodeEdgeKey(k, &src, &rel, &dst);
+                         if (names[rel].empty()) {
+                           return Status::Corruption("an edge uses unknown relation id " +
+                                                     std::to_string(rel));
+                         }
+                         state.edges.push_back(ToEdgeView(src, rel, dst, names[rel], v));
+                         return Status::OK();
+                       });
+    };
+    // A large store's edges are read on a second thread while this one reads
+    // and sorts the nodes (at 1M nodes and 3M edges, 0.65 s beside 0.75 s), in
+    // a read transaction of its own that sees the same commit (MDB_NOTLS lets
+    // it span threads; it ends with this one, so the views stay valid). When
+    // another commit landed in between, the edges are read here after all.
+    std::optional<Txn> edge_txn;
+    std::jthread edge_thread;  // joins before edge_txn ends, even on an exception
+    Status edge_status;
+    std::exception_ptr edge_error;
+    if (Entries(txn, dbs.e) >= kParallelScanEdges) {
+      try {
+        edge_txn.emplace(Txn::Begin(rep_->env(), MDB_RDONLY));
+      } catch (const lmdb::error&) {
+        edge_txn.reset();  // e.g. no reader slot left: read them here
+      }
+      if (edge_txn && ::mdb_txn_id(edge_txn->handle()) == ::mdb_txn_id(txn)) {
+        edge_thread = std::jthread([&] {
+          try {
+            edge_status = scan_edges(edge_txn->handle());
+          } catch (...) {
+            edge_error = std::current_exception();
+          }
+        });
+      }
+    }
+    Status node_status = ForEachAt(txn, dbs, dbs.n, kHistNode, "", at,
                                    [&](std::string_view k, std::string_view value) {
                                      if (k.size() != kNodeKeySize) {
                                        return Status::Corruption("node key size");
@@ -372,43 +422,43 @@ Status Store::VisitState(const ReadView& view,
                                        state.nodes.push_back(ToNodeView(DecodeBig64(k.data()), v));
                                      }
                                      return Status::OK();
-                                   }));
-    std::vector<uint32_t> order = OrderByKey(static_cast<uint32_t>(state.nodes.size()),
-                                             [&](uint32_t i) { return state.nodes[i].key; });
-    const NodePositions positions(state.nodes, order);
-    PermuteInPlace(&state.nodes, std::move(order));
+                                   });
+    std::optional<NodePositions> positions;
+    if (node_status.ok()) {
+      std::vector<uint32_t> order = OrderByKey(static_cast<uint32_t>(state.nodes.size()),
+                                               [&](uint32_t i) { return state.nodes[i].key; });
+      positions.emplace(state.nodes, order);
+      PermuteInPlace(&state.nodes, std::move(order));
+    }
+    if (edge_thread.joinable()) {
+      edge_thread.join();
+      if (edge_error) std::rethrow_exception(edge_error);
+      AMEM_RETURN_IF_ERROR(node_status);
+      AMEM_RETURN_IF_ERROR(edge_status);
+    } else {
+      AMEM_RETURN_IF_ERROR(node_status);
+      AMEM_RETURN_IF_ERROR(scan_edges(txn));
+    }
     // The writer is given each endpoint's position, so that it need not look
     // keys up. A node's id is its key's hash and Apply refuses an edge or node
     // whose key collides with another's id, so the live node with an endpoint's
     // id is that endpoint; comparing the keys too cost a cache miss per edge
-    // (a second at 1M nodes).
-    AMEM_RETURN_IF_ERROR(ForEachAt(txn, dbs, dbs.e, kHistEdge, "", at,
-                                   [&](std::string_view k, std::string_view value) {
-                                     if (k.size() != kEdgeKeySize) {
-                                       return Status::Corruption("edge key size");
-                                     }
-                                     EdgeValue v;
-                                     AMEM_RETURN_IF_ERROR(v.DecodeFrom(value));
-                                     if (v.tombstone) return Status::OK();
-                                     uint64_t src = 0, dst = 0;
-                                     RelationId rel = 0;
-                                     DecodeEdgeKey(k, &src, &rel, &dst);
-                                     if (names[rel].empty()) {
-                                       return Status::Corruption(
-                                           "an edge uses unknown relation id " +
-                                           std::to_string(rel));
-                                     }
-                                     EdgeView& e = state.edges.emplace_back(
-                                         ToEdgeView(src, rel, dst, names[rel], v));
-                                     // One source's edges come together: its
-                                     // position is looked up once.
-                                     const bool same_src = state.edges.size() > 1 &&
-                                                           state.edges.end()[-2].src == src;
-                                     e.src_node = same_src ? state.edges.end()[-2].src_node
-                                                           : positions.Find(src);
-                                     e.dst_node = positions.Find(dst);
-                                     return Status::OK();
-                                   }));
+    // (a second at 1M nodes). Two threads take half the edges each.
+    auto place_edges = [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        EdgeView& e = state.edges[i];
+        // One source's edges come together: its position is looked up once.
+        const bool same_src = i > begin && state.edges[i - 1].src == e.src;
+        e.src_node = same_src ? state.edges[i - 1].src_node : positions->Find(e.src);
+        e.dst_node = positions->Find(e.dst);
+      }
+    };
+    const size_t half = state.edges.size() >= kParallelScanEdges ? state.edges.size() / 2 : 0;
+    {
+      std::jthread second_half;
+      if (half > 0) second_half = std::jthread(place_edges, half, state.edges.size());
+      place_edges(0, half > 0 ? half : state.edges.size());
+    }
     // A past view's kv keys are strings of the scan: copied to the arena, and
     // the views made once it has stopped growing.
     std::vector<uint32_t> key_ends;

@@ -1,6 +1,8 @@
 // Point-in-time reads, the change log, compaction and history dropping.
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <string>
+#include <tuple>
 
 #include "store/store.h"
 #include "tests/store/raw_lmdb.h"
@@ -167,6 +169,59 @@ TEST_CASE("VisitState's views hold what the single-record reads return", "[store
   CHECK(store->VisitState(ReadView::AtRevision(9), [](const StoreStateView&) {
     return Status::OK();
   }).IsInvalidArgument());
+}
+
+// Past 65536 edge entries, VisitState reads the edges on a second thread in a
+// transaction of its own while it reads the nodes, and places their endpoints
+// on two threads: the views must be those of the one-thread read.
+TEST_CASE("VisitState reads a large store's edges beside its nodes", "[store][asof]") {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  constexpr int kNodes = 20000, kEdges = 70000;
+  auto key = [](int i) { return "n" + std::to_string(i); };
+  Batch b;
+  for (int i = 0; i < kNodes; ++i) b.PutNode(Node(key(i), "c" + std::to_string(i)));
+  // Endpoints past kNodes dangle; three relations.
+  for (int j = 0; j < kEdges; ++j) {
+    b.PutEdge(Edge(key(j % kNodes), j % 3 == 0 ? "calls" : j % 3 == 1 ? "imports" : "tests",
+                   key((j * 7919) % (kNodes + 500))));
+  }
+  REQUIRE(Must(store->Apply(b, At(100))) == 1);
+  b.Clear();
+  for (int i = 0; i < kNodes; i += 10) b.DeleteNode(key(i));
+  for (int j = 0; j < kEdges; j += 3) b.DeleteEdge(key(j % kNodes), "calls", key((j * 7919) % (kNodes + 500)));
+  REQUIRE(Must(store->Apply(b, At(200))) == 2);
+  for (uint64_t r : {1, 2}) {
+    INFO("revision " << r);
+    const ReadView view = ReadView::AtRevision(r);
+    REQUIRE(store->VisitState(view, [&](const StoreStateView& st) {
+      CHECK(st.nodes.size() == (r == 1 ? kNodes : kNodes - kNodes / 10));
+      CHECK(st.edges.size() == Must(store->ReadState(view)).edges.size());
+      size_t live_ends = 0;
+      for (size_t i = 0; i < st.edges.size(); ++i) {
+        const EdgeView& e = st.edges[i];
+        if (i > 0) {  // the store's order: (src id, rel, dst id)
+          const EdgeView& p = st.edges[i - 1];
+          CHECK(std::tuple(p.src, p.rel, p.dst) < std::tuple(e.src, e.rel, e.dst));
+        }
+        for (auto [pos, end] : {std::pair{e.src_node, e.src_key}, std::pair{e.dst_node, e.dst_key}}) {
+          const std::string k(end);
+          const int n = std::stoi(k.substr(1));
+          const bool live = n < kNodes && (r == 1 || n % 10 != 0);
+          REQUIRE((pos != EdgeView::kUnknownNode) == live);
+          if (live) {
+            REQUIRE(pos < st.nodes.size());
+            CHECK(st.nodes[pos].key == end);
+            ++live_ends;
+          }
+        }
+      }
+      CHECK(live_ends > st.edges.size());
+      return Status::OK();
+    }).ok());
+  }
+  CHECK(Must(store->ReadState(ReadView::Latest())).edges.size() ==
+        Must(store->ReadState(ReadView::AtRevision(2))).edges.size());
 }
 
 TEST_CASE("Revision timestamps never go backwards", "[store][asof]") {
