@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <future>
 #include <memory>
 #include <random>
 #include <thread>
@@ -388,21 +389,22 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   // ---- the term index, on a second thread while the rest is laid out ----
   // Tokenizing every content is a quarter of the export and needs nothing but
   // the texts, so it starts now: texts in input order (state.nodes, then the
-  // stubs in key order, whose meta is indexed too). Once the file's node order
-  // is known, the same thread lays the postings out in it (TermIndex::Place).
-  // The bytes are the same on any number of threads.
+  // stubs in key order, whose meta is indexed too). The same thread then waits
+  // for the file's node order (text_of, set below once the nodes are numbered)
+  // and lays the postings out in it (TermIndex::Place), without waiting for
+  // this thread to reach the term index's blocks. With one thread, both steps
+  // run here, each where the other thread would start it. The bytes are the
+  // same on any number of threads.
   TermIndex terms;
   Status tokenized;
   std::vector<std::string_view> contents, metas;
   std::vector<uint32_t> text_of;  // dense node -> text (Place's order)
+  const bool term_thread = options.term_index && options.threads >= 2;
+  std::future<void> tokenize_done;  // the worker's Tokenize has returned
   std::jthread term_worker;  // declared after what it uses: joined before they go
-  auto run_term_step = [&](auto step) {
-    if (options.threads >= 2) {
-      term_worker = std::jthread(step);
-    } else {
-      step();
-    }
-  };
+  // Declared after the worker: if this function returns before the order is
+  // known, the promise goes first and the waiting worker stops (broken promise).
+  std::promise<void> order_known;
   auto term_step_done = [&] {
     if (term_worker.joinable()) term_worker.join();
   };
@@ -414,9 +416,25 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
       metas[k] = state.nodes[k].meta == kEmptyMeta ? std::string_view() : state.nodes[k].meta;
     }
     std::fill(metas.begin() + static_cast<ptrdiff_t>(state.nodes.size()), metas.end(), kStubMeta);
-    run_term_step([&, embedding_dim = options.embeddings ? dim : 0] {
+    const uint32_t embedding_dim = options.embeddings ? dim : 0;
+    if (term_thread) {
+      std::promise<void> tokenize_promise;
+      tokenize_done = tokenize_promise.get_future();
+      term_worker = std::jthread([&, embedding_dim, tokenize_promise = std::move(tokenize_promise),
+                                  order = order_known.get_future()]() mutable {
+        tokenized = terms.Tokenize(contents, metas, embedding_dim);
+        tokenize_promise.set_value();
+        if (!tokenized.ok()) return;
+        try {
+          order.get();
+        } catch (const std::future_error&) {
+          return;  // the writer stopped before numbering the nodes
+        }
+        terms.Place(text_of);
+      });
+    } else {
       tokenized = terms.Tokenize(contents, metas, embedding_dim);
-    });
+    }
   }
 
   // ---- sessions (runs) and labels (scopes, tasks) ----
@@ -509,6 +527,15 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
       by_key[k] = fill[w.session]++;
       nodes[by_key[k]] = w;
       input_dense[w.input] = by_key[k];
+    }
+  }
+  if (options.term_index) {  // the term index's worker waits for this order
+    text_of.resize(n);
+    for (uint32_t k = 0; k < n; ++k) text_of[input_dense[k]] = k;
+    if (term_thread) {
+      order_known.set_value();
+    } else if (tokenized.ok()) {
+      terms.Place(text_of);
     }
   }
   if (lookup_keys) {
@@ -723,11 +750,8 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     out->PutFixed32(dim);
   }));
   if (options.term_index) {  // 0x05, 0x06
-    term_step_done();
+    if (term_thread) tokenize_done.wait();  // the blocks' lengths are known (Place may run on)
     AMEM_RETURN_IF_ERROR(tokenized);
-    text_of.resize(n);
-    for (uint32_t k = 0; k < n; ++k) text_of[input_dense[k]] = k;
-    run_term_step([&] { terms.Place(text_of); });
     AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTermIndex, terms.term_index_length(),
                                   [&](Emitter* out) {
                                     term_step_done();
