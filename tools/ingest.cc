@@ -326,6 +326,43 @@ Result<bool> IngestReader::Next(Batch* piece) {
   return !piece->empty();
 }
 
+ReadAheadStream::~ReadAheadStream() { Wait(); }
+
+void ReadAheadStream::Wait() {
+  if (worker_.joinable()) worker_.join();
+}
+
+void ReadAheadStream::ReadNext() {
+  reading_ = true;
+  worker_ = std::thread([this] {
+    ahead_result_ = reader_->Next(&ahead_);
+    ahead_lines_ = reader_->op_lines();
+  });
+}
+
+Status ReadAheadStream::Rewind() {
+  Wait();
+  reading_ = false;
+  op_lines_.clear();
+  return reader_->Rewind();
+}
+
+Result<bool> ReadAheadStream::Next(Batch* piece) {
+  if (!reading_) ReadNext();  // the first piece (or the first after Rewind)
+  Wait();
+  reading_ = false;
+  Result<bool> more = std::move(ahead_result_);
+  if (!more.ok() || !*more) {
+    piece->Clear();
+    op_lines_.clear();
+    return more;
+  }
+  std::swap(*piece, ahead_);
+  op_lines_.swap(ahead_lines_);
+  ReadNext();  // while the caller applies this one
+  return true;
+}
+
 Result<IngestBatch> ParseIngest(std::string_view text, Progress* progress) {
   IngestReader reader(text);
   reader.set_piece_limits(SIZE_MAX, SIZE_MAX);
@@ -371,10 +408,17 @@ Status ApplyErrorToLine(const Status& status, const std::vector<size_t>& op_line
 
 namespace {
 
+// With read_ahead, the next piece is parsed on a second thread while the store
+// applies one (a file: amem ingest; a text, already in memory, is read on one).
 Result<IngestSummary> IngestStream(Store* store, IngestReader* reader,
-                                   const WriteOptions& options) {
-  Result<uint64_t> rev = store->ApplyStream(reader, options);
-  if (!rev.ok()) return ApplyErrorToLine(rev.status(), reader->op_lines());
+                                   const WriteOptions& options, bool read_ahead) {
+  std::optional<ReadAheadStream> ahead;
+  if (read_ahead) ahead.emplace(reader);
+  Result<uint64_t> rev =
+      ahead ? store->ApplyStream(&*ahead, options) : store->ApplyStream(reader, options);
+  if (!rev.ok()) {
+    return ApplyErrorToLine(rev.status(), ahead ? ahead->op_lines() : reader->op_lines());
+  }
   IngestSummary summary;
   summary.rev = *rev;
   summary.ops = reader->ops();
@@ -387,7 +431,7 @@ Result<IngestSummary> IngestStream(Store* store, IngestReader* reader,
 Result<IngestSummary> Ingest(Store* store, std::string_view text,
                              const WriteOptions& options) {
   IngestReader reader(text);
-  return IngestStream(store, &reader, options);
+  return IngestStream(store, &reader, options, /*read_ahead=*/false);
 }
 
 Result<IngestSummary> IngestFile(Store* store, int fd, uint64_t size,
@@ -395,7 +439,7 @@ Result<IngestSummary> IngestFile(Store* store, int fd, uint64_t size,
   Progress progress("amem ingest");
   progress.Stage("parsing and writing in one transaction", size, "bytes", "lines");
   IngestReader reader(fd, &progress);
-  return IngestStream(store, &reader, options);
+  return IngestStream(store, &reader, options, /*read_ahead=*/true);
 }
 
 }  // namespace amem::cli

@@ -31,6 +31,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -105,6 +106,33 @@ class IngestReader : public BatchStream {
   size_t max_ops_ = kIngestPieceOps, max_bytes_ = kIngestPieceBytes;
   std::vector<size_t> op_lines_;
   std::unique_ptr<FastLineParser> fast_;
+};
+
+// Reads an IngestReader's next piece on a second thread while the store applies
+// the one before, so that parsing and writing overlap (amem ingest of a file).
+// The pieces, their order and every error are the reader's: a piece's parse
+// error is returned by the Next call that would have read it, after the pieces
+// before it were applied. At most two pieces are in memory.
+class ReadAheadStream : public BatchStream {
+ public:
+  explicit ReadAheadStream(IngestReader* reader) : reader_(reader) {}
+  ~ReadAheadStream() override;  // waits for a read in flight
+
+  Status Rewind() override;
+  Result<bool> Next(Batch* piece) override;
+  // The input line of each operation of the piece Next returned last.
+  const std::vector<size_t>& op_lines() const { return op_lines_; }
+
+ private:
+  void ReadNext();  // starts reading the next piece on the thread
+  void Wait();
+
+  IngestReader* reader_;
+  std::thread worker_;
+  bool reading_ = false;  // a read was started and its result not yet taken
+  Batch ahead_;
+  std::vector<size_t> ahead_lines_, op_lines_;
+  Result<bool> ahead_result_ = false;
 };
 
 // Store::Apply names a failing operation "op K: ...". Returns true and sets *k and

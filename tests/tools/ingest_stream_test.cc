@@ -243,22 +243,62 @@ TEST_CASE("pieces of any size apply as the one batch would", "[tools][ingest][st
   CHECK(expected.find(" d\n") != std::string::npos);  // some edges do name missing nodes
   for (size_t ops : {1, 2, 3, 16, 1000}) {
     for (size_t bytes : {size_t{1}, size_t{100}, cli::kIngestPieceBytes}) {
-      INFO("piece of " << ops << " ops, " << bytes << " bytes");
-      StoreOptions small = options;
-      small.TEST_map_size = 64 << 10;  // the map grows, so the stream is read again
-      auto store = Store::Open(dir.Sub("p" + std::to_string(ops) + "-" + std::to_string(bytes)),
-                               small);
-      REQUIRE(store.ok());
-      IngestReader reader(text);
-      reader.set_piece_limits(ops, bytes);
-      Result<uint64_t> rev = (*store)->ApplyStream(&reader, w);
-      REQUIRE(rev.ok());
-      CHECK(*rev == 1);
-      CHECK(reader.ops() == parsed->batch.size());
-      CHECK(reader.lines() == parsed->lines);
-      CHECK(ChangesText(store->get()) == expected);
-      CHECK((*store)->Stats()->live_nodes == (*whole)->Stats()->live_nodes);
+      for (bool ahead : {false, true}) {  // read on one thread, or a piece ahead on a second
+        INFO("piece of " << ops << " ops, " << bytes << " bytes, read ahead " << ahead);
+        StoreOptions small = options;
+        small.TEST_map_size = 64 << 10;  // the map grows, so the stream is read again
+        auto store = Store::Open(dir.Sub("p" + std::to_string(ops) + "-" + std::to_string(bytes) +
+                                         (ahead ? "a" : "")),
+                                 small);
+        REQUIRE(store.ok());
+        IngestReader reader(text);
+        reader.set_piece_limits(ops, bytes);
+        cli::ReadAheadStream read_ahead(&reader);
+        Result<uint64_t> rev = ahead ? (*store)->ApplyStream(&read_ahead, w)
+                                     : (*store)->ApplyStream(&reader, w);
+        REQUIRE(rev.ok());
+        CHECK(*rev == 1);
+        CHECK(reader.ops() == parsed->batch.size());
+        CHECK(reader.lines() == parsed->lines);
+        CHECK(ChangesText(store->get()) == expected);
+        CHECK((*store)->Stats()->live_nodes == (*whole)->Stats()->live_nodes);
+      }
     }
+  }
+}
+
+// ReadAheadStream parses piece k+1 while piece k is applied: an error of piece k
+// must still win over a parse error of piece k+1, and errors name input lines.
+TEST_CASE("reading a piece ahead reports the first error in input order", "[tools][ingest][stream]") {
+  const std::string head = R"({"op":"node","key":"fact:a","type":"fact"})" "\n"
+                           R"({"op":"node","key":"fact:b","type":"fact"})" "\n";
+  const std::string bad_rel = R"({"op":"edge","src":"fact:a","rel":"bogus","dst":"fact:b"})" "\n";
+  const std::string good_edge = R"({"op":"edge","src":"fact:a","rel":"calls","dst":"fact:b"})" "\n";
+  const std::string node_c = R"({"op":"node","key":"fact:c","type":"fact"})" "\n";
+  const std::string malformed = "{\"op\":\"node\"\n";
+  struct Case {
+    std::string text, message;
+  };
+  const std::vector<Case> cases = {
+      {head + bad_rel + node_c + malformed, "line 3: unknown relation 'bogus'"},
+      {head + good_edge + node_c + malformed, "line 5: malformed JSON"},
+      {head + "\n" + good_edge + bad_rel, "line 5: unknown relation 'bogus'"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    TempDir dir;
+    auto store = Store::Open(dir.Sub("s"), StoreOptions());
+    REQUIRE(store.ok());
+    IngestReader reader(c.text);
+    reader.set_piece_limits(2, SIZE_MAX);  // lines 1-2, 3-4, 5...
+    cli::ReadAheadStream ahead(&reader);
+    Result<uint64_t> rev = (*store)->ApplyStream(&ahead, WriteOptions());
+    REQUIRE(!rev.ok());
+    const Status s = cli::ApplyErrorToLine(rev.status(), ahead.op_lines());
+    INFO(s.ToString());
+    CHECK(s.IsInvalidArgument());
+    CHECK(s.message().rfind(c.message, 0) == 0);
+    CHECK(*(*store)->revision() == 0);
   }
 }
 
