@@ -7,12 +7,14 @@
 // --start_ts: the first session's Unix time. Sessions are 6 h apart, so a large
 // workload reaches past today (1M nodes: about 7 years), which amem ingest refuses
 // (a ts more than a day ahead of the clock); `auto` starts it early enough to end
-// now.
+// by now, when the default start would not (as ingest_bench and snapshot_bench
+// generate it, so the workload checksums agree).
 //
 // --truth writes the planted ground truth as one JSON object, by node key:
 //   {"chains":[[oldest,...,newest],...],"near_duplicates":[[earlier,copy],...],
 //    "contradictions":[[statement,negation],...]}
 // The workload checksum goes to stderr.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -75,8 +77,8 @@ int main(int argc, char** argv) {
                       "\nusage: amem_gen [--num=N] [--seed=S] [--vectors=0|1] "
                       "[--dimension=D] [--start_ts=UNIX|auto] [--out=FILE|-] [--truth=FILE]", 2);
   }
-  if (start == "auto") {
-    options.start_ts = WorkloadStartEndingNow(options);
+  if (start == "auto") {  // as ingest_bench and snapshot_bench do: same checksum
+    options.start_ts = std::min(options.start_ts, WorkloadStartEndingNow(options));
   } else if (!start.empty()) {
     options.start_ts = static_cast<int64_t>(flags.Uint("start_ts", 0));
   }
