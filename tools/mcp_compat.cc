@@ -12,9 +12,11 @@
 #include "common/model.h"
 #include "common/utf8.h"
 #include "snapshot/live.h"
+#include "tools/ingest_line.h"
 #include "tools/mcp_graph_view.h"
 #include "tools/mcp_schema.h"
 #include "tools/mcp_server.h"
+#include "tools/memory_line.h"
 
 namespace amem::mcp {
 namespace {
@@ -642,6 +644,11 @@ Result<Entity> ReadEntity(const Store& store, const std::string& name, const Rea
 Result<KnowledgeGraph> ParseMemoryJsonl(std::string_view text) {
   KnowledgeGraph g;
   size_t line_no = 0;
+  // Lines go through the fast parser first (tools/memory_line.h), in place while
+  // the text has its padding after them, else from a padded copy.
+  FastMemoryLineParser fast;
+  std::string padded;
+  const char* const text_end = text.data() + text.size();
   while (!text.empty()) {
     ++line_no;
     size_t nl = text.find('\n');
@@ -649,6 +656,13 @@ Result<KnowledgeGraph> ParseMemoryJsonl(std::string_view text) {
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    const char* data = line.data();
+    if (static_cast<size_t>(text_end - (data + line.size())) < cli::kLinePadding) {
+      padded.assign(line);
+      padded.resize(line.size() + cli::kLinePadding);
+      data = padded.data();
+    }
+    if (fast.Add(data, line.size(), &g)) continue;
     auto fail = [&](std::string_view what) {
       return Status::InvalidArgument("line " + std::to_string(line_no) + ": " + std::string(what));
     };

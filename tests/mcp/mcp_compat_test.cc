@@ -19,7 +19,9 @@
 #include <thread>
 
 #include "store/store.h"
+#include "tools/ingest_line.h"
 #include "tools/mcp_compat.h"
+#include "tools/memory_line.h"
 #include "tools/mcp_server.h"
 #include "tools/mcp_tools.h"
 
@@ -235,6 +237,68 @@ TEST_CASE("memory.jsonl parser and importer", "[mcp][compat][import]") {
   uint64_t rev = ts.store->revision().value();
   CHECK(!ImportKnowledgeGraph(ts.store.get(), big).ok());
   CHECK(ts.store->revision().value() == rev);
+}
+
+// The fast path takes plain entity and relation lines and declines the rest,
+// which the reference parser then decides: same graph, same errors.
+TEST_CASE("memory.jsonl fast path reads what the reference reads", "[mcp][compat][import]") {
+  FastMemoryLineParser fast;
+  auto add = [&](const std::string& line, KnowledgeGraph* g) {
+    std::string padded = line;
+    padded.resize(line.size() + cli::kLinePadding, 'x');  // not NULs: the padding is only read
+    return fast.Add(padded.data(), line.size(), g);
+  };
+  const std::vector<std::string> lines = {
+      R"({"type":"entity","name":"a\"b\u00e9\u0000z","entityType":"t","observations":["x","\u2603",""]})",
+      R"({"observations":[],"name":"n","type":"entity","entityType":"t2"})",
+      R"( {"type":"relation","from":"a","to":"n","relationType":"r\n"} )"};
+  KnowledgeGraph g;
+  for (const std::string& line : lines) REQUIRE(add(line, &g));
+  REQUIRE(g.entities.size() == 2);
+  CHECK(g.entities[0].name == std::string("a\"b\xc3\xa9\0z", 7));
+  CHECK(g.entities[0].entity_type == "t");
+  CHECK(g.entities[0].observations == std::vector<std::string>{"x", "\xe2\x98\x83", ""});
+  CHECK(g.entities[1].name == "n");
+  CHECK(g.entities[1].observations.empty());  // not the previous line's
+  REQUIRE(g.relations.size() == 1);
+  CHECK(g.relations[0] == Relation{"a", "n", "r\n"});
+  // The same lines through ParseMemoryJsonl: the last has no padding after it.
+  auto whole = ParseMemoryJsonl(lines[0] + "\n" + lines[1] + "\n" + lines[2]);
+  REQUIRE(whole.ok());
+  REQUIRE(whole->entities.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(whole->entities[i].name == g.entities[i].name);
+    CHECK(whole->entities[i].entity_type == g.entities[i].entity_type);
+    CHECK(whole->entities[i].observations == g.entities[i].observations);
+  }
+  CHECK(whole->relations == g.relations);
+
+  struct Declined {
+    std::string line;
+    bool reference_accepts;
+  };
+  const std::vector<Declined> declined = {
+      {R"({"type":"entity","name":"a","entityType":"t","observations":[],"extra":1})", true},
+      {R"({"type":"entity","name":"a","name":"b","entityType":"t","observations":[]})", true},
+      {R"({"type":"entity","name":"a","entityType":"t"})", false},
+      {R"({"type":"entity","name":"a","entityType":"t","observations":[1]})", false},
+      {R"({"type":"relation","from":"a","to":"b","relationType":"r","from2":"c"})", true},
+      {R"({"type":"relation","from":"a","to":"b"})", false},
+      {R"({"type":"thing","from":"a","to":"b","relationType":"r"})", false},
+      {R"({"type":"relation","from":"a","to":"b","relationType":"r"} x)", false},
+      {"{\"type\":\"relation\",\"from\":\"\xff\",\"to\":\"b\",\"relationType\":\"r\"}", false},
+      {R"([{"type":"relation","from":"a","to":"b","relationType":"r"}])", false},
+  };
+  for (const Declined& d : declined) {
+    INFO(d.line);
+    KnowledgeGraph none;
+    CHECK_FALSE(add(d.line, &none));
+    CHECK(none.entities.empty());
+    CHECK(none.relations.empty());
+    auto r = ParseMemoryJsonl(d.line);
+    CHECK(r.ok() == d.reference_accepts);
+    if (!r.ok()) CHECK_THAT(r.status().message(), Catch::StartsWith("line 1: "));
+  }
 }
 
 TEST_CASE("read_graph pages with a pinned cursor", "[mcp][compat]") {
