@@ -600,7 +600,11 @@ const std::vector<std::string>& Vocabulary() {
 
 int64_t WorkloadStartEndingNow(const WorkloadOptions& options) {
   const int64_t sessions = (options.num_nodes + options.session_size - 1) / options.session_size;
-  return static_cast<int64_t>(std::time(nullptr)) - (sessions + 1) * kSessionSeconds;
+  // Today's start (UTC), not this second: programs run a few seconds apart (amem_gen
+  // and ingest_bench in bench/ingest_cli_bench.sh) generate the same workload.
+  constexpr int64_t kDay = 86400;
+  const int64_t today = static_cast<int64_t>(std::time(nullptr)) / kDay * kDay;
+  return today - (sessions + 1) * kSessionSeconds;
 }
 
 Workload GenerateWorkload(const WorkloadOptions& options) {

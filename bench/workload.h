@@ -102,8 +102,9 @@ inline constexpr uint32_t kVocabularySize = 4096;
 // The vocabulary in Zipf rank order (most frequent first).
 const std::vector<std::string>& Vocabulary();
 
-// A start_ts such that the workload's newest timestamp is about now (large
-// workloads otherwise reach years ahead, which amem ingest refuses).
+// A start_ts such that the workload's newest timestamp falls before today (UTC):
+// large workloads otherwise reach years ahead, which amem ingest refuses. The same
+// all day, so programs run a few seconds apart generate the same workload.
 int64_t WorkloadStartEndingNow(const WorkloadOptions& options);
 
 Workload GenerateWorkload(const WorkloadOptions& options);
