@@ -1,5 +1,6 @@
 #include "store/batch.h"
 
+#include <iterator>
 #include <utility>
 
 namespace amem {
@@ -63,6 +64,11 @@ void Batch::DefineRelation(EdgeInput relation) {
 
 size_t Batch::size() const { return ops_.size(); }
 void Batch::Clear() { ops_.clear(); }
+void Batch::Append(Batch&& other) {
+  ops_.insert(ops_.end(), std::make_move_iterator(other.ops_.begin()),
+              std::make_move_iterator(other.ops_.end()));
+  other.ops_.clear();
+}
 const std::vector<Batch::Op>& Batch::ops() const { return ops_; }
 
 const char* ChangeKindName(Change::Kind kind) {

@@ -153,6 +153,8 @@ class Batch {
   size_t size() const;
   bool empty() const { return size() == 0; }
   void Clear();
+  // Moves `other`'s operations to the end of this batch, in order; `other` ends empty.
+  void Append(Batch&& other);
   const std::vector<Op>& ops() const;
 
  private:

@@ -18,13 +18,14 @@ namespace od = simdjson::ondemand;
 namespace {
 
 // The fields an ingest line may carry. A bit per field finds repeated ones.
+// kRev and kRevTs: the revision fields of a line of amem log (AddLogLine only).
 enum Field : uint32_t {
   kOp, kTs, kRun, kTask, kScope, kKey, kType, kContent, kMeta, kConfidence, kVector,
-  kSrc, kRel, kDst, kWeight, kPayload, kNs, kValue, kName, kFieldCount
+  kSrc, kRel, kDst, kWeight, kPayload, kNs, kValue, kName, kRev, kRevTs, kFieldCount
 };
 constexpr std::string_view kFieldNames[kFieldCount] = {
     "op", "ts", "run", "task", "scope", "key", "type", "content", "meta", "confidence",
-    "vector", "src", "rel", "dst", "weight", "payload", "ns", "value", "name"};
+    "vector", "src", "rel", "dst", "weight", "payload", "ns", "value", "name", "rev", "rev_ts"};
 
 constexpr uint32_t Bit(Field f) { return uint32_t{1} << f; }
 constexpr uint32_t kCommonFields = Bit(kOp) | Bit(kTs) | Bit(kRun) | Bit(kTask) | Bit(kScope);
@@ -45,7 +46,7 @@ struct Line {
   std::string json_owned[3];           // meta, payload, value
   bool value_is_string = false;
   float confidence = 1.0f, weight = 1.0f;
-  int64_t ts = 0;
+  int64_t ts = 0, rev = 0, rev_ts = 0;
   std::vector<float> vector;
 };
 
@@ -102,6 +103,10 @@ bool ReadField(Field f, od::value v, Line* line) {
     }
     case kTs:
       return !v.get_int64().get(line->ts);
+    case kRev:
+      return !v.get_int64().get(line->rev);
+    case kRevTs:
+      return !v.get_int64().get(line->rev_ts);
     case kVector: {
       od::array arr;
       if (v.get_array().get(arr)) return false;
@@ -232,6 +237,14 @@ FastLineParser::FastLineParser() : rep_(std::make_unique<Rep>()) {}
 FastLineParser::~FastLineParser() = default;
 
 bool FastLineParser::Add(const char* data, size_t size, Batch* batch) {
+  return Parse(data, size, nullptr, batch);
+}
+
+bool FastLineParser::AddLogLine(const char* data, size_t size, Batch* batch, LogRevision* rev) {
+  return Parse(data, size, rev, batch);
+}
+
+bool FastLineParser::Parse(const char* data, size_t size, LogRevision* rev, Batch* batch) {
   Line& line = rep_->line;
   line.seen = 0;
   // Fields this line lacks read as empty, never as the previous line's.
@@ -258,7 +271,12 @@ bool FastLineParser::Add(const char* data, size_t size, Batch* batch) {
   const char* rest = nullptr;
   if (!doc.current_location().get(rest)) return false;
   if (!(line.seen & Bit(kOp))) return false;
-  return Build(line, batch);
+  const uint32_t revision = Bit(kRev) | Bit(kRevTs);
+  if ((line.seen & revision) != (rev != nullptr ? revision : 0)) return false;
+  line.seen &= ~revision;
+  if (!Build(line, batch)) return false;
+  if (rev != nullptr) *rev = {line.rev, line.rev_ts};
+  return true;
 }
 
 }  // namespace amem::cli

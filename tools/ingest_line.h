@@ -9,6 +9,7 @@
 #define AMEM_TOOLS_INGEST_LINE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "store/batch.h"
@@ -31,7 +32,16 @@ class FastLineParser {
   // REQUIRES: data[size .. size + kLinePadding) is readable.
   bool Add(const char* data, size_t size, Batch* batch);
 
+  // The same for a line of amem log (docs/LOG.md): an ingest operation with its
+  // integer "rev" and "rev_ts", which both must have and go to *rev.
+  struct LogRevision {
+    int64_t rev = 0, rev_ts = 0;
+  };
+  bool AddLogLine(const char* data, size_t size, Batch* batch, LogRevision* rev);
+
  private:
+  bool Parse(const char* data, size_t size, LogRevision* rev, Batch* batch);
+
   struct Rep;
   std::unique_ptr<Rep> rep_;
 };

@@ -100,6 +100,20 @@ TEST_CASE("replay cli: bad logs exit 4 naming the line, nothing written", "[repl
           "line 1: vector");
   refused(R"({"rev":1,"rev_ts":1,"op":"node","key":"x","type":"fact","content":"\xff"})" "\n",
           "line 1:");
+  // The revision fields, whichever parser reads the line (the fast one takes plain
+  // lines; the reference one the rest): the same checks and messages.
+  refused(R"({"rev":1,"op":"node","key":"x","type":"fact"})" "\n",
+          "line 1: missing field \"rev_ts\" (not a line of amem log?)");
+  refused(R"({"op":"node","key":"x","type":"fact"})" "\n", "line 1: missing field \"rev\"");
+  refused(R"({"rev":1.0,"rev_ts":1,"op":"node","key":"x","type":"fact"})" "\n",
+          "line 1: rev: not an integer");
+  refused(R"({"rev":0,"rev_ts":1,"op":"node","key":"x","type":"fact"})" "\n",
+          "line 1: rev: must be at least 1");
+  refused(R"({"rev":1,"rev_ts":1,"op":"node","key":"x","type":"fact"})" "\n"
+          R"({"rev":1,"rev_ts":2,"op":"node","key":"y","type":"fact"})" "\n",
+          "line 2: rev_ts 2 differs from the 1 of revision 1's earlier lines");
+  refused(R"({"rev":1,"rev_ts":1,"rev":1,"op":"node","key":"x","type":"fact"})" "\n",
+          "line 1: malformed JSON");
 
   SECTION("a log that does not continue the store") {
     REQUIRE(copy.Run({"replay", "-"}, log).exit_code == 0);
