@@ -271,6 +271,9 @@ KvRecord ToKvRecord(std::string_view kv_key, const KvValue& v) {
 
 }  // namespace store_internal
 
+uint32_t StoreFormatVersion() { return kFormatVersion; }
+uint32_t OldestReadableStoreFormat() { return kOldestReadableFormat; }
+
 namespace {
 constexpr size_t kDefaultMapSize = size_t{1} << 30;
 constexpr unsigned kMaxDbs = 16;

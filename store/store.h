@@ -350,6 +350,11 @@ struct CompactReport {
   std::vector<std::string> warnings;      // Stats().warnings afterwards
 };
 
+// The store format this build writes, and the oldest it reads (docs/STORE.md):
+// a store of an older readable format is upgraded by its first write.
+uint32_t StoreFormatVersion();
+uint32_t OldestReadableStoreFormat();
+
 class Store {
  public:
   // Opens (creating when allowed) the store in directory `dir`.

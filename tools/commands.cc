@@ -1,13 +1,18 @@
 // The list of command families and the driver that runs one command.
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <unistd.h>
 
 #include "common/progress.h"
+#include "snapshot/format.h"
+#include "store/store.h"
 #include "tools/cmd_query_cog.h"
 #include "tools/cmd_query_core.h"
 #include "tools/cmd_query_rank.h"
@@ -56,6 +61,60 @@ void PrintErrorLine(const std::string& command, const std::string& message) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
+// What `amem --version` prints: the program's version and the formats it
+// writes and reads.
+std::string VersionText() {
+  return "amem " AMEM_VERSION " (store format " + std::to_string(StoreFormatVersion()) +
+         ", reads " + std::to_string(OldestReadableStoreFormat()) + "-" +
+         std::to_string(StoreFormatVersion()) + "; .amem snapshot format " +
+         std::to_string(snapshot::kFormatVersion) + ")";
+}
+
+// The first word of the command line that is not a global option or its value:
+// the command the user meant, when it is not one.
+std::string FirstWord(const std::vector<std::string>& argv) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "--store" || a == "--query-log") {
+      ++i;
+    } else if (a.empty() || a[0] != '-') {
+      return a;
+    }
+  }
+  return "";
+}
+
+// Levenshtein distance (a mistyped command is short: no need for less memory).
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The subcommand nearest to `word`, when it is close enough to be a typo: at most
+// two edits and fewer than half of the word; ties go to the first in --help order.
+std::string NearestCommand(const CLI::App& app, const std::string& word) {
+  std::string best;
+  size_t best_distance = SIZE_MAX;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    const size_t d = EditDistance(word, sub->get_name());
+    if (d < best_distance) {
+      best = sub->get_name();
+      best_distance = d;
+    }
+  }
+  return best_distance <= 2 && 2 * best_distance < word.size() ? best : "";
+}
+
 // The whole `amem` app: global flags and every command family.
 void BuildApp(CLI::App& app, Context& ctx) {
   app.footer(std::string(ExitCodeHelp()) + "\n");
@@ -74,6 +133,8 @@ void BuildApp(CLI::App& app, Context& ctx) {
       ->envname("AMEM_QUERY_LOG")
       ->type_name("FILE");
   for (auto add : kCommandFamilies) add(app, ctx);
+  app.set_version_flag("--version", VersionText(),
+                       "Print amem's version and the store and snapshot formats it reads");
 }
 
 // The arguments after the command's name, without the global --store and
@@ -139,6 +200,10 @@ int RunCli(int argc, char** argv) {
   Context ctx;
   CLI::App app("amem: an embedded graph memory for coding agents (LMDB store).", "amem");
   BuildApp(app, ctx);
+  if (argc <= 1) {  // `amem` alone: the overview --help prints
+    std::cout << app.help();
+    return kExitOk;
+  }
 
   try {
     app.parse(argc, argv);
@@ -146,8 +211,18 @@ int RunCli(int argc, char** argv) {
     return app.exit(e, std::cout, std::cerr);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e, std::cout, std::cerr);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e, std::cout, std::cerr);
   } catch (const CLI::ParseError& e) {
     std::string name = SelectedName(app, nullptr);
+    const std::string word = FirstWord(std::vector<std::string>(argv + 1, argv + argc));
+    if (name == "amem" && !word.empty()) {  // not a command: say so, and what was meant
+      const std::string nearest = NearestCommand(app, word);
+      PrintErrorLine(name, "usage: unknown command '" + word + "'" +
+                               (nearest.empty() ? "" : "; did you mean '" + nearest + "'?") +
+                               " (see amem --help)");
+      return kExitUsage;
+    }
     PrintErrorLine(name, std::string("usage: ") + e.what() + " (see " + name + " --help)");
     return kExitUsage;
   }

@@ -61,9 +61,44 @@ TEST_CASE("commands on a missing store fail with NotFound and create nothing",
   CHECK(!std::filesystem::exists(store));
 }
 
+TEST_CASE("first contact: amem alone, --version, a mistyped command", "[tools][cli]") {
+  // `amem` alone prints the overview --help prints.
+  RunResult alone = RunProgram(AMEM_BINARY, {}, "", {}, "");
+  RunResult help = RunProgram(AMEM_BINARY, {"--help"}, "", {}, "");
+  CHECK(alone.exit_code == 0);
+  CHECK(alone.out == help.out);
+  CHECK(alone.err.empty());
+  CHECK(help.out.find("--version") != std::string::npos);
+  // --version names the program's and the formats' versions.
+  RunResult version = RunProgram(AMEM_BINARY, {"--version"}, "", {}, "");
+  CHECK(version.exit_code == 0);
+  CHECK_THAT(version.out, Catch::StartsWith("amem "));
+  CHECK(version.out.find("store format " + std::to_string(StoreFormatVersion())) != std::string::npos);
+  CHECK(version.out.find("snapshot format 1") != std::string::npos);
+  // A mistyped command names the nearest one; a word near none says only that.
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"serch", "x"}, "amem: usage: unknown command 'serch'; did you mean 'search'?"},
+           {{"--store", "/nowhere", "expot", "a.amem"}, "did you mean 'export'?"},
+           {{"--json", "stat"}, "did you mean 'stats'?"},
+           {{"ingset", "f"}, "did you mean 'ingest'?"},
+           {{"zzzzzz"}, "amem: usage: unknown command 'zzzzzz' (see amem --help)"},
+           {{"a"}, "amem: usage: unknown command 'a' (see amem --help)"}}) {
+    INFO(c.args[0]);
+    RunResult r = RunProgram(AMEM_BINARY, c.args, "", {}, "");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err_lines() == 1);
+    CHECK(r.err.find(c.message) != std::string::npos);
+    CHECK(r.out.empty());
+  }
+}
+
 TEST_CASE("usage errors exit 2 with one line", "[tools][cli]") {
   TempStore s;
-  RunResult r = RunProgram(AMEM_BINARY, {}, "", {}, "");
+  RunResult r = RunProgram(AMEM_BINARY, {"--json"}, "", {}, "");
   CHECK(r.exit_code == 2);
   CHECK(r.err_lines() == 1);
   r = RunProgram(AMEM_BINARY, {"no-such-command"}, "", {}, "");
