@@ -32,16 +32,12 @@ inline constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();  // u64:
 inline constexpr uint16_t kFlagHasVectors = 1u << 0;
 inline constexpr uint16_t kFlagHasIndexes = 1u << 1;
 inline constexpr uint16_t kFlagCompressed = 1u << 2;
-inline constexpr uint16_t kKnownFlags = kFlagHasVectors | kFlagHasIndexes | kFlagCompressed;
 // Header.features (the paper's v0.2 feature flags; bytes 56..59)
 inline constexpr uint32_t kFeatureTermIndex = 1u << 0;   // block 0x05 present
 inline constexpr uint32_t kFeatureDocLengths = 1u << 1;  // block 0x06 present
 inline constexpr uint32_t kFeatureExtensions = 1u << 2;  // amem blocks 0x10..0x1C present
 inline constexpr uint32_t kFeatureChecksum = 1u << 3;    // block 0x1F is the last block
 inline constexpr uint32_t kFeatureEmbeddings = 1u << 4;  // block 0x1D present
-inline constexpr uint32_t kKnownFeatures = kFeatureTermIndex | kFeatureDocLengths |
-                                           kFeatureExtensions | kFeatureChecksum |
-                                           kFeatureEmbeddings;
 
 struct Header {
   static constexpr size_t kEncodedLength = 64;

@@ -557,7 +557,7 @@ Status Reader::Rep::ParseBlocks(Reader* r, bool ignore_index) {
           rep.checksum_block = pos;
           break;
         default:
-          break;  // unknown tag: skipped (FORMAT.md §9)
+          break;  // unknown tag: skipped (FORMAT.md §8)
       }
       pos += kBlockHeaderLength + len;
     }

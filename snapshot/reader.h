@@ -252,7 +252,6 @@ class Reader {
     if (Pending(kLazyOut)) [[unlikely]] return LayeredEdge(j).target;
     return DecodeFixed32(edge_ptr(j) + EdgeEntry::kTargetOffset);
   }
-  uint32_t out_target(uint32_t j) const { return edge_target(j); }
   RelationId edge_rel(uint32_t j) const {
     if (Pending(kLazyOut)) [[unlikely]] return LayeredEdge(j).rel;
     return static_cast<RelationId>(edge_ptr(j)[EdgeEntry::kRelOffset]);

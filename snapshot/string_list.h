@@ -1,4 +1,4 @@
-// StringList (docs/FORMAT.md §8.1): count u32, (count+1) x u32 offsets relative to
+// StringList (docs/FORMAT.md §8, before the blocks): count u32, (count+1) x u32 offsets relative to
 // the string bytes, then the bytes. Internal to snapshot/.
 #ifndef AMEM_SNAPSHOT_STRING_LIST_H_
 #define AMEM_SNAPSHOT_STRING_LIST_H_

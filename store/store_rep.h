@@ -23,7 +23,7 @@ namespace amem {
 
 namespace store_internal {
 
-// meta keys (STORE.md §4.6).
+// meta keys (STORE.md §4.7).
 inline constexpr std::string_view kMetaFormat = "format";
 inline constexpr std::string_view kMetaDimension = "dimension";
 inline constexpr std::string_view kMetaRevision = "rev";

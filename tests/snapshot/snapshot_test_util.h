@@ -39,7 +39,7 @@ inline uint64_t TouchEverything(const snapshot::Reader& r) {
     }
     if (auto k = r.FindKey(r.key(i))) h += *k;
     if (auto k = r.FindId(r.id(i))) h += *k;
-    for (uint32_t j = r.out_begin(i); j < r.out_end(i); ++j) h += r.out_target(j);
+    for (uint32_t j = r.out_begin(i); j < r.out_end(i); ++j) h += r.edge_target(j);
     for (uint32_t k = r.in_begin(i); k < r.in_end(i); ++k) h += r.in_source(k);
     auto [b, e] = r.OutEdgesWithRel(i, 4);
     auto [ib, ie] = r.InEdgesWithRel(i, 4);
