@@ -534,8 +534,8 @@ Status BeginRevision(const Store::Rep& rep, MDB_txn* txn, const WriteOptions& op
   r->Reset();
   r->prev_rev = GetMetaU64(txn, dbs, kMetaRevision, 0);
   AMEM_RETURN_IF_ERROR(CheckExpectedRevision(options, r->prev_rev));
-  if (GetMetaU64(txn, dbs, kMetaFormat, kFormatVersion) < kFormatVersion) {
-    PutMetaU64(txn, dbs, kMetaFormat, kFormatVersion);  // the log below is format 2
+  if (GetMetaU64(txn, dbs, kMetaFormat, kStoreFormatVersion) < kStoreFormatVersion) {
+    PutMetaU64(txn, dbs, kMetaFormat, kStoreFormatVersion);  // the log below is format 2
   }
   r->rev = r->prev_rev + 1;
   return Status::OK();

@@ -271,8 +271,8 @@ KvRecord ToKvRecord(std::string_view kv_key, const KvValue& v) {
 
 }  // namespace store_internal
 
-uint32_t StoreFormatVersion() { return kFormatVersion; }
-uint32_t OldestReadableStoreFormat() { return kOldestReadableFormat; }
+uint32_t StoreFormatVersion() { return kStoreFormatVersion; }
+uint32_t OldestReadableStoreFormat() { return kOldestReadableStoreFormat; }
 
 namespace {
 constexpr size_t kDefaultMapSize = size_t{1} << 30;
@@ -489,11 +489,11 @@ Status OpenEnv(const std::string& dir, const StoreOptions& options, SharedEnv* s
         shared->dimension = static_cast<uint32_t>(
             GetMetaU64(txn.handle(), shared->dbs, kMetaDimension, kDefaultDimension));
         uint64_t format = GetMetaU64(txn.handle(), shared->dbs, kMetaFormat, 0);
-        if (format < kOldestReadableFormat || format > kFormatVersion) {
+        if (format < kOldestReadableStoreFormat || format > kStoreFormatVersion) {
           return Status::NotSupported("store format " + std::to_string(format) +
                                       "; this build reads formats " +
-                                      std::to_string(kOldestReadableFormat) + " to " +
-                                      std::to_string(kFormatVersion));
+                                      std::to_string(kOldestReadableStoreFormat) + " to " +
+                                      std::to_string(kStoreFormatVersion));
         }
         txn.commit();
       }
@@ -506,7 +506,7 @@ Status OpenEnv(const std::string& dir, const StoreOptions& options, SharedEnv* s
       OpenDbs(txn.handle(), &shared->dbs, true);
       std::string_view v;
       if (!Get(txn.handle(), shared->dbs.meta, kMetaFormat, &v)) {
-        PutMetaU64(txn.handle(), shared->dbs, kMetaFormat, kFormatVersion);
+        PutMetaU64(txn.handle(), shared->dbs, kMetaFormat, kStoreFormatVersion);
         PutMetaU64(txn.handle(), shared->dbs, kMetaDimension, options.dimension);
         PutMetaU64(txn.handle(), shared->dbs, kMetaRevision, 0);
         PutMetaU64(txn.handle(), shared->dbs, kMetaTombstones, 0);

@@ -36,8 +36,8 @@ inline constexpr std::string_view kMetaTombstones = "tombstones";  // node + edg
 // The format this build writes, and the oldest it reads. Format 1 logged every
 // field of every entry (STORE.md §4.5); a format-1 store is upgraded in place by
 // its first write, after which older builds refuse it.
-inline constexpr uint32_t kFormatVersion = 2;
-inline constexpr uint32_t kOldestReadableFormat = 1;
+inline constexpr uint32_t kStoreFormatVersion = 2;
+inline constexpr uint32_t kOldestReadableStoreFormat = 1;
 
 // Compaction thresholds (STORE.md §5).
 inline constexpr uint64_t kCompactListMinDead = 64;  // rewrite a list with this many

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "tools/command.h"
-#include "tools/records.h"
+#include "tools/json_records.h"
 
 namespace amem::cli {
 

@@ -13,10 +13,10 @@
 #include "tools/command.h"
 #include "tools/mcp_common.h"
 #include "tools/mcp_schema.h"
-#include "tools/mcp_tools.h"
+#include "tools/mcp_memory_tools.h"
 #include "tools/query_cli.h"
 #include "tools/query_log.h"
-#include "tools/records.h"
+#include "tools/json_records.h"
 
 namespace amem::cli {
 

@@ -13,7 +13,7 @@
 #include "snapshot/reader.h"
 #include "tools/command.h"
 #include "tools/query_cli.h"
-#include "tools/records.h"
+#include "tools/json_records.h"
 
 namespace amem::cli {
 

@@ -9,7 +9,7 @@
 #include "snapshot/live.h"
 #include "tools/command.h"
 #include "tools/json_input.h"
-#include "tools/records.h"
+#include "tools/json_records.h"
 
 namespace amem::cli {
 

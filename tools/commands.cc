@@ -13,9 +13,9 @@
 #include "common/progress.h"
 #include "snapshot/format.h"
 #include "store/store.h"
-#include "tools/cmd_query_cog.h"
-#include "tools/cmd_query_core.h"
-#include "tools/cmd_query_rank.h"
+#include "tools/cmd_query_cognitive.h"
+#include "tools/cmd_query_graph.h"
+#include "tools/cmd_query_ranking.h"
 #include "tools/command.h"
 #include "tools/mcp_command.h"
 #include "tools/query_log.h"
@@ -31,9 +31,9 @@ constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddIngestCommands,
     AddSnapshotCommands,
     AddLogCommands,
-    AddQueryCoreCommands,
-    AddQueryRankCommands,
-    AddQueryCogCommands,
+    AddGraphQueryCommands,
+    AddRankingQueryCommands,
+    AddCognitiveQueryCommands,
     AddMcpCommands,
     AddReplayQueriesCommands,
 };

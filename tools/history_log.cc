@@ -9,7 +9,7 @@
 #include "store/batch.h"
 #include "tools/ingest.h"
 #include "tools/json_input.h"
-#include "tools/records.h"
+#include "tools/json_records.h"
 
 namespace amem::cli {
 

@@ -13,7 +13,7 @@
 #include "common/progress.h"
 #include "tools/mcp_compat.h"
 #include "tools/mcp_server.h"
-#include "tools/mcp_tools.h"
+#include "tools/mcp_memory_tools.h"
 
 namespace amem::mcp {
 

@@ -42,7 +42,7 @@
 #include "tools/mcp_server.h"
 #include "tools/query_cli.h"
 #include "tools/query_log.h"
-#include "tools/records.h"
+#include "tools/json_records.h"
 
 namespace amem::mcp {
 

@@ -23,7 +23,7 @@
 #include "tools/mcp_compat.h"
 #include "tools/memory_line.h"
 #include "tools/mcp_server.h"
-#include "tools/mcp_tools.h"
+#include "tools/mcp_memory_tools.h"
 
 using namespace amem;
 using namespace amem::mcp;

@@ -16,7 +16,7 @@
 #include "store/store.h"
 #include "tools/mcp_query_tools.h"
 #include "tools/mcp_server.h"
-#include "tools/mcp_tools.h"
+#include "tools/mcp_memory_tools.h"
 
 using namespace amem;
 using namespace amem::mcp;

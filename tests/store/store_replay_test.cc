@@ -14,7 +14,7 @@
 #include "tests/store/random_history.h"
 #include "tests/store/store_test_util.h"
 #include "tools/history_log.h"
-#include "tools/records.h"
+#include "tools/json_records.h"
 
 using namespace amem;
 using amem::testing::History;

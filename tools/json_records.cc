@@ -1,4 +1,4 @@
-#include "tools/records.h"
+#include "tools/json_records.h"
 
 #include <charconv>
 #include <cstdlib>

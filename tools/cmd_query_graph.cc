@@ -2,7 +2,7 @@
 // (QUERIES.md #1-4, 6, 7, 11). Each runs on --snapshot FILE, or on the store's
 // live view (snapshot/live.h: the base snapshot plus a delta of the changes since
 // it; with --as-of / --at, the state of that revision).
-#include "tools/cmd_query_core.h"
+#include "tools/cmd_query_graph.h"
 
 #include <memory>
 #include <string>
@@ -217,7 +217,7 @@ Status RunPath(Context& ctx, const PathArgs& a) {
 
 }  // namespace
 
-void AddQueryCoreCommands(CLI::App& app, Context& ctx) {
+void AddGraphQueryCommands(CLI::App& app, Context& ctx) {
   const char* kRelHelp =
       "Only these relations (names or ids; repeat or comma-separate; default all)";
   {

@@ -15,7 +15,7 @@
 #include "query/similar.h"
 #include "query/text_search.h"
 #include "snapshot/reader.h"
-#include "tools/cmd_query_rank.h"
+#include "tools/cmd_query_ranking.h"
 #include "tools/query_cli.h"
 
 namespace amem::cli {
@@ -194,7 +194,7 @@ Status RunCentrality(Context& ctx, const CentralityArgs& a) {
 
 }  // namespace
 
-void AddQueryRankCommands(CLI::App& app, Context& ctx) {
+void AddRankingQueryCommands(CLI::App& app, Context& ctx) {
   {
     auto a = std::make_shared<SimilarArgs>();
     CLI::App* cmd = ctx.AddCommand(

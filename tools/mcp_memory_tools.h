@@ -2,8 +2,8 @@
 // recall, forget), typed memories and links (put_memory, get_memory, delete_memory,
 // link, unlink, define_relation, write_batch), history (changes_since) and
 // store_stats. The query tools are in tools/mcp_query_tools.h.
-#ifndef AMEM_TOOLS_MCP_TOOLS_H_
-#define AMEM_TOOLS_MCP_TOOLS_H_
+#ifndef AMEM_TOOLS_MCP_MEMORY_TOOLS_H_
+#define AMEM_TOOLS_MCP_MEMORY_TOOLS_H_
 
 #include <string>
 
@@ -22,4 +22,4 @@ std::string ServerInstructions();
 
 }  // namespace amem::mcp
 
-#endif  // AMEM_TOOLS_MCP_TOOLS_H_
+#endif  // AMEM_TOOLS_MCP_MEMORY_TOOLS_H_

@@ -17,7 +17,7 @@
 #include "query/render.h"
 #include "query/revise.h"
 #include "snapshot/reader.h"
-#include "tools/cmd_query_cog.h"
+#include "tools/cmd_query_cognitive.h"
 #include "tools/query_cli.h"
 
 namespace amem::cli {
@@ -153,7 +153,7 @@ std::pair<CLI::App*, std::shared_ptr<Args>> NewQueryCommand(
 
 }  // namespace
 
-void AddQueryCogCommands(CLI::App& app, Context& ctx) {
+void AddCognitiveQueryCommands(CLI::App& app, Context& ctx) {
   {
     auto [cmd, a] = NewQueryCommand<ReviseArgs>(
         app, ctx, "revise",

@@ -1,4 +1,4 @@
-#include "tools/mcp_tools.h"
+#include "tools/mcp_memory_tools.h"
 
 #include <algorithm>
 #include <utility>
@@ -11,14 +11,14 @@
 #include "tools/mcp_query_tools.h"
 #include "tools/mcp_schema.h"
 #include "tools/mcp_server.h"
-#include "tools/records.h"
+#include "tools/json_records.h"
 
 namespace amem::mcp {
 namespace {
 
 constexpr const char* kDefaultScope = "project";
 
-// Records as tool output: the CLI's JSON (tools/records.h), so both interfaces name
+// Records as tool output: the CLI's JSON (tools/json_records.h), so both interfaces name
 // fields alike; a node's vector is replaced by has_vector.
 Json NodeJson(const NodeRecord& n) {
   Json j = cli::NodeToJson(n);

@@ -1,4 +1,4 @@
-// The query-core CLI commands through the real binary: JSON fields, text output,
+// The graph query CLI commands (traverse, search, temporal, impact, context, resolve, path) through the real binary: JSON fields, text output,
 // the current snapshot following store writes, --snapshot, --as-of, bad arguments;
 // and all of queries 1-11: identical JSON on two runs (betweenness for any thread
 // count), empty answers on an empty store.
@@ -35,7 +35,7 @@ const char* kGraph =
 {"op":"edge","src":"inference:b","rel":"supports","dst":"decision:c"}
 )";
 
-TEST_CASE("query-core commands answer on the store's current snapshot", "[query][cli]") {
+TEST_CASE("graph query commands answer on the store's current snapshot", "[query][cli]") {
   TempStore s;
   RequireOk(s.Run({"ingest", "-"}, kGraph));
 
@@ -255,7 +255,7 @@ TEST_CASE("search, temporal and hybrid-search on an empty store answer empty",
   CHECK(r.json()["results"].empty());
 }
 
-TEST_CASE("query-core commands reject bad arguments with one line", "[query][cli]") {
+TEST_CASE("graph query commands reject bad arguments with one line", "[query][cli]") {
   TempStore s;
   RequireOk(s.Run({"ingest", "-"}, kGraph));
   RequireError(s.Run({"traverse", "fact:missing"}), 3, "traverse");

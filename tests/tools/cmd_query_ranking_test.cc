@@ -23,7 +23,7 @@ void Ingest(const TempStore& s) {
   REQUIRE(r.exit_code == 0);
 }
 
-TEST_CASE("amem ranking queries answer in JSON on the current snapshot", "[tools][query-rank]") {
+TEST_CASE("amem ranking queries answer in JSON on the current snapshot", "[tools][ranking]") {
   TempStore s;
   Ingest(s);
 
@@ -59,7 +59,7 @@ TEST_CASE("amem ranking queries answer in JSON on the current snapshot", "[tools
 }
 
 TEST_CASE("similar --text and hybrid-search compare texts in the built-in embedding's space",
-          "[tools][query-rank]") {
+          "[tools][ranking]") {
   TempStore s;
   Ingest(s);  // every node has a stored vector, unrelated to the built-in embedding
   for (const char* key : {"decision:lmdb", "fact:mmap", "fact:sqlite"}) {
@@ -96,7 +96,7 @@ TEST_CASE("similar --text and hybrid-search compare texts in the built-in embedd
 }
 
 TEST_CASE("amem ranking queries: bad input gets one error line and its exit code",
-          "[tools][query-rank]") {
+          "[tools][ranking]") {
   TempStore s;
   Ingest(s);
   struct Case {

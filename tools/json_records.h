@@ -9,8 +9,8 @@
 //   kv:     scope, ns, key, value, run, task, ts, rev (+ deleted in histories)
 //   change: rev, ts, kind, overwrite, and key | src, rel, dst | scope, ns, key |
 //           name (define_relation), run, task
-#ifndef AMEM_TOOLS_RECORDS_H_
-#define AMEM_TOOLS_RECORDS_H_
+#ifndef AMEM_TOOLS_JSON_RECORDS_H_
+#define AMEM_TOOLS_JSON_RECORDS_H_
 
 #include <string>
 #include <string_view>
@@ -60,4 +60,4 @@ void AppendCompactReportText(const CompactReport& report, std::string* out);
 
 }  // namespace amem::cli
 
-#endif  // AMEM_TOOLS_RECORDS_H_
+#endif  // AMEM_TOOLS_JSON_RECORDS_H_
