@@ -65,7 +65,8 @@ class NodeMap {
   uint32_t epoch_ = 0;
 };
 
-// Slot numbers used by the graph queries (traverse, search, temporal, impact, context, resolve, path).
+// Slot numbers used by the graph queries (traverse, search, temporal, impact,
+// context, resolve, path).
 inline constexpr int kScratchA = 0;
 inline constexpr int kScratchB = 1;
 

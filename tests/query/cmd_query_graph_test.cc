@@ -1,4 +1,5 @@
-// The graph query CLI commands (traverse, search, temporal, impact, context, resolve, path) through the real binary: JSON fields, text output,
+// The graph query CLI commands (traverse, search, temporal, impact, context,
+// resolve, path) through the real binary: JSON fields, text output,
 // the current snapshot following store writes, --snapshot, --as-of, bad arguments;
 // and all of queries 1-11: identical JSON on two runs (betweenness for any thread
 // count), empty answers on an empty store.
