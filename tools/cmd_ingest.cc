@@ -62,7 +62,7 @@ Status RunIngest(Context& ctx, const IngestArgs& a) {
     doc["rev"] = summary->rev;
     doc["ops"] = summary->ops;
     doc["lines"] = summary->lines;
-    ctx.Json(doc);
+    ctx.SetJsonOutput(doc);
   } else {
     ctx.Out() += "ingested " + std::to_string(summary->ops) + " operations from " +
                  std::to_string(summary->lines) + " lines at rev " +

@@ -66,7 +66,7 @@ Status RunKvGet(Context& ctx, const KvArgs& a) {
   Result<KvRecord> kv = (*store)->GetKv(a.scope, a.ns, a.key, a.view.view());
   if (!kv.ok()) return kv.status();
   if (ctx.json()) {
-    ctx.Json(KvToJson(*kv));
+    ctx.SetJsonOutput(KvToJson(*kv));
   } else {
     AppendKvText(*kv, &ctx.Out());
   }

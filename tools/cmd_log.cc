@@ -114,7 +114,7 @@ Status RunLog(Context& ctx, const LogArgs& a) {
     doc["last_rev"] = last;
     doc["ops"] = ops;
     doc["bytes"] = sink.bytes();
-    ctx.Json(doc);
+    ctx.SetJsonOutput(doc);
   } else {
     ctx.Out() += "logged " + std::to_string(ops) + " operations of " +
                  std::to_string(revisions) + " revisions" +
@@ -168,7 +168,7 @@ Status RunReplay(Context& ctx, const ReplayArgs& a) {
     doc["ops"] = log->ops;
     doc["lines"] = log->lines;
     doc["created"] = created;
-    ctx.Json(doc);
+    ctx.SetJsonOutput(doc);
   } else {
     ctx.Out() += "replayed " + std::to_string(log->ops) + " operations of " +
                  std::to_string(log->revisions.size()) + " revisions; the store is at rev " +

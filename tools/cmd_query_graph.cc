@@ -160,7 +160,7 @@ Status RunContext(Context& ctx, const ContextArgs& a) {
   const Json doc = query::ContextJson(*reader, r, o);
   ctx.RecordQuery(doc);
   if (ctx.json()) {
-    ctx.Json(doc);
+    ctx.SetJsonOutput(doc);
   } else if (o.format == query::Format::kJson) {
     ctx.Out() += query::RenderJson(doc);
   } else {

@@ -291,7 +291,7 @@ Status RunReplayQueries(Context& ctx, const ReplayQueriesArgs& a) {
     doc["total"] = queries.size();
     doc["same"] = same;
     doc["changed"] = changed;
-    ctx.Json(doc);
+    ctx.SetJsonOutput(doc);
     return Status::OK();
   }
   for (size_t i = 0; i < reports.size(); ++i) {

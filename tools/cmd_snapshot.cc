@@ -115,7 +115,7 @@ Status ImportAmemFile(Context& ctx, Store* store, const std::string& path) {
     doc["nodes"] = r->nodes;
     doc["edges"] = r->edges;
     doc["kv"] = r->kv;
-    ctx.Json(doc);
+    ctx.SetJsonOutput(doc);
   } else {
     ctx.Out() += "imported " + path + ": " + std::to_string(r->nodes) + " nodes, " +
                  std::to_string(r->edges) + " edges, " + std::to_string(r->kv) +
@@ -175,7 +175,7 @@ Status ImportDirectory(Context& ctx, Store* store, const ImportArgs& args) {
   if (ctx.json()) {
     Json skips = Json::array();
     for (const Skip& s : skipped) skips.push_back({{"path", s.path}, {"reason", s.reason}});
-    ctx.Json(Json{{"directory", args.path},
+    ctx.SetJsonOutput(Json{{"directory", args.path},
                   {"imported", imported},
                   {"skipped", skips},
                   {"revision", revision}});
@@ -194,7 +194,7 @@ Status RunExport(Context& ctx, const ExportArgs& args) {
   Result<snapshot::ExportResult> r = snapshot::ExportSnapshot(**store, args.out, options);
   if (!r.ok()) return r.status();
   if (ctx.json()) {
-    ctx.Json(ExportResultToJson(args.out, *r));
+    ctx.SetJsonOutput(ExportResultToJson(args.out, *r));
   } else {
     ctx.Out() += "exported revision " + std::to_string(r->revision) + " to " + args.out + ": " +
                  std::to_string(r->nodes) + " nodes (" + std::to_string(r->stubs) +
@@ -239,7 +239,7 @@ Status RunImport(Context& ctx, const ImportArgs& args) {
   Json doc;
   AMEM_RETURN_IF_ERROR(
       ImportAgenticFile(ctx, *store, args.path, name, ctx.json() ? &doc : nullptr));
-  if (ctx.json()) ctx.Json(doc);
+  if (ctx.json()) ctx.SetJsonOutput(doc);
   return Status::OK();
 }
 
@@ -254,7 +254,7 @@ Status RunVerify(Context& ctx, const FileArgs& args) {
     Result<agentic::File> file = ReadAgenticFile(args.a);
     if (!file.ok()) return file.status();
     if (ctx.json()) {
-      ctx.Json(Json{{"path", args.a},
+      ctx.SetJsonOutput(Json{{"path", args.a},
                     {"ok", true},
                     {"format", "agentic-memory"},
                     {"version", file->version},
@@ -286,7 +286,7 @@ Status RunVerify(Context& ctx, const FileArgs& args) {
     doc["structure"] = "ok";
     doc["checksum"] = !intact ? "mismatch" : report.has_checksum ? "ok" : "none";
     if (!intact) doc["error"] = report.status.ToString();
-    ctx.Json(doc);
+    ctx.SetJsonOutput(doc);
   } else if (!intact) {
     ctx.Out() += args.a + ": structure ok, " + report.status.ToString() + "\n";
   } else if (unchecked) {

@@ -48,7 +48,7 @@ Status RunInit(Context& ctx, const InitArgs& a) {
     doc["created"] = created;
     doc["dimension"] = (*store)->dimension();
     doc["revision"] = rev;
-    ctx.Json(doc);
+    ctx.SetJsonOutput(doc);
   } else {
     ctx.Out() += std::string(created ? "created" : "already exists:") + " store " +
                  ctx.store_dir() + " (dimension " + std::to_string((*store)->dimension()) +
@@ -118,7 +118,7 @@ Status RunGetNode(Context& ctx, const NodeArgs& a) {
   Result<NodeRecord> node = (*store)->ResolveNode(a.node, a.view.view());
   if (!node.ok()) return node.status();
   if (ctx.json()) {
-    ctx.Json(NodeToJson(*node));
+    ctx.SetJsonOutput(NodeToJson(*node));
   } else {
     AppendNodeText(*node, &ctx.Out());
   }
@@ -286,7 +286,7 @@ Status RunCompact(Context& ctx, const CompactArgs& a) {
     }
   }
   if (ctx.json()) {
-    ctx.Json(CompactReportToJson(*report));
+    ctx.SetJsonOutput(CompactReportToJson(*report));
   } else {
     AppendCompactReportText(*report, &ctx.Out());
   }
@@ -302,7 +302,7 @@ Status RunStats(Context& ctx) {
     Json doc;
     doc["store"] = ctx.store_dir();
     doc.update(StatsToJson(*stats));
-    ctx.Json(doc);
+    ctx.SetJsonOutput(doc);
   } else {
     ctx.Out() += "Store: " + ctx.store_dir() + "\n";
     AppendStatsText(*stats, &ctx.Out());

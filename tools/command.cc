@@ -112,7 +112,7 @@ void Context::SetCommandLine(std::string name, std::vector<std::string> args) {
   command_args_ = std::move(args);
 }
 
-void Context::Json(const cli::Json& doc) {
+void Context::SetJsonOutput(const cli::Json& doc) {
   out_ = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   out_ += '\n';
 }
@@ -125,7 +125,7 @@ Status Context::UsageError(std::string_view message) {
 void EmitWrite(Context& ctx, Json doc, const std::string& text, uint64_t rev) {
   if (ctx.json()) {
     doc["rev"] = rev;
-    ctx.Json(doc);
+    ctx.SetJsonOutput(doc);
   } else {
     ctx.Out() += text + " at rev " + std::to_string(rev) + "\n";
   }

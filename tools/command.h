@@ -16,7 +16,7 @@
 //        AddReadViewFlags(cmd, &args->view);               // --as-of / --at
 //        ctx.SetAction(cmd, [&ctx, args] { return RunFoo(ctx, *args); });
 //      RunFoo opens the store with ctx.OpenStore(), writes its answer with
-//      ctx.Out() (plain text) or ctx.Json() (when ctx.json() is set) and returns
+//      ctx.Out() (plain text) or ctx.SetJsonOutput() (when ctx.json() is set) and returns
 //      a Status.
 //   2. Declare AddFooCommands below and add it to the list in tools/commands.cc.
 //
@@ -116,7 +116,7 @@ class Context {
   // ---- output, buffered until the action returns ----
   std::string& Out() { return out_; }
   // Sets the one JSON document of this command (--json).
-  void Json(const cli::Json& doc);
+  void SetJsonOutput(const cli::Json& doc);
   const std::string& buffered_output() const { return out_; }
 
   // An argument error found after parsing: exit code 2 instead of 4.
@@ -150,7 +150,7 @@ void EmitList(Context& ctx, Json doc, const char* field, const std::vector<T>& i
     Json list = Json::array();
     for (const T& item : items) list.push_back(to_json(item));
     doc[field] = std::move(list);
-    ctx.Json(doc);
+    ctx.SetJsonOutput(doc);
   } else {
     for (const T& item : items) to_text(item, &ctx.Out());
   }

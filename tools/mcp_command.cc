@@ -101,7 +101,7 @@ Status RunImport(const CLI::App& root, Context& ctx, const std::string& file) {
   auto report = mcp::ImportKnowledgeGraph(store->get(), *graph);
   if (!report.ok()) return report.status();
   if (ctx.json()) {
-    ctx.Json(Json{{"store", (*store)->path()},
+    ctx.SetJsonOutput(Json{{"store", (*store)->path()},
                   {"entities_created", report->entities_created},
                   {"entities_merged", report->entities_merged},
                   {"observations_added", report->observations_added},

@@ -41,7 +41,7 @@ Status EmitQuery(Context& ctx, const snapshot::Reader& reader, const query::Json
   AMEM_RETURN_IF_ERROR(reader.ContentStatus());
   ctx.RecordQuery(doc);
   if (ctx.json()) {
-    ctx.Json(doc);
+    ctx.SetJsonOutput(doc);
   } else {
     ctx.Out() += query::RenderText(doc);
   }
