@@ -35,7 +35,8 @@ struct Prep {
   uint8_t log_flags = 0;              // per attempt (a map-full retry reruns)
   bool effective = false;             // per attempt
   bool has_ts = false;
-  uint64_t a = 0, b = 0;  // node: id. edge: src id, dst id.
+  uint64_t id = 0;      // node: its id. edge: its source's id.
+  uint64_t dst_id = 0;  // edge: its target's id.
   int64_t ts = 0;         // the op's ts, else the batch's, else the revision's
   std::string_view canon;  // canonical meta / payload; kv: the KvKey
 };
@@ -377,7 +378,7 @@ Status Prepare(const Store::Rep& rep, const Batch& batch, int64_t now, Prepared*
         s = op.kind == Kind::kPutNode ? ValidateNode(n, rep.dimension, &canon)
                                       : ValidateNodeKey("key", n.key);
         input = n.meta;
-        p.a = rep.HashKey(n.key);
+        p.id = rep.HashKey(n.key);
         ts = &n.ts;
         ++node_ops;
         break;
@@ -392,8 +393,8 @@ Status Prepare(const Store::Rep& rep, const Batch& batch, int64_t now, Prepared*
           if (s.ok()) s = ValidateNodeKey("dst", e.dst);
         }
         input = e.payload;
-        p.a = rep.HashKey(e.src);
-        p.b = rep.HashKey(e.dst);
+        p.id = rep.HashKey(e.src);
+        p.dst_id = rep.HashKey(e.dst);
         ts = &e.ts;
         ++edge_ops;
         break;
@@ -445,7 +446,7 @@ Status Prepare(const Store::Rep& rep, const Batch& batch, int64_t now, Prepared*
     auto idx = static_cast<uint32_t>(i);
     switch (ops[i].kind) {
       case Kind::kPutNode: case Kind::kDeleteNode:
-        nodes.push_back({preps[i].a, idx});
+        nodes.push_back({preps[i].id, idx});
         break;
       case Kind::kPutKv: case Kind::kDeleteKv:
         kvs.push_back({preps[i].canon, idx});
@@ -472,12 +473,12 @@ void AppendTelemetry(const std::vector<Batch::Op>& ops, const std::vector<Prep>&
     const bool del = p.kind == Kind::kDeleteNode || p.kind == Kind::kDeleteEdge ||
                      p.kind == Kind::kDeleteKv;
     const char* op = del ? "delete" : (p.log_flags & kLogOverwrite) ? "overwrite" : "write";
-    uint64_t id = p.a;
+    uint64_t id = p.id;
     const char* type = "kv";
     if (p.kind == Kind::kPutNode || p.kind == Kind::kDeleteNode) {
       type = NodeTypeName(p.type);
     } else if (p.kind == Kind::kPutEdge || p.kind == Kind::kDeleteEdge) {
-      id = Hash64(EdgeKey(p.a, p.rel, p.b));
+      id = Hash64(EdgeKey(p.id, p.rel, p.dst_id));
       type = "edge";
     } else {
       id = Hash64(p.canon);
@@ -585,7 +586,7 @@ Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepa
         it = rel_ids.emplace(name, *id).first;
       }
       p.rel = it->second;
-      edges.push_back({p.a, p.b, static_cast<uint32_t>(i), p.rel, false});
+      edges.push_back({p.id, p.dst_id, static_cast<uint32_t>(i), p.rel, false});
     }
   }
 
@@ -604,16 +605,16 @@ Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepa
       const NodeRef& ref = nodes[k];
       Prep& p = preps[ref.i];
       const NodeInput& in = ops[ref.i].node();
-      const std::string key = NodeKey(p.a);
+      const std::string key = NodeKey(p.id);
       std::string_view value;
       NodeValue cur;
       bool found = !writer.Absent(key) && Get(txn, dbs.n, key, &value);
       if (found) {
         current.assign(value);
-        AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("node " + FormatHexId(p.a)));
+        AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("node " + FormatHexId(p.id)));
         if (cur.key != in.key) {
           if (p.kind == Kind::kDeleteNode) continue;  // that key is not stored
-          return OpError(ref.i, Collision(in.key, cur.key, "stored ", p.a));
+          return OpError(ref.i, Collision(in.key, cur.key, "stored ", p.id));
         }
       } else if (p.kind == Kind::kPutNode) {
         // No node record. A removed tombstone leaves older versions in hist, and
@@ -626,14 +627,14 @@ Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepa
             NodeValue old;
             AMEM_RETURN_IF_ERROR(old.DecodeFrom(c.value()).WithContext("hist node"));
             if (old.key != in.key) {
-              return OpError(ref.i, Collision(in.key, old.key, "past ", p.a));
+              return OpError(ref.i, Collision(in.key, old.key, "past ", p.id));
             }
           }
         }
         std::string endpoint;
-        AMEM_RETURN_IF_ERROR(AdjacentEndpointKey(txn, dbs, p.a, &endpoint));
+        AMEM_RETURN_IF_ERROR(AdjacentEndpointKey(txn, dbs, p.id, &endpoint));
         if (!endpoint.empty() && endpoint != in.key) {
-          return OpError(ref.i, Collision(in.key, endpoint, "edge endpoint ", p.a));
+          return OpError(ref.i, Collision(in.key, endpoint, "edge endpoint ", p.id));
         }
       }
       const bool live = found && !cur.tombstone;
@@ -663,8 +664,8 @@ Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepa
       tombstone_delta += int{next.tombstone} - int{found && cur.tombstone};
       p.type = next.type;
       p.effective = true;
-      const NodeOutcome outcome{p.a, in.key, !next.tombstone};
-      if (!outcomes.empty() && outcomes.back().id == p.a) {
+      const NodeOutcome outcome{p.id, in.key, !next.tombstone};
+      if (!outcomes.empty() && outcomes.back().id == p.id) {
         outcomes.back() = outcome;
       } else {
         outcomes.push_back(outcome);
@@ -704,7 +705,7 @@ Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepa
       EdgeRef& ref = edges[k];
       Prep& p = preps[ref.i];
       const EdgeInput& in = ops[ref.i].edge();
-      const std::string key = EdgeKey(p.a, p.rel, p.b);
+      const std::string key = EdgeKey(p.id, p.rel, p.dst_id);
       std::string_view value;
       EdgeValue cur;
       bool found = !writer.Absent(key) && Get(txn, dbs.e, key, &value);
@@ -730,7 +731,7 @@ Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepa
         next.payload = p.canon;
         if (live) p.log_flags |= kLogOverwrite;
         bool src_live = false;
-        Status es = endpoints.Check(p.a, in.src, &src_live);
+        Status es = endpoints.Check(p.id, in.src, &src_live);
         if (!es.ok()) return OpError(ref.i, es);
         if (!src_live) p.log_flags |= kLogSrcMissing;
       } else {
@@ -760,7 +761,7 @@ Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepa
     Prep& p = preps[ref.i];
     if (p.kind != Kind::kPutEdge || !p.effective) continue;
     bool dst_live = false;
-    Status es = endpoints.Check(p.b, ops[ref.i].edge().dst, &dst_live);
+    Status es = endpoints.Check(p.dst_id, ops[ref.i].edge().dst, &dst_live);
     if (!es.ok()) return OpError(ref.i, es);
     if (!dst_live) p.log_flags |= kLogDstMissing;
   }
@@ -844,7 +845,7 @@ Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepa
         break;
     }
     if (r->streamed && p.kind == Kind::kPutEdge) {
-      r->edge_flags.push_back({p.a, p.b, r->log.size() + 1});  // after the kind byte
+      r->edge_flags.push_back({p.id, p.dst_id, r->log.size() + 1});  // after the kind byte
     }
     e.EncodeTo(&r->log, r->first ? nullptr : &r->prev);
     r->prev = e;
