@@ -110,6 +110,7 @@ struct NodeArgs {
   std::string node;
   ReadViewFlags view;
   WriteFlags write;
+  bool with_edges = false;  // del-node
 };
 
 Status RunGetNode(Context& ctx, const NodeArgs& a) {
@@ -125,16 +126,57 @@ Status RunGetNode(Context& ctx, const NodeArgs& a) {
   return Status::OK();
 }
 
+// The node's delete and, with_edges, a delete of every live edge touching it, as
+// of the latest revision R, written with expected_revision R (read again when
+// another writer committed in between, so no edge linked meanwhile is left).
+// *edges: how many edges it deleted.
+Result<uint64_t> DeleteNodeAndEdges(Store* store, const std::string& key, WriteOptions options,
+                                    size_t* edges) {
+  constexpr int kAttempts = 32;
+  Status last;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    Result<uint64_t> at = store->revision();
+    if (!at.ok()) return at.status();
+    const ReadView view = ReadView::AtRevision(*at);
+    Result<NodeRecord> node = store->GetNode(key, view);
+    if (!node.ok()) return node.status();
+    Batch batch;
+    *edges = 0;
+    for (bool outgoing : {true, false}) {
+      Result<std::vector<EdgeRecord>> list =
+          outgoing ? store->Out(key, "", view) : store->In(key, "", view);
+      if (!list.ok()) return list.status();
+      for (const EdgeRecord& e : *list) {
+        if (!outgoing && e.src_key == e.dst_key) continue;  // a self-loop, listed already
+        batch.DeleteEdge(e.src_key, e.rel_name, e.dst_key);
+        ++*edges;
+      }
+    }
+    batch.DeleteNode(key);
+    options.expected_revision = *at;
+    Result<uint64_t> rev = store->Apply(batch, options);
+    if (rev.ok() || !rev.status().IsAborted()) return rev;
+    last = rev.status();
+  }
+  return last;
+}
+
 Status RunDelNode(Context& ctx, const NodeArgs& a) {
   Result<Store*> store = ctx.OpenStore();
   if (!store.ok()) return store.status();
   std::string key = NodeKeyForArg(**store, a.node);
-  Result<uint64_t> rev = (*store)->DeleteNode(key, a.write.options());
+  size_t edges = 0;
+  Result<uint64_t> rev = a.with_edges ? DeleteNodeAndEdges(*store, key, a.write.options(), &edges)
+                                      : (*store)->DeleteNode(key, a.write.options());
   if (!rev.ok()) return SingleWriteError(rev.status());
   WarnIfTombstonesAccumulated(**store);
   Json doc;
   doc["key"] = key;
-  EmitWrite(ctx, doc, "deleted node " + OneLine(key), *rev);
+  if (a.with_edges) doc["edges_deleted"] = edges;
+  EmitWrite(ctx, doc,
+            "deleted node " + OneLine(key) +
+                (a.with_edges ? " and its " + std::to_string(edges) + " edges" : ""),
+            *rev);
   return Status::OK();
 }
 
@@ -355,10 +397,14 @@ void AddStoreCommands(CLI::App& app, Context& ctx) {
   }
   {
     auto a = std::make_shared<NodeArgs>();
-    CLI::App* cmd = ctx.AddCommand(app, "del-node",
-                                   "Delete a node (a tombstone version; history is kept).",
-                                   "amem del-node file:src/old.cc --ts 1700000500");
+    CLI::App* cmd = ctx.AddCommand(
+        app, "del-node",
+        "Delete a node (a tombstone version; history is kept). Its edges stay, and count as "
+        "dangling, unless --with-edges (as MCP delete_memory does by default).",
+        "amem del-node file:src/old.cc --ts 1700000500\namem del-node file:src/old.cc --with-edges");
     cmd->add_option("NODE", a->node, kNodeHelp)->required();
+    cmd->add_flag("--with-edges", a->with_edges,
+                  "Also delete every live edge touching the node, in the same revision");
     AddWriteFlags(cmd, &a->write, /*with_scope=*/false);
     ctx.SetAction(cmd, [&ctx, a] { return RunDelNode(ctx, *a); });
   }

@@ -397,15 +397,21 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
   t.name = "delete_memory";
   t.title = "Delete a memory";
   t.description =
-      "Delete one memory (by key or id) and every edge touching it. The old versions stay "
-      "in history and remain readable with as_of.";
+      "Delete one memory (by key or id) and every edge touching it, or with keep_edges "
+      "only the memory (its edges stay, dangling, as the CLI's del-node does by default). "
+      "The old versions stay in history and remain readable with as_of.";
   t.input_schema = ObjectSchema(
-      Merge(Json{{"node", NodeArg("Key or 16-hex-digit id of the memory.")}}, WriteProperties()),
+      Merge(Json{{"node", NodeArg("Key or 16-hex-digit id of the memory.")},
+                 {"keep_edges",
+                  {{"type", "boolean"},
+                   {"description", "Leave the memory's edges in place (default false)."}}}},
+            WriteProperties()),
       {"node"});
   t.destructive = true;
   t.idempotent = true;
   t.handler = [store](const Json& args) {
     std::string arg = args["node"];
+    const bool keep_edges = args.value("keep_edges", false);
     // The edges to delete are the ones read: an edge linked in between would be
     // left dangling, so the delete applies only to the state it was read from.
     return RetryOnConflict(store, "delete_memory", [&](uint64_t at) -> Result<ToolResult> {
@@ -414,6 +420,7 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
       if (!node.ok()) return ToolErrorFromStatus("delete_memory " + arg, node.status());
       std::vector<Json> ops;
       for (bool outgoing : {true, false}) {
+        if (keep_edges) break;
         auto edges = outgoing ? store->Out(node->key, {}, view) : store->In(node->key, {}, view);
         if (!edges.ok()) return edges.status();
         for (const auto& e : *edges) {

@@ -191,6 +191,43 @@ TEST_CASE("compat delete_entities removes observations and relations", "[mcp][co
   CHECK(old["relations"].size() == 3);
 }
 
+// delete_memory deletes a memory's edges with it; keep_edges leaves them, as the
+// CLI's del-node does (and del-node --with-edges does what delete_memory does).
+TEST_CASE("delete_memory: with its edges, or keep_edges", "[mcp][compat]") {
+  Harness h;
+  for (const char* key : {"fact:a", "fact:b", "fact:c"}) {
+    h.Ok("put_memory", {{"key", key}, {"type", "fact"}});
+  }
+  h.Ok("link", {{"src", "fact:a"}, {"rel", "supports"}, {"dst", "fact:b"}});
+  h.Ok("link", {{"src", "fact:b"}, {"rel", "supports"}, {"dst", "fact:a"}});
+  h.Ok("link", {{"src", "fact:a"}, {"rel", "related_to"}, {"dst", "fact:a"}});
+  h.Ok("link", {{"src", "fact:b"}, {"rel", "supports"}, {"dst", "fact:c"}});
+  auto out_of = [&](const char* key) {
+    auto r = h.ts.store->Out(key);
+    REQUIRE(r.ok());
+    return r->size();
+  };
+  auto in_of = [&](const char* key) {
+    auto r = h.ts.store->In(key);
+    REQUIRE(r.ok());
+    return r->size();
+  };
+  auto dangling = [&] {
+    auto r = h.ts.store->Stats();
+    REQUIRE(r.ok());
+    return r->dangling_edges;
+  };
+  Json kept = h.Ok("delete_memory", {{"node", "fact:c"}, {"keep_edges", true}});
+  CHECK(kept["edges_deleted"] == 0);
+  CHECK(out_of("fact:b") == 2);  // b -> a, and b -> c now dangling
+  CHECK(dangling() == 1);
+  Json gone = h.Ok("delete_memory", {{"node", "fact:a"}});
+  CHECK(gone["edges_deleted"] == 3);  // a -> b, b -> a, a -> a (once)
+  CHECK(in_of("fact:b") == 0);
+  CHECK(out_of("fact:b") == 1);
+  CHECK(dangling() == 1);
+}
+
 TEST_CASE("memory.jsonl parser and importer", "[mcp][compat][import]") {
   auto g = ParseMemoryJsonl(
       "{\"type\":\"entity\",\"name\":\"A\",\"entityType\":\"t\",\"observations\":[\"1\",\"2\"]}\r\n"

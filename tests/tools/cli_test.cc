@@ -272,6 +272,33 @@ TEST_CASE("as-of reads see the past; del-node keeps history", "[tools][cli]") {
   RequireError(s.Run({"del-node", "fact:never"}), 3, "del-node");
 }
 
+TEST_CASE("del-node keeps the node's edges; --with-edges deletes them too", "[tools][cli]") {
+  TempStore s;
+  for (const char* key : {"fact:a", "fact:b", "fact:c", "fact:d"}) {
+    RequireOk(s.Run({"put-node", key, "--type", "fact"}));
+  }
+  RequireOk(s.Run({"put-edge", "fact:a", "supports", "fact:b"}));
+  RequireOk(s.Run({"put-edge", "fact:b", "supports", "fact:a"}));
+  RequireOk(s.Run({"put-edge", "fact:a", "related_to", "fact:a"}));
+  RequireOk(s.Run({"put-edge", "fact:b", "supports", "fact:c"}));
+  RequireOk(s.Run({"put-edge", "fact:d", "supports", "fact:b"}));
+  RequireOk(s.Run({"del-node", "fact:c"}));  // its in-edge stays, dangling
+  CHECK(s.Run({"--json", "stats"}).json()["dangling_edges"] == 1);
+  RunResult r = s.Run({"--json", "del-node", "fact:a", "--with-edges"});
+  RequireOk(r);
+  CHECK(r.json()["key"] == "fact:a");
+  CHECK(r.json()["edges_deleted"] == 3);  // a -> b, b -> a, a -> a (once)
+  const auto stats = s.Run({"--json", "stats"}).json();
+  CHECK(stats["live_edges"] == 2);  // b -> c (dangling) and d -> b
+  CHECK(stats["dangling_edges"] == 1);
+  CHECK(s.Run({"--json", "in", "fact:b"}).json()["edges"].size() == 1);
+  // One revision for the node and its edges; a missing node is NotFound either way.
+  const std::string before = std::to_string(r.json()["rev"].get<int>() - 1);
+  CHECK(s.Run({"--json", "changes", "--since-rev", before}).json()["changes"].size() == 4);
+  RequireError(s.Run({"del-node", "fact:a", "--with-edges"}), 3, "del-node");
+  RequireError(s.Run({"del-node", "fact:never", "--with-edges"}), 3, "del-node");
+}
+
 TEST_CASE("edges: put, out, in, filter, delete, custom relations", "[tools][cli]") {
   TempStore s;
   RequireOk(s.Run({"put-node", "file:a.cc", "--type", "file", "--ts", "10"}));
