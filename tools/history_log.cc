@@ -151,12 +151,7 @@ Result<ParsedLog> ParseLog(std::string_view text) {
     auto fail = [&](const Status& s) {
       return s.WithContext("line " + std::to_string(line_number));
     };
-    const char* data = line.data();
-    if (static_cast<size_t>(text_end - (data + line.size())) < kLinePadding) {
-      padded.assign(line);
-      padded.resize(line.size() + kLinePadding);
-      data = padded.data();
-    }
+    const char* data = PaddedLine(line, text_end, &padded);
     FastLineParser::LogRevision fast_rev;
     std::optional<nlohmann::json> parsed;
     Result<int64_t> rev = int64_t{0}, rev_ts = int64_t{0};

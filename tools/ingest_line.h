@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "store/batch.h"
 
@@ -19,6 +21,16 @@ namespace amem::cli {
 // Bytes that must be readable (any value) after the end of a line passed to
 // FastLineParser::Add: simdjson reads ahead in 64-byte blocks.
 inline constexpr size_t kLinePadding = 64;
+
+// `line` (a view into a text ending at `text_end`) where a fast parser may read
+// it: in place when kLinePadding bytes of the text follow it, else copied into
+// *scratch with the padding after it.
+inline const char* PaddedLine(std::string_view line, const char* text_end, std::string* scratch) {
+  if (static_cast<size_t>(text_end - (line.data() + line.size())) >= kLinePadding) return line.data();
+  scratch->assign(line);
+  scratch->resize(line.size() + kLinePadding);
+  return scratch->data();
+}
 
 class FastLineParser {
  public:

@@ -656,13 +656,7 @@ Result<KnowledgeGraph> ParseMemoryJsonl(std::string_view text) {
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    const char* data = line.data();
-    if (static_cast<size_t>(text_end - (data + line.size())) < cli::kLinePadding) {
-      padded.assign(line);
-      padded.resize(line.size() + cli::kLinePadding);
-      data = padded.data();
-    }
-    if (fast.Add(data, line.size(), &g)) continue;
+    if (fast.Add(cli::PaddedLine(line, text_end, &padded), line.size(), &g)) continue;
     auto fail = [&](std::string_view what) {
       return Status::InvalidArgument("line " + std::to_string(line_no) + ": " + std::string(what));
     };
