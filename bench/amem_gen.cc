@@ -1,5 +1,5 @@
 // amem_gen: writes the benchmark workload (bench/workload.h) as `amem ingest` JSON
-// Lines (DESIGN.md §6): every node line, then every edge line.
+// Lines (docs/DESIGN.md §6): every node line, then every edge line.
 //
 //   amem_gen [--num=10000] [--seed=1634559341] [--vectors=1] [--dimension=128]
 //            [--start_ts=1700000000|auto] [--out=FILE|-] [--truth=FILE]

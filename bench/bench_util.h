@@ -58,7 +58,7 @@ uint64_t MinorFaults();
 
 // Wall and CPU time and page faults of one timed region. On a shared machine the
 // CPU time is the steadier figure; the wall time includes waiting for fsync and for
-// other processes. On these VMs a first-touch fault costs ~13 us (DESIGN.md §8).
+// other processes. On these VMs a first-touch fault costs ~13 us (docs/DESIGN.md §8).
 struct Sample {
   double wall = 0, cpu = 0;
   uint64_t faults = 0;
@@ -80,7 +80,7 @@ class Stopwatch {
 double Median(std::vector<double> samples);
 
 // Unless `trim`, keeps freed memory in the process so that timed runs reuse the
-// pages the warm-up touched (DESIGN.md §8: a first touch costs ~13 us here); glibc
+// pages the warm-up touched (docs/DESIGN.md §8: a first touch costs ~13 us here); glibc
 // would otherwise hand large frees back to the kernel and every run would fault
 // again. Returns how to say which in a header line.
 const char* ConfigureMalloc(bool trim);

@@ -1,6 +1,6 @@
 // cognitive_bench: the cognitive queries 12-16 (revise, gaps, analogy, consolidate,
 // drift) on the generated workload (bench/workload.h), with the paper's Apple M4 Pro
-// figures beside them (paper Tables 2 and 4; budgets: DESIGN.md §8, issue 5).
+// figures beside them (paper Tables 2 and 4; budgets: docs/DESIGN.md §8, issue 5).
 //
 //   cognitive_bench [--benchmarks=LIST] [--num=10000,100000,1000000] [--runs=11]
 //                   [--vectors=1]

@@ -1,5 +1,5 @@
 // ingest_bench: bulk ingest, single-operation commits and store open, for amem and
-// its peers in the same run (DESIGN.md §8; budgets: ingest of 100K nodes + 300K
+// its peers in the same run (docs/DESIGN.md §8; budgets: ingest of 100K nodes + 300K
 // edges <= 0.6 s, open <= 1 ms). Workload: bench/workload.h.
 //
 //   ingest_bench [--benchmarks=LIST] [--num=10000,100000] [--runs=5] [--warmup=1] [--vectors=1]

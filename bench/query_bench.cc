@@ -1,5 +1,5 @@
 // query_bench: queries 1-11 on the paper's workload (bench/workload.h), side by
-// side with the peers of DESIGN.md §8, in one run on this machine.
+// side with the peers of docs/DESIGN.md §8, in one run on this machine.
 //
 //   query_bench [--num=10000,100000] [--reps=21] [--pairs=50] [--peers=1]
 //               [--nx_betweenness_max=10000] [--igraph_betweenness_max=1000000]
@@ -15,7 +15,7 @@
 // a plain C cosine scan and a raw read of the vector block (the bandwidth floor)
 // for similar, and bench/peers/graph_peers.py (igraph's C core and networkx,
 // /usr/bin/python3) for PageRank, betweenness and shortest paths on the same
-// edges, sources and node pairs. Budgets are DESIGN.md §8 / QUERIES.md at 100K.
+// edges, sources and node pairs. Budgets are docs/DESIGN.md §8 / docs/QUERIES.md at 100K.
 //
 // Betweenness peers compute what amem does: Brandes from amem's 200 sampled sources
 // (query::SampleSources, the same seed) to every target on the undirected simple
@@ -367,7 +367,7 @@ void RunSize(const Context& ctx, uint64_t num, int reps, uint32_t pair_count, bo
   for (uint32_t& p : picks) p = static_cast<uint32_t>(rnd.Uniform(n));
   auto pick = [&](int i) { return picks[static_cast<size_t>(i) % picks.size()]; };
 
-  // ---- 1-4, 6, 7: navigation queries (no peer in DESIGN.md §8) ----
+  // ---- 1-4, 6, 7: navigation queries (no peer in docs/DESIGN.md §8) ----
   const std::string nav_budget = "<100 ms at 1M";
   if (ctx.Want("traverse")) {
     query::TraverseOptions o;

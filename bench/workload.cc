@@ -111,7 +111,7 @@ std::vector<std::string> BuildVocabulary() {
   return words;
 }
 
-// Relation candidates per source node type (DESIGN.md §2 directions).
+// Relation candidates per source node type (docs/DESIGN.md §2 directions).
 std::vector<RelationId> RelationsFor(NodeType type) {
   switch (type) {
     case NodeType::kFact: return {kSupports, kRelatedTo, kDerivedFrom};

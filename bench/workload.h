@@ -112,7 +112,7 @@ Workload GenerateWorkload(const WorkloadOptions& options);
 // XXH3-64 over every field of every node and edge (floats by their bits), in order.
 uint64_t WorkloadChecksum(const Workload& workload);
 
-// One `amem ingest` line (DESIGN.md §6) per node, then one per edge.
+// One `amem ingest` line (docs/DESIGN.md §6) per node, then one per edge.
 std::string NodeToJsonLine(const NodeInput& node);
 std::string EdgeToJsonLine(const EdgeInput& edge);
 // Appends all lines (each ending in '\n') to *out. Returns false on a write error.

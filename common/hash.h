@@ -1,4 +1,4 @@
-// Hashing. Node ids are XXH3-64 of the canonical key (DESIGN.md §2); checksums in
+// Hashing. Node ids are XXH3-64 of the canonical key (docs/DESIGN.md §2); checksums in
 // snapshots are XXH3-64 too, written with PutFixed64 (not xxHash's canonical form).
 #ifndef AMEM_COMMON_HASH_H_
 #define AMEM_COMMON_HASH_H_

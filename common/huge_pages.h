@@ -1,6 +1,6 @@
 // ReserveHuge: reserve a large buffer and ask for transparent huge pages for it.
 //
-// Why: on these VMs a first-touched 4 KiB page costs ~13 us (DESIGN.md §8), so
+// Why: on these VMs a first-touched 4 KiB page costs ~13 us (docs/DESIGN.md §8), so
 // the snapshot writer's ~100 MB of scratch at 100K nodes would spend a third of
 // a second in page faults; a 2 MiB huge page costs about as much as eight small ones.
 // Only a hint (madvise): the kernel may ignore it, the contents are the same.

@@ -31,7 +31,7 @@ struct JsonParseOptions {
   // integer nlohmann keeps exactly (a fraction, an exponent, or an integer beyond
   // 64 bits) is kept as its literal text, stored as a binary value, when it sits
   // in the top-level object or in an object that is an element of a top-level
-  // array. JSON-RPC ids are echoed exactly this way (tools/mcp_server.cc).
+  // array. JSON-RPC ids are echoed exactly this way (tools/mcp/server.cc).
   std::string_view literal_number_member;
 };
 

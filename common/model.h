@@ -1,4 +1,4 @@
-// The data model's fixed vocabulary (DESIGN.md §2): node types and built-in
+// The data model's fixed vocabulary (docs/DESIGN.md §2): node types and built-in
 // relations with their stable numbers, and the input limits every layer enforces.
 #ifndef AMEM_COMMON_MODEL_H_
 #define AMEM_COMMON_MODEL_H_
@@ -64,7 +64,7 @@ std::optional<RelationId> ParseBuiltinRelation(std::string_view name);
 // Custom relation names: 1-64 bytes of [a-z0-9_], starting with a letter.
 bool IsValidRelationName(std::string_view name);
 
-// Limits on input (DESIGN.md §9); larger input is InvalidArgument.
+// Limits on input (docs/DESIGN.md §9); larger input is InvalidArgument.
 inline constexpr size_t kMaxKeyBytes = 1024;
 inline constexpr size_t kMaxContentBytes = 1 << 20;     // 1 MiB per node
 inline constexpr size_t kMaxMetaBytes = 64 << 10;       // 64 KiB of JSON

@@ -1,4 +1,4 @@
-// The one tokenizer (QUERIES.md, shared rules; docs/FORMAT.md "Tokenizer"). The term
+// The one tokenizer (docs/QUERIES.md, shared rules; docs/FORMAT.md "Tokenizer"). The term
 // index, BM25 queries, token overlap and the hashed embedding all use it.
 //
 // Rules: ASCII letters are lower-cased; a token is a maximal run of ASCII letters,
@@ -29,7 +29,7 @@ void ForEachToken(std::string_view text, Fn&& fn);
 // Convenience: the tokens in order (duplicates kept).
 std::vector<std::string> Tokenize(std::string_view text);
 
-// Built-in text embedding (QUERIES.md): each token adds +1 or -1 (sign from a hash
+// Built-in text embedding (docs/QUERIES.md): each token adds +1 or -1 (sign from a hash
 // bit) at index Hash64(token) % dim; the result is L2-normalised. Empty text gives
 // the zero vector. Deterministic on every machine.
 void HashEmbed(std::string_view text, uint32_t dim, float* out);

@@ -9,6 +9,7 @@
 #include "query/cog_graph.h"
 #include "query/negation.h"
 #include "query/parallel.h"
+#include "query/resolve.h"
 #include "query/topk.h"
 #include "snapshot/reader.h"
 
@@ -280,6 +281,14 @@ Json AnalogyJson(const AnalogyResult& result) {
   }
   doc["analogies"] = std::move(rows);
   return doc;
+}
+
+Result<AnalogyResult> AnalogyFor(const snapshot::Reader& reader, const std::string& node,
+                                 const std::string& text, const AnalogyOptions& options) {
+  if (node.empty()) return AnalogyForText(reader, text, options);
+  Result<uint32_t> n = ResolveNode(reader, node);
+  if (!n.ok()) return n.status();
+  return Analogy(reader, *n, options);
 }
 
 }  // namespace amem::query

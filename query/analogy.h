@@ -1,4 +1,4 @@
-// Query 14, `analogy`: have I seen this pattern before (QUERIES.md 14, paper §4.7).
+// Query 14, `analogy`: have I seen this pattern before (docs/QUERIES.md 14, paper §4.7).
 //
 // sim(anchor, c) = 0.6 · structural + 0.4 · content, where
 //   structural = cosine of the fingerprints (in-degree, out-degree, incident edges of
@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -79,6 +80,11 @@ Result<AnalogyResult> AnalogyForText(const snapshot::Reader& reader, std::string
                                      const AnalogyOptions& options = {});
 
 Json AnalogyJson(const AnalogyResult& result);
+
+// Analogy anchored on the node `node` names, else on the best match of `text`.
+// REQUIRES: exactly one of them is non-empty.
+Result<AnalogyResult> AnalogyFor(const snapshot::Reader& reader, const std::string& node,
+                                 const std::string& text, const AnalogyOptions& options);
 
 }  // namespace amem::query
 

@@ -1,4 +1,4 @@
-// Query 10, `centrality`: which memories are central (QUERIES.md #10, paper §4.3).
+// Query 10, `centrality`: which memories are central (docs/QUERIES.md #10, paper §4.3).
 //
 //   pagerank     alpha = 0.85 over unweighted directed edges (parallel edges and
 //                self-loops count as edges), dangling mass spread uniformly, start
@@ -12,7 +12,7 @@
 //                Normalised by (N - 1)(N - 2) (0 when N < 3). Runs on `threads`
 //                workers; results are identical for any thread count.
 //
-// Choices where QUERIES.md is silent (paper §4.3: "filtering by event type"):
+// Choices where docs/QUERIES.md is silent (paper §4.3: "filtering by event type"):
 // `rels` restricts the graph itself (only those edges exist for the metric);
 // `types` only filters the rows returned — scores are computed on the whole graph,
 // so a fact's PageRank does not change because you asked for facts only. N is the

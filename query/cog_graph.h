@@ -1,5 +1,5 @@
 // Helpers shared by the cognitive queries 12-16 (revise, gaps, analogy, consolidate,
-// drift): the dependents/support relation of DESIGN.md §2 over a snapshot's CSR
+// drift): the dependents/support relation of docs/DESIGN.md §2 over a snapshot's CSR
 // adjacency, and term matching over the term index with a scanning fallback.
 //
 // Dependents of X: the D with `D caused_by X` (in-edges of X) and the C with
@@ -48,7 +48,7 @@ bool IsSuperseded(const snapshot::Reader& r, uint32_t i);
 std::vector<std::string> DistinctTokens(std::string_view text);
 
 // The node whose content best matches `text` by BM25 (k1 1.2, b 0.75, the idf of
-// QUERIES.md 8), ties to the smaller index; nullopt when nothing matches. Uses the
+// docs/QUERIES.md 8), ties to the smaller index; nullopt when nothing matches. Uses the
 // term index when present, else scans contents (same scores).
 std::optional<uint32_t> BestTextMatch(const snapshot::Reader& r, std::string_view text);
 

@@ -1,4 +1,4 @@
-// Query 15, `consolidate`: what should be cleaned up (QUERIES.md 15, paper §4.8).
+// Query 15, `consolidate`: what should be cleaned up (docs/QUERIES.md 15, paper §4.8).
 //
 // Four findings, each computed without looking at all pairs:
 //   duplicates      similar pairs: same type (counting a promotion below as already

@@ -1,4 +1,4 @@
-// context (QUERIES.md #6). Choices where QUERIES.md is silent:
+// context (docs/QUERIES.md #6). Choices where docs/QUERIES.md is silent:
 // - "Nearest first" is BFS discovery order from all seeds at once; the cut stops at
 //   the first node that does not fit (it never skips a near node to fit a far one).
 // - An edge is charged to the later of its two endpoints, so every edge shown joins

@@ -1,5 +1,5 @@
 // Query 6, context: the neighbourhood an agent should see, as LLM-ready text or JSON
-// within a token budget (QUERIES.md #6).
+// within a token budget (docs/QUERIES.md #6).
 #ifndef AMEM_QUERY_CONTEXT_H_
 #define AMEM_QUERY_CONTEXT_H_
 

@@ -1,4 +1,4 @@
-// Query 16, `drift`: how is my understanding changing (QUERIES.md 16, paper §4.9).
+// Query 16, `drift`: how is my understanding changing (docs/QUERIES.md 16, paper §4.9).
 //
 // Clusters: without a topic, one per run (session; "" is the run-less nodes). With
 // a topic, the nodes relevant to it (cog_graph.h NodesMatchingText: every topic

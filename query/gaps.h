@@ -1,4 +1,4 @@
-// Query 13, `gaps`: where is my reasoning weak (QUERIES.md 13, paper §4.6).
+// Query 13, `gaps`: where is my reasoning weak (docs/QUERIES.md 13, paper §4.6).
 //
 // One pass over the edges in file order gathers the caused_by and supports edges
 // by target (a radix sort) and marks who supersedes whom; one pass over the nodes

@@ -1,4 +1,4 @@
-// Whole-graph kernels behind `centrality` (QUERIES.md #10): compact views of the
+// Whole-graph kernels behind `centrality` (docs/QUERIES.md #10): compact views of the
 // graph built once per query from a snapshot::Reader (a CSR for betweenness, the
 // pull layout for PageRank), PageRank and Brandes betweenness.
 //

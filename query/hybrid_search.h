@@ -1,4 +1,4 @@
-// Query 9, `hybrid-search`: keyword + semantic recall (QUERIES.md #9, paper §4.2).
+// Query 9, `hybrid-search`: keyword + semantic recall (docs/QUERIES.md #9, paper §4.2).
 //
 // Reciprocal Rank Fusion of two lists, each fetched to 3 x limit with the same
 // filters: the BM25 list (query/text_search.h) and the cosine list
@@ -12,7 +12,7 @@
 // with 1-based ranks; a node missing from a list gets that list's length + 1.
 // Rows: combined score descending, then index ascending.
 //
-// Choices where QUERIES.md is silent: a text with no searchable terms gives an
+// Choices where docs/QUERIES.md is silent: a text with no searchable terms gives an
 // empty BM25 list (not an error) when a vector is given; the cosine list is the
 // plain top 3 x limit by similarity (no minimum), zero vectors skipped.
 #ifndef AMEM_QUERY_HYBRID_SEARCH_H_

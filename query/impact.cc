@@ -1,4 +1,4 @@
-// impact (QUERIES.md #4). Choices where QUERIES.md is silent: the root is not
+// impact (docs/QUERIES.md #4). Choices where docs/QUERIES.md is silent: the root is not
 // counted even when a cycle leads back to it; each dependent is reported once, at
 // its smallest depth, with the first edge (in BFS order) that reached it.
 #include "query/impact.h"

@@ -1,5 +1,5 @@
-// Query 4, impact: what depends on this node (QUERIES.md #4; dependents per
-// DESIGN.md §2: D with `D caused_by X`, C with `X supports C`).
+// Query 4, impact: what depends on this node (docs/QUERIES.md #4; dependents per
+// docs/DESIGN.md §2: D with `D caused_by X`, C with `X supports C`).
 #ifndef AMEM_QUERY_IMPACT_H_
 #define AMEM_QUERY_IMPACT_H_
 

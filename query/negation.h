@@ -1,5 +1,5 @@
 // Whole-word negation and token-set signatures, shared by `revise --hypothesis` and
-// `consolidate` (QUERIES.md 12 and 15).
+// `consolidate` (docs/QUERIES.md 12 and 15).
 //
 // Two texts contradict each other when their token sets (common/tokenizer.h) are
 // equal once negation words are removed, that set is not empty, and their numbers

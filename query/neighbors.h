@@ -13,7 +13,7 @@ namespace amem::query {
 // `direction` follows and `relations` admits: forward edges (node -> other, `forward`
 // true) for kOut and kBoth, backward ones (other -> node) for kIn and kBoth. `edge`
 // is the edge number. The order is (relation, other node, forward before backward):
-// QUERIES.md's "(relation, dense index) order", which the CSR lists already follow,
+// docs/QUERIES.md's "(relation, dense index) order", which the CSR lists already follow,
 // so kBoth merges the two sorted lists.
 template <typename Fn>
 void ForEachNeighbor(const snapshot::Reader& reader, uint32_t node, Direction direction,

@@ -1,4 +1,4 @@
-// path (QUERIES.md #11, paper §4.4). Both searches keep their labels in per-thread
+// path (docs/QUERIES.md #11, paper §4.4). Both searches keep their labels in per-thread
 // NodeMaps (query/scratch.h), so a query that meets after a few hundred nodes costs
 // a few hundred nodes, not V.
 //
@@ -249,6 +249,18 @@ Json PathJson(const snapshot::Reader& reader, const PathResult& result,
   Json edges = Json::array();
   for (uint32_t e : result.edges) edges.push_back(EdgeJson(reader, e));
   doc["edges"] = std::move(edges);
+  return doc;
+}
+
+Json PathAnswer(const snapshot::Reader& reader, PathResult result,
+                const PathOptions& options, size_t limit) {
+  const bool truncated = limit > 0 && result.nodes.size() > limit;
+  if (truncated) {
+    result.nodes.resize(limit);
+    result.edges.resize(limit - 1);
+  }
+  Json doc = PathJson(reader, result, options);
+  doc["truncated"] = truncated;
   return doc;
 }
 

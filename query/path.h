@@ -1,7 +1,8 @@
-// Query 11, path: how are these two connected (QUERIES.md #11).
+// Query 11, path: how are these two connected (docs/QUERIES.md #11).
 #ifndef AMEM_QUERY_PATH_H_
 #define AMEM_QUERY_PATH_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -40,6 +41,11 @@ PathResult FindPath(const snapshot::Reader& reader, uint32_t source, uint32_t ta
                     const PathOptions& options);
 Json PathJson(const snapshot::Reader& reader, const PathResult& result,
               const PathOptions& options);
+
+// The path document of `result` cut to at most `limit` nodes (0: all), with
+// "truncated" saying whether it was cut.
+Json PathAnswer(const snapshot::Reader& reader, PathResult result,
+                const PathOptions& options, size_t limit);
 
 }  // namespace amem::query
 

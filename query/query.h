@@ -1,4 +1,4 @@
-// Shared vocabulary of the 16 queries (QUERIES.md, shared rules): result rows, the
+// Shared vocabulary of the 16 queries (docs/QUERIES.md, shared rules): result rows, the
 // node-argument resolver, direction/relation/type/run filters. Every query runs on
 // an opened snapshot::Reader and never copies the graph; the views a Reader hands
 // out stay valid while it lives, so rows built here own their strings.
@@ -25,7 +25,7 @@ namespace amem::query {
 // Content previews are cut to this many bytes on a UTF-8 boundary (common/utf8.h).
 inline constexpr size_t kPreviewBytes = 80;
 
-// What every result row carries (QUERIES.md): dense index, stable id, key, type and
+// What every result row carries (docs/QUERIES.md): dense index, stable id, key, type and
 // a one-line content preview.
 struct NodeRow {
   uint32_t index = 0;

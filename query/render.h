@@ -1,4 +1,4 @@
-// One renderer shared by every query (QUERIES.md): a query builds its answer as an
+// One renderer shared by every query (docs/QUERIES.md): a query builds its answer as an
 // ordered JSON document with stable field names, and Render() turns that document
 // into either the `--json` output (one JSON document) or plain text for people.
 //

@@ -1,4 +1,4 @@
-// resolve (QUERIES.md #7). Cycle safety: a candidate already on the chain is
+// resolve (docs/QUERIES.md #7). Cycle safety: a candidate already on the chain is
 // skipped; when every candidate is on the chain the walk stops with cycle = true and
 // the last node reached is reported as current (there is no better answer).
 #include "query/resolve.h"

@@ -1,4 +1,4 @@
-// Query 7, resolve: what is the current version of this (QUERIES.md #7).
+// Query 7, resolve: what is the current version of this (docs/QUERIES.md #7).
 #ifndef AMEM_QUERY_RESOLVE_H_
 #define AMEM_QUERY_RESOLVE_H_
 

@@ -7,6 +7,7 @@
 
 #include "query/cog_graph.h"
 #include "query/negation.h"
+#include "query/resolve.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {
@@ -184,6 +185,15 @@ Json ReviseJson(const ReviseResult& result, std::string_view hypothesis) {
   doc["unsupported_inferences"] = Rows(result.unsupported_inferences);
   doc["unsupported_decisions"] = Rows(result.unsupported_decisions);
   return doc;
+}
+
+Result<std::vector<uint32_t>> RetractedNodes(const snapshot::Reader& reader,
+                                             const std::string& node,
+                                             const std::string& hypothesis) {
+  if (node.empty()) return ContradictedBy(reader, hypothesis);
+  Result<uint32_t> n = ResolveNode(reader, node);
+  if (!n.ok()) return n.status();
+  return std::vector<uint32_t>{*n};
 }
 
 }  // namespace amem::query

@@ -1,4 +1,4 @@
-// Query 12, `revise`: what if this belief is wrong (QUERIES.md 12, paper §4.5).
+// Query 12, `revise`: what if this belief is wrong (docs/QUERIES.md 12, paper §4.5).
 //
 // A read-only counterfactual. The retracted set R (one node, or the nodes a
 // hypothesis contradicts) falls; the cascade then walks dependents (cog_graph.h).
@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -73,6 +74,12 @@ Result<std::vector<uint32_t>> ContradictedBy(const snapshot::Reader& reader,
 // {"query": "revise", "retracted": [...], "total_impact", counts, "affected": [...],
 //  "unsupported_inferences": [...], "unsupported_decisions": [...]}.
 Json ReviseJson(const ReviseResult& result, std::string_view hypothesis = {});
+
+// What revise retracts: the node `node` names, else the nodes `hypothesis`
+// contradicts. REQUIRES: exactly one of them is non-empty.
+Result<std::vector<uint32_t>> RetractedNodes(const snapshot::Reader& reader,
+                                             const std::string& node,
+                                             const std::string& hypothesis);
 
 }  // namespace amem::query
 

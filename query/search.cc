@@ -1,4 +1,4 @@
-// search (QUERIES.md #2). The time window is [after, before) on created_ts. A
+// search (docs/QUERIES.md #2). The time window is [after, before) on created_ts. A
 // --scope filter matches the node's scope exactly ("" matches unscoped nodes).
 #include "query/search.h"
 

@@ -1,4 +1,4 @@
-// Query 2, search: which memories match these attributes (QUERIES.md #2).
+// Query 2, search: which memories match these attributes (docs/QUERIES.md #2).
 #ifndef AMEM_QUERY_SEARCH_H_
 #define AMEM_QUERY_SEARCH_H_
 

@@ -1,4 +1,4 @@
-// Query 5, `similar`: which memories are semantically close (QUERIES.md #5).
+// Query 5, `similar`: which memories are semantically close (docs/QUERIES.md #5).
 //
 // Exact cosine top-k: one pass over the contiguous vector block, each vector's dot
 // product with the query and its own norm computed together in 8 float lanes (SSE
@@ -17,7 +17,7 @@
 //   would rank noise (a node would not even find its own text).
 // A caller's vector wins over `text`, which wins over the node.
 //
-// Choices where QUERIES.md is silent: a node query never returns the node itself;
+// Choices where docs/QUERIES.md is silent: a node query never returns the node itself;
 // a node or query whose vector is all zeros has no direction, so such nodes are
 // skipped and such a query is InvalidArgument; rows need similarity >=
 // min_similarity. The cluster map is not used for pruning (the reader exposes no

@@ -1,4 +1,4 @@
-// temporal (QUERIES.md #3). Choices where QUERIES.md is silent:
+// temporal (docs/QUERIES.md #3). Choices where docs/QUERIES.md is silent:
 // - Membership of a node in a period is by created_ts (windows) or by run.
 // - "updated" needs a real update (updated_ts != created_ts) inside B's window, and a
 //   corrected node is reported as corrected only, so the four lists of A-side

@@ -1,4 +1,4 @@
-// Query 3, temporal: what changed between two periods (QUERIES.md #3).
+// Query 3, temporal: what changed between two periods (docs/QUERIES.md #3).
 #ifndef AMEM_QUERY_TEMPORAL_H_
 #define AMEM_QUERY_TEMPORAL_H_
 

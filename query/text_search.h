@@ -1,4 +1,4 @@
-// Query 8, `text-search`: keyword recall with BM25 (QUERIES.md #8, paper §4.1).
+// Query 8, `text-search`: keyword recall with BM25 (docs/QUERIES.md #8, paper §4.1).
 //
 //   score(d) = sum over distinct query terms t in d of
 //              idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
@@ -13,7 +13,7 @@
 // blocks is scanned — every content tokenized once. Each document's sum runs over
 // the query's terms in query order in both paths, so the doubles agree bit for bit.
 //
-// Choices where QUERIES.md is silent: repeated query terms count once; filters
+// Choices where docs/QUERIES.md is silent: repeated query terms count once; filters
 // (`types`, `runs`) pick which documents are returned, while N, df and avgdl stay
 // corpus-wide (the scores do not change when a filter is added); `match_all`
 // (CLI --all) keeps only documents containing every query term, as FTS5's AND; a

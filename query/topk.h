@@ -1,4 +1,4 @@
-// Bounded top-k selection with the rankings' tie rule (QUERIES.md): score
+// Bounded top-k selection with the rankings' tie rule (docs/QUERIES.md): score
 // descending, then dense index ascending. O(n log k), no allocation after the
 // first k pushes; used by similar, text-search, hybrid-search and centrality.
 #ifndef AMEM_QUERY_TOPK_H_

@@ -1,4 +1,4 @@
-// traverse (QUERIES.md #1). Choices where QUERIES.md is silent:
+// traverse (docs/QUERIES.md #1). Choices where docs/QUERIES.md is silent:
 // - The start node is the first row (depth 0, no tree edge) and counts toward limit.
 // - --min-confidence prunes: a neighbour below it is not visited, so nothing is
 //   reached through it.

@@ -1,4 +1,4 @@
-// Query 1, traverse: what is reachable from here (QUERIES.md #1).
+// Query 1, traverse: what is reachable from here (docs/QUERIES.md #1).
 #ifndef AMEM_QUERY_TRAVERSE_H_
 #define AMEM_QUERY_TRAVERSE_H_
 

@@ -1,4 +1,4 @@
-// amem::Store — the LMDB-backed graph memory (DESIGN.md §2-3, docs/STORE.md).
+// amem::Store — the LMDB-backed graph memory (docs/DESIGN.md §2-3, docs/STORE.md).
 //
 // A Store is one LMDB environment (a directory). Every committed write transaction
 // gets the next revision (u64, from 1) and a commit timestamp; every read can be
@@ -42,7 +42,7 @@ struct StoreOptions {
   // (nothing is synced). Processes may differ; the first open of a directory in
   // a process decides for that process.
   bool write_map = false;
-  // Append JSON Lines telemetry events here (DESIGN.md §3); empty: off.
+  // Append JSON Lines telemetry events here (docs/DESIGN.md §3); empty: off.
   std::string telemetry_path;
 
   // Test hooks. TEST_key_hash replaces NodeIdForKey (to force id collisions);

@@ -13,7 +13,7 @@ namespace amem::store_internal {
 void Telemetry::AddEvent(std::string* lines, std::string_view op, uint64_t memory_id,
                          std::string_view entity_type, std::string_view scope,
                          std::string_view run, std::string_view task, int64_t ts) {
-  // nlohmann's ordered output would sort keys; the field order here is the PRD's.
+  // nlohmann's ordered output would sort keys; the field order here is the one docs/STORE.md lists.
   auto str = [](std::string_view s) {
     return nlohmann::json(std::string(s))
         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

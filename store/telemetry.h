@@ -1,4 +1,4 @@
-// The optional JSON Lines telemetry sink (PRD 4.7, DESIGN.md §3). One line per
+// The optional JSON Lines telemetry sink (docs/STORE.md, docs/DESIGN.md §3). One line per
 // event: {"op","memory_id","entity_type","scope","run_id","task_id","timestamp"}.
 #ifndef AMEM_STORE_TELEMETRY_H_
 #define AMEM_STORE_TELEMETRY_H_

@@ -1,4 +1,4 @@
-// Input validation for batch operations (DESIGN.md §9, docs/STORE.md §6). Each
+// Input validation for batch operations (docs/DESIGN.md §9, docs/STORE.md §6). Each
 // function returns InvalidArgument naming the field; Apply prefixes "op N: ".
 #ifndef AMEM_STORE_VALIDATE_H_
 #define AMEM_STORE_VALIDATE_H_

@@ -1,4 +1,4 @@
-// The compatibility tools (tools/mcp_compat.h) on a real store, through the protocol
+// The compatibility tools (tools/mcp/compat.h) on a real store, through the protocol
 // core: the documented mapping onto nodes and edges, round trips, errors that write
 // nothing, the memory.jsonl importer, unknown fields accepted as the official server
 // does, concurrent writers that lose nothing (expected_revision), and the response
@@ -19,11 +19,11 @@
 #include <thread>
 
 #include "store/store.h"
-#include "tools/ingest_line.h"
-#include "tools/mcp_compat.h"
-#include "tools/memory_line.h"
-#include "tools/mcp_server.h"
-#include "tools/mcp_memory_tools.h"
+#include "tools/io/ingest_line.h"
+#include "tools/mcp/compat.h"
+#include "tools/mcp/memory_line.h"
+#include "tools/mcp/server.h"
+#include "tools/mcp/memory_tools.h"
 
 using namespace amem;
 using namespace amem::mcp;
@@ -282,7 +282,7 @@ TEST_CASE("memory.jsonl fast path reads what the reference reads", "[mcp][compat
   FastMemoryLineParser fast;
   auto add = [&](const std::string& line, KnowledgeGraph* g) {
     std::string padded = line;
-    padded.resize(line.size() + cli::kLinePadding, 'x');  // not NULs: the padding is only read
+    padded.resize(line.size() + io::kLinePadding, 'x');  // not NULs: the padding is only read
     return fast.Add(padded.data(), line.size(), g);
   };
   const std::vector<std::string> lines = {
@@ -748,7 +748,7 @@ TEST_CASE("search_nodes matches within one field, case-insensitively, and sees w
   CHECK(names("three") == V{"Alpha", "beta"});
 }
 
-// ---- read_graph and search_nodes on the live view (tools/mcp_graph_view.h) ----
+// ---- read_graph and search_nodes on the live view (tools/mcp/graph_view.h) ----
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The query tools of `amem mcp` (tools/mcp_query_tools.h) on a small hand-built store,
+// The query tools of `amem mcp` (tools/mcp/query_tools.h) on a small hand-built store,
 // through the protocol core: each of the 16 queries and export_snapshot answers with
 // the expected memories, as_of reads the past, limits hold, answers stay within the
 // result budget, bad arguments give isError with a message saying what to fix, the
@@ -14,9 +14,9 @@
 #include "snapshot/info.h"
 #include "tests/store/store_test_util.h"  // TempDir
 #include "store/store.h"
-#include "tools/mcp_query_tools.h"
-#include "tools/mcp_server.h"
-#include "tools/mcp_memory_tools.h"
+#include "tools/mcp/query_tools.h"
+#include "tools/mcp/server.h"
+#include "tools/mcp/memory_tools.h"
 
 using namespace amem;
 using namespace amem::mcp;

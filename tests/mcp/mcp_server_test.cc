@@ -1,4 +1,4 @@
-// The MCP protocol core (tools/mcp_server.h) with a fake tool: framing, lifecycle,
+// The MCP protocol core (tools/mcp/server.h) with a fake tool: framing, lifecycle,
 // JSON-RPC errors, ids, notifications, oversized lines, argument validation.
 #include <catch2/catch.hpp>
 
@@ -10,9 +10,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "tools/mcp_common.h"
-#include "tools/mcp_schema.h"
-#include "tools/mcp_server.h"
+#include "tools/mcp/common.h"
+#include "tools/mcp/schema.h"
+#include "tools/mcp/server.h"
 
 using namespace amem::mcp;
 

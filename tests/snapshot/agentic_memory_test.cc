@@ -21,7 +21,7 @@ namespace aw = amem::agentic_test;
 
 const std::string kDataDir = std::string(AMEM_SOURCE_DIR) + "/tests/data/agentic_memory/";
 
-// The description's annotated 120-byte empty file (§1.9), spelled out byte by byte.
+// The annotated 120-byte empty file (docs/AGENTIC_MEMORY.md §2.7), spelled out byte by byte.
 std::string AnnotatedEmptyFile() {
   std::string b;
   b.append("AMEM", 4);

@@ -1,4 +1,4 @@
-// Failure modes (DESIGN.md §3, PRD 4.8) and bad input (DESIGN.md §9): each is a
+// Failure modes (docs/DESIGN.md §3) and bad input (docs/DESIGN.md §9): each is a
 // clear error and leaves the store unchanged.
 #include <lmdb.h>
 #include <sys/wait.h>

@@ -13,8 +13,8 @@
 #include "store/batch.h"
 #include "tests/store/random_history.h"
 #include "tests/store/store_test_util.h"
-#include "tools/history_log.h"
-#include "tools/json_records.h"
+#include "tools/cli/history_log.h"
+#include "tools/io/json_records.h"
 
 using namespace amem;
 using amem::testing::History;
@@ -41,7 +41,7 @@ std::string Log(const Store& store, uint64_t since = 0, uint64_t until = 0) {
 std::string Changes(const Store& store) {
   std::string text;
   for (const Change& c : Must(store.ChangesSinceRevision(0))) {
-    text += cli::ChangeToJson(c).dump() + "\n";
+    text += io::ChangeToJson(c).dump() + "\n";
   }
   return text;
 }

@@ -10,7 +10,7 @@
 #include "common/json_parse.h"
 #include "snapshot/format.h"
 #include "tests/tools/amem_runner.h"
-#include "tools/command.h"
+#include "tools/cli/command.h"
 
 namespace amem::testing {
 namespace {

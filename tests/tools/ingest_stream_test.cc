@@ -8,14 +8,14 @@
 #include "store/batch.h"
 #include "tests/store/store_test_util.h"
 #include "tests/tools/amem_runner.h"
-#include "tools/ingest.h"
-#include "tools/ingest_line.h"
+#include "tools/io/ingest.h"
+#include "tools/io/ingest_line.h"
 
 namespace amem::testing {
 namespace {
 
-using cli::FastLineParser;
-using cli::IngestReader;
+using io::FastLineParser;
+using io::IngestReader;
 
 // Every field of an operation, as text, to compare two parsers' batches.
 std::string Describe(const Batch::Op& op) {
@@ -54,7 +54,7 @@ std::string Describe(const Batch::Op& op) {
 // Parses `line` with the fast path (padded) and with the reference parser. Returns
 // what the fast path made, or "declined".
 std::string Fast(const std::string& line) {
-  std::string padded = line + std::string(cli::kLinePadding, ' ');
+  std::string padded = line + std::string(io::kLinePadding, ' ');
   FastLineParser parser;
   Batch batch;
   if (!parser.Add(padded.data(), line.size(), &batch)) {
@@ -67,7 +67,7 @@ std::string Fast(const std::string& line) {
 
 std::string Reference(const std::string& line) {
   Batch batch;
-  Status s = cli::AddIngestLine(line, &batch);
+  Status s = io::AddIngestLine(line, &batch);
   if (!s.ok()) return "error: " + s.message();
   return Describe(batch.ops()[0]);
 }
@@ -152,7 +152,7 @@ TEST_CASE("the fast line parser forgets the previous line", "[tools][ingest][str
       R"({"op":"node","key":"a","type":"fact","content":"first's","meta":{"m":"1"},"run":"r"})";
   const std::string second = R"({"op":"node","key":"b","type":"fact"})";
   std::string text = first + "\n" + second + "\n";
-  text.append(cli::kLinePadding, ' ');
+  text.append(io::kLinePadding, ' ');
   FastLineParser parser;
   Batch batch;
   REQUIRE(parser.Add(text.data(), first.size(), &batch));
@@ -165,7 +165,7 @@ TEST_CASE("the fast line parser forgets the previous line", "[tools][ingest][str
 }
 
 TEST_CASE("ingest numbers are exact", "[tools][ingest][stream]") {
-  Result<cli::IngestBatch> r = cli::ParseIngest(
+  Result<io::IngestBatch> r = io::ParseIngest(
       R"({"op":"node","key":"a","type":"fact","confidence":0.1,"ts":9223372036854775807,)"
       R"("vector":[0.1,-0,1e-45,16777217,3.4028234663852886e38,-1.5E-3,-0.0,-0e0]})"
       "\n"
@@ -187,7 +187,7 @@ TEST_CASE("ingest numbers are exact", "[tools][ingest][stream]") {
   const EdgeInput& e = r->batch.ops()[1].edge();
   CHECK(e.weight == static_cast<float>(0.30000000000000004));
   CHECK(e.ts == std::numeric_limits<int64_t>::min());
-  CHECK(cli::ParseIngest(R"({"op":"node","key":"a","type":"fact","vector":[1e999]})")
+  CHECK(io::ParseIngest(R"({"op":"node","key":"a","type":"fact","vector":[1e999]})")
             .status()
             .message()
             .find("line 1: malformed JSON: number overflow") == 0);
@@ -236,13 +236,13 @@ TEST_CASE("pieces of any size apply as the one batch would", "[tools][ingest][st
   // The reference: the whole file as one batch.
   auto whole = Store::Open(dir.Sub("whole"), options);
   REQUIRE(whole.ok());
-  Result<cli::IngestBatch> parsed = cli::ParseIngest(text);
+  Result<io::IngestBatch> parsed = io::ParseIngest(text);
   REQUIRE(parsed.ok());
   REQUIRE((*whole)->Apply(parsed->batch, w).ok());
   const std::string expected = ChangesText(whole->get());
   CHECK(expected.find(" d\n") != std::string::npos);  // some edges do name missing nodes
   for (size_t ops : {1, 2, 3, 16, 1000}) {
-    for (size_t bytes : {size_t{1}, size_t{100}, cli::kIngestPieceBytes}) {
+    for (size_t bytes : {size_t{1}, size_t{100}, io::kIngestPieceBytes}) {
       for (bool ahead : {false, true}) {  // read on one thread, or a piece ahead on a second
         INFO("piece of " << ops << " ops, " << bytes << " bytes, read ahead " << ahead);
         StoreOptions small = options;
@@ -253,7 +253,7 @@ TEST_CASE("pieces of any size apply as the one batch would", "[tools][ingest][st
         REQUIRE(store.ok());
         IngestReader reader(text);
         reader.set_piece_limits(ops, bytes);
-        cli::ReadAheadStream read_ahead(&reader);
+        io::ReadAheadStream read_ahead(&reader);
         Result<uint64_t> rev = ahead ? (*store)->ApplyStream(&read_ahead, w)
                                      : (*store)->ApplyStream(&reader, w);
         REQUIRE(rev.ok());
@@ -291,10 +291,10 @@ TEST_CASE("reading a piece ahead reports the first error in input order", "[tool
     REQUIRE(store.ok());
     IngestReader reader(c.text);
     reader.set_piece_limits(2, SIZE_MAX);  // lines 1-2, 3-4, 5...
-    cli::ReadAheadStream ahead(&reader);
+    io::ReadAheadStream ahead(&reader);
     Result<uint64_t> rev = (*store)->ApplyStream(&ahead, WriteOptions());
     REQUIRE(!rev.ok());
-    const Status s = cli::ApplyErrorToLine(rev.status(), ahead.op_lines());
+    const Status s = io::ApplyErrorToLine(rev.status(), ahead.op_lines());
     INFO(s.ToString());
     CHECK(s.IsInvalidArgument());
     CHECK(s.message().rfind(c.message, 0) == 0);
@@ -308,7 +308,7 @@ TEST_CASE("a streamed ingest is all or nothing", "[tools][ingest][stream]") {
   const std::string before = s.Stats();
   // Far more operations than one piece holds: the bad line is in the last piece.
   std::string text;
-  const int n = static_cast<int>(cli::kIngestPieceOps) * 2 + 500;
+  const int n = static_cast<int>(io::kIngestPieceOps) * 2 + 500;
   for (int i = 0; i < n; ++i) {
     text += R"({"op":"node","key":"fact:)" + std::to_string(i) + R"(","type":"fact"})" "\n";
   }

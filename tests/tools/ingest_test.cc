@@ -1,5 +1,5 @@
 // JSON Lines ingest: the parser (in process) and `amem ingest` (the binary).
-#include "tools/ingest.h"
+#include "tools/io/ingest.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -10,8 +10,8 @@
 namespace amem::testing {
 namespace {
 
-using cli::IngestBatch;
-using cli::ParseIngest;
+using io::IngestBatch;
+using io::ParseIngest;
 
 std::string ParseError(std::string_view text) {
   Result<IngestBatch> r = ParseIngest(text);
@@ -104,12 +104,12 @@ TEST_CASE("ParseIngest rejects bad lines naming the line", "[tools][ingest]") {
 
 TEST_CASE("ApplyErrorToLine rewrites the store's op number", "[tools][ingest]") {
   std::vector<size_t> lines{2, 5, 9};
-  Status s = cli::ApplyErrorToLine(Status::InvalidArgument("op 1: unknown relation"), lines);
+  Status s = io::ApplyErrorToLine(Status::InvalidArgument("op 1: unknown relation"), lines);
   CHECK(s.IsInvalidArgument());
   CHECK(s.message() == "line 5: unknown relation");
-  CHECK(cli::ApplyErrorToLine(Status::InvalidArgument("op 7: x"), lines).message() == "op 7: x");
-  CHECK(cli::ApplyErrorToLine(Status::IOError("disk"), lines).message() == "disk");
-  CHECK(cli::ApplyErrorToLine(Status::InvalidArgument("op x"), lines).message() == "op x");
+  CHECK(io::ApplyErrorToLine(Status::InvalidArgument("op 7: x"), lines).message() == "op 7: x");
+  CHECK(io::ApplyErrorToLine(Status::IOError("disk"), lines).message() == "disk");
+  CHECK(io::ApplyErrorToLine(Status::InvalidArgument("op x"), lines).message() == "op x");
 }
 
 // A long ingest file: n nodes chained by edges.

@@ -295,21 +295,21 @@ TEST_CASE("replay cli: the README's harness recipe output is the script's", "[re
 }  // namespace
 }  // namespace amem::testing
 
-#include "tools/query_log.h"
+#include "tools/io/query_log.h"
 
 namespace amem::testing {
 namespace {
 
 TEST_CASE("replay cli: answers compare without index and revision", "[replay][tools]") {
-  using cli::OrderedJson;
+  using io::OrderedJson;
   OrderedJson a = OrderedJson::parse(
       R"({"revision":3,"results":[{"index":7,"key":"k","score":1.5,"edge":{"index":2}}]})");
   OrderedJson b = OrderedJson::parse(
       R"({"revision":9,"results":[{"index":1,"key":"k","score":1.5,"edge":{"index":5}}]})");
-  CHECK(cli::ComparableAnswer(a).dump() == R"({"results":[{"key":"k","score":1.5,"edge":{}}]})");
-  CHECK(cli::AnswerDigest(a) == cli::AnswerDigest(b));
+  CHECK(io::ComparableAnswer(a).dump() == R"({"results":[{"key":"k","score":1.5,"edge":{}}]})");
+  CHECK(io::AnswerDigest(a) == io::AnswerDigest(b));
   b["results"][0]["score"] = 1.25;
-  CHECK(cli::AnswerDigest(a) != cli::AnswerDigest(b));
+  CHECK(io::AnswerDigest(a) != io::AnswerDigest(b));
 }
 
 TEST_CASE("replay cli: bad query logs and queries that cannot be asked", "[replay][tools]") {

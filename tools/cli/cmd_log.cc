@@ -1,0 +1,217 @@
+// `amem log` and `amem replay`: the store's history as a replayable JSON Lines log,
+// and applying such a log to a store it continues (tools/cli/history_log.h,
+// docs/LOG.md).
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "tools/cli/command.h"
+#include "tools/cli/history_log.h"
+
+namespace amem::cli {
+
+namespace {
+
+// ---- log ----
+struct LogArgs {
+  uint64_t since_rev = 0;
+  uint64_t until_rev = 0;
+  std::string out;
+};
+
+// Writes lines to stdout, or to a file that is only put in place when complete.
+class LogSink {
+ public:
+  ~LogSink() {
+    if (file_ != nullptr && file_ != stdout) {
+      std::fclose(file_);
+      std::error_code ec;
+      std::filesystem::remove(tmp_, ec);
+    }
+  }
+
+  Status Open(const std::string& path) {
+    path_ = path;
+    if (path.empty() || path == "-") {
+      file_ = stdout;
+      return Status::OK();
+    }
+    tmp_ = path + ".tmp";
+    file_ = std::fopen(tmp_.c_str(), "wb");
+    if (file_ == nullptr) return Status::IOError(tmp_ + ": " + std::strerror(errno));
+    return Status::OK();
+  }
+
+  Status Write(const std::string& bytes) {
+    bytes_ += bytes.size();
+    if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
+      return Status::IOError((file_ == stdout ? "stdout" : tmp_) + ": " + std::strerror(errno));
+    }
+    return Status::OK();
+  }
+
+  Status Finish() {
+    if (file_ == stdout) {
+      if (std::fflush(stdout) != 0) return Status::IOError("cannot write stdout");
+      return Status::OK();
+    }
+    std::FILE* f = file_;
+    file_ = nullptr;
+    if (std::fclose(f) != 0) return Status::IOError(tmp_ + ": " + std::strerror(errno));
+    std::error_code ec;
+    std::filesystem::rename(tmp_, path_, ec);
+    if (ec) return Status::IOError(path_ + ": " + ec.message());
+    return Status::OK();
+  }
+
+  bool to_stdout() const { return file_ == stdout; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  std::string path_, tmp_;
+  std::FILE* file_ = nullptr;
+  uint64_t bytes_ = 0;
+};
+
+Status RunLog(Context& ctx, const LogArgs& a) {
+  if (a.until_rev != 0 && a.until_rev <= a.since_rev) {
+    return ctx.UsageError("--until-rev must be greater than --since-rev");
+  }
+  if (ctx.json() && (a.out.empty() || a.out == "-")) {
+    return ctx.UsageError("--json describes a log written with --out FILE; without it the "
+                          "log itself is on stdout");
+  }
+  Result<Store*> store = ctx.OpenStore();
+  if (!store.ok()) return store.status();
+  LogSink sink;
+  AMEM_RETURN_IF_ERROR(sink.Open(a.out));
+  uint64_t revisions = 0, ops = 0, first = 0, last = 0;
+  std::string chunk;
+  AMEM_RETURN_IF_ERROR((*store)->ReadHistory(
+      a.since_rev, a.until_rev, [&](const LoggedRevision& revision) -> Status {
+        if (first == 0) first = revision.rev;
+        last = revision.rev;
+        ++revisions;
+        ops += revision.batch.size();
+        AppendLogLines(revision, &chunk);
+        if (chunk.size() < (1 << 20)) return Status::OK();
+        Status s = sink.Write(chunk);
+        chunk.clear();
+        return s;
+      }));
+  AMEM_RETURN_IF_ERROR(sink.Write(chunk));
+  AMEM_RETURN_IF_ERROR(sink.Finish());
+  if (sink.to_stdout()) return Status::OK();
+  if (ctx.json()) {
+    Json doc;
+    doc["out"] = a.out;
+    doc["revisions"] = revisions;
+    doc["first_rev"] = first;
+    doc["last_rev"] = last;
+    doc["ops"] = ops;
+    doc["bytes"] = sink.bytes();
+    ctx.SetJsonOutput(doc);
+  } else {
+    ctx.Out() += "logged " + std::to_string(ops) + " operations of " +
+                 std::to_string(revisions) + " revisions" +
+                 (revisions > 0 ? " (" + std::to_string(first) + ".." + std::to_string(last) +
+                                      ")"
+                                : std::string()) +
+                 " to " + a.out + "\n";
+  }
+  return Status::OK();
+}
+
+// ---- replay ----
+struct ReplayArgs {
+  std::string file;
+  uint32_t dimension = 0;
+};
+
+Status RunReplay(Context& ctx, const ReplayArgs& a) {
+  std::string text;
+  AMEM_RETURN_IF_ERROR(ReadInputFile(a.file, &text));
+  Result<ParsedLog> log = ParseLog(text);
+  if (!log.ok()) return log.status();
+  text.clear();
+  text.shrink_to_fit();
+
+  bool created = false;
+  Result<Store*> store = ctx.OpenStore();
+  if (store.status().IsNotFound()) {
+    StoreOptions options;
+    options.dimension = a.dimension != 0           ? a.dimension
+                        : log->vector_size != 0 ? log->vector_size
+                                                : options.dimension;
+    store = ctx.OpenOrCreateStore(options);
+    created = store.ok();
+  }
+  if (!store.ok()) return store.status();
+  Result<uint64_t> rev = (*store)->ApplyRevisions(log->revisions);
+  if (!rev.ok()) {
+    Status s = ReplayErrorToLine(rev.status(), *log);
+    if (created) {
+      ctx.CloseStore();
+      std::error_code ec;
+      std::filesystem::remove_all(ctx.store_dir(), ec);
+    }
+    return s;
+  }
+  if (ctx.json()) {
+    Json doc;
+    doc["rev"] = *rev;
+    doc["revisions"] = log->revisions.size();
+    doc["ops"] = log->ops;
+    doc["lines"] = log->lines;
+    doc["created"] = created;
+    ctx.SetJsonOutput(doc);
+  } else {
+    ctx.Out() += "replayed " + std::to_string(log->ops) + " operations of " +
+                 std::to_string(log->revisions.size()) + " revisions; the store is at rev " +
+                 std::to_string(*rev) + "\n";
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void AddLogCommands(CLI::App& app, Context& ctx) {
+  {
+    auto a = std::make_shared<LogArgs>();
+    CLI::App* cmd = ctx.AddCommand(
+        app, "log",
+        "Write the store's history as JSON Lines with full values, one operation a line "
+        "(docs/LOG.md).",
+        "amem log --out run-1.log\n"
+        "  amem log --since-rev 120 --until-rev 140 | jq -c 'select(.op == \"node\")'");
+    cmd->add_option("--since-rev", a->since_rev, "Start after this revision (default 0: all)")
+        ->type_name("REV");
+    cmd->add_option("--until-rev", a->until_rev, "Stop at this revision (default: the latest)")
+        ->type_name("REV");
+    cmd->add_option("--out", a->out,
+                    "Write the log to FILE (put in place when complete) instead of stdout")
+        ->type_name("FILE");
+    ctx.SetAction(cmd, [&ctx, a] { return RunLog(ctx, *a); });
+  }
+  {
+    auto a = std::make_shared<ReplayArgs>();
+    CLI::App* cmd = ctx.AddCommand(
+        app, "replay",
+        "Apply a log written by amem log, keeping its revisions and commit times; all or "
+        "nothing.",
+        "amem --store /tmp/copy replay run-1.log && amem --store /tmp/copy export --as-of 7 "
+        "x.amem");
+    cmd->add_option("FILE", a->file, "Log file (amem log), or - for stdin")->required();
+    cmd->add_option("--dimension", a->dimension,
+                    "Vector dimension of a store this creates (default: the log's vectors', "
+                    "else 128)")
+        ->type_name("N");
+    ctx.SetAction(cmd, [&ctx, a] { return RunReplay(ctx, *a); });
+  }
+}
+
+}  // namespace amem::cli

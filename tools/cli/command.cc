@@ -1,0 +1,185 @@
+#include "tools/cli/command.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "common/hash.h"
+#include "tools/io/ingest.h"
+
+namespace amem::cli {
+
+Status ReadInputFile(const std::string& file, std::string* out) {
+  bool use_stdin = file == "-";
+  std::FILE* f = use_stdin ? stdin : std::fopen(file.c_str(), "rb");
+  if (f == nullptr) return Status::IOError(file + ": " + std::strerror(errno));
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out->append(buf, n);
+  bool failed = std::ferror(f) != 0;
+  int saved = errno;
+  if (!use_stdin) std::fclose(f);
+  if (failed) return Status::IOError(file + ": " + std::strerror(saved));
+  return Status::OK();
+}
+
+int ExitCodeForStatus(const Status& status) {
+  switch (status.code()) {
+    case Status::Code::kOk: return kExitOk;
+    case Status::Code::kNotFound: return kExitNotFound;
+    case Status::Code::kInvalidArgument: return kExitInvalid;
+    case Status::Code::kCorruption: return kExitCorruption;
+    case Status::Code::kIOError: return kExitIOError;
+    case Status::Code::kNotSupported: return kExitNotSupported;
+    case Status::Code::kAborted: return kExitConflict;
+  }
+  return kExitIOError;
+}
+
+const char* ExitCodeHelp() {
+  return "Exit codes: 0 ok, 1 false/different (diff, verify), 2 usage, 3 not found,\n"
+         "4 invalid input, 5 corruption, 6 I/O error, 7 not supported, 8 conflict (another\n"
+         "writer committed first: nothing was written; read again and retry).\n"
+         "Errors are one line on stderr: amem <command>: <error>. With --json, stdout\n"
+         "holds one JSON document. Run amem <command> --help for a command's options.";
+}
+
+CLI::App* Context::AddCommand(CLI::App& app, const std::string& name,
+                              const std::string& description, const std::string& example) {
+  CLI::App* cmd = app.add_subcommand(name, description);
+  cmd->footer("Example:\n  " + example +
+              "\n\nGlobal options: --store DIR (default $AMEM_STORE, else ./.amem), --json\n"
+              "(one JSON document on stdout), --query-log FILE (default $AMEM_QUERY_LOG:\n"
+              "record queries, docs/LOG.md). Exit codes: see amem --help.\n");
+  cmd->fallthrough();  // global --store/--json after the subcommand name
+  return cmd;
+}
+
+void Context::SetAction(CLI::App* cmd, std::function<Status()> action) {
+  actions_[cmd] = std::move(action);
+}
+
+const std::function<Status()>* Context::ActionFor(const CLI::App* cmd) const {
+  auto it = actions_.find(cmd);
+  return it == actions_.end() ? nullptr : &it->second;
+}
+
+namespace {
+StoreOptions BaseOptions() {
+  StoreOptions options;
+  if (const char* sink = std::getenv("AMEM_TELEMETRY"); sink != nullptr) {
+    options.telemetry_path = sink;
+  }
+  return options;
+}
+}  // namespace
+
+Result<Store*> Context::OpenStore(bool bulk) {
+  if (store_ != nullptr) return store_.get();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(store_dir_, ec)) {
+    return Status::NotFound("no store at " + store_dir_ + " (create one with amem init)");
+  }
+  StoreOptions options = BaseOptions();
+  options.create_if_missing = false;
+  options.write_map = bulk;
+  Result<std::unique_ptr<Store>> store = Store::Open(store_dir_, options);
+  if (store.status().IsNotFound()) {
+    return Status::NotFound(store.status().message() + " (create one with amem init)");
+  }
+  if (!store.ok()) return store.status();
+  store_ = std::move(store).value();
+  return store_.get();
+}
+
+Result<Store*> Context::OpenOrCreateStore(const StoreOptions& options) {
+  StoreOptions with_sink = options;
+  if (with_sink.telemetry_path.empty()) with_sink.telemetry_path = BaseOptions().telemetry_path;
+  std::error_code ec;
+  std::filesystem::create_directories(store_dir_, ec);
+  if (ec) return Status::IOError(store_dir_ + ": " + ec.message());
+  Result<std::unique_ptr<Store>> store = Store::Open(store_dir_, with_sink);
+  if (!store.ok()) return store.status();
+  store_ = std::move(store).value();
+  return store_.get();
+}
+
+void Context::SetCommandLine(std::string name, std::vector<std::string> args) {
+  command_name_ = std::move(name);
+  command_args_ = std::move(args);
+}
+
+void Context::SetJsonOutput(const cli::Json& doc) {
+  out_ = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out_ += '\n';
+}
+
+Status Context::UsageError(std::string_view message) {
+  usage_error_ = true;
+  return Status::InvalidArgument(message);
+}
+
+void EmitWrite(Context& ctx, Json doc, const std::string& text, uint64_t rev) {
+  if (ctx.json()) {
+    doc["rev"] = rev;
+    ctx.SetJsonOutput(doc);
+  } else {
+    ctx.Out() += text + " at rev " + std::to_string(rev) + "\n";
+  }
+}
+
+ReadView ReadViewFlags::view() const {
+  if (as_of_opt != nullptr && as_of_opt->count() > 0) return ReadView::AtRevision(as_of);
+  if (at_opt != nullptr && at_opt->count() > 0) return ReadView::AtTime(at);
+  return ReadView::Latest();
+}
+
+void AddReadViewFlags(CLI::App* cmd, ReadViewFlags* flags) {
+  flags->as_of_opt = cmd->add_option(
+      "--as-of", flags->as_of, "Read the state as of revision REV (after its commit)");
+  flags->as_of_opt->type_name("REV");
+  flags->at_opt = cmd->add_option(
+      "--at", flags->at, "Read the state as of Unix time TS (the last commit at or before it)");
+  flags->at_opt->type_name("TS");
+  flags->as_of_opt->excludes(flags->at_opt);
+}
+
+WriteOptions WriteFlags::options() const {
+  WriteOptions options;
+  if (ts_opt != nullptr && ts_opt->count() > 0) options.ts = ts;
+  options.run = run;
+  options.task = task;
+  options.scope = scope;
+  return options;
+}
+
+void AddWriteFlags(CLI::App* cmd, WriteFlags* flags, bool with_scope) {
+  flags->ts_opt = cmd->add_option("--ts", flags->ts,
+                                  "Timestamp of the write, Unix seconds (default: now)");
+  flags->ts_opt->type_name("TS");
+  cmd->add_option("--run", flags->run, "Id of the agent run doing the write")->type_name("ID");
+  cmd->add_option("--task", flags->task, "Id of the task doing the write")->type_name("ID");
+  if (with_scope) {
+    cmd->add_option("--scope", flags->scope, "Project or namespace the item belongs to")
+        ->type_name("SCOPE");
+  }
+}
+
+Status SingleWriteError(const Status& status) {
+  size_t k = 0;
+  std::string rest;
+  if (!io::SplitOpError(status, &k, &rest) || k != 0 || rest.rfind(": ", 0) != 0) return status;
+  return io::WithMessage(status, rest.substr(2));
+}
+
+void WarnIfTombstonesAccumulated(const Store& store) {
+  Result<std::string> warning = store.TombstoneWarning();
+  if (!warning.ok() || warning->empty()) return;
+  std::string line = "warning: " + *warning + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+}  // namespace amem::cli

@@ -1,0 +1,50 @@
+#include "tools/cli/query_args.h"
+
+#include "snapshot/live.h"
+
+namespace amem::cli {
+
+const snapshot::ReadOptions kCheckedRead{.check_indexes = true};
+
+void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args) {
+  cmd->add_option("--snapshot", args->snapshot,
+                  "Query this .amem file instead of the store's current snapshot "
+                  "(the base snapshot plus the changes since it)")
+      ->type_name("FILE");
+  AddReadViewFlags(cmd, &args->view);
+}
+
+Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args) {
+  if (!args.snapshot.empty()) {
+    if (args.view.view().kind != ReadView::Kind::kLatest) {
+      return ctx.UsageError("--as-of/--at read the store; they cannot apply to --snapshot");
+    }
+    ctx.SetQueryRevision(std::nullopt);
+    auto r = snapshot::Reader::Open(args.snapshot, kCheckedRead);
+    if (!r.ok()) return r.status();
+    return std::shared_ptr<const snapshot::Reader>(std::move(r).value());
+  }
+  Result<Store*> store = ctx.OpenStore();
+  if (!store.ok()) return store.status();
+  Result<snapshot::LiveOptions> options = snapshot::LiveOptionsFromEnv();
+  if (!options.ok()) return ctx.UsageError(options.status().message());
+  // The store's base and delta, written by amem itself: their indexes are the
+  // writer's, so the O(nodes + edges) check is kept for files from outside.
+  Result<snapshot::LiveView> live = snapshot::OpenLive(**store, args.view.view(), *options);
+  if (!live.ok()) return live.status();
+  ctx.SetQueryRevision(live->revision);
+  return std::move(live->reader);
+}
+
+Status EmitQuery(Context& ctx, const snapshot::Reader& reader, const query::Json& doc) {
+  AMEM_RETURN_IF_ERROR(reader.ContentStatus());
+  ctx.RecordQuery(doc);
+  if (ctx.json()) {
+    ctx.SetJsonOutput(doc);
+  } else {
+    ctx.Out() += query::RenderText(doc);
+  }
+  return Status::OK();
+}
+
+}  // namespace amem::cli

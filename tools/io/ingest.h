@@ -1,0 +1,165 @@
+// JSON Lines ingest (docs/DESIGN.md §6): the bulk write path for agents, the MCP server
+// and benchmarks. Each non-blank line is one JSON object, one operation:
+//
+//   {"op":"node","key":K,"type":T,"content":S,"meta":{..},"confidence":F,"vector":[..]}
+//   {"op":"edge","src":K,"rel":R,"dst":K,"weight":F,"payload":JSON}
+//   {"op":"kv","scope":S,"ns":N,"key":K,"value":S|{..}|[..]}
+//   {"op":"del_node","key":K}
+//   {"op":"del_edge","src":K,"rel":R,"dst":K}
+//   {"op":"del_kv","scope":S,"ns":N,"key":K}
+//   {"op":"rel","name":NAME}          defines a custom relation
+//
+// Required: op; node key and type; edge src, rel, dst; kv scope, ns, key, value;
+// del_* their identifying fields; rel name. Any line may also carry "ts" (integer
+// Unix seconds), "run", "task" and "scope" (strings); they override the ingest's
+// defaults for that operation where the operation records them (nodes and
+// del_node: all four; edges, kv and their deletes: ts, run, task; rel: run, task).
+// `amem log` lines (docs/LOG.md) are these lines plus "rev" and "rev_ts".
+// A kv value that is an object or array is stored as its compact JSON text.
+//
+// A bad line (malformed JSON, not an object, unknown op or field, a field of the
+// wrong type, an unknown node type, a non-finite number, a repeated field) rejects
+// the whole input with "line N: ..."; so do errors the store finds when it applies
+// the batch (unknown relation, wrong vector dimension, invalid UTF-8, oversized
+// text, id collision), which it reports as "op K" and which are mapped back to
+// their line. Nothing is written unless every line is good.
+#ifndef AMEM_TOOLS_IO_INGEST_H_
+#define AMEM_TOOLS_IO_INGEST_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/progress.h"
+#include "common/status.h"
+#include "store/store.h"
+#include "tools/io/ingest_line.h"
+
+namespace amem::io {
+
+struct IngestBatch {
+  Batch batch;
+  std::vector<size_t> op_lines;  // 1-based input line of each batch operation
+  size_t lines = 0;              // lines read, blank ones included
+};
+
+// Appends the operation described by `op` (one parsed ingest line) to `batch`.
+// Errors do not name a line; `batch` is unchanged on error.
+Status AddIngestOp(const nlohmann::json& op, Batch* batch);
+
+// Parses one ingest line (JSON text) and appends its operation to `batch`.
+Status AddIngestLine(std::string_view line, Batch* batch);
+
+// Parses a whole JSON Lines text; errors are "line N: ...". Lines end with "\n"
+// ("\r\n" accepted); blank lines are skipped but counted.
+Result<IngestBatch> ParseIngest(std::string_view text, Progress* progress = nullptr);
+
+// The bounded-memory ingest: JSON Lines read from a file descriptor (or a string) a
+// piece at a time, each piece at most kIngestPieceOps operations or about
+// kIngestPieceBytes of input (a longer line is one piece), handed to
+// Store::ApplyStream. Lines go through the fast parser (tools/io/ingest_line.h) and,
+// when it declines one, through AddIngestLine, which names the error.
+inline constexpr size_t kIngestPieceOps = 16384;
+inline constexpr size_t kIngestPieceBytes = size_t{16} << 20;
+
+class IngestReader : public BatchStream {
+ public:
+  // Reads `fd` from offset 0; Rewind seeks back. REQUIRES: fd is seekable and
+  // outlives the reader.
+  IngestReader(int fd, Progress* progress);
+  // Reads `text`, which must outlive the reader.
+  explicit IngestReader(std::string_view text);
+  ~IngestReader() override;
+
+  Status Rewind() override;
+  Result<bool> Next(Batch* piece) override;  // errors: "line N: ..."
+
+  // The input line of each operation of the last piece.
+  const std::vector<size_t>& op_lines() const { return op_lines_; }
+  size_t lines() const { return line_number_; }  // lines read, blank ones included
+  size_t ops() const { return ops_; }             // operations read
+  // Test hook and ParseIngest: the piece size (defaults kIngestPieceOps and
+  // kIngestPieceBytes).
+  void set_piece_limits(size_t ops, size_t bytes) {
+    max_ops_ = ops;
+    max_bytes_ = bytes;
+  }
+
+ private:
+  // Reads more input after the unread bytes; false at the end of the input.
+  Result<bool> Fill();
+
+  int fd_ = -1;
+  std::string_view text_;
+  Progress* progress_ = nullptr;
+  size_t text_pos_ = 0;
+  std::string buf_;  // [begin_, end_) unread; kLinePadding readable bytes after end_
+  size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+  size_t line_number_ = 0, ops_ = 0;
+  size_t max_ops_ = kIngestPieceOps, max_bytes_ = kIngestPieceBytes;
+  std::vector<size_t> op_lines_;
+  std::unique_ptr<FastLineParser> fast_;
+};
+
+// Reads an IngestReader's next piece on a second thread while the store applies
+// the one before, so that parsing and writing overlap (amem ingest of a file).
+// The pieces, their order and every error are the reader's: a piece's parse
+// error is returned by the Next call that would have read it, after the pieces
+// before it were applied. At most two pieces are in memory.
+class ReadAheadStream : public BatchStream {
+ public:
+  explicit ReadAheadStream(IngestReader* reader) : reader_(reader) {}
+  ~ReadAheadStream() override;  // waits for a read in flight
+
+  Status Rewind() override;
+  Result<bool> Next(Batch* piece) override;
+  // The input line of each operation of the piece Next returned last.
+  const std::vector<size_t>& op_lines() const { return op_lines_; }
+
+ private:
+  void ReadNext();  // starts reading the next piece on the thread
+  void Wait();
+
+  IngestReader* reader_;
+  std::thread worker_;
+  bool reading_ = false;  // a read was started and its result not yet taken
+  Batch ahead_;
+  std::vector<size_t> ahead_lines_, op_lines_;
+  Result<bool> ahead_result_ = false;
+};
+
+// Store::Apply names a failing operation "op K: ...". Returns true and sets *k and
+// *rest (the message after "op K") if `status` has that form.
+bool SplitOpError(const Status& status, size_t* k, std::string* rest);
+// `status` with the same code and message `message`.
+Status WithMessage(const Status& status, std::string message);
+
+// Rewrites an error of Store::Apply on a parsed batch ("op K: ...") as
+// "line N: ...". Other errors are returned unchanged.
+Status ApplyErrorToLine(const Status& status, const std::vector<size_t>& op_lines);
+
+struct IngestSummary {
+  uint64_t rev = 0;   // the committed revision (unchanged if there were no ops)
+  size_t ops = 0;
+  size_t lines = 0;
+};
+
+// Parses `text` and applies it to `store` in one transaction.
+Result<IngestSummary> Ingest(Store* store, std::string_view text,
+                             const WriteOptions& options);
+// The same for the file open as `fd` (seekable), streamed: memory stays bounded by
+// a piece of operations whatever the file's size. `size` (0: unknown) is for
+// progress only.
+Result<IngestSummary> IngestFile(Store* store, int fd, uint64_t size,
+                                 const WriteOptions& options);
+
+}  // namespace amem::io
+
+#endif  // AMEM_TOOLS_IO_INGEST_H_

@@ -1,0 +1,38 @@
+// Reading values that arrive as JSON (command-line --meta/--payload/--vector and
+// ingest lines): parse errors and wrong types become InvalidArgument naming `what`.
+#ifndef AMEM_TOOLS_IO_JSON_INPUT_H_
+#define AMEM_TOOLS_IO_JSON_INPUT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace amem::io {
+
+// Parses `text` as one JSON document within ParseJsonLimited's limits (nesting at
+// most kMaxJsonDepth, finite numbers). With `reject_duplicate_keys`, a key repeated
+// in the top-level object is an error (it would otherwise silently win).
+Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,
+                                 bool reject_duplicate_keys = false);
+
+// `v` as a finite f32 ("confidence", "weight"); NaN, infinities and values outside
+// the f32 range are errors.
+Result<float> FiniteFloat(double v, std::string_view what);
+Result<float> FiniteFloatFromJson(const nlohmann::json& v, std::string_view what);
+// A JSON array of finite numbers as f32.
+Result<std::vector<float>> VectorFromJson(const nlohmann::json& v, std::string_view what);
+// A JSON integer that fits in i64.
+Result<int64_t> Int64FromJson(const nlohmann::json& v, std::string_view what);
+// A JSON string.
+Result<std::string> StringFromJson(const nlohmann::json& v, std::string_view what);
+// A JSON object, as compact JSON text with sorted keys.
+Result<std::string> ObjectTextFromJson(const nlohmann::json& v, std::string_view what);
+
+}  // namespace amem::io
+
+#endif  // AMEM_TOOLS_IO_JSON_INPUT_H_

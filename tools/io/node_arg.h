@@ -1,0 +1,22 @@
+// How both front ends read a node argument: `amem add-edge SRC DST`, `amem del-node
+// NODE`, and the MCP tools' "src", "dst", "from", "to" accept a node's key or its
+// 16-hex-digit id.
+#ifndef AMEM_TOOLS_IO_NODE_ARG_H_
+#define AMEM_TOOLS_IO_NODE_ARG_H_
+
+#include <string>
+#include <string_view>
+
+#include "store/store.h"
+
+namespace amem::io {
+
+// The key of the node named by `arg` (a key or a 16-hex-digit id) as of `view`.
+// An argument that names no node is returned as a key: edges may point at nodes that
+// do not exist yet.
+std::string NodeKeyForArg(const Store& store, std::string_view arg,
+                          const ReadView& view = {});
+
+}  // namespace amem::io
+
+#endif  // AMEM_TOOLS_IO_NODE_ARG_H_

@@ -1,0 +1,649 @@
+#include "tools/mcp/graph_view.h"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cstring>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "common/coding.h"
+#include "common/hash.h"
+#include "snapshot/delta.h"
+#include "tools/mcp/common.h"
+
+namespace amem::mcp {
+namespace {
+
+using snapshot::Reader;
+
+constexpr std::string_view kEntityPrefix = "entity:";
+constexpr std::string_view kObsPrefix = "obs:";
+constexpr size_t kHashSuffix = 17;  // "#" + 16 hex digits
+// Below this many candidates, checking each one's text is cheaper than decoding
+// the next (longer) posting list.
+constexpr size_t kFewCandidates = 32;
+
+using NameSet = std::set<std::string, std::less<>>;
+
+bool Contains(std::string_view haystack, const std::string& lowered_needle) {
+  return AsciiLower(haystack).find(lowered_needle) != std::string::npos;
+}
+
+bool EntityMatches(const Entity& e, const std::string& lowered) {
+  if (Contains(e.name, lowered) || Contains(e.entity_type, lowered)) return true;
+  for (const std::string& o : e.observations) {
+    if (Contains(o, lowered)) return true;
+  }
+  return false;
+}
+
+void AddSlot(const Reader& r, uint32_t i, std::vector<ObservationSlot>* slots) {
+  slots->push_back({ObservationSeq(r.meta(i)), std::string(r.key(i)), std::string(r.content(i))});
+}
+
+// The relations of node i's out-edges to entities, i being entity `from`, in a
+// full listing's order: (store's relation id, target key), as the store sorts edges.
+void AppendRelations(const Reader& r, const RelationOrder& rel_order, uint32_t i,
+                     std::string_view from, std::vector<Relation>* out) {
+  std::vector<std::tuple<uint16_t, std::string_view, uint32_t>> edges;
+  for (uint32_t j = r.out_begin(i); j < r.out_end(i); ++j) {
+    std::string_view to;
+    if (EntityNameOf(r.key(r.edge_target(j)), &to)) {
+      edges.emplace_back(rel_order[r.edge_rel(j)], to, j);
+    }
+  }
+  std::sort(edges.begin(), edges.end());
+  for (const auto& [rank, to, j] : edges) {
+    for (auto& t : RelationTypesFrom(r.edge_payload(j), r.relation_name(r.edge_rel(j)))) {
+      out->push_back({std::string(from), std::string(to), std::move(t)});
+    }
+  }
+}
+
+// One or two bytes: their index among the short grams.
+constexpr size_t kShortGrams = 256 + 65536;
+size_t ShortGram(const char* p, size_t length) {
+  const size_t b = static_cast<uint8_t>(p[0]);
+  return length == 1 ? b : 256 + (b << 8 | static_cast<uint8_t>(p[1]));
+}
+
+uint32_t Trigram(const char* p) {
+  return (uint32_t{static_cast<uint8_t>(p[0])} << 16) |
+         (uint32_t{static_cast<uint8_t>(p[1])} << 8) | uint32_t{static_cast<uint8_t>(p[2])};
+}
+
+// Ascending entity numbers, as varint gaps.
+struct TrigramPostings {
+  std::string bytes;
+  uint32_t count = 0, last = 0;
+  void Add(uint32_t k) {
+    PutVarint32(&bytes, count == 0 ? k : k - last);
+    last = k;
+    ++count;
+  }
+  std::vector<uint32_t> Decode() const {
+    std::vector<uint32_t> out;
+    out.reserve(count);
+    std::string_view in(bytes);
+    uint32_t v = 0, gap = 0;
+    while (GetVarint32(&in, &gap)) {
+      v = out.empty() ? gap : v + gap;
+      out.push_back(v);
+    }
+    return out;
+  }
+};
+
+// Trigram -> postings, open addressing over a power-of-two table. The distinct
+// trigrams of text number in the tens of thousands, so the table stays in cache
+// while the base's text is indexed, one probe per byte (a node-based map made
+// indexing several times slower).
+class TrigramTable {
+ public:
+  const TrigramPostings* Find(uint32_t t) const {
+    if (keys_.empty()) return nullptr;
+    for (size_t i = Slot(t);; i = (i + 1) & mask_) {
+      if (keys_[i] == t) return &lists_[index_[i]];
+      if (keys_[i] == kEmpty) return nullptr;
+    }
+  }
+  TrigramPostings& Get(uint32_t t) {
+    if (2 * (lists_.size() + 1) > keys_.size()) Grow();
+    size_t i = Slot(t);
+    for (; keys_[i] != t; i = (i + 1) & mask_) {
+      if (keys_[i] == kEmpty) {
+        keys_[i] = t;
+        index_[i] = static_cast<uint32_t>(lists_.size());
+        lists_.emplace_back();
+        break;
+      }
+    }
+    return lists_[index_[i]];
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = 0xFFFFFFFFu;  // no trigram: they fit in 24 bits
+  size_t Slot(uint32_t t) const { return (t * 0x9E3779B1u) >> shift_ & mask_; }
+  void Grow() {
+    const size_t capacity = keys_.empty() ? 1024 : 2 * keys_.size();
+    std::vector<uint32_t> keys(capacity, kEmpty), index(capacity);
+    mask_ = capacity - 1;
+    shift_ = 32 - std::countr_zero(capacity);
+    for (size_t j = 0; j < keys_.size(); ++j) {
+      if (keys_[j] == kEmpty) continue;
+      size_t i = Slot(keys_[j]);
+      while (keys[i] != kEmpty) i = (i + 1) & mask_;
+      keys[i] = keys_[j];
+      index[i] = index_[j];
+    }
+    keys_.swap(keys);
+    index_.swap(index);
+  }
+
+  std::vector<uint32_t> keys_, index_;
+  std::vector<TrigramPostings> lists_;
+  size_t mask_ = 0;
+  int shift_ = 0;
+};
+
+}  // namespace
+
+// The store's id of each of a reader's relation ids. A snapshot renumbers custom
+// relations by name (docs/FORMAT.md §4); the store orders edges by its own ids,
+// handed out in the order relations were defined, and so does a listing.
+RelationOrder StoreRelationOrder(const Reader& r, const Store& store) {
+  RelationOrder order{};
+  for (int id = 0; id < 256; ++id) order[id] = static_cast<uint16_t>(256 + id);
+  for (RelationId id : r.relations()) {
+    auto stored = store.LookupRelation(r.relation_name(id));
+    if (stored.ok()) order[id] = *stored;
+  }
+  return order;
+}
+
+Result<Entity> EntityFromView(const Reader& r, const RelationOrder& rel_order,
+                              const std::string& name, std::vector<Relation>* relations) {
+  const std::string key = EntityKey(name);
+  auto found = r.FindKey(key);
+  if (!found || r.is_stub(*found)) return Status::NotFound("no entity " + name);
+  const uint32_t i = *found;
+  Entity e{name, EntityTypeFrom(r.meta(i), r.type(i)), {}};
+  // The store lists a node's edges by (its relation id, the other end's id).
+  auto by_store_order = [&](std::vector<std::tuple<uint16_t, uint64_t, uint32_t>>* edges) {
+    std::sort(edges->begin(), edges->end());
+  };
+  std::vector<std::tuple<uint16_t, uint64_t, uint32_t>> in, out;
+  for (uint32_t k = r.in_begin(i); k < r.in_end(i); ++k) {
+    const uint32_t j = r.in_edge(k);
+    in.emplace_back(rel_order[r.edge_rel(j)], r.id(r.edge_source(j)), j);
+  }
+  for (uint32_t j = r.out_begin(i); j < r.out_end(i); ++j) {
+    out.emplace_back(rel_order[r.edge_rel(j)], r.id(r.edge_target(j)), j);
+  }
+  by_store_order(&in);
+  by_store_order(&out);
+  std::vector<ObservationSlot> slots;
+  for (const auto& [rank, id, j] : in) {
+    const uint32_t src = r.edge_source(j);
+    const std::string_view src_key = r.key(src), rel_name = r.relation_name(r.edge_rel(j));
+    std::string_view owner, src_name;
+    if (rel_name == "part_of" && ObservationEntityOf(src_key, &owner) && owner == name) {
+      if (!r.is_stub(src)) AddSlot(r, src, &slots);
+      continue;
+    }
+    if (!EntityNameOf(src_key, &src_name) || src_key == key) continue;
+    for (auto& t : RelationTypesFrom(r.edge_payload(j), rel_name)) {
+      relations->push_back({std::string(src_name), name, std::move(t)});
+    }
+  }
+  for (const auto& [rank, id, j] : out) {
+    std::string_view dst_name;
+    if (!EntityNameOf(r.key(r.edge_target(j)), &dst_name)) continue;
+    for (auto& t : RelationTypesFrom(r.edge_payload(j), r.relation_name(r.edge_rel(j)))) {
+      relations->push_back({name, std::string(dst_name), std::move(t)});
+    }
+  }
+  SortObservations(&slots, &e);
+  return e;
+}
+
+// One full snapshot's compatibility graph.
+struct BaseGraph {
+  uint64_t revision = 0;
+  std::shared_ptr<const Reader> reader;
+  std::vector<Entity> entities;    // live entity nodes, by name
+  std::vector<Relation> relations;  // by (from, rel, to)
+  // (owner, node) of every live observation node, sorted: an entity's candidates
+  // when a delta touches it (its observation may be orphaned in the base).
+  std::vector<std::pair<std::string_view, uint32_t>> observations;
+
+  // search_nodes' text, made on the first search: each entity's lowered name, type
+  // and observations, each followed by a NUL (entity k's are [starts[k],
+  // starts[k + 1])), and the entities holding each trigram of it (none spans a
+  // NUL). A query of one or two bytes matches exactly the entities holding it as
+  // a byte or a pair: those have lists of their own, indexed directly.
+  mutable std::once_flag search_once;
+  mutable std::string text;
+  mutable std::vector<size_t> starts;
+  mutable TrigramTable postings;
+  mutable std::vector<TrigramPostings> short_postings;  // byte b: b; pair ab: 256 + ab
+
+  static std::shared_ptr<const BaseGraph> Build(std::shared_ptr<const Reader> r, uint64_t revision,
+                                                const Store& store);
+  void BuildSearch() const;
+  // Numbers of the entities matching the lowered query, ascending.
+  std::vector<uint32_t> Find(const std::string& lowered) const;
+  std::vector<uint32_t> FindByTrigrams(const std::string& lowered) const;
+  bool TextContains(uint32_t k, const std::string& lowered) const {
+    return ::memmem(text.data() + starts[k], starts[k + 1] - starts[k], lowered.data(),
+                    lowered.size()) != nullptr;
+  }
+};
+
+std::shared_ptr<const BaseGraph> BaseGraph::Build(std::shared_ptr<const Reader> r,
+                                                  uint64_t revision, const Store& store) {
+  const RelationOrder rel_order = StoreRelationOrder(*r, store);
+  auto g = std::make_shared<BaseGraph>();
+  g->revision = revision;
+  g->reader = r;
+  // Stub entities (endpoints never written) list no entity, but the store keeps
+  // their edges, so they are relation sources all the same.
+  std::vector<std::pair<std::string_view, uint32_t>> live, sources;
+  for (uint32_t i = 0; i < r->node_count(); ++i) {
+    std::string_view key = r->key(i), name;
+    if (EntityNameOf(key, &name)) {
+      sources.emplace_back(name, i);
+      if (!r->is_stub(i)) live.emplace_back(name, i);
+    } else if (ObservationEntityOf(key, &name) && !r->is_stub(i)) {
+      g->observations.emplace_back(name, i);
+    }
+  }
+  std::sort(live.begin(), live.end());
+  std::sort(sources.begin(), sources.end());
+  std::sort(g->observations.begin(), g->observations.end());
+  g->entities.reserve(live.size());
+  auto obs = g->observations.begin();
+  for (const auto& [name, i] : live) {
+    Entity e{std::string(name), EntityTypeFrom(r->meta(i), r->type(i)), {}};
+    std::vector<ObservationSlot> slots;
+    while (obs != g->observations.end() && obs->first < name) ++obs;
+    for (; obs != g->observations.end() && obs->first == name; ++obs) AddSlot(*r, obs->second, &slots);
+    SortObservations(&slots, &e);
+    g->entities.push_back(std::move(e));
+  }
+  for (const auto& [name, i] : sources) AppendRelations(*r, rel_order, i, name, &g->relations);
+  return g;
+}
+
+void BaseGraph::BuildSearch() const {
+  starts.reserve(entities.size() + 1);
+  short_postings.resize(kShortGrams);
+  auto add_once = [](TrigramPostings& list, uint32_t k) {
+    if (list.count == 0 || list.last != k) list.Add(k);
+  };
+  for (uint32_t k = 0; k < entities.size(); ++k) {
+    const Entity& e = entities[k];
+    const size_t begin = text.size();
+    starts.push_back(begin);
+    auto add = [&](std::string_view field) {
+      text += AsciiLower(field);
+      text += '\0';
+    };
+    add(e.name);
+    add(e.entity_type);
+    for (const std::string& o : e.observations) add(o);
+    // Each gram starting at p, the field's NUL ending them all (the text ends in one).
+    for (size_t p = begin; p < text.size(); ++p) {
+      if (text[p] == '\0') continue;
+      add_once(short_postings[ShortGram(text.data() + p, 1)], k);
+      if (text[p + 1] == '\0') continue;
+      add_once(short_postings[ShortGram(text.data() + p, 2)], k);
+      if (text[p + 2] == '\0') continue;
+      add_once(postings.Get(Trigram(text.data() + p)), k);
+    }
+  }
+  starts.push_back(text.size());
+}
+
+std::vector<uint32_t> BaseGraph::FindByTrigrams(const std::string& lowered) const {
+  std::vector<const TrigramPostings*> lists;
+  for (size_t p = 0; p + 3 <= lowered.size(); ++p) {
+    const TrigramPostings* list = postings.Find(Trigram(lowered.data() + p));
+    if (list == nullptr) return {};
+    lists.push_back(list);
+  }
+  std::sort(lists.begin(), lists.end(),
+            [](const TrigramPostings* a, const TrigramPostings* b) { return a->count < b->count; });
+  lists.erase(std::unique(lists.begin(), lists.end()), lists.end());
+  std::vector<uint32_t> candidates = lists[0]->Decode(), both;
+  for (size_t l = 1; l < lists.size() && candidates.size() > kFewCandidates; ++l) {
+    std::vector<uint32_t> next = lists[l]->Decode();
+    both.clear();
+    std::set_intersection(candidates.begin(), candidates.end(), next.begin(), next.end(),
+                          std::back_inserter(both));
+    candidates.swap(both);
+  }
+  std::erase_if(candidates, [&](uint32_t k) { return !TextContains(k, lowered); });
+  return candidates;
+}
+
+std::vector<uint32_t> BaseGraph::Find(const std::string& lowered) const {
+  std::call_once(search_once, [this] { BuildSearch(); });
+  std::vector<uint32_t> hits;
+  if (lowered.find('\0') != std::string::npos) {  // could span fields: field by field
+    for (uint32_t k = 0; k < entities.size(); ++k) {
+      if (EntityMatches(entities[k], lowered)) hits.push_back(k);
+    }
+    return hits;
+  }
+  if (lowered.size() >= 3) return FindByTrigrams(lowered);
+  if (!lowered.empty()) return short_postings[ShortGram(lowered.data(), lowered.size())].Decode();
+  hits.resize(entities.size());  // the empty query: everything
+  for (uint32_t k = 0; k < hits.size(); ++k) hits[k] = k;
+  return hits;
+}
+
+// What a delta changed, read again from the view.
+struct GraphView::Overlay {
+  NameSet touched;  // entities whose entity or observation nodes changed
+  NameSet sources;  // relation sources whose out-edges may have changed
+  std::vector<Entity> entities;     // the touched ones live in the view, by name
+  std::vector<Relation> relations;  // the relations of `sources`, by (from, rel, to)
+};
+
+namespace {
+
+std::unique_ptr<GraphView::Overlay> BuildOverlay(const Reader& view, const RelationOrder& rel_order,
+                                                 const BaseGraph& bg) {
+  auto o = std::make_unique<GraphView::Overlay>();
+  const Reader& base = *view.layer_base();
+  const snapshot::Delta& delta = *view.layer_delta();
+  const Reader& changed = delta.nodes();
+  std::unordered_map<std::string_view, std::vector<std::string_view>> new_observations;
+  auto note = [&](std::string_view key) {
+    std::string_view name;
+    if (EntityNameOf(key, &name)) {
+      o->touched.emplace(name);
+    } else if (ObservationEntityOf(key, &name)) {
+      o->touched.emplace(name);
+      new_observations[name].push_back(key);
+    }
+  };
+  for (uint32_t d = 0; d < changed.node_count(); ++d) note(changed.key(d));
+  for (uint32_t b : delta.removed()) note(base.key(b));
+  for (uint32_t k = 0; k < delta.out_list_count(); ++k) {
+    const uint32_t ref = delta.out_source(k);
+    std::string_view key = snapshot::IsDeltaRef(ref) ? changed.key(ref & ~snapshot::kDeltaNode)
+                                                     : base.key(ref);
+    if (std::string_view name; EntityNameOf(key, &name)) o->sources.emplace(name);
+  }
+  o->sources.insert(o->touched.begin(), o->touched.end());
+
+  for (const std::string& name : o->touched) {
+    auto node = view.FindKey(EntityKey(name));
+    if (!node || view.is_stub(*node)) continue;
+    Entity e{name, EntityTypeFrom(view.meta(*node), view.type(*node)), {}};
+    std::set<std::string_view> keys;
+    auto it = std::lower_bound(bg.observations.begin(), bg.observations.end(),
+                               std::pair<std::string_view, uint32_t>(name, 0));
+    for (; it != bg.observations.end() && it->first == name; ++it) {
+      keys.insert(bg.reader->key(it->second));
+    }
+    if (auto n = new_observations.find(name); n != new_observations.end()) {
+      keys.insert(n->second.begin(), n->second.end());
+    }
+    std::vector<ObservationSlot> slots;
+    for (std::string_view key : keys) {
+      auto obs = view.FindKey(key);
+      if (obs && !view.is_stub(*obs)) AddSlot(view, *obs, &slots);
+    }
+    SortObservations(&slots, &e);
+    o->entities.push_back(std::move(e));
+  }
+  for (const std::string& name : o->sources) {
+    if (auto node = view.FindKey(EntityKey(name))) {
+      AppendRelations(view, rel_order, *node, name, &o->relations);
+    }
+  }
+  return o;
+}
+
+// `base` (sorted by key) less the items whose key is in `replaced`, with
+// `inserted` (sorted by key, every key in `replaced`) spliced in: runs of base
+// items between the changes, found by binary search, O(changes log n).
+template <typename T, typename KeyFn>
+SplicedList<T> Splice(const std::vector<T>& base, const std::vector<T>& inserted,
+                      const NameSet& replaced, KeyFn key) {
+  using Run = typename SplicedList<T>::Run;
+  auto lower = [&](std::string_view k) {
+    return static_cast<size_t>(
+        std::partition_point(base.begin(), base.end(), [&](const T& x) { return key(x) < k; }) -
+        base.begin());
+  };
+  // Base ranges left out (ascending, disjoint: one per replaced key).
+  std::vector<std::pair<size_t, size_t>> gone;
+  for (const std::string& k : replaced) {
+    const size_t b = lower(k);
+    size_t e = b;
+    while (e < base.size() && key(base[e]) == k) ++e;
+    if (e > b) gone.emplace_back(b, e);
+  }
+  std::vector<Run> runs;
+  size_t pos = 0, b = 0, g = 0;
+  auto base_run = [&](size_t end) {
+    if (end > b) {
+      runs.push_back({pos, false, b, end - b});
+      pos += end - b;
+      b = end;
+    }
+  };
+  for (size_t o = 0; o < inserted.size(); ++o) {
+    const size_t at = lower(key(inserted[o]));
+    for (; g < gone.size() && gone[g].first < at; ++g) {
+      base_run(gone[g].first);
+      b = gone[g].second;
+    }
+    base_run(at);
+    if (!runs.empty() && runs.back().inserted && runs.back().first + runs.back().length == o) {
+      ++runs.back().length;
+    } else {
+      runs.push_back({pos, true, o, 1});
+    }
+    ++pos;
+  }
+  for (; g < gone.size(); ++g) {
+    base_run(gone[g].first);
+    b = gone[g].second;
+  }
+  base_run(base.size());
+  return SplicedList<T>(&base, &inserted, std::move(runs), pos);
+}
+
+}  // namespace
+
+template <typename T>
+const T& SplicedList<T>::operator[](size_t i) const {
+  auto run = std::partition_point(runs_.begin(), runs_.end(),
+                                  [i](const Run& r) { return r.start + r.length <= i; });
+  const size_t at = run->first + (i - run->start);
+  return run->inserted ? (*inserted_)[at] : (*base_)[at];
+}
+template class SplicedList<Entity>;
+template class SplicedList<Relation>;
+
+GraphView::~GraphView() = default;
+
+const GraphSplice& GraphView::All() const {
+  std::call_once(all_once_, [this] {
+    auto name = [](const Entity& e) -> const std::string& { return e.name; };
+    auto from = [](const Relation& r) -> const std::string& { return r.from; };
+    static const std::vector<Entity> kNoEntities;
+    static const std::vector<Relation> kNoRelations;
+    static const NameSet kNone;
+    const bool layered = overlay_ != nullptr;
+    all_.entities = Splice(base_->entities, layered ? overlay_->entities : kNoEntities,
+                           layered ? overlay_->touched : kNone, name);
+    all_.relations = Splice(base_->relations, layered ? overlay_->relations : kNoRelations,
+                            layered ? overlay_->sources : kNone, from);
+  });
+  return all_;
+}
+
+GraphListing GraphView::Search(std::string_view query) const {
+  const std::string q = AsciiLower(query);
+  GraphListing out;
+  for (uint32_t k : base_->Find(q)) {
+    const Entity& e = base_->entities[k];
+    if (overlay_ == nullptr || !overlay_->touched.contains(e.name)) out.entities.push_back(&e);
+  }
+  if (overlay_ != nullptr) {
+    for (const Entity& e : overlay_->entities) {
+      if (EntityMatches(e, q)) out.entities.push_back(&e);
+    }
+    std::sort(out.entities.begin(), out.entities.end(),
+              [](const Entity* a, const Entity* b) { return a->name < b->name; });
+  }
+  return out;
+}
+
+void GraphView::AddRelationsTouching(GraphListing* hits) const {
+  const Reader& r = *reader_;
+  std::vector<uint32_t> edges;
+  for (const Entity* e : hits->entities) {
+    auto node = r.FindKey(EntityKey(e->name));
+    if (!node) continue;
+    std::string_view other;
+    for (uint32_t j = r.out_begin(*node); j < r.out_end(*node); ++j) {
+      if (EntityNameOf(r.key(r.edge_target(j)), &other)) edges.push_back(j);
+    }
+    for (uint32_t k = r.in_begin(*node); k < r.in_end(*node); ++k) {
+      if (EntityNameOf(r.key(r.in_source(k)), &other)) edges.push_back(r.in_edge(k));
+    }
+  }
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  auto order = [&](uint32_t j) {
+    return std::make_tuple(r.key(r.edge_source(j)), rel_order_[r.edge_rel(j)],
+                           r.key(r.edge_target(j)));
+  };
+  std::sort(edges.begin(), edges.end(), [&](uint32_t a, uint32_t b) { return order(a) < order(b); });
+  for (uint32_t j : edges) {
+    std::string_view from, to;
+    EntityNameOf(r.key(r.edge_source(j)), &from);
+    EntityNameOf(r.key(r.edge_target(j)), &to);
+    for (auto& t : RelationTypesFrom(r.edge_payload(j), r.relation_name(r.edge_rel(j)))) {
+      hits->owned_relations.push_back({std::string(from), std::string(to), std::move(t)});
+    }
+  }
+  for (const Relation& rel : hits->owned_relations) hits->relations.push_back(&rel);
+}
+
+Result<std::shared_ptr<const GraphView>> GraphViewCache::Get(
+    std::shared_ptr<const Reader> reader, uint64_t revision, const Store& store) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (last_ != nullptr && last_revision_ == revision) return last_;
+  AMEM_RETURN_IF_ERROR(reader->EnsureContent());
+  const bool layered = reader->layered();
+  const uint64_t base_revision = layered ? reader->layer_delta()->base_revision() : revision;
+  if (base_ == nullptr || base_->revision != base_revision) {
+    // The old graph is let go first: a store's graph is held once, not twice.
+    last_.reset();
+    base_.reset();
+    base_ = BaseGraph::Build(layered ? reader->layer_base() : reader, base_revision, store);
+  }
+  std::shared_ptr<GraphView> view(new GraphView());
+  view->base_ = base_;
+  view->rel_order_ = StoreRelationOrder(*reader, store);
+  if (layered) view->overlay_ = BuildOverlay(*reader, view->rel_order_, *view->base_);
+  AMEM_RETURN_IF_ERROR(reader->ContentStatus());
+  view->reader_ = std::move(reader);
+  last_ = view;
+  last_revision_ = revision;
+  return std::shared_ptr<const GraphView>(std::move(view));
+}
+
+// ---- the mapping ----
+
+std::string EntityKey(std::string_view name) {
+  return std::string(kEntityPrefix) + std::string(name);
+}
+
+std::string ObservationKey(std::string_view entity, std::string_view observation) {
+  return std::string(kObsPrefix) + std::string(entity) + "#" + FormatHexId(Hash64(observation));
+}
+
+bool EntityNameOf(std::string_view key, std::string_view* name) {
+  if (!key.starts_with(kEntityPrefix)) return false;
+  *name = key.substr(kEntityPrefix.size());
+  return true;
+}
+
+bool ObservationEntityOf(std::string_view key, std::string_view* entity) {
+  if (!key.starts_with(kObsPrefix) || key.size() < kObsPrefix.size() + kHashSuffix) return false;
+  if (key[key.size() - kHashSuffix] != '#') return false;
+  *entity = key.substr(kObsPrefix.size(), key.size() - kObsPrefix.size() - kHashSuffix);
+  return true;
+}
+
+int64_t ObservationSeq(std::string_view meta_text) {
+  Json meta = ParseJsonText(meta_text);
+  int64_t seq = 0;
+  if (auto it = meta.find("seq"); it != meta.end() && it->is_string()) {
+    const std::string& s = it->get_ref<const std::string&>();
+    std::from_chars(s.data(), s.data() + s.size(), seq);
+  }
+  return seq;
+}
+
+std::string EntityTypeFrom(std::string_view meta_text, NodeType type) {
+  Json meta = ParseJsonText(meta_text);
+  for (const char* field : {"entityType", "kind"}) {
+    if (auto it = meta.find(field); it != meta.end() && it->is_string()) return *it;
+  }
+  return NodeTypeName(type) ? NodeTypeName(type) : "entity";
+}
+
+std::vector<std::string> RelationTypesFrom(std::string_view payload_text,
+                                           std::string_view rel_name) {
+  Json payload = ParseJsonText(payload_text);
+  if (payload.is_object()) {
+    auto it = payload.find("relationTypes");
+    if (it != payload.end() && it->is_array() && !it->empty()) {
+      std::vector<std::string> types;
+      for (const auto& t : *it) {
+        if (t.is_string()) types.push_back(t);
+      }
+      return types;
+    }
+  }
+  return {std::string(rel_name)};
+}
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+bool ObservationSlot::operator<(const ObservationSlot& o) const {
+  return std::tie(seq, key) < std::tie(o.seq, o.key);
+}
+
+void SortObservations(std::vector<ObservationSlot>* slots, Entity* e) {
+  std::sort(slots->begin(), slots->end());
+  for (auto& s : *slots) e->observations.push_back(std::move(s.text));
+}
+
+GraphListing ListingOf(const KnowledgeGraph& g) {
+  GraphListing out;
+  for (const Entity& e : g.entities) out.entities.push_back(&e);
+  for (const Relation& r : g.relations) out.relations.push_back(&r);
+  return out;
+}
+
+}  // namespace amem::mcp

@@ -1,0 +1,174 @@
+// The compatibility graph (tools/mcp/compat.h) read from a snapshot::Reader
+// instead of the store: read_graph and search_nodes answer from the live view
+// (snapshot/live.h), base + delta, so a call after a write costs O(changes).
+//
+// Per base snapshot, a BaseGraph is built once: every entity with its
+// observations, the relations grouped by source, and (on the first search) the
+// lowered search text with trigram postings. A GraphView of a base + delta view
+// holds only what the delta touched: the entities whose entity or observation
+// nodes changed (read again from the view) and the relation groups of the sources
+// whose out-edges changed. Everything a GraphView answers equals what
+// ReadKnowledgeGraph (the store path) gives at the same revision.
+//
+// Lifetimes: the entities and relations a GraphView lists live as long as it does.
+// Thread safety: a GraphView's const methods may be called concurrently.
+#ifndef AMEM_TOOLS_MCP_GRAPH_VIEW_H_
+#define AMEM_TOOLS_MCP_GRAPH_VIEW_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/model.h"
+#include "common/status.h"
+#include "snapshot/reader.h"
+#include "store/store.h"
+#include "tools/mcp/compat.h"
+
+namespace amem::mcp {
+
+// ---- the mapping, shared by the store path and the snapshot path ----
+// NAME of a key `entity:NAME`; false for any other key.
+bool EntityNameOf(std::string_view key, std::string_view* name);
+// E of a key `obs:E#<16 hex>`; false for any other key.
+bool ObservationEntityOf(std::string_view key, std::string_view* entity);
+// An observation's place among its entity's: meta's "seq" (0 when missing).
+int64_t ObservationSeq(std::string_view meta);
+// An entity's type: meta's entityType, else kind, else the node type's name.
+std::string EntityTypeFrom(std::string_view meta, NodeType type);
+// The relation types an edge between two entities stands for.
+std::vector<std::string> RelationTypesFrom(std::string_view payload, std::string_view rel_name);
+std::string AsciiLower(std::string_view s);
+
+struct ObservationSlot {
+  int64_t seq;
+  std::string key;
+  std::string text;
+  bool operator<(const ObservationSlot& o) const;
+};
+// Appends the texts of `slots` to e->observations in (seq, key) order.
+void SortObservations(std::vector<ObservationSlot>* slots, Entity* e);
+
+// Entities, then relations, to page through (GraphPage reads entity_count(),
+// entity(i), relation_count() and relation(k)). The pointers point into a
+// GraphView, a KnowledgeGraph or owned_relations, which must outlive the listing.
+struct GraphListing {
+  std::vector<const Entity*> entities;
+  std::vector<const Relation*> relations;
+  std::vector<Relation> owned_relations;
+
+  size_t entity_count() const { return entities.size(); }
+  const Entity& entity(size_t i) const { return *entities[i]; }
+  size_t relation_count() const { return relations.size(); }
+  const Relation& relation(size_t k) const { return *relations[k]; }
+};
+GraphListing ListingOf(const KnowledgeGraph& g);
+
+// A sorted base list with some of its items left out and others put in, read by
+// position without being copied: O(log changes) per item.
+template <typename T>
+class SplicedList {
+ public:
+  struct Run {
+    size_t start;      // merged position of the run's first item
+    bool inserted;     // items of `inserted` (else of `base`)
+    size_t first, length;
+  };
+  SplicedList() = default;
+  SplicedList(const std::vector<T>* base, const std::vector<T>* inserted, std::vector<Run> runs,
+              size_t size)
+      : base_(base), inserted_(inserted), runs_(std::move(runs)), size_(size) {}
+  size_t size() const { return size_; }
+  // REQUIRES: i < size().
+  const T& operator[](size_t i) const;
+
+ private:
+  const std::vector<T>* base_ = nullptr;
+  const std::vector<T>* inserted_ = nullptr;
+  std::vector<Run> runs_;
+  size_t size_ = 0;
+};
+
+// read_graph's listing of a GraphView.
+struct GraphSplice {
+  SplicedList<Entity> entities;
+  SplicedList<Relation> relations;
+
+  size_t entity_count() const { return entities.size(); }
+  const Entity& entity(size_t i) const { return entities[i]; }
+  size_t relation_count() const { return relations.size(); }
+  const Relation& relation(size_t k) const { return relations[k]; }
+};
+
+// A reader's relation id -> the store's id of that relation (the order edges are
+// listed in; a snapshot numbers custom relations by name instead).
+using RelationOrder = std::array<uint16_t, 256>;
+
+// The store's id of each of a reader's relation ids (the order it lists edges in).
+RelationOrder StoreRelationOrder(const snapshot::Reader& r, const Store& store);
+
+// open_nodes' read of one entity from a view, as the store path (ReadEntity) gives
+// it: the entity with its observations, and the relations touching it in the
+// store's edge order (in-edges, then out-edges, each by (relation id, other end's
+// id)). NotFound when there is no such entity. O(degree log degree).
+Result<Entity> EntityFromView(const snapshot::Reader& r, const RelationOrder& rel_order,
+                              const std::string& name, std::vector<Relation>* relations);
+
+struct BaseGraph;  // tools/mcp/graph_view.cc
+
+class GraphView {
+ public:
+  struct Overlay;  // what a delta changed (tools/mcp/graph_view.cc)
+  ~GraphView();
+  // The whole graph (read_graph): entities by name, relations by (from, rel,
+  // to). The base's lists with the overlay spliced in, O(changes) on the first
+  // call; reading an item is O(log changes).
+  const GraphSplice& All() const;
+  // search_nodes: the entities whose name, type or one observation contains
+  // `query` after ASCII lowering (a match never spans two fields), by name. A
+  // query of 3 bytes or more without a NUL is looked up in the base's trigram
+  // postings and the candidates verified; one of 1 or 2 bytes reads its own
+  // postings; one holding a NUL checks every field. No relations: see
+  // AddRelationsTouching.
+  GraphListing Search(std::string_view query) const;
+  // Lists the relations touching hits->entities, each once, in the full listing's
+  // order (what search_nodes lists after the entities). O(hits' degrees).
+  void AddRelationsTouching(GraphListing* hits) const;
+
+ private:
+  friend class GraphViewCache;
+  GraphView() = default;
+
+  std::shared_ptr<const snapshot::Reader> reader_;
+  std::shared_ptr<const BaseGraph> base_;
+  RelationOrder rel_order_{};  // of reader_
+  std::unique_ptr<const Overlay> overlay_;  // null when the view is the base
+  mutable std::once_flag all_once_;
+  mutable GraphSplice all_;
+};
+
+// What amem mcp keeps between calls: the BaseGraph of the last base read (one:
+// reading a revision older than the live base, from its own file, builds that
+// file's graph in its place) and the last view.
+// Thread safety: Get may be called concurrently.
+class GraphViewCache {
+ public:
+  // The graph of `reader`, `store`'s state at `revision` (a plain snapshot, or a
+  // layered view whose base's BaseGraph is reused).
+  Result<std::shared_ptr<const GraphView>> Get(std::shared_ptr<const snapshot::Reader> reader,
+                                               uint64_t revision, const Store& store);
+
+ private:
+  std::mutex mu_;
+  std::shared_ptr<const BaseGraph> base_;
+  std::shared_ptr<const GraphView> last_;
+  uint64_t last_revision_ = 0;
+};
+
+}  // namespace amem::mcp
+
+#endif  // AMEM_TOOLS_MCP_GRAPH_VIEW_H_

@@ -1,0 +1,25 @@
+// The amem tools of `amem mcp` (docs/MCP.md "Tools"): policy memory (remember,
+// recall, forget), typed memories and links (put_memory, get_memory, delete_memory,
+// link, unlink, define_relation, write_batch), history (changes_since) and
+// store_stats. The query tools are in tools/mcp/query_tools.h.
+#ifndef AMEM_TOOLS_MCP_MEMORY_TOOLS_H_
+#define AMEM_TOOLS_MCP_MEMORY_TOOLS_H_
+
+#include <string>
+
+#include "tools/mcp/common.h"
+
+namespace amem::mcp {
+
+void AddMemoryTools(ToolRegistry* registry, ToolContext* ctx);
+
+// Every tool of `amem mcp`, in tools/list order: the amem tools first, then the
+// query tools, then the compatibility tools.
+ToolRegistry BuildRegistry(ToolContext* ctx);
+
+// What initialize tells the model about this server.
+std::string ServerInstructions();
+
+}  // namespace amem::mcp
+
+#endif  // AMEM_TOOLS_MCP_MEMORY_TOOLS_H_

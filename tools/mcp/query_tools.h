@@ -1,0 +1,33 @@
+// The query tools of `amem mcp` (docs/MCP.md "Query tools"): the 16 queries of
+// docs/QUERIES.md (traverse, find_memories, temporal, impact, similar, context, resolve,
+// text_search, hybrid_search, centrality, path, revise, gaps, analogy, consolidate,
+// drift) and export_snapshot.
+//
+// Every query runs on the store's state as of `as_of`/`at` (snapshot/live.h
+// OpenLive: the base snapshot plus a delta of the changes since it),
+// through the same query functions and JSON renderers as the CLI (query/*.h), so
+// `amem traverse X --json` and the traverse tool answer alike. Answers carry the
+// `revision` they were read at and are cut to the result budget: rows that did not
+// fit are counted under `omitted`. Only `consolidate` with execute: true and
+// `export_snapshot` write (to the store, and to a file the caller names).
+#ifndef AMEM_TOOLS_MCP_QUERY_TOOLS_H_
+#define AMEM_TOOLS_MCP_QUERY_TOOLS_H_
+
+#include <cstddef>
+
+#include "tools/mcp/common.h"
+
+namespace amem::mcp {
+
+void AddQueryTools(ToolRegistry* registry, ToolContext* ctx);
+
+// Cuts the top-level arrays of a query answer so that its ResultCost (both copies in
+// the response, tools/mcp/tool.h) stays within `budget`: arrays share the budget
+// (small ones keep everything, the rest split what is left), each cut by
+// BoundedList, and `omitted` records how many rows each cut array lost. Exposed for
+// tests.
+void FitToBudget(Json* doc, size_t budget);
+
+}  // namespace amem::mcp
+
+#endif  // AMEM_TOOLS_MCP_QUERY_TOOLS_H_
