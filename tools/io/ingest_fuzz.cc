@@ -14,7 +14,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto parsed = amem::cli::ParseIngest(text);
+  auto parsed = amem::io::ParseIngest(text);
   if (!parsed.ok()) {
     const std::string& msg = parsed.status().message();
     if (!parsed.status().IsInvalidArgument() || msg.rfind("line ", 0) != 0) __builtin_trap();
