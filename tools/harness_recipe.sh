@@ -4,7 +4,7 @@
 # or stores yet) on the demo data (tests/data/demo/): one agent run leaves a log, a
 # snapshot and a query log; later the memory is rebuilt from the log and every
 # question asked again. Every timestamp is fixed, so the output is the same on every
-# run and machine; README.md shows it and tests/tools/replay_cli_test.cc checks that.
+# run and machine; README.md shows it and tests/cli/cmd_replay_queries_test.cc checks that.
 #
 #   mkdir /tmp/recipe && cd /tmp/recipe && bash /path/to/amem/tools/harness_recipe.sh \
 #       /path/to/amem/build/amem

@@ -1,15 +1,41 @@
-// Helpers for the snapshot tests: read a file, and touch every accessor of a
-// Reader (so corrupted-but-accepted files are exercised under ASan).
+// Helpers for the snapshot tests: build a snapshot and open it (failing the test
+// with the error), read a file, and touch every accessor of a Reader (so
+// corrupted-but-accepted files are exercised under ASan).
 #ifndef AMEM_TESTS_SNAPSHOT_SNAPSHOT_TEST_UTIL_H_
 #define AMEM_TESTS_SNAPSHOT_SNAPSHOT_TEST_UTIL_H_
 
+#include <catch2/catch.hpp>
+
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 
 #include "snapshot/reader.h"
+#include "snapshot/writer.h"
 
 namespace amem::snapshot_test {
+
+// The snapshot bytes of `s`; fails the test on an error.
+inline std::string Build(const StoreState& s, const snapshot::WriterOptions& o = {}) {
+  auto b = snapshot::BuildSnapshot(s, o);
+  INFO(b.status().ToString());
+  REQUIRE(b.ok());
+  return std::move(b).value();
+}
+
+// A reader over `bytes` (it keeps its own copy); fails the test on an error.
+inline std::unique_ptr<snapshot::Reader> OpenOrDie(const std::string& bytes) {
+  auto r = snapshot::Reader::OpenBuffer(bytes);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+// A reader over the snapshot of `s`.
+inline std::unique_ptr<snapshot::Reader> OpenState(const StoreState& s) {
+  return OpenOrDie(Build(s));
+}
 
 inline std::string ReadFileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

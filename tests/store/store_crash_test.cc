@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/tools/amem_runner.h"
+#include "tests/cli/amem_runner.h"
 
 namespace amem::testing {
 namespace {

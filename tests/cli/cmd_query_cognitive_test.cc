@@ -2,7 +2,7 @@
 // snapshot, --json, exit codes and consolidate --execute.
 #include <catch2/catch.hpp>
 
-#include "tests/tools/amem_runner.h"
+#include "tests/cli/amem_runner.h"
 
 using amem::testing::RunResult;
 using amem::testing::TempStore;

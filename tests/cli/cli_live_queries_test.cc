@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tests/store/store_test_util.h"
-#include "tests/tools/amem_runner.h"
+#include "tests/cli/amem_runner.h"
 
 using amem::testing::RunProgram;
 using amem::testing::RunResult;

@@ -1,7 +1,7 @@
 // Test helpers that run the real amem binary (AMEM_BINARY) in a temporary
 // directory and capture its exit code, stdout and stderr.
-#ifndef AMEM_TESTS_TOOLS_AMEM_RUNNER_H_
-#define AMEM_TESTS_TOOLS_AMEM_RUNNER_H_
+#ifndef AMEM_TESTS_CLI_AMEM_RUNNER_H_
+#define AMEM_TESTS_CLI_AMEM_RUNNER_H_
 
 #include <fcntl.h>
 #include <signal.h>
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "tests/store/store_test_util.h"  // TempDir
@@ -132,6 +133,51 @@ class TempStore {
   std::string store_;
 };
 
+// A failed command: the exit code, one line on stderr naming the command, nothing on
+// stdout.
+inline void RequireError(const RunResult& r, int code, const std::string& cmd,
+                         const std::string& needle = "") {
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.exit_code == code);
+  CHECK(r.err_lines() == 1);
+  CHECK(r.err.rfind("amem " + cmd + ": ", 0) == 0);
+  CHECK(r.out.empty());
+  if (!needle.empty()) CHECK(r.err.find(needle) != std::string::npos);
+}
+
+inline void RequireOk(const RunResult& r) {
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.err.empty());
+}
+
+// A file of the demo's data (tests/data/demo).
+inline std::string Demo(const std::string& name) {
+  return std::string(AMEM_SOURCE_DIR) + "/tests/data/demo/" + name;
+}
+
+// The demo's three ingests into `store`.
+inline void IngestDemo(const TempStore& s) {
+  REQUIRE(s.Run({"ingest", Demo("1-explore.jsonl"), "--ts", "1700000000", "--run", "run-1",
+                 "--scope", "amem"}).exit_code == 0);
+  REQUIRE(s.Run({"ingest", Demo("2-correct.jsonl"), "--ts", "1700000600", "--run", "run-1",
+                 "--scope", "amem"}).exit_code == 0);
+  REQUIRE(s.Run({"ingest", Demo("3-next-run.jsonl"), "--ts", "1700003600", "--run", "run-2",
+                 "--scope", "amem"}).exit_code == 0);
+}
+
+// The lines of `text`, without their newlines.
+inline std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace amem::testing
 
-#endif  // AMEM_TESTS_TOOLS_AMEM_RUNNER_H_
+#endif  // AMEM_TESTS_CLI_AMEM_RUNNER_H_

@@ -2,7 +2,7 @@
 // exactly tests/data/demo/expected.txt: its output is deterministic.
 #include <catch2/catch.hpp>
 
-#include "tests/tools/amem_runner.h"
+#include "tests/cli/amem_runner.h"
 
 namespace amem::testing {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "tests/tools/amem_runner.h"
+#include "tests/cli/amem_runner.h"
 
 namespace amem::testing {
 namespace {

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "common/model.h"
-#include "tests/tools/amem_runner.h"
+#include "tests/cli/amem_runner.h"
 
 namespace amem::testing {
 namespace {

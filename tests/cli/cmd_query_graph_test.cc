@@ -9,24 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/tools/amem_runner.h"
+#include "tests/cli/amem_runner.h"
 
 namespace amem::testing {
 namespace {
-
-void RequireOk(const RunResult& r) {
-  INFO("stdout: " << r.out << "\nstderr: " << r.err);
-  REQUIRE(r.exit_code == 0);
-  REQUIRE(r.err.empty());
-}
-
-void RequireError(const RunResult& r, int code, const std::string& cmd) {
-  INFO("stdout: " << r.out << "\nstderr: " << r.err);
-  CHECK(r.exit_code == code);
-  CHECK(r.err_lines() == 1);
-  CHECK(r.err.rfind("amem " + cmd + ": ", 0) == 0);
-  CHECK(r.out.empty());
-}
 
 const char* kGraph =
     R"({"op":"node","key":"fact:a","type":"fact","content":"A is true","ts":100}

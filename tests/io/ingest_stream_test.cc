@@ -7,7 +7,7 @@
 
 #include "store/batch.h"
 #include "tests/store/store_test_util.h"
-#include "tests/tools/amem_runner.h"
+#include "tests/cli/amem_runner.h"
 #include "tools/io/ingest.h"
 #include "tools/io/ingest_line.h"
 

@@ -10,7 +10,7 @@
 #include "snapshot/agentic_memory.h"
 #include "snapshot/reader.h"
 #include "tests/snapshot/agentic_memory_writer.h"
-#include "tests/tools/amem_runner.h"
+#include "tests/cli/amem_runner.h"
 
 namespace amem::testing {
 namespace {

@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <string>
 
-#include "tests/tools/amem_runner.h"
+#include "tests/cli/amem_runner.h"
 
 namespace amem::testing {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "common/json_parse.h"
 #include "snapshot/format.h"
-#include "tests/tools/amem_runner.h"
+#include "tests/cli/amem_runner.h"
 #include "tools/cli/command.h"
 
 namespace amem::testing {

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "snapshot/format.h"
-#include "tests/tools/amem_runner.h"
+#include "tests/cli/amem_runner.h"
 
 namespace amem::testing {
 namespace {

@@ -12,7 +12,7 @@
 #include "common/coding.h"
 #include "snapshot/format.h"
 #include "snapshot/reader.h"
-#include "tests/tools/amem_runner.h"
+#include "tests/cli/amem_runner.h"
 
 namespace amem::testing {
 namespace {
