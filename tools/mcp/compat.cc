@@ -714,12 +714,15 @@ Result<ImportReport> ImportKnowledgeGraph(Store* store, const KnowledgeGraph& gr
   return last;
 }
 
-void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
-  Store* store = ctx->store;
-  auto not_found = [](const std::string& name) {
-    return ToolError("Entity with name " + Preview(name, 200) + " not found");
-  };
+namespace {
 
+// The official server's answer when an entity does not exist.
+ToolResult EntityNotFound(const std::string& name) {
+  return ToolError("Entity with name " + Preview(name, 200) + " not found");
+}
+
+Tool CreateEntitiesTool(ToolContext* ctx) {
+  Store* store = ctx->store;
   Tool t;
   t.name = "create_entities";
   t.title = "Create Entities";
@@ -745,9 +748,12 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
       return Echo("entities", std::move(created), "entities created");
     });
   };
-  registry->Add(t);
+  return t;
+}
 
-  t = Tool();
+Tool CreateRelationsTool(ToolContext* ctx) {
+  Store* store = ctx->store;
+  Tool t;
   t.name = "create_relations";
   t.title = "Create Relations";
   t.description =
@@ -759,7 +765,7 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
       "follow.)";
   t.input_schema = OpenObjectSchema(
       Json{{"relations", ArrayOf(RelationSchema(), "Relations to create")}}, {"relations"});
-  t.handler = [store, not_found](const Json& args) {
+  t.handler = [store](const Json& args) {
     return GraphWrite(store, "create_relations", [&](GraphWriter* w) {
       std::vector<Json> created;
       for (const auto& j : args["relations"]) {
@@ -767,7 +773,7 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
         for (const auto* end : {&r.from, &r.to}) {
           auto exists = w->EntityExists(*end);
           if (!exists.ok()) return ToolErrorFromStatus("create_relations", exists.status());
-          if (!*exists) return not_found(*end);
+          if (!*exists) return EntityNotFound(*end);
         }
         bool is_new = false;
         if (Status s = w->CreateRelation(r, &is_new); !s.ok()) {
@@ -778,9 +784,12 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
       return Echo("relations", std::move(created), "relations created");
     });
   };
-  registry->Add(t);
+  return t;
+}
 
-  t = Tool();
+Tool AddObservationsTool(ToolContext* ctx) {
+  Store* store = ctx->store;
+  Tool t;
   t.name = "add_observations";
   t.title = "Add Observations";
   t.description =
@@ -795,7 +804,7 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
               "contents": {"type": "array", "items": {"type": "string"}, "description": "An array of observation contents to add"}
             })"), {"entityName", "contents"}), "Observations to add, per entity")}},
       {"observations"});
-  t.handler = [store, not_found](const Json& args) {
+  t.handler = [store](const Json& args) {
     return GraphWrite(store, "add_observations", [&](GraphWriter* w) {
       std::vector<Json> results;
       size_t count = 0;
@@ -803,7 +812,7 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
         std::string name = j["entityName"];
         auto exists = w->EntityExists(name);
         if (!exists.ok()) return ToolErrorFromStatus("add_observations", exists.status());
-        if (!*exists) return not_found(name);
+        if (!*exists) return EntityNotFound(name);
         Json added = Json::array();
         for (const auto& c : j["contents"]) {
           bool is_new = false;
@@ -820,9 +829,12 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
       return r;
     });
   };
-  registry->Add(t);
+  return t;
+}
 
-  t = Tool();
+Tool DeleteEntitiesTool(ToolContext* ctx) {
+  Store* store = ctx->store;
+  Tool t;
   t.name = "delete_entities";
   t.title = "Delete Entities";
   t.description =
@@ -857,9 +869,12 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
                                       " entities. Not found: " + JoinNames(missing));
     });
   };
-  registry->Add(t);
+  return t;
+}
 
-  t = Tool();
+Tool DeleteObservationsTool(ToolContext* ctx) {
+  Store* store = ctx->store;
+  Tool t;
   t.name = "delete_observations";
   t.title = "Delete Observations";
   t.description = "Delete specific observations from entities in the knowledge graph.";
@@ -901,9 +916,12 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
       return SuccessMessage(message);
     });
   };
-  registry->Add(t);
+  return t;
+}
 
-  t = Tool();
+Tool DeleteRelationsTool(ToolContext* ctx) {
+  Store* store = ctx->store;
+  Tool t;
   t.name = "delete_relations";
   t.title = "Delete Relations";
   t.description = "Delete multiple relations from the knowledge graph.";
@@ -929,34 +947,42 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
                                       " relations. The rest matched nothing.");
     });
   };
-  registry->Add(t);
+  return t;
+}
 
-  Json page = Merge(PageProperties(kDefaultGraphLimit, kMaxGraphLimit), AsOfProperties());
-  const std::string paging =
-      " Large results come in pages: when the result has nextCursor, call again with the "
-      "same arguments and cursor set to it. An entity too big for one page is split: the "
-      "part on a page has truncated: true, observationCount and observationOffset, and the "
-      "next page goes on with its following observations.";
+// The paging arguments of read_graph, search_nodes and open_nodes, and what their
+// descriptions say about pages.
+Json GraphPageProperties() {
+  return Merge(PageProperties(kDefaultGraphLimit, kMaxGraphLimit), AsOfProperties());
+}
+constexpr const char* kPagingNote =
+    " Large results come in pages: when the result has nextCursor, call again with the "
+    "same arguments and cursor set to it. An entity too big for one page is split: the "
+    "part on a page has truncated: true, observationCount and observationOffset, and the "
+    "next page goes on with its following observations.";
 
-  t = Tool();
+Tool ReadGraphTool(ToolContext* ctx) {
+  Tool t;
   t.name = "read_graph";
   t.title = "Read Graph";
   t.description =
       "Read the knowledge graph: entities (with their observations), then relations. Prefer "
-      "search_nodes or open_nodes when you know what you are looking for." + paging;
-  t.input_schema = OpenObjectSchema(page);
+      "search_nodes or open_nodes when you know what you are looking for." + std::string(kPagingNote);
+  t.input_schema = OpenObjectSchema(GraphPageProperties());
   t.read_only = true;
   t.idempotent = true;
   t.handler = [ctx](const Json& args) { return ListGraph(ctx, args, nullptr); };
-  registry->Add(t);
+  return t;
+}
 
-  t = Tool();
+Tool SearchNodesTool(ToolContext* ctx) {
+  Tool t;
   t.name = "search_nodes";
   t.title = "Search Nodes";
   t.description =
       "Search for nodes in the knowledge graph based on a query: entities whose name, type "
       "or an observation contains the query (case-insensitive substring), and the relations "
-      "touching them. For ranked keyword search over all memories use text_search." + paging;
+      "touching them. For ranked keyword search over all memories use text_search." + std::string(kPagingNote);
   t.input_schema = OpenObjectSchema(
       Merge(Json{{"query",
                   {{"type", "string"},
@@ -964,7 +990,7 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
                    {"description",
                     "The search query to match against entity names, types, and observation "
                     "content"}}}},
-            page),
+            GraphPageProperties()),
       {"query"});
   t.read_only = true;
   t.idempotent = true;
@@ -972,20 +998,22 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
     std::string q = args["query"];
     return ListGraph(ctx, args, &q);
   };
-  registry->Add(t);
+  return t;
+}
 
-  t = Tool();
+Tool OpenNodesTool(ToolContext* ctx) {
+  Tool t;
   t.name = "open_nodes";
   t.title = "Open Nodes";
   t.description =
       "Open specific nodes in the knowledge graph by their names: the entities with their "
       "observations and every relation touching them. Names that do not exist are left out." +
-      paging;
+      std::string(kPagingNote);
   t.input_schema = OpenObjectSchema(
       Merge(Json{{"names", Merge(ArrayOf(Json{{"type", "string"}},
                                          "An array of entity names to retrieve"),
                                  Json{{"maxItems", 1000}})}},
-            page),
+            GraphPageProperties()),
       {"names"});
   t.read_only = true;
   t.idempotent = true;
@@ -1023,7 +1051,21 @@ void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
     if (Status s = reader.ContentStatus(); !s.ok()) return ToolErrorFromStatus("open_nodes", s);
     return GraphPage(ListingOf(g), args, *start, live->revision);
   };
-  registry->Add(t);
+  return t;
+}
+
+}  // namespace
+
+void AddCompatTools(ToolRegistry* registry, ToolContext* ctx) {
+  registry->Add(CreateEntitiesTool(ctx));
+  registry->Add(CreateRelationsTool(ctx));
+  registry->Add(AddObservationsTool(ctx));
+  registry->Add(DeleteEntitiesTool(ctx));
+  registry->Add(DeleteObservationsTool(ctx));
+  registry->Add(DeleteRelationsTool(ctx));
+  registry->Add(ReadGraphTool(ctx));
+  registry->Add(SearchNodesTool(ctx));
+  registry->Add(OpenNodesTool(ctx));
 }
 
 }  // namespace amem::mcp

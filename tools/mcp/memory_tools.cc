@@ -276,14 +276,17 @@ void AddKvTools(ToolRegistry* registry, Store* store) {
   registry->Add(t);
 }
 
-void AddGraphTools(ToolRegistry* registry, Store* store) {
-  Json link_item = ObjectSchema(
+// One of put_memory's links: an edge from or to the memory.
+Json LinkItemSchema() {
+  return ObjectSchema(
       Json{{"rel", Str("Relation, e.g. part_of, defines, calls, supports, caused_by.")},
            {"to", Str("Key of the node this memory points to (this --rel--> to).")},
            {"from", Str("Key of the node pointing to this memory (from --rel--> this).")},
            {"weight", {{"type", "number"}, {"description", "Edge weight (default 1)."}}}},
       {"rel"});
+}
 
+Tool PutMemoryTool(Store* store) {
   Tool t;
   t.name = "put_memory";
   t.title = "Store a typed memory";
@@ -306,7 +309,7 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
                            {"description", "Extra attributes as string values."}}},
                  {"confidence", {{"type", "number"}, {"minimum", 0}, {"maximum", 1},
                                  {"description", "How sure you are, 0..1 (default 1)."}}},
-                 {"links", Merge(ArrayOf(link_item, "Edges to add with this memory."),
+                 {"links", Merge(ArrayOf(LinkItemSchema(), "Edges to add with this memory."),
                                  Json{{"maxItems", 1000}})}},
             WriteProperties()),
       {"key", "type"});
@@ -339,9 +342,11 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
                    Json{{"key", key}, {"id", FormatHexId(NodeIdForKey(key))},
                         {"links", ops.size() - 1}});
   };
-  registry->Add(t);
+  return t;
+}
 
-  t = Tool();
+Tool GetMemoryTool(Store* store) {
+  Tool t;
   t.name = "get_memory";
   t.title = "Get a memory and its edges";
   t.description =
@@ -391,9 +396,11 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
     }
     return r;
   };
-  registry->Add(t);
+  return t;
+}
 
-  t = Tool();
+Tool DeleteMemoryTool(Store* store) {
+  Tool t;
   t.name = "delete_memory";
   t.title = "Delete a memory";
   t.description =
@@ -435,9 +442,11 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
                        Json{{"deleted", node->key}, {"edges_deleted", edges}});
     });
   };
-  registry->Add(t);
+  return t;
+}
 
-  t = Tool();
+Tool LinkTool(Store* store) {
+  Tool t;
   t.name = "link";
   t.title = "Link two memories";
   t.description =
@@ -466,9 +475,11 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
     return Written(store, {op}, args, "link",
                    Json{{"src", src}, {"rel", args["rel"]}, {"dst", dst}});
   };
-  registry->Add(t);
+  return t;
+}
 
-  t = Tool();
+Tool UnlinkTool(Store* store) {
+  Tool t;
   t.name = "unlink";
   t.title = "Remove a link";
   t.description = "Delete the edge src --rel--> dst (its history is kept).";
@@ -497,9 +508,11 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
                        "unlink", std::move(result));
     });
   };
-  registry->Add(t);
+  return t;
+}
 
-  t = Tool();
+Tool DefineRelationTool(Store* store) {
+  Tool t;
   t.name = "define_relation";
   t.title = "Define a custom relation";
   t.description =
@@ -513,9 +526,11 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
     return Written(store, {Json{{"op", "rel"}, {"name", args["name"]}}}, args, "define_relation",
                    Json{{"name", args["name"]}});
   };
-  registry->Add(t);
+  return t;
+}
 
-  t = Tool();
+Tool WriteBatchTool(Store* store) {
+  Tool t;
   t.name = "write_batch";
   t.title = "Write many memories at once";
   t.description =
@@ -534,7 +549,17 @@ void AddGraphTools(ToolRegistry* registry, Store* store) {
     std::vector<Json> ops(args["operations"].begin(), args["operations"].end());
     return Written(store, ops, args, "write_batch", Json{{"operations", ops.size()}});
   };
-  registry->Add(t);
+  return t;
+}
+
+void AddGraphTools(ToolRegistry* registry, Store* store) {
+  registry->Add(PutMemoryTool(store));
+  registry->Add(GetMemoryTool(store));
+  registry->Add(DeleteMemoryTool(store));
+  registry->Add(LinkTool(store));
+  registry->Add(UnlinkTool(store));
+  registry->Add(DefineRelationTool(store));
+  registry->Add(WriteBatchTool(store));
 }
 
 void AddHistoryTools(ToolRegistry* registry, Store* store) {
