@@ -15,7 +15,6 @@
 
 #include "common/clock.h"
 #include "common/coding.h"
-#include "store/batch.h"
 #include "store/store_rep.h"
 #include "store/validate.h"
 

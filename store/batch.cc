@@ -1,4 +1,4 @@
-#include "store/batch.h"
+#include "store/store.h"
 
 #include <iterator>
 #include <utility>

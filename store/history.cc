@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "common/coding.h"
-#include "store/batch.h"
 #include "store/store_rep.h"
 
 namespace amem {

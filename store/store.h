@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "common/model.h"
@@ -119,13 +120,31 @@ struct KvInput {
   std::optional<std::string> run, task;
 };
 
+// What an operation does (Batch::Op) or did (Change).
+enum class OpKind : uint8_t {
+  kPutNode, kDeleteNode, kPutEdge, kDeleteEdge, kPutKv, kDeleteKv, kDefineRelation
+};
+
 // Many operations applied in one transaction, all or nothing. Validation happens
 // when the batch is applied; the first bad operation fails the whole batch with
 // InvalidArgument naming its 0-based position in ops() ("op 17: ..."). Deleting
 // an absent item is a no-op; a batch that changes nothing commits no revision.
 class Batch {
  public:
-  struct Op;  // defined in store/batch.h (internal); complete wherever ops are used
+  // One queued operation. The kind says which member of `input` is used:
+  //   kPutNode: NodeInput          kDeleteNode: NodeInput (key only)
+  //   kPutEdge: EdgeInput          kDeleteEdge: EdgeInput (src, rel, dst only)
+  //   kPutKv: KvInput              kDeleteKv: KvInput (scope, ns, key only)
+  //   kDefineRelation: EdgeInput whose `rel` is the name
+  struct Op {
+    using Kind = OpKind;
+    Kind kind = Kind::kPutNode;
+    std::variant<NodeInput, EdgeInput, KvInput> input;
+
+    const NodeInput& node() const { return std::get<NodeInput>(input); }
+    const EdgeInput& edge() const { return std::get<EdgeInput>(input); }
+    const KvInput& kv() const { return std::get<KvInput>(input); }
+  };
 
   Batch();
   ~Batch();
@@ -213,9 +232,7 @@ struct KvRecord {
 
 // One entry of diff_since: what a revision changed.
 struct Change {
-  enum class Kind : uint8_t {
-    kPutNode, kDeleteNode, kPutEdge, kDeleteEdge, kPutKv, kDeleteKv, kDefineRelation
-  };
+  using Kind = OpKind;
   uint64_t rev = 0;
   int64_t ts = 0;     // the revision's commit timestamp
   Kind kind = Kind::kPutNode;
@@ -355,9 +372,25 @@ struct CompactReport {
 uint32_t StoreFormatVersion();
 uint32_t OldestReadableStoreFormat();
 
+// Errors. Every call returns a Status (or Result) and never throws. The classes:
+//   InvalidArgument  bad input, named ("op K: field ..."); nothing was written
+//   NotFound         the node, edge or kv entry (or the store) does not exist
+//   Aborted          WriteOptions::expected_revision differs from the store's
+//                    revision: another writer committed first; nothing was written
+//   Corruption       a record, index or meta value is damaged (docs/STORE.md §6)
+//   NotSupported     a store of a format this build cannot read
+//   IOError          the file system failed (e.g. a full disk); the store stays at
+//                    its last commit
+// A write that fails, with any class, leaves the store exactly as it was.
 class Store {
  public:
-  // Opens (creating when allowed) the store in directory `dir`.
+  // Opens (creating when allowed) the store in directory `dir`. Errors:
+  // InvalidArgument for a dimension outside 1..kMaxDimension; NotFound when there
+  // is no store at `dir` and options.create_if_missing is false (nothing is
+  // created); NotSupported for a store format outside
+  // OldestReadableStoreFormat()..StoreFormatVersion(); Corruption for a damaged
+  // meta database; IOError when `dir` cannot be created or LMDB cannot open it.
+  // Opening the same directory again in a process shares its environment.
   static Result<std::unique_ptr<Store>> Open(const std::string& dir,
                                              const StoreOptions& options = {});
   ~Store();
@@ -365,6 +398,12 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   // ---- writes: each is one transaction, returns the committed revision ----
+  // Errors: InvalidArgument naming the first bad operation ("op K: ...": an
+  // unknown relation or type, a field out of range, invalid UTF-8, a key id
+  // collision, a ts more than a day ahead of the clock); Aborted when
+  // options.expected_revision is set and differs from the store's revision;
+  // IOError when the disk is full or the map cannot grow. Nothing is written on
+  // any error.
   // An empty batch commits nothing and returns the current revision (Aborted when
   // options.expected_revision is set and differs from it).
   Result<uint64_t> Apply(const Batch& batch, const WriteOptions& options = {});

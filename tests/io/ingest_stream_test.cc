@@ -5,7 +5,6 @@
 #include <cstring>
 #include <limits>
 
-#include "store/batch.h"
 #include "tests/store/store_test_util.h"
 #include "tests/cli/amem_runner.h"
 #include "tools/io/ingest.h"

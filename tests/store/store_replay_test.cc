@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "snapshot/writer.h"
-#include "store/batch.h"
 #include "tests/store/random_history.h"
 #include "tests/store/store_test_util.h"
 #include "tools/cli/history_log.h"

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "common/model.h"
-#include "store/batch.h"
 #include "tools/io/ingest.h"
 #include "tools/io/json_input.h"
 #include "tools/io/json_records.h"

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <string_view>
 
-#include "store/batch.h"
 #include "tools/io/ingest.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

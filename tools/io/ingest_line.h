@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "store/batch.h"
+#include "store/store.h"
 
 namespace amem::io {
 
