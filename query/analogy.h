@@ -67,12 +67,12 @@ struct AnalogyResult {
 // The fingerprint of node i (see above), in `out[kFingerprintDims]`.
 void Fingerprint(const snapshot::Reader& reader, uint32_t i, float* out);
 
-// InvalidArgument when anchor is out of range.
 // dot(a, b) and |b|^2 over n floats as the content score sums them: eight float
 // lanes (SIMD without -ffast-math; the reduction order is fixed, so the results
 // are too), then the lanes and the tail in double. Exposed for tests.
 void LaneDotAndNorm(const float* a, const float* b, uint32_t n, double* dot, double* nb);
 
+// The memories most like `anchor`. InvalidArgument when anchor is out of range.
 Result<AnalogyResult> Analogy(const snapshot::Reader& reader, uint32_t anchor,
                               const AnalogyOptions& options = {});
 // The anchor is the best BM25 match for `text`; NotFound when no node matches.
@@ -82,7 +82,8 @@ Result<AnalogyResult> AnalogyForText(const snapshot::Reader& reader, std::string
 Json AnalogyJson(const AnalogyResult& result);
 
 // Analogy anchored on the node `node` names, else on the best match of `text`.
-// REQUIRES: exactly one of them is non-empty.
+// REQUIRES: exactly one of them is non-empty. NotFound when the node does not
+// exist or no node matches the text; InvalidArgument for an empty node argument.
 Result<AnalogyResult> AnalogyFor(const snapshot::Reader& reader, const std::string& node,
                                  const std::string& text, const AnalogyOptions& options);
 

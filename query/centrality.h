@@ -35,6 +35,7 @@ class Reader;
 namespace amem::query {
 
 enum class CentralityMetric : uint8_t { kPageRank, kDegree, kBetweenness };
+// "pagerank", "degree" or "betweenness"; InvalidArgument naming the choices otherwise.
 Result<CentralityMetric> ParseCentralityMetric(std::string_view name);
 const char* CentralityMetricName(CentralityMetric metric);
 
@@ -74,6 +75,7 @@ struct CentralityResult {
   bool sampled = false;
 };
 
+// InvalidArgument when the PageRank damping is not in (0, 1).
 Result<CentralityResult> Centrality(const snapshot::Reader& reader,
                                     const CentralityOptions& options);
 

@@ -81,6 +81,7 @@ struct ConsolidatePlan {
   std::vector<uint32_t> orphans;                 // ascending
 };
 
+// InvalidArgument when dedup_threshold is not in (0, 1].
 Result<ConsolidatePlan> PlanConsolidation(const snapshot::Reader& reader,
                                           const ConsolidateOptions& options = {});
 
@@ -97,7 +98,9 @@ struct ApplyReport {
 // Writes the plan to `store` in one transaction (store.h Batch): the supersedes and
 // contradicts edges, and each promotion as a re-put of the store's current record
 // with type fact. `reader` must be the snapshot the plan was made on; its keys name
-// the nodes. `options` attributes the writes (ts, run, task).
+// the nodes. `options` attributes the writes (ts, run, task). InvalidArgument when
+// the snapshot has no node keys (a spec-only file); otherwise Store::Apply's errors
+// (nothing is written on any of them).
 Result<ApplyReport> ApplyConsolidation(Store& store, const snapshot::Reader& reader,
                                        const ConsolidatePlan& plan,
                                        const WriteOptions& options = {});

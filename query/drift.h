@@ -70,6 +70,7 @@ struct DriftResult {
   std::vector<DriftCluster> clusters;
 };
 
+// InvalidArgument when the topic is given but has no word to match.
 Result<DriftResult> Drift(const snapshot::Reader& reader, const DriftOptions& options = {});
 
 Json DriftJson(const DriftResult& result, const DriftOptions& options);

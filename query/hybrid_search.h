@@ -60,6 +60,8 @@ struct HybridSearchResult {
   const char* vector_basis = "";  // the cosine list's space: SimilarResult::basis
 };
 
+// InvalidArgument when k or a weight is not finite (or k < 0), or when the text has
+// no searchable term and no vector is given; Similar's errors for the vector.
 Result<HybridSearchResult> HybridSearch(const snapshot::Reader& reader,
                                         const HybridSearchOptions& options);
 

@@ -41,12 +41,14 @@ NodeRow MakeNodeRow(const snapshot::Reader& reader, uint32_t index,
 
 // A node argument: an exact key; else 16 hex digits (optionally "0x"-prefixed) naming
 // a stable id; else a dense index written as decimal digits or "#N". A key wins over
-// the other readings. NotFound names the argument when nothing matches.
+// the other readings. NotFound names the argument when nothing matches;
+// InvalidArgument for an empty argument.
 Result<uint32_t> ResolveNode(const snapshot::Reader& reader, std::string_view arg);
 
 // Which way edges are followed: kOut src -> dst, kIn dst -> src, kBoth either.
 enum class Direction : uint8_t { kOut, kIn, kBoth };
-Result<Direction> ParseDirection(std::string_view text);  // "out" | "in" | "both"
+// "out", "in" or "both"; InvalidArgument naming the text otherwise.
+Result<Direction> ParseDirection(std::string_view text);
 const char* DirectionName(Direction d);
 
 // A set of relation ids; default-constructed it admits every relation.
@@ -86,6 +88,7 @@ class TypeFilter {
 };
 
 // Type names as in common/model.h, comma-separated elements allowed. Empty: all.
+// An unknown type is InvalidArgument naming it.
 Result<TypeFilter> ParseTypes(const std::vector<std::string>& names);
 
 // Runs (sessions) by name -> the snapshot's session numbers, sorted. A run the

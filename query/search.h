@@ -24,7 +24,8 @@ struct SearchOptions {
   Sort sort = Sort::kRecent;
   size_t limit = 20;
 };
-Result<SearchOptions::Sort> ParseSearchSort(std::string_view text);  // recent|confidence
+// "recent" or "confidence"; InvalidArgument otherwise.
+Result<SearchOptions::Sort> ParseSearchSort(std::string_view text);
 
 struct SearchResult {
   std::vector<uint32_t> nodes;  // best first

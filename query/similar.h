@@ -69,6 +69,10 @@ struct SimilarResult {
 inline constexpr const char* kStoredVectors = "stored vectors";
 inline constexpr const char* kBuiltinEmbedding = "built-in embedding";
 
+// Errors: InvalidArgument when none of vector, text and node is given, when the
+// vector's length is not the snapshot's dimension or a value is not finite, or
+// when the query embeds to the zero vector; NotFound for a node out of range;
+// Corruption for a damaged embeddings block.
 Result<SimilarResult> Similar(const snapshot::Reader& reader, const SimilarOptions& options);
 
 // The dimension queries use: the file's, or kDefaultDimension when it has none.

@@ -19,6 +19,7 @@ struct Period {
   bool by_runs() const { return !runs.empty(); }
 };
 // "FROM..TO" (either side may be empty: "..500", "100..") or "run:NAME[,NAME...]".
+// InvalidArgument for text that is neither FROM..TO nor run:NAME[,NAME...].
 Result<Period> ParsePeriod(std::string_view text);
 
 struct TemporalOptions {

@@ -66,6 +66,9 @@ struct TextSearchResult {
   bool used_index = false;
 };
 
+// InvalidArgument when the query has no searchable term (stop words and one-letter
+// words are ignored); NotSupported when options.path asks for the term index and
+// the snapshot has none.
 Result<TextSearchResult> TextSearch(const snapshot::Reader& reader,
                                     const TextSearchOptions& options);
 
