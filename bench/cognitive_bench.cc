@@ -31,7 +31,7 @@
 #include "bench/workload.h"
 #include "common/hash.h"
 #include "query/analogy.h"
-#include "query/cog_graph.h"
+#include "query/internal/cog_graph.h"
 #include "query/consolidate.h"
 #include "query/drift.h"
 #include "query/gaps.h"

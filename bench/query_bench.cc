@@ -51,7 +51,7 @@
 #include "common/tokenizer.h"
 #include "query/centrality.h"
 #include "query/context.h"
-#include "query/graph_kernels.h"
+#include "query/internal/graph_kernels.h"
 #include "query/hybrid_search.h"
 #include "query/impact.h"
 #include "query/path.h"

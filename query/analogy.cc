@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "query/cog_graph.h"
-#include "query/negation.h"
-#include "query/parallel.h"
+#include "query/internal/cog_graph.h"
+#include "query/internal/negation.h"
+#include "query/internal/parallel.h"
 #include "query/resolve.h"
-#include "query/topk.h"
+#include "query/internal/topk.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

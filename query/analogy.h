@@ -46,7 +46,7 @@ struct AnalogyOptions {
   size_t limit = 5;
   TypeFilter types;  // candidates' types
   // Workers scanning the candidates; 0: one per hardware thread and at most one
-  // per 128K nodes (query/parallel.h). The answer is the same for any count.
+  // per 128K nodes (query/internal/parallel.h). The answer is the same for any count.
   int threads = 0;
 };
 

@@ -1,9 +1,9 @@
 #include "query/centrality.h"
 
-#include "query/graph_kernels.h"
-#include "query/parallel.h"
-#include "query/ranked_rows.h"
-#include "query/topk.h"
+#include "query/internal/graph_kernels.h"
+#include "query/internal/parallel.h"
+#include "query/internal/ranked_rows.h"
+#include "query/internal/topk.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

@@ -45,7 +45,7 @@ struct CentralityOptions {
   RelationFilter rels;  // edges the metric sees
   uint32_t limit = 20;
   // PageRank and betweenness workers; 0: one per hardware thread (for PageRank
-  // also at most one per 128K nodes, query/parallel.h).
+  // also at most one per 128K nodes, query/internal/parallel.h).
   int threads = 0;
   // Knobs the contract fixes; tests and benches may change them.
   double damping = 0.85;

@@ -11,9 +11,9 @@
 #include "common/hash_sort.h"
 #include "common/progress.h"
 #include "common/tokenizer.h"
-#include "query/cog_graph.h"
-#include "query/jaccard_join.h"
-#include "query/negation.h"
+#include "query/internal/cog_graph.h"
+#include "query/internal/jaccard_join.h"
+#include "query/internal/negation.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

@@ -17,8 +17,8 @@
 #include <string_view>
 
 #include "common/utf8.h"
-#include "query/neighbors.h"
-#include "query/scratch.h"
+#include "query/internal/neighbors.h"
+#include "query/internal/scratch.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

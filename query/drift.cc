@@ -4,7 +4,7 @@
 #include <limits>
 #include <tuple>
 
-#include "query/cog_graph.h"
+#include "query/internal/cog_graph.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

@@ -7,8 +7,8 @@
 #include <limits>
 #include <utility>
 
-#include "query/cog_graph.h"
-#include "query/topk.h"
+#include "query/internal/cog_graph.h"
+#include "query/internal/topk.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

@@ -7,8 +7,8 @@
 
 #include "query/similar.h"
 #include "query/text_search.h"
-#include "query/ranked_rows.h"
-#include "query/topk.h"
+#include "query/internal/ranked_rows.h"
+#include "query/internal/topk.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

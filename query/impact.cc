@@ -3,7 +3,7 @@
 // its smallest depth, with the first edge (in BFS order) that reached it.
 #include "query/impact.h"
 
-#include "query/scratch.h"
+#include "query/internal/scratch.h"
 
 namespace amem::query {
 

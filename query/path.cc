@@ -1,5 +1,5 @@
 // path (docs/QUERIES.md #11, paper §4.4). Both searches keep their labels in per-thread
-// NodeMaps (query/scratch.h), so a query that meets after a few hundred nodes costs
+// NodeMaps (query/internal/scratch.h), so a query that meets after a few hundred nodes costs
 // a few hundred nodes, not V.
 //
 // Unweighted. Levels are expanded whole, one side at a time, and a meeting is
@@ -19,8 +19,8 @@
 #include <limits>
 #include <queue>
 
-#include "query/neighbors.h"
-#include "query/scratch.h"
+#include "query/internal/neighbors.h"
+#include "query/internal/scratch.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

@@ -3,7 +3,7 @@
 // the last node reached is reported as current (there is no better answer).
 #include "query/resolve.h"
 
-#include "query/scratch.h"
+#include "query/internal/scratch.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

@@ -5,8 +5,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "query/cog_graph.h"
-#include "query/negation.h"
+#include "query/internal/cog_graph.h"
+#include "query/internal/negation.h"
 #include "query/resolve.h"
 #include "snapshot/reader.h"
 

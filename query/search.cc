@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "query/topk.h"
+#include "query/internal/topk.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

@@ -9,8 +9,8 @@
 #include "common/hash.h"
 #include "common/model.h"
 #include "common/tokenizer.h"
-#include "query/ranked_rows.h"
-#include "query/topk.h"
+#include "query/internal/ranked_rows.h"
+#include "query/internal/topk.h"
 #include "snapshot/reader.h"
 
 #if defined(__SSE2__)

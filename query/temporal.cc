@@ -11,7 +11,7 @@
 #include <limits>
 
 #include "common/utf8.h"
-#include "query/scratch.h"
+#include "query/internal/scratch.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "common/tokenizer.h"
-#include "query/ranked_rows.h"
-#include "query/topk.h"
+#include "query/internal/ranked_rows.h"
+#include "query/internal/topk.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

@@ -6,8 +6,8 @@
 //   direction and says which way it was followed ("forward").
 #include "query/traverse.h"
 
-#include "query/neighbors.h"
-#include "query/scratch.h"
+#include "query/internal/neighbors.h"
+#include "query/internal/scratch.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test file is named after what it tests (tests/README.md): tests/DIR/X_test.cc
-# tests the source X.h/X.cc of DIR's library, or one aspect of it (X_ASPECT_test.cc),
+# tests the source X.h/X.cc (or internal/X.h, internal/X.cc) of DIR's library, or one aspect of it (X_ASPECT_test.cc),
 # or the library as a whole (LIB_ASPECT_test.cc, LIB being the library's folder name).
 # DIR is the source folder: common, store, snapshot, query, bench, or tools/DIR for
 # cli, io and mcp. Prints each file that matches nothing and fails if there is one.
@@ -21,7 +21,8 @@ for t in $(cd tests && ls -- */*_test.cc); do
   found=0
   prefix=$name
   while :; do
-    if [ -e "$src/$prefix.h" ] || [ -e "$src/$prefix.cc" ] || [ "$prefix" = "$dir" ]; then
+    if [ -e "$src/$prefix.h" ] || [ -e "$src/$prefix.cc" ] || [ -e "$src/internal/$prefix.h" ] ||
+       [ -e "$src/internal/$prefix.cc" ] || [ "$prefix" = "$dir" ]; then
       found=1; break
     fi
     case $prefix in *_*) prefix=${prefix%_*} ;; *) break ;; esac

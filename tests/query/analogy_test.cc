@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "query/analogy.h"
-#include "query/negation.h"
+#include "query/internal/negation.h"
 #include "tests/query/cog_test_util.h"
 #include "tests/query/fixture.h"
 

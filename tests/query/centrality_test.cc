@@ -11,7 +11,7 @@
 #include <tuple>
 #include <vector>
 
-#include "query/graph_kernels.h"
+#include "query/internal/graph_kernels.h"
 #include "tests/query/fixture.h"
 #include "tests/query/rank_reference.h"
 

@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "query/cog_graph.h"
+#include "query/internal/cog_graph.h"
 #include "query/consolidate.h"
 #include "query/gaps.h"
-#include "query/negation.h"
+#include "query/internal/negation.h"
 #include "snapshot/writer.h"
 #include "tests/query/cog_test_util.h"
 #include "tests/query/fixture.h"

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "query/cog_graph.h"
+#include "query/internal/cog_graph.h"
 #include "query/gaps.h"
 #include "tests/query/cog_test_util.h"
 #include "tests/query/fixture.h"

@@ -1,6 +1,6 @@
 // PageRank and Brandes kernels against straightforward reference implementations
 // written here, on hand-built and generated graphs.
-#include "query/graph_kernels.h"
+#include "query/internal/graph_kernels.h"
 
 #include <catch2/catch.hpp>
 

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "query/jaccard_join.h"
+#include "query/internal/jaccard_join.h"
 #include "tests/query/cog_test_util.h"
 
 using namespace amem;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "query/negation.h"
+#include "query/internal/negation.h"
 
 using namespace amem::query;
 

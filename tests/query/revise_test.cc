@@ -5,7 +5,7 @@
 #include <set>
 
 #include "common/tokenizer.h"
-#include "query/cog_graph.h"
+#include "query/internal/cog_graph.h"
 #include "query/revise.h"
 #include "tests/query/cog_test_util.h"
 #include "tests/query/fixture.h"

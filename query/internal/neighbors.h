@@ -1,6 +1,6 @@
 // Neighbour iteration shared by the graph walks (traverse, context, path).
-#ifndef AMEM_QUERY_NEIGHBORS_H_
-#define AMEM_QUERY_NEIGHBORS_H_
+#ifndef AMEM_QUERY_INTERNAL_NEIGHBORS_H_
+#define AMEM_QUERY_INTERNAL_NEIGHBORS_H_
 
 #include <cstdint>
 
@@ -52,4 +52,4 @@ void ForEachNeighbor(const snapshot::Reader& reader, uint32_t node, Direction di
 
 }  // namespace amem::query
 
-#endif  // AMEM_QUERY_NEIGHBORS_H_
+#endif  // AMEM_QUERY_INTERNAL_NEIGHBORS_H_

@@ -1,4 +1,4 @@
-#include "query/cog_graph.h"
+#include "query/internal/cog_graph.h"
 
 #include <algorithm>
 #include <cmath>

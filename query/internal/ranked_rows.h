@@ -1,8 +1,8 @@
 // The "results" array of the ranking queries (similar, text-search, hybrid-search,
 // centrality): one node row (query/render.h NodeRowJson) per hit, in rank order,
 // with the query's own fields added by `fill(hit, row)`.
-#ifndef AMEM_QUERY_RANKED_ROWS_H_
-#define AMEM_QUERY_RANKED_ROWS_H_
+#ifndef AMEM_QUERY_INTERNAL_RANKED_ROWS_H_
+#define AMEM_QUERY_INTERNAL_RANKED_ROWS_H_
 
 #include <utility>
 #include <vector>
@@ -26,4 +26,4 @@ Json RankedRowsJson(const snapshot::Reader& reader, const std::vector<Hit>& hits
 
 }  // namespace amem::query
 
-#endif  // AMEM_QUERY_RANKED_ROWS_H_
+#endif  // AMEM_QUERY_INTERNAL_RANKED_ROWS_H_

@@ -1,8 +1,8 @@
 // Splitting a loop over [0, count) across threads, for the whole-graph queries
 // (centrality, analogy). Results must not depend on the split: callers either
 // write disjoint outputs or combine per-range results in range order.
-#ifndef AMEM_QUERY_PARALLEL_H_
-#define AMEM_QUERY_PARALLEL_H_
+#ifndef AMEM_QUERY_INTERNAL_PARALLEL_H_
+#define AMEM_QUERY_INTERNAL_PARALLEL_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -46,4 +46,4 @@ void SplitAcross(int workers, uint32_t count, Fn&& fn) {
 
 }  // namespace amem::query
 
-#endif  // AMEM_QUERY_PARALLEL_H_
+#endif  // AMEM_QUERY_INTERNAL_PARALLEL_H_

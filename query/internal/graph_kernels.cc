@@ -1,4 +1,4 @@
-#include "query/graph_kernels.h"
+#include "query/internal/graph_kernels.h"
 
 #include <algorithm>
 #include <array>
@@ -15,7 +15,7 @@
 #endif
 
 #include "common/progress.h"
-#include "query/parallel.h"
+#include "query/internal/parallel.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {

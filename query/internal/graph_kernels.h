@@ -4,8 +4,8 @@
 //
 // The kernels work on plain arrays so tests can check them against reference
 // implementations on hand-built graphs without writing a snapshot.
-#ifndef AMEM_QUERY_GRAPH_KERNELS_H_
-#define AMEM_QUERY_GRAPH_KERNELS_H_
+#ifndef AMEM_QUERY_INTERNAL_GRAPH_KERNELS_H_
+#define AMEM_QUERY_INTERNAL_GRAPH_KERNELS_H_
 
 #include <array>
 #include <cstdint>
@@ -114,4 +114,4 @@ std::vector<uint32_t> SampleSources(uint32_t node_count, uint32_t count, uint64_
 
 }  // namespace amem::query
 
-#endif  // AMEM_QUERY_GRAPH_KERNELS_H_
+#endif  // AMEM_QUERY_INTERNAL_GRAPH_KERNELS_H_

@@ -1,8 +1,8 @@
 // Bounded top-k selection with the rankings' tie rule (docs/QUERIES.md): score
 // descending, then dense index ascending. O(n log k), no allocation after the
 // first k pushes; used by similar, text-search, hybrid-search and centrality.
-#ifndef AMEM_QUERY_TOPK_H_
-#define AMEM_QUERY_TOPK_H_
+#ifndef AMEM_QUERY_INTERNAL_TOPK_H_
+#define AMEM_QUERY_INTERNAL_TOPK_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -74,4 +74,4 @@ class TopK {
 
 }  // namespace amem::query
 
-#endif  // AMEM_QUERY_TOPK_H_
+#endif  // AMEM_QUERY_INTERNAL_TOPK_H_

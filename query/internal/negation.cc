@@ -1,4 +1,4 @@
-#include "query/negation.h"
+#include "query/internal/negation.h"
 
 #include <algorithm>
 #include <array>

@@ -25,8 +25,8 @@
 //
 // Keys are 64-bit hashes of their words; a collision only adds a candidate, which the
 // verification rejects, so the result is exact.
-#ifndef AMEM_QUERY_JACCARD_JOIN_H_
-#define AMEM_QUERY_JACCARD_JOIN_H_
+#ifndef AMEM_QUERY_INTERNAL_JACCARD_JOIN_H_
+#define AMEM_QUERY_INTERNAL_JACCARD_JOIN_H_
 
 #include <cstdint>
 #include <span>
@@ -63,4 +63,4 @@ std::vector<std::pair<uint32_t, uint32_t>> SimilarPairs(const WordSets& sets,
 
 }  // namespace amem::query
 
-#endif  // AMEM_QUERY_JACCARD_JOIN_H_
+#endif  // AMEM_QUERY_INTERNAL_JACCARD_JOIN_H_

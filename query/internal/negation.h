@@ -11,8 +11,8 @@
 // at the apostrophe ("isn't" -> "isn"), so their stems are negation words; "can't"
 // and "won't" give "can" and "won", which are ordinary words and therefore not
 // treated as negations ("cannot" is).
-#ifndef AMEM_QUERY_NEGATION_H_
-#define AMEM_QUERY_NEGATION_H_
+#ifndef AMEM_QUERY_INTERNAL_NEGATION_H_
+#define AMEM_QUERY_INTERNAL_NEGATION_H_
 
 #include <cstdint>
 #include <string_view>
@@ -47,4 +47,4 @@ size_t IntersectionSize(const std::vector<uint64_t>& a, const std::vector<uint64
 
 }  // namespace amem::query
 
-#endif  // AMEM_QUERY_NEGATION_H_
+#endif  // AMEM_QUERY_INTERNAL_NEGATION_H_

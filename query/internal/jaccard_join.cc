@@ -1,4 +1,4 @@
-#include "query/jaccard_join.h"
+#include "query/internal/jaccard_join.h"
 
 #include <algorithm>
 #include <cmath>

@@ -10,8 +10,8 @@
 //
 // A query owns the slots it uses for the duration of one call; two queries that can
 // run nested on one thread must use different slot numbers (see kScratch* below).
-#ifndef AMEM_QUERY_SCRATCH_H_
-#define AMEM_QUERY_SCRATCH_H_
+#ifndef AMEM_QUERY_INTERNAL_SCRATCH_H_
+#define AMEM_QUERY_INTERNAL_SCRATCH_H_
 
 #include <cassert>
 #include <cstdint>
@@ -78,4 +78,4 @@ NodeMap<T>& ThreadScratch() {
 
 }  // namespace amem::query
 
-#endif  // AMEM_QUERY_SCRATCH_H_
+#endif  // AMEM_QUERY_INTERNAL_SCRATCH_H_

@@ -6,8 +6,8 @@
 // `X supports C` (out-edges of X). Support of Y: the B with `Y caused_by B`
 // (out-edges of Y) and the A with `A supports Y` (in-edges of Y). A self-loop is no
 // support (a belief cannot support itself); callers of ForEachDependent skip it.
-#ifndef AMEM_QUERY_COG_GRAPH_H_
-#define AMEM_QUERY_COG_GRAPH_H_
+#ifndef AMEM_QUERY_INTERNAL_COG_GRAPH_H_
+#define AMEM_QUERY_INTERNAL_COG_GRAPH_H_
 
 #include <cstdint>
 #include <string_view>
@@ -58,4 +58,4 @@ std::vector<uint32_t> NodesMatchingText(const snapshot::Reader& r, std::string_v
 
 }  // namespace amem::query
 
-#endif  // AMEM_QUERY_COG_GRAPH_H_
+#endif  // AMEM_QUERY_INTERNAL_COG_GRAPH_H_
