@@ -83,9 +83,8 @@ TEST_CASE("similar --text and hybrid-search compare texts in the built-in embedd
     CHECK(h.json()["results"][0]["key"] == key);
     CHECK(h.json()["results"][0]["vector_rank"] == 1);
   }
-  // A caller's vector is compared with the stored vectors, and wins over --text.
-  RunResult v = s.Run({"similar", "--vector", "[0,1,0,0]", "--text", "Use LMDB for the store",
-                       "--json"});
+  // A caller's vector is compared with the stored vectors.
+  RunResult v = s.Run({"similar", "--vector", "[0,1,0,0]", "--json"});
   REQUIRE(v.exit_code == 0);
   CHECK(v.json()["basis"] == "stored vectors");
   CHECK(v.json()["query_source"] == "vector");
@@ -105,6 +104,11 @@ TEST_CASE("amem ranking queries: bad input gets one error line and its exit code
   } cases[] = {
       {{"centrality", "--metric", "closeness"}, 2},
       {{"similar"}, 2},
+      // Exactly one of NODE, --vector and --text, as MCP's similar asks.
+      {{"similar", "decision:lmdb", "--text", "lmdb"}, 2},
+      {{"similar", "--vector", "[0,1,0,0]", "--text", "lmdb"}, 2},
+      {{"similar", "--vector", "[]"}, 4},
+      {{"similar", "--vector", "[1e39, 0, 0, 0]"}, 4},
       {{"similar", "fact:nope"}, 3},
       {{"similar", "--vector", "[1,2]"}, 4},
       {{"similar", "--vector", "not json"}, 4},

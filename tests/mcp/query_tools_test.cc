@@ -471,6 +471,9 @@ TEST_CASE("query tools reject bad arguments with a message saying what to fix",
   CHECK(err.find("exactly one of") != std::string::npos);
   err = h.Error("similar", {{"vector", {1.0, 0.0}}});
   CHECK(err.find("dimension") != std::string::npos);
+  // Vectors are read as the CLI reads --vector (io::VectorFromJson): f32 range.
+  err = h.Error("similar", {{"vector", {1e39, 0.0}}});
+  CHECK(err.find("vector[0]") != std::string::npos);
   err = h.Error("revise", Json::object());
   CHECK(err.find("give either \"node\" or \"hypothesis\"") != std::string::npos);
   err = h.Error("analogy", {{"node", "fact:zebra"}, {"text", "zebra"}});

@@ -17,28 +17,16 @@
 #include "snapshot/reader.h"
 #include "tools/cli/cmd_query_ranking.h"
 #include "tools/cli/query_args.h"
+#include "tools/io/json_input.h"
 
 namespace amem::cli {
 
 namespace {
 
-// "--vector '[0.1, 0.2, ...]'": a JSON array of finite numbers.
+// --vector '[0.1, 0.2, ...]' (empty: not given).
 Result<std::vector<float>> ParseVector(const std::string& text) {
-  std::vector<float> v;
-  if (text.empty()) return v;
-  query::Json j = query::Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_array() || j.empty()) {
-    return Status::InvalidArgument("--vector: expected a non-empty JSON array of numbers");
-  }
-  for (const auto& x : j) {
-    if (!x.is_number()) return Status::InvalidArgument("--vector: every element must be a number");
-    double d = x.get<double>();
-    if (!std::isfinite(d) || std::fabs(d) > 3.4e38) {
-      return Status::InvalidArgument("--vector: elements must be finite floats");
-    }
-    v.push_back(static_cast<float>(d));
-  }
-  return v;
+  if (text.empty()) return std::vector<float>{};
+  return io::VectorFromText(text, "--vector");
 }
 
 std::string JoinWords(const std::vector<std::string>& words) {
@@ -84,8 +72,8 @@ struct SimilarArgs {
 };
 
 Status RunSimilar(Context& ctx, const SimilarArgs& a) {
-  if (a.node.empty() && a.vector.empty() && a.text.empty()) {
-    return ctx.UsageError("give a NODE, --vector or --text");
+  if (!a.node.empty() + !a.vector.empty() + !a.text.empty() != 1) {
+    return ctx.UsageError("give exactly one of NODE, --vector or --text");
   }
   auto reader = OpenSnapshot(ctx, a.src);
   if (!reader.ok()) return reader.status();
@@ -204,8 +192,7 @@ void AddRankingQueryCommands(CLI::App& app, Context& ctx) {
         "stored vector, is compared with the stored vectors (nodes without one use amem's "
         "built-in hashed text embedding of their content); a --text, or a NODE without a "
         "vector, is embedded with the built-in embedding and compared with the built-in "
-        "embedding of every node's content, stored vectors ignored. --vector wins over "
-        "--text, which wins over NODE.",
+        "embedding of every node's content, stored vectors ignored. Give exactly one of NODE, --vector and --text.",
         "amem similar decision:use-lmdb --limit 5\n"
         "amem similar --text \"memory-mapped snapshot\" --type fact\n"
         "amem similar --vector '[0.1, 0.0, ...]' --min-similarity 0.5");

@@ -89,9 +89,7 @@ Status RunPutNode(Context& ctx, const PutNodeArgs& a) {
   if (!confidence.ok()) return confidence.status();
   node.confidence = *confidence;
   if (a.vector_opt->count() > 0) {
-    Result<nlohmann::json> vec = io::ParseJson(a.vector, "--vector");
-    if (!vec.ok()) return vec.status();
-    Result<std::vector<float>> floats = io::VectorFromJson(*vec, "--vector");
+    Result<std::vector<float>> floats = io::VectorFromText(a.vector, "--vector");
     if (!floats.ok()) return floats.status();
     node.vector = std::move(floats).value();
   }

@@ -40,6 +40,15 @@ Result<std::vector<float>> VectorFromJson(const nlohmann::json& v, std::string_v
   return out;
 }
 
+Result<std::vector<float>> VectorFromText(std::string_view text, std::string_view what) {
+  Result<nlohmann::json> j = ParseJson(text, what);
+  if (!j.ok()) return j.status();
+  if (j->is_array() && j->empty()) {
+    return Status::InvalidArgument(std::string(what) + ": an empty vector");
+  }
+  return VectorFromJson(*j, what);
+}
+
 Result<int64_t> Int64FromJson(const nlohmann::json& v, std::string_view what) {
   if (v.is_number_unsigned()) {
     if (v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {

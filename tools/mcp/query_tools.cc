@@ -41,6 +41,7 @@
 #include "tools/mcp/schema.h"
 #include "tools/mcp/server.h"
 #include "tools/io/query_log.h"
+#include "tools/io/json_input.h"
 #include "tools/io/json_records.h"
 
 namespace amem::mcp {
@@ -176,12 +177,10 @@ std::vector<std::string> Strings(const Json& args, const char* name) {
   return out;
 }
 
-std::vector<float> Floats(const Json& args, const char* name) {
-  std::vector<float> out;
-  if (HasArg(args, name)) {
-    for (const auto& x : args[name]) out.push_back(static_cast<float>(x.get<double>()));
-  }
-  return out;
+// The vector argument `name` (empty when absent), read as the CLI reads --vector.
+Result<std::vector<float>> Floats(const Json& args, const char* name) {
+  if (!HasArg(args, name)) return std::vector<float>{};
+  return io::VectorFromJson(args[name], name);
 }
 
 size_t Limit(const Json& args, int default_limit) {
@@ -553,7 +552,8 @@ void AddRecallTools(ToolRegistry* registry, const ToolContext* ctx) {
       [](const snapshot::Reader& r, const Json& args) -> Result<Answer> {
         query::HybridSearchOptions o;
         o.text = ArgString(args, "query");
-        o.vector = Floats(args, "vector");
+        AMEM_ASSIGN_OR_RETURN(vector, Floats(args, "vector"));
+        o.vector = std::move(vector);
         o.bm25_weight = ArgNumber(args, "bm25_weight", 0.5);
         o.vector_weight = ArgNumber(args, "vector_weight", 0.5);
         o.k = ArgNumber(args, "k", 60);
@@ -587,7 +587,8 @@ void AddRecallTools(ToolRegistry* registry, const ToolContext* ctx) {
           o.node = node;
         }
         o.text = ArgString(args, "text");
-        o.vector = Floats(args, "vector");
+        AMEM_ASSIGN_OR_RETURN(vector, Floats(args, "vector"));
+        o.vector = std::move(vector);
         o.min_similarity = ArgNumber(args, "min_similarity", 0);
         return Ranked(r, args, std::move(o), 10, query::Similar, query::SimilarJson);
       }}));
