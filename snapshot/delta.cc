@@ -13,9 +13,9 @@
 
 #include "common/coding.h"
 #include "common/hash.h"
-#include "snapshot/emitter.h"
+#include "snapshot/internal/emitter.h"
 #include "snapshot/format.h"
-#include "snapshot/string_list.h"
+#include "snapshot/internal/string_list.h"
 #include "snapshot/writer.h"
 
 namespace amem::snapshot {

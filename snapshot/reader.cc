@@ -19,8 +19,8 @@
 #include <utility>
 
 #include "common/hash.h"
-#include "snapshot/layered.h"
-#include "snapshot/string_list.h"
+#include "snapshot/internal/layered.h"
+#include "snapshot/internal/string_list.h"
 
 namespace amem::snapshot {
 

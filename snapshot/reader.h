@@ -359,7 +359,7 @@ class Reader {
 
  private:
   struct Rep;
-  struct Layer;  // snapshot/layered.h
+  struct Layer;  // snapshot/internal/layered.h
   Reader();
   const char* node_ptr(uint32_t i) const {
     if (layer_) [[unlikely]] return LayeredNodePtr(i);
@@ -370,7 +370,7 @@ class Reader {
   // A layered view's session index (owned by its Layer); it names runs and relations.
   void UseLayerSessions(const char* sessions);
   // A layered view builds its edge tables on the first edge access and its time
-  // index on the first time access (snapshot/layered.h); a file has none pending.
+  // index on the first time access (snapshot/internal/layered.h); a file has none pending.
   // Until then each edge access is answered from the merged sequences in O(log
   // changes); after enough of them (a bulk query) the tables are built.
   static constexpr uint8_t kLazyOut = 1, kLazyTime = 2, kLazyIn = 4;

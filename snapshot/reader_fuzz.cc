@@ -2,8 +2,8 @@
 // and survive every accessor and Verify()), never a crash, hang or huge
 // allocation. Built and run by tests/fuzz.cmake through tests/run_fuzz.sh, seeded
 // with tests/data/small.amem and the inputs in tests/data/fuzz_snapshot_reader/.
-// fuzz-link: snapshot/reader.cc snapshot/format.cc snapshot/string_list.cc common/*.cc
-// fuzz-link: snapshot/layered.cc snapshot/delta.cc snapshot/merged_sequence.cc snapshot/writer.cc snapshot/emitter.cc snapshot/term_index.cc store/*.cc
+// fuzz-link: snapshot/reader.cc snapshot/format.cc snapshot/internal/string_list.cc common/*.cc
+// fuzz-link: snapshot/internal/layered.cc snapshot/delta.cc snapshot/merged_sequence.cc snapshot/writer.cc snapshot/internal/emitter.cc snapshot/internal/term_index.cc store/*.cc store/internal/*.cc
 // fuzz-pkg: liblz4 libxxhash lmdb
 // fuzz-seed: tests/data/small.amem
 #include <cstddef>

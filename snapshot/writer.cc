@@ -23,10 +23,10 @@
 #include "common/hash.h"
 #include "common/huge_pages.h"
 #include "common/model.h"
-#include "snapshot/emitter.h"
+#include "snapshot/internal/emitter.h"
 #include "snapshot/format.h"
-#include "snapshot/string_list.h"
-#include "snapshot/term_index.h"
+#include "snapshot/internal/string_list.h"
+#include "snapshot/internal/term_index.h"
 
 namespace amem::snapshot {
 

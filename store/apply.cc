@@ -15,8 +15,8 @@
 
 #include "common/clock.h"
 #include "common/coding.h"
-#include "store/store_rep.h"
-#include "store/validate.h"
+#include "store/internal/store_rep.h"
+#include "store/internal/validate.h"
 
 namespace amem {
 

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "common/coding.h"
-#include "store/store_rep.h"
+#include "store/internal/store_rep.h"
 
 namespace amem {
 

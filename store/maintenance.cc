@@ -9,7 +9,7 @@
 
 #include "common/coding.h"
 #include "common/huge_pages.h"
-#include "store/store_rep.h"
+#include "store/internal/store_rep.h"
 
 namespace amem {
 

@@ -13,7 +13,7 @@
 
 #include "common/clock.h"
 #include "common/coding.h"
-#include "store/store_rep.h"
+#include "store/internal/store_rep.h"
 
 namespace amem {
 

@@ -487,7 +487,7 @@ class Store {
   Result<uint64_t> revision() const;
   const std::string& path() const;
 
-  // The implementation (store/store_rep.h), named here so that store/'s own
+  // The implementation (store/internal/store_rep.h), named here so that store/'s own
   // helpers can take it; opaque everywhere else.
   struct Rep;
 

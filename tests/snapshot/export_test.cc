@@ -14,7 +14,7 @@
 #include <variant>
 
 #include "snapshot/diff.h"
-#include "snapshot/emitter.h"
+#include "snapshot/internal/emitter.h"
 #include "snapshot/reader.h"
 #include "tests/snapshot/snapshot_test_util.h"
 #include "tests/store/store_test_util.h"

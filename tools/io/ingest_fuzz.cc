@@ -3,7 +3,7 @@
 // hang or an allocation its input does not justify. Built and run by
 // tests/fuzz.cmake through tests/run_fuzz.sh with the inputs in
 // tests/data/fuzz_tools_ingest/ (among them a line nested far past the limit).
-// fuzz-link: tools/io/ingest.cc tools/io/ingest_line.cc tools/io/json_input.cc store/*.cc common/*.cc
+// fuzz-link: tools/io/ingest.cc tools/io/ingest_line.cc tools/io/json_input.cc store/*.cc store/internal/*.cc common/*.cc
 // fuzz-pkg: lmdb libxxhash simdjson
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "snapshot/emitter.h"
+#include "snapshot/internal/emitter.h"
 
 #include <algorithm>
 #include <cassert>

@@ -1,4 +1,4 @@
-#include "snapshot/string_list.h"
+#include "snapshot/internal/string_list.h"
 
 namespace amem::snapshot {
 

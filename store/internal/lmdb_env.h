@@ -5,8 +5,8 @@
 // helpers whose LMDB return codes need care (MDB_KEYEXIST is an answer, not an
 // error). Bytes returned by Get/cursors point into the map and stay valid until
 // the transaction ends or the next write in it.
-#ifndef AMEM_STORE_LMDB_ENV_H_
-#define AMEM_STORE_LMDB_ENV_H_
+#ifndef AMEM_STORE_INTERNAL_LMDB_ENV_H_
+#define AMEM_STORE_INTERNAL_LMDB_ENV_H_
 
 #include <lmdb++.h>
 
@@ -111,4 +111,4 @@ class Cursor {
 
 }  // namespace amem::store_internal
 
-#endif  // AMEM_STORE_LMDB_ENV_H_
+#endif  // AMEM_STORE_INTERNAL_LMDB_ENV_H_

@@ -4,8 +4,8 @@
 //
 // Decoded records hold string_views into the bytes they were decoded from: they
 // live as long as those bytes (for LMDB values: until the txn ends or writes).
-#ifndef AMEM_STORE_RECORDS_H_
-#define AMEM_STORE_RECORDS_H_
+#ifndef AMEM_STORE_INTERNAL_RECORDS_H_
+#define AMEM_STORE_INTERNAL_RECORDS_H_
 
 #include <cstdint>
 #include <string>
@@ -126,4 +126,4 @@ struct LogEntry {
 
 }  // namespace amem::store_internal
 
-#endif  // AMEM_STORE_RECORDS_H_
+#endif  // AMEM_STORE_INTERNAL_RECORDS_H_

@@ -1,4 +1,4 @@
-#include "store/validate.h"
+#include "store/internal/validate.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 // Input validation for batch operations (docs/DESIGN.md §9, docs/STORE.md §6). Each
 // function returns InvalidArgument naming the field; Apply prefixes "op N: ".
-#ifndef AMEM_STORE_VALIDATE_H_
-#define AMEM_STORE_VALIDATE_H_
+#ifndef AMEM_STORE_INTERNAL_VALIDATE_H_
+#define AMEM_STORE_INTERNAL_VALIDATE_H_
 
 #include <string>
 #include <string_view>
@@ -29,4 +29,4 @@ Status ValidateKvName(const KvInput& kv);
 
 }  // namespace amem::store_internal
 
-#endif  // AMEM_STORE_VALIDATE_H_
+#endif  // AMEM_STORE_INTERNAL_VALIDATE_H_

@@ -1,7 +1,7 @@
 // Store::Rep and the helpers shared by store.cc (open, reads), apply.cc (writes)
 // and maintenance.cc (stats, compaction). Internal to store/.
-#ifndef AMEM_STORE_STORE_REP_H_
-#define AMEM_STORE_STORE_REP_H_
+#ifndef AMEM_STORE_INTERNAL_STORE_REP_H_
+#define AMEM_STORE_INTERNAL_STORE_REP_H_
 
 #include <algorithm>
 #include <atomic>
@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "common/hash.h"
-#include "store/lmdb_env.h"
-#include "store/records.h"
+#include "store/internal/lmdb_env.h"
+#include "store/internal/records.h"
 #include "store/store.h"
-#include "store/telemetry.h"
+#include "store/internal/telemetry.h"
 
 namespace amem {
 
@@ -282,4 +282,4 @@ Status Store::Rep::Read(Fn&& fn) const {
 
 }  // namespace amem
 
-#endif  // AMEM_STORE_STORE_REP_H_
+#endif  // AMEM_STORE_INTERNAL_STORE_REP_H_

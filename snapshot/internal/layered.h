@@ -9,8 +9,8 @@
 // Numbering: merged node i is a base dense number b or kDeltaNode | d (delta node
 // d); merged edge j a base edge number or kDeltaNode | x (the x-th edge of the
 // delta's out-lists). Both equal a full export's at H.
-#ifndef AMEM_SNAPSHOT_LAYERED_H_
-#define AMEM_SNAPSHOT_LAYERED_H_
+#ifndef AMEM_SNAPSHOT_INTERNAL_LAYERED_H_
+#define AMEM_SNAPSHOT_INTERNAL_LAYERED_H_
 
 #include <atomic>
 #include <cstdint>
@@ -144,4 +144,4 @@ struct Reader::Layer {
 
 }  // namespace amem::snapshot
 
-#endif  // AMEM_SNAPSHOT_LAYERED_H_
+#endif  // AMEM_SNAPSHOT_INTERNAL_LAYERED_H_

@@ -1,6 +1,6 @@
 // Base + delta read as one graph (docs/FORMAT.md §11.5). Build() is O(changes);
 // accessors look up on use; BuildOut/In/Time() make flat tables on demand.
-#include "snapshot/layered.h"
+#include "snapshot/internal/layered.h"
 
 #include <algorithm>
 #include <cstdio>

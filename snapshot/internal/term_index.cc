@@ -1,4 +1,4 @@
-#include "snapshot/term_index.h"
+#include "snapshot/internal/term_index.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,7 +1,7 @@
 // Builds the TermIndex (0x05) and DocLengths (0x06) bodies (docs/FORMAT.md §8.5-8.6)
 // with common/tokenizer.h. Internal to snapshot/.
-#ifndef AMEM_SNAPSHOT_TERM_INDEX_H_
-#define AMEM_SNAPSHOT_TERM_INDEX_H_
+#ifndef AMEM_SNAPSHOT_INTERNAL_TERM_INDEX_H_
+#define AMEM_SNAPSHOT_INTERNAL_TERM_INDEX_H_
 
 #include <cstdint>
 #include <string>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "snapshot/emitter.h"
+#include "snapshot/internal/emitter.h"
 
 namespace amem::snapshot {
 
@@ -72,4 +72,4 @@ class TermIndex {
 
 }  // namespace amem::snapshot
 
-#endif  // AMEM_SNAPSHOT_TERM_INDEX_H_
+#endif  // AMEM_SNAPSHOT_INTERNAL_TERM_INDEX_H_

@@ -1,4 +1,4 @@
-#include "store/lmdb_env.h"
+#include "store/internal/lmdb_env.h"
 
 namespace amem::store_internal {
 

@@ -1,7 +1,7 @@
 // The optional JSON Lines telemetry sink (docs/STORE.md, docs/DESIGN.md §3). One line per
 // event: {"op","memory_id","entity_type","scope","run_id","task_id","timestamp"}.
-#ifndef AMEM_STORE_TELEMETRY_H_
-#define AMEM_STORE_TELEMETRY_H_
+#ifndef AMEM_STORE_INTERNAL_TELEMETRY_H_
+#define AMEM_STORE_INTERNAL_TELEMETRY_H_
 
 #include <cstdint>
 #include <string>
@@ -29,4 +29,4 @@ class Telemetry {
 
 }  // namespace amem::store_internal
 
-#endif  // AMEM_STORE_TELEMETRY_H_
+#endif  // AMEM_STORE_INTERNAL_TELEMETRY_H_

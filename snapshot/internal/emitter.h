@@ -4,8 +4,8 @@
 // background thread, the sink is called (and the bytes hashed) there while the
 // writer lays out the next bytes: two buffers take turns. The bytes are the same.
 // Internal to snapshot/.
-#ifndef AMEM_SNAPSHOT_EMITTER_H_
-#define AMEM_SNAPSHOT_EMITTER_H_
+#ifndef AMEM_SNAPSHOT_INTERNAL_EMITTER_H_
+#define AMEM_SNAPSHOT_INTERNAL_EMITTER_H_
 
 #include <condition_variable>
 #include <cstdint>
@@ -103,4 +103,4 @@ class Emitter {
 
 }  // namespace amem::snapshot
 
-#endif  // AMEM_SNAPSHOT_EMITTER_H_
+#endif  // AMEM_SNAPSHOT_INTERNAL_EMITTER_H_

@@ -1,4 +1,4 @@
-#include "store/records.h"
+#include "store/internal/records.h"
 
 #include "common/coding.h"
 #include "store/store.h"

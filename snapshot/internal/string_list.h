@@ -1,7 +1,7 @@
 // StringList (docs/FORMAT.md §8, before the blocks): count u32, (count+1) x u32 offsets relative to
 // the string bytes, then the bytes. Internal to snapshot/.
-#ifndef AMEM_SNAPSHOT_STRING_LIST_H_
-#define AMEM_SNAPSHOT_STRING_LIST_H_
+#ifndef AMEM_SNAPSHOT_INTERNAL_STRING_LIST_H_
+#define AMEM_SNAPSHOT_INTERNAL_STRING_LIST_H_
 
 #include <cstdint>
 #include <string>
@@ -10,7 +10,7 @@
 
 #include "common/coding.h"
 #include "common/status.h"
-#include "snapshot/emitter.h"
+#include "snapshot/internal/emitter.h"
 
 namespace amem::snapshot {
 
@@ -66,4 +66,4 @@ class StringListView {
 
 }  // namespace amem::snapshot
 
-#endif  // AMEM_SNAPSHOT_STRING_LIST_H_
+#endif  // AMEM_SNAPSHOT_INTERNAL_STRING_LIST_H_

@@ -1,4 +1,4 @@
-#include "store/telemetry.h"
+#include "store/internal/telemetry.h"
 
 #include <fcntl.h>
 #include <unistd.h>
