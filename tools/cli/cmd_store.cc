@@ -139,18 +139,11 @@ Result<uint64_t> DeleteNodeAndEdges(Store* store, const std::string& key, WriteO
     const ReadView view = ReadView::AtRevision(*at);
     Result<NodeRecord> node = store->GetNode(key, view);
     if (!node.ok()) return node.status();
+    Result<std::vector<EdgeRecord>> touching = io::EdgesTouching(*store, key, view);
+    if (!touching.ok()) return touching.status();
     Batch batch;
-    *edges = 0;
-    for (bool outgoing : {true, false}) {
-      Result<std::vector<EdgeRecord>> list =
-          outgoing ? store->Out(key, "", view) : store->In(key, "", view);
-      if (!list.ok()) return list.status();
-      for (const EdgeRecord& e : *list) {
-        if (!outgoing && e.src_key == e.dst_key) continue;  // a self-loop, listed already
-        batch.DeleteEdge(e.src_key, e.rel_name, e.dst_key);
-        ++*edges;
-      }
-    }
+    for (const EdgeRecord& e : *touching) batch.DeleteEdge(e.src_key, e.rel_name, e.dst_key);
+    *edges = touching->size();
     batch.DeleteNode(key);
     options.expected_revision = *at;
     Result<uint64_t> rev = store->Apply(batch, options);

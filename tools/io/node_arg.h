@@ -1,11 +1,13 @@
-// How both front ends read a node argument: `amem add-edge SRC DST`, `amem del-node
-// NODE`, and the MCP tools' "src", "dst", "from", "to" accept a node's key or its
-// 16-hex-digit id.
+// Nodes as both front ends name and delete them: `amem put-edge SRC DST`, `amem
+// del-node NODE`, and the MCP tools' "node", "src", "dst", "from", "to" accept a
+// node's key or its 16-hex-digit id; `del-node --with-edges` and MCP delete_memory
+// delete the same edges with the node.
 #ifndef AMEM_TOOLS_IO_NODE_ARG_H_
 #define AMEM_TOOLS_IO_NODE_ARG_H_
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "store/store.h"
 
@@ -16,6 +18,11 @@ namespace amem::io {
 // do not exist yet.
 std::string NodeKeyForArg(const Store& store, std::string_view arg,
                           const ReadView& view = {});
+
+// Every live edge touching the node `key` as of `view`: its outgoing edges, then
+// its incoming ones, a self-loop once. The store's read errors.
+Result<std::vector<EdgeRecord>> EdgesTouching(const Store& store, const std::string& key,
+                                              const ReadView& view);
 
 }  // namespace amem::io
 

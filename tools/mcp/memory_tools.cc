@@ -426,12 +426,10 @@ Tool DeleteMemoryTool(Store* store) {
       auto node = store->ResolveNode(arg, view);
       if (!node.ok()) return ToolErrorFromStatus("delete_memory " + arg, node.status());
       std::vector<Json> ops;
-      for (bool outgoing : {true, false}) {
-        if (keep_edges) break;
-        auto edges = outgoing ? store->Out(node->key, {}, view) : store->In(node->key, {}, view);
+      if (!keep_edges) {
+        auto edges = io::EdgesTouching(*store, node->key, view);
         if (!edges.ok()) return edges.status();
         for (const auto& e : *edges) {
-          if (!outgoing && e.src_key == e.dst_key) continue;  // a self-loop, already listed
           ops.push_back(Json{{"op", "del_edge"}, {"src", e.src_key}, {"rel", e.rel_name},
                              {"dst", e.dst_key}});
         }
