@@ -195,11 +195,6 @@ struct EmbeddingBlock {
 
 inline constexpr size_t kTimeEntryLength = 12;
 inline constexpr size_t kSessionEntryLength = 12;
-inline constexpr size_t kNodeAttrsLength = 20;
-inline constexpr size_t kEdgeAttrsLength = 24;
-inline constexpr size_t kKvFixedLength = 16;
-inline constexpr size_t kInfoLength = 24;
-inline constexpr uint32_t kNodeFlagStub = 1u << 0;  // NodeAttrs.flags
 inline constexpr int kRelationSlots = 256;
 
 // ---- FORMAT.md §8.7-8.19 amem extension blocks 0x10..0x1C: fixed layouts ----
