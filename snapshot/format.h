@@ -184,7 +184,6 @@ enum class Field : uint8_t { kContent = 0, kMeta = 1 };
 //   have no entries, and readers embed their content.
 struct EmbeddingBlock {
   static constexpr size_t kFixedLength = 16;
-  static constexpr size_t kEntryLength = 4;
   static uint32_t Entry(uint32_t bucket, int32_t count) {
     return bucket | static_cast<uint32_t>(static_cast<uint16_t>(static_cast<int16_t>(count))) << 16;
   }
