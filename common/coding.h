@@ -92,7 +92,6 @@ bool GetBig32(std::string_view* in, uint32_t* v);
 bool GetBig64(std::string_view* in, uint64_t* v);
 
 // ---- varints (LEB128, as leveldb) ----
-constexpr int kMaxVarint32Length = 5;
 constexpr int kMaxVarint64Length = 10;
 void PutVarint32(std::string* dst, uint32_t v);
 void PutVarint64(std::string* dst, uint64_t v);

@@ -106,6 +106,68 @@ void EdgeEntry::DecodeFrom(const char* p) {
   weight = DecodeFloat(p + kWeightOffset);
 }
 
+void InfoBlock::EncodeTo(std::string* dst) const {
+  char buf[kEncodedLength] = {};
+  EncodeFixed64(buf + kNewestTsOffset, static_cast<uint64_t>(newest_ts));
+  EncodeFixed32(buf + kSessionCountOffset, session_count);
+  EncodeFixed32(buf + kStubCountOffset, stub_count);
+  EncodeFixed32(buf + kKvCountOffset, kv_count);
+  dst->append(buf, kEncodedLength);
+}
+
+void InfoBlock::DecodeFrom(const char* p) {
+  newest_ts = static_cast<int64_t>(DecodeFixed64(p + kNewestTsOffset));
+  session_count = DecodeFixed32(p + kSessionCountOffset);
+  stub_count = DecodeFixed32(p + kStubCountOffset);
+  kv_count = DecodeFixed32(p + kKvCountOffset);
+}
+
+void NodeAttrsEntry::EncodeTo(std::string* dst) const {
+  char buf[kEncodedLength];
+  EncodeFixed64(buf + kUpdatedTsOffset, static_cast<uint64_t>(updated_ts));
+  EncodeFixed32(buf + kScopeOffset, scope);
+  EncodeFixed32(buf + kTaskOffset, task);
+  EncodeFixed32(buf + kFlagsOffset, flags);
+  dst->append(buf, kEncodedLength);
+}
+
+void NodeAttrsEntry::DecodeFrom(const char* p) {
+  updated_ts = static_cast<int64_t>(DecodeFixed64(p + kUpdatedTsOffset));
+  scope = DecodeFixed32(p + kScopeOffset);
+  task = DecodeFixed32(p + kTaskOffset);
+  flags = DecodeFixed32(p + kFlagsOffset);
+}
+
+void EdgeAttrsEntry::EncodeTo(std::string* dst) const {
+  char buf[kEncodedLength];
+  EncodeFixed64(buf + kCreatedTsOffset, static_cast<uint64_t>(created_ts));
+  EncodeFixed64(buf + kUpdatedTsOffset, static_cast<uint64_t>(updated_ts));
+  EncodeFixed32(buf + kRunOffset, run);
+  EncodeFixed32(buf + kTaskOffset, task);
+  dst->append(buf, kEncodedLength);
+}
+
+void EdgeAttrsEntry::DecodeFrom(const char* p) {
+  created_ts = static_cast<int64_t>(DecodeFixed64(p + kCreatedTsOffset));
+  updated_ts = static_cast<int64_t>(DecodeFixed64(p + kUpdatedTsOffset));
+  run = DecodeFixed32(p + kRunOffset);
+  task = DecodeFixed32(p + kTaskOffset);
+}
+
+void KvFixedEntry::EncodeTo(std::string* dst) const {
+  char buf[kEncodedLength];
+  EncodeFixed64(buf + kTsOffset, static_cast<uint64_t>(ts));
+  EncodeFixed32(buf + kRunOffset, run);
+  EncodeFixed32(buf + kTaskOffset, task);
+  dst->append(buf, kEncodedLength);
+}
+
+void KvFixedEntry::DecodeFrom(const char* p) {
+  ts = static_cast<int64_t>(DecodeFixed64(p + kTsOffset));
+  run = DecodeFixed32(p + kRunOffset);
+  task = DecodeFixed32(p + kTaskOffset);
+}
+
 std::string BlockName(uint32_t tag) {
   switch (static_cast<BlockTag>(tag)) {
     case BlockTag::kTypeIndex: return "type index";

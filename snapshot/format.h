@@ -184,7 +184,6 @@ enum class Field : uint8_t { kContent = 0, kMeta = 1 };
 //   have no entries, and readers embed their content.
 struct EmbeddingBlock {
   static constexpr size_t kFixedLength = 16;
-  static constexpr size_t kEntryLength = 4;
   static uint32_t Entry(uint32_t bucket, int32_t count) {
     return bucket | static_cast<uint32_t>(static_cast<uint16_t>(static_cast<int16_t>(count))) << 16;
   }
@@ -195,12 +194,80 @@ struct EmbeddingBlock {
 
 inline constexpr size_t kTimeEntryLength = 12;
 inline constexpr size_t kSessionEntryLength = 12;
-inline constexpr size_t kNodeAttrsLength = 20;
-inline constexpr size_t kEdgeAttrsLength = 24;
-inline constexpr size_t kKvFixedLength = 16;
-inline constexpr size_t kInfoLength = 24;
-inline constexpr uint32_t kNodeFlagStub = 1u << 0;  // NodeAttrs.flags
 inline constexpr int kRelationSlots = 256;
+
+// ---- FORMAT.md §8.7-8.19 amem extension blocks 0x10..0x1C: fixed layouts ----
+// The blocks not below are u32/u64 arrays and StringLists (see BlockTag).
+
+// Info (0x10): the whole body.
+struct InfoBlock {
+  static constexpr size_t kEncodedLength = 24;
+  static constexpr size_t kNewestTsOffset = 0;
+  static constexpr size_t kSessionCountOffset = 8;
+  static constexpr size_t kStubCountOffset = 12;
+  static constexpr size_t kKvCountOffset = 16;
+  static constexpr size_t kReservedOffset = 20;  // u32, zero
+
+  int64_t newest_ts = 0;
+  uint32_t session_count = 0;  // the true count (Header.session_count is u16)
+  uint32_t stub_count = 0;
+  uint32_t kv_count = 0;
+
+  void EncodeTo(std::string* dst) const;
+  void DecodeFrom(const char* p);  // REQUIRES: kEncodedLength readable bytes
+};
+
+// NodeAttrs (0x17): node_count entries, in dense order.
+struct NodeAttrsEntry {
+  static constexpr size_t kEncodedLength = 20;
+  static constexpr size_t kUpdatedTsOffset = 0;
+  static constexpr size_t kScopeOffset = 8;  // index into Labels
+  static constexpr size_t kTaskOffset = 12;  // index into Labels
+  static constexpr size_t kFlagsOffset = 16;
+  static constexpr uint32_t kFlagStub = 1u << 0;
+
+  int64_t updated_ts = 0;
+  uint32_t scope = 0;
+  uint32_t task = 0;
+  uint32_t flags = 0;
+
+  void EncodeTo(std::string* dst) const;
+  void DecodeFrom(const char* p);  // REQUIRES: kEncodedLength readable bytes
+};
+
+// EdgeAttrs (0x18): edge_count entries, in edge order.
+struct EdgeAttrsEntry {
+  static constexpr size_t kEncodedLength = 24;
+  static constexpr size_t kCreatedTsOffset = 0;
+  static constexpr size_t kUpdatedTsOffset = 8;
+  static constexpr size_t kRunOffset = 16;   // session id (index into Runs)
+  static constexpr size_t kTaskOffset = 20;  // index into Labels
+
+  int64_t created_ts = 0;
+  int64_t updated_ts = 0;
+  uint32_t run = 0;
+  uint32_t task = 0;
+
+  void EncodeTo(std::string* dst) const;
+  void DecodeFrom(const char* p);  // REQUIRES: kEncodedLength readable bytes
+};
+
+// Kv (0x1A): count u32, count entries of this fixed part, then a StringList of
+// 4 x count strings (scope, namespace, key, value of each entry).
+struct KvFixedEntry {
+  static constexpr size_t kCountLength = 4;  // the block's count u32, first
+  static constexpr size_t kEncodedLength = 16;
+  static constexpr size_t kTsOffset = 0;
+  static constexpr size_t kRunOffset = 8;    // session id (index into Runs)
+  static constexpr size_t kTaskOffset = 12;  // index into Labels
+
+  int64_t ts = 0;
+  uint32_t run = 0;
+  uint32_t task = 0;
+
+  void EncodeTo(std::string* dst) const;
+  void DecodeFrom(const char* p);  // REQUIRES: kEncodedLength readable bytes
+};
 
 // ---- helpers shared by writer and reader ----
 inline constexpr uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }

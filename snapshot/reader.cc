@@ -43,6 +43,49 @@ bool IsExtensionTag(uint32_t tag) {
          tag <= static_cast<uint32_t>(BlockTag::kInIndex);
 }
 
+// Every entry of a u32 array is below `limit`.
+bool AllBelow(const char* list, uint64_t count, uint64_t limit) {
+  for (uint64_t i = 0; i < count; ++i) {
+    if (DecodeFixed32(list + 4 * i) >= limit) return false;
+  }
+  return true;
+}
+
+// offsets: (n+1) x u32, non-decreasing from 0 to `end`.
+bool OffsetsSpan(const char* offsets, uint64_t n, uint64_t end) {
+  uint32_t prev = 0;
+  for (uint64_t i = 0; i <= n; ++i) {
+    const uint32_t off = DecodeFixed32(offsets + 4 * i);
+    if (off < prev || (i == 0 && off != 0) || (i == n && off != end)) return false;
+    prev = off;
+  }
+  return true;
+}
+
+// One index block as ParseBlocks walks it.
+struct BlockBody {
+  uint32_t tag = 0;
+  uint32_t len = 0;  // body bytes
+  uint64_t pos = 0;  // of the block's header
+  const char* body = nullptr;
+  std::string name;  // BlockName(tag), for errors
+  bool Has(uint64_t count) const { return count <= len; }
+  std::string_view bytes() const { return std::string_view(body, len); }
+};
+
+// What the blocks tell ParseBlocks for the checks across blocks after the walk.
+struct ParsedBlocks {
+  uint32_t present_ext = 0;  // bit (tag - kInfo) per extension block seen
+  bool have_term = false, have_doclen = false;
+  uint32_t info_sessions = 0, info_kv = 0;
+  const char* session_block = nullptr;
+  uint32_t session_entries = 0;
+  const char* time_block = nullptr;
+  const char* out_block = nullptr;
+  const char* in_block = nullptr;
+  uint32_t kv_count = 0;
+};
+
 }  // namespace
 
 struct Reader::Rep {
@@ -146,6 +189,19 @@ struct Reader::Rep {
                                                 const ReadOptions& options);
   static Status Load(Reader* r, const ReadOptions& options, bool ignore_index);
   static Status ParseBlocks(Reader* r, bool ignore_index);
+  // ParseBlocks' steps: the walk over the index section, one function per block
+  // family, then the checks across blocks.
+  static Status ParseIndexSection(Reader* r, ParsedBlocks* p);
+  static Status ParseBlock(Reader* r, const BlockBody& b, ParsedBlocks* p);
+  static Status ParseSeedBlock(Reader* r, const BlockBody& b, ParsedBlocks* p);
+  static Status ParseTermIndex(Reader* r, const BlockBody& b);
+  static Status ParseDocLengths(Reader* r, const BlockBody& b);
+  static Status ParseNodeBlock(Reader* r, const BlockBody& b, ParsedBlocks* p);
+  static Status ParseNameBlock(Reader* r, const BlockBody& b);
+  static Status ParseEdgeBlock(Reader* r, const BlockBody& b, ParsedBlocks* p);
+  static Status ParseEmbeddings(Reader* r, const BlockBody& b);
+  static Status CheckFeatures(Reader* r, const ParsedBlocks& p);
+  static Status AttachSeedIndexes(Reader* r, const ParsedBlocks& p);
   static Status CheckNodes(Reader* r);
   static Status CheckEdges(Reader* r);
 };
@@ -302,270 +358,342 @@ Status Reader::Rep::Load(Reader* r, const ReadOptions& options, bool ignore_inde
 }
 
 Status Reader::Rep::ParseBlocks(Reader* r, bool ignore_index) {
-  Rep& rep = *r->rep_;
-  const Header& h = rep.header;
-  const uint64_t n = h.node_count, m = h.edge_count, size = r->size_;
-  uint32_t present_ext = 0;  // bit (tag - kInfo) per extension block seen
-  bool have_term = false, have_doclen = false;
-  uint32_t info_sessions = 0, info_kv = 0;
-  const char* session_block = nullptr;
-  uint32_t session_entries = 0;
-  const char* time_block = nullptr;
-  const char* out_block = nullptr;
-  const char* in_block = nullptr;
-  uint32_t kv_count = 0;
-
+  const Header& h = r->rep_->header;
+  ParsedBlocks p;
   if (!(h.flags & kFlagHasIndexes)) {
     if (h.features != 0) return Corrupt("header", "feature flags set without indexes");
   } else if (!ignore_index) {
-    rep.in_index_section = true;
-    const uint64_t records_end = Header::kEncodedLength + n * NodeEntry::kEncodedLength +
-                                 m * EdgeEntry::kEncodedLength;
-    if (h.index_offset < records_end || h.index_offset > size ||
-        h.index_offset % kBlockAlignment != 0) {
-      return Corrupt("index section", "offset outside the file or misaligned");
-    }
-    uint64_t pos = h.index_offset;
-    int64_t prev_tag = -1;
-    while (pos < size) {
-      if (size - pos < kBlockHeaderLength) return Corrupt("index section", "truncated block header");
-      const uint32_t tag = DecodeFixed32(r->base_ + pos);
-      const uint32_t len = DecodeFixed32(r->base_ + pos + 4);
-      const std::string name = BlockName(tag);
-      if (static_cast<int64_t>(tag) <= prev_tag) return Corrupt(name, "tags not ascending");
-      prev_tag = tag;
-      if (len % kBlockAlignment != 0) return Corrupt(name, "length not a multiple of 8");
-      if (!InBounds(pos + kBlockHeaderLength, len, size)) return Corrupt(name, "length past end of file");
-      const char* body = r->base_ + pos + kBlockHeaderLength;
-      std::string_view in(body, len);
-      r->blocks_.push_back({tag, pos, len});
-      auto need = [&](uint64_t bytes) { return bytes <= len; };
-      const bool ext = IsExtensionTag(tag);
-      if (ext) present_ext |= 1u << (tag - static_cast<uint32_t>(BlockTag::kInfo));
-      switch (static_cast<BlockTag>(tag)) {
-        case BlockTag::kTypeIndex: {
-          if (!need(4)) return Corrupt(name, "truncated");
-          uint32_t slots = DecodeFixed32(body);
-          if (slots > 256 || !need(4 + slots * ((n + 7) / 8))) return Corrupt(name, "bitsets past end of block");
-          rep.type_slots = slots;
-          rep.type_bits = body + 4;
-          break;
-        }
-        case BlockTag::kSessionIndex: {
-          if (!need(4)) return Corrupt(name, "truncated");
-          session_entries = DecodeFixed32(body);
-          if (!need(4 + uint64_t{session_entries} * kSessionEntryLength)) return Corrupt(name, "entries past end of block");
-          session_block = body + 4;
-          break;
-        }
-        case BlockTag::kTimeIndex: {
-          if (!need(4) || DecodeFixed32(body) != n) return Corrupt(name, "entry count differs from node count");
-          if (!need(4 + n * kTimeEntryLength)) return Corrupt(name, "entries past end of block");
-          time_block = body + 4;
-          break;
-        }
-        case BlockTag::kClusterMap: {
-          if (!need(8)) return Corrupt(name, "truncated");
-          uint64_t k = DecodeFixed32(body), d = DecodeFixed32(body + 4);
-          if (k == 0) break;
-          if (d != h.dimension) return Corrupt(name, "dimension differs from the header's");
-          if (!need(8 + k * d * 4 + n * 8)) return Corrupt(name, "past end of block");
-          const char* assign = body + 8 + k * d * 4;
-          for (uint64_t i = 0; i < n; ++i) {
-            if (DecodeFixed32(assign + 8 * i) >= k || DecodeFixed32(assign + 8 * i + 4) >= n) {
-              return Corrupt(name, "assignment out of range");
-            }
-          }
-          r->cluster_count_ = static_cast<uint32_t>(k);
-          rep.centroids = body + 8;
-          break;
-        }
-        case BlockTag::kTermIndex: {
-          if (!need(8)) return Corrupt(name, "truncated");
-          const uint64_t t = DecodeFixed32(body), p = DecodeFixed32(body + 4);
-          const uint64_t fixed = 8 + (t + 1) * kTermEntryLength + p * kPostingLength;
-          if (!need(fixed)) return Corrupt(name, "directory past end of block");
-          const char* dir = body + 8;
-          const char* post = dir + (t + 1) * kTermEntryLength;
-          const char* names = post + p * kPostingLength;
-          const uint64_t name_bytes = DecodeFixed32(dir + t * kTermEntryLength);
-          if (!need(fixed + name_bytes)) return Corrupt(name, "term names past end of block");
-          if (DecodeFixed32(dir) != 0 || DecodeFixed32(dir + 4) != 0 ||
-              DecodeFixed32(dir + t * kTermEntryLength + 4) != p) {
-            return Corrupt(name, "directory does not span the postings");
-          }
-          std::string_view prev;
-          for (uint64_t k = 0; k < t; ++k) {
-            const char* e = dir + k * kTermEntryLength;
-            uint32_t nb = DecodeFixed32(e), ne = DecodeFixed32(e + kTermEntryLength);
-            uint32_t pb = DecodeFixed32(e + 4), pe = DecodeFixed32(e + kTermEntryLength + 4);
-            uint32_t content = DecodeFixed32(e + 8);
-            // ne <= name_bytes and pe <= p before any use: monotonicity alone is only
-            // proven once the loop reaches the last entry.
-            if (nb > ne || ne > name_bytes || pb > pe || pe > p || content > pe - pb) {
-              return Corrupt(name, "directory not monotone");
-            }
-            std::string_view term(names + nb, ne - nb);
-            if (k > 0 && !(prev < term)) return Corrupt(name, "terms not sorted");
-            prev = term;
-          }
-          r->term_count_ = static_cast<uint32_t>(t);
-          // Postings are checked per term on first use (CheckTerm): at 100K nodes
-          // they are ~18 MB, too much to touch inside the 5 ms open budget.
-          rep.term_state.reset(new std::atomic<uint8_t>[t]);
-          for (uint64_t k = 0; k < t; ++k) rep.term_state[k].store(0, std::memory_order_relaxed);
-          rep.term_entries = dir;
-          rep.postings = post;
-          rep.term_names = names;
-          have_term = true;
-          break;
-        }
-        case BlockTag::kDocLengths: {
-          if (!need(4 * n)) return Corrupt(name, "past end of block");
-          r->doc_lengths_ = body;
-          uint64_t sum = 0;
-          for (uint64_t i = 0; i < n; ++i) sum += DecodeFixed32(body + 4 * i);
-          r->doc_length_sum_ = sum;
-          r->avg_doc_length_ = n ? static_cast<double>(sum) / static_cast<double>(n) : 0.0;
-          have_doclen = true;
-          break;
-        }
-        case BlockTag::kInfo: {
-          if (!need(kInfoLength)) return Corrupt(name, "truncated");
-          r->newest_ts_ = static_cast<int64_t>(DecodeFixed64(body));
-          info_sessions = DecodeFixed32(body + 8);
-          r->stub_count_ = DecodeFixed32(body + 12);
-          info_kv = DecodeFixed32(body + 16);
-          if (r->stub_count_ > n) return Corrupt(name, "more stubs than nodes");
-          if (std::min<uint32_t>(info_sessions, 0xFFFF) != h.session_count) {
-            return Corrupt(name, "session count differs from the header's");
-          }
-          break;
-        }
-        case BlockTag::kNodeIds: {
-          if (!need(12 * n)) return Corrupt(name, "past end of block");
-          rep.ids = body;
-          rep.by_id = body + 8 * n;
-          for (uint64_t i = 0; i < n; ++i) {
-            if (DecodeFixed32(rep.by_id + 4 * i) >= n) return Corrupt(name, "index out of range");
-          }
-          break;
-        }
-        case BlockTag::kNodeKeys: {
-          if (!need(4 * n)) return Corrupt(name, "past end of block");
-          rep.by_key = body;
-          for (uint64_t i = 0; i < n; ++i) {
-            if (DecodeFixed32(rep.by_key + 4 * i) >= n) return Corrupt(name, "index out of range");
-          }
-          in.remove_prefix(4 * n);
-          AMEM_RETURN_IF_ERROR(rep.keys.Parse(&in).WithContext(name));
-          if (rep.keys.size() != n) return Corrupt(name, "key count differs from node count");
-          break;
-        }
-        case BlockTag::kRelationNames:
-          AMEM_RETURN_IF_ERROR(rep.relation_names.Parse(&in).WithContext(name));
-          if (rep.relation_names.size() != kRelationSlots) return Corrupt(name, "not 256 slots");
-          break;
-        case BlockTag::kTypeNames:
-          AMEM_RETURN_IF_ERROR(rep.type_names.Parse(&in).WithContext(name));
-          break;
-        case BlockTag::kRuns:
-          AMEM_RETURN_IF_ERROR(rep.runs.Parse(&in).WithContext(name));
-          break;
-        case BlockTag::kLabels:
-          AMEM_RETURN_IF_ERROR(rep.labels.Parse(&in).WithContext(name));
-          break;
-        case BlockTag::kNodeAttrs:
-          if (!need(kNodeAttrsLength * n)) return Corrupt(name, "past end of block");
-          rep.node_attrs = body;
-          break;
-        case BlockTag::kEdgeAttrs:
-          if (!need(kEdgeAttrsLength * m)) return Corrupt(name, "past end of block");
-          rep.edge_attrs = body;
-          break;
-        case BlockTag::kEdgePayloads:
-          AMEM_RETURN_IF_ERROR(rep.payloads.Parse(&in).WithContext(name));
-          if (rep.payloads.size() != m) return Corrupt(name, "count differs from edge count");
-          break;
-        case BlockTag::kKv: {
-          if (!need(4)) return Corrupt(name, "truncated");
-          kv_count = DecodeFixed32(body);
-          if (!need(4 + uint64_t{kv_count} * kKvFixedLength)) return Corrupt(name, "past end of block");
-          rep.kv_fixed = body + 4;
-          in.remove_prefix(4 + uint64_t{kv_count} * kKvFixedLength);
-          AMEM_RETURN_IF_ERROR(rep.kv_strings.Parse(&in).WithContext(name));
-          if (rep.kv_strings.size() != 4 * uint64_t{kv_count}) return Corrupt(name, "string count mismatch");
-          break;
-        }
-        case BlockTag::kOutIndex:
-          if (!need(4 * (n + 1))) return Corrupt(name, "past end of block");
-          out_block = body;
-          break;
-        case BlockTag::kInIndex: {
-          if (!need(4 * (n + 1) + 4 * m)) return Corrupt(name, "past end of block");
-          uint32_t prev = 0;
-          for (uint64_t i = 0; i <= n; ++i) {
-            uint32_t off = DecodeFixed32(body + 4 * i);
-            if (off < prev || (i == 0 && off != 0) || (i == n && off != m)) {
-              return Corrupt(name, "offsets not monotone");
-            }
-            prev = off;
-          }
-          const char* list = body + 4 * (n + 1);
-          for (uint64_t k = 0; k < m; ++k) {
-            if (DecodeFixed32(list + 4 * k) >= m) return Corrupt(name, "edge index out of range");
-          }
-          in_block = body;
-          break;
-        }
-        case BlockTag::kEmbeddings: {
-          if (!need(EmbeddingBlock::kFixedLength)) return Corrupt(name, "truncated");
-          const uint32_t entries = DecodeFixed32(body + 4), overflow = DecodeFixed32(body + 8);
-          if (DecodeFixed32(body) != h.dimension) return Corrupt(name, "dimension differs from the header's");
-          if (DecodeFixed32(body + 12) != 0) return Corrupt(name, "reserved bytes not zero");
-          const char* offsets = body + EmbeddingBlock::kFixedLength;
-          if (!need(EmbeddingBlock::kFixedLength + 4 * (n + 1 + uint64_t{entries} + overflow))) {
-            return Corrupt(name, "past end of block");
-          }
-          uint32_t prev = 0;
-          for (uint64_t i = 0; i <= n; ++i) {
-            const uint32_t off = DecodeFixed32(offsets + 4 * i);
-            if (off < prev || (i == 0 && off != 0) || (i == n && off != entries)) {
-              return Corrupt(name, "offsets not monotone");
-            }
-            prev = off;
-          }
-          const char* over = offsets + 4 * (n + 1) + 4 * uint64_t{entries};
-          for (uint32_t k = 0; k < overflow; ++k) {
-            const uint32_t node = DecodeFixed32(over + 4 * k);
-            if (node >= n || (k > 0 && node <= DecodeFixed32(over + 4 * (k - 1))) ||
-                DecodeFixed32(offsets + 4 * node) != DecodeFixed32(offsets + 4 * (node + 1))) {
-              return Corrupt(name, "overflow list not ascending nodes without entries");
-            }
-          }
-          rep.embed_offsets = offsets;
-          rep.embed_entries = reinterpret_cast<const uint32_t*>(offsets + 4 * (n + 1));
-          rep.embed_overflow = over;
-          rep.embed_entry_count = entries;
-          rep.embed_overflow_count = overflow;
-          break;
-        }
-        case BlockTag::kChecksum:
-          if (len < 8 || pos + kBlockHeaderLength + len != size) {
-            return Corrupt(name, "not the last block");
-          }
-          rep.checksum_block = pos;
-          break;
-        default:
-          break;  // unknown tag: skipped (FORMAT.md §8)
-      }
-      pos += kBlockHeaderLength + len;
-    }
-    rep.in_index_section = false;
+    AMEM_RETURN_IF_ERROR(ParseIndexSection(r, &p));
   }
+  AMEM_RETURN_IF_ERROR(CheckFeatures(r, p));
+  return AttachSeedIndexes(r, p);
+}
 
-  // A feature bit is set exactly when its blocks are present: a flipped bit can
-  // neither hide the checksum block nor promise a block that is not there.
+Status Reader::Rep::ParseIndexSection(Reader* r, ParsedBlocks* p) {
+  Rep& rep = *r->rep_;
+  const Header& h = rep.header;
+  const uint64_t n = h.node_count, m = h.edge_count, size = r->size_;
+  rep.in_index_section = true;
+  const uint64_t records_end = Header::kEncodedLength + n * NodeEntry::kEncodedLength +
+                               m * EdgeEntry::kEncodedLength;
+  if (h.index_offset < records_end || h.index_offset > size ||
+      h.index_offset % kBlockAlignment != 0) {
+    return Corrupt("index section", "offset outside the file or misaligned");
+  }
+  uint64_t pos = h.index_offset;
+  int64_t prev_tag = -1;
+  while (pos < size) {
+    if (size - pos < kBlockHeaderLength) return Corrupt("index section", "truncated block header");
+    BlockBody b;
+    b.tag = DecodeFixed32(r->base_ + pos);
+    b.len = DecodeFixed32(r->base_ + pos + 4);
+    b.pos = pos;
+    b.name = BlockName(b.tag);
+    if (static_cast<int64_t>(b.tag) <= prev_tag) return Corrupt(b.name, "tags not ascending");
+    prev_tag = b.tag;
+    if (b.len % kBlockAlignment != 0) return Corrupt(b.name, "length not a multiple of 8");
+    if (!InBounds(pos + kBlockHeaderLength, b.len, size)) return Corrupt(b.name, "length past end of file");
+    b.body = r->base_ + pos + kBlockHeaderLength;
+    r->blocks_.push_back({b.tag, pos, b.len});
+    if (IsExtensionTag(b.tag)) p->present_ext |= 1u << (b.tag - static_cast<uint32_t>(BlockTag::kInfo));
+    AMEM_RETURN_IF_ERROR(ParseBlock(r, b, p));
+    pos += kBlockHeaderLength + b.len;
+  }
+  rep.in_index_section = false;
+  return Status::OK();
+}
+
+Status Reader::Rep::ParseBlock(Reader* r, const BlockBody& b, ParsedBlocks* p) {
+  switch (static_cast<BlockTag>(b.tag)) {
+    case BlockTag::kTypeIndex:
+    case BlockTag::kSessionIndex:
+    case BlockTag::kTimeIndex:
+    case BlockTag::kClusterMap:
+      return ParseSeedBlock(r, b, p);
+    case BlockTag::kTermIndex:
+      p->have_term = true;
+      return ParseTermIndex(r, b);
+    case BlockTag::kDocLengths:
+      p->have_doclen = true;
+      return ParseDocLengths(r, b);
+    case BlockTag::kInfo:
+    case BlockTag::kNodeIds:
+    case BlockTag::kNodeKeys:
+    case BlockTag::kNodeAttrs:
+      return ParseNodeBlock(r, b, p);
+    case BlockTag::kRelationNames:
+    case BlockTag::kTypeNames:
+    case BlockTag::kRuns:
+    case BlockTag::kLabels:
+      return ParseNameBlock(r, b);
+    case BlockTag::kEdgeAttrs:
+    case BlockTag::kEdgePayloads:
+    case BlockTag::kKv:
+    case BlockTag::kOutIndex:
+    case BlockTag::kInIndex:
+      return ParseEdgeBlock(r, b, p);
+    case BlockTag::kEmbeddings:
+      return ParseEmbeddings(r, b);
+    case BlockTag::kChecksum:
+      if (b.len < 8 || b.pos + kBlockHeaderLength + b.len != r->size_) {
+        return Corrupt(b.name, "not the last block");
+      }
+      r->rep_->checksum_block = b.pos;
+      return Status::OK();
+  }
+  return Status::OK();  // unknown tag: skipped (FORMAT.md §8)
+}
+
+// 0x01..0x04. The session and time indexes are checked once the session count
+// is known (AttachSeedIndexes).
+Status Reader::Rep::ParseSeedBlock(Reader* r, const BlockBody& b, ParsedBlocks* p) {
+  Rep& rep = *r->rep_;
+  const uint64_t n = rep.header.node_count;
+  const char* body = b.body;
+  switch (static_cast<BlockTag>(b.tag)) {
+    case BlockTag::kTypeIndex: {
+      if (!b.Has(4)) return Corrupt(b.name, "truncated");
+      uint32_t slots = DecodeFixed32(body);
+      if (slots > 256 || !b.Has(4 + slots * ((n + 7) / 8))) return Corrupt(b.name, "bitsets past end of block");
+      rep.type_slots = slots;
+      rep.type_bits = body + 4;
+      break;
+    }
+    case BlockTag::kSessionIndex: {
+      if (!b.Has(4)) return Corrupt(b.name, "truncated");
+      p->session_entries = DecodeFixed32(body);
+      if (!b.Has(4 + uint64_t{p->session_entries} * kSessionEntryLength)) return Corrupt(b.name, "entries past end of block");
+      p->session_block = body + 4;
+      break;
+    }
+    case BlockTag::kTimeIndex: {
+      if (!b.Has(4) || DecodeFixed32(body) != n) return Corrupt(b.name, "entry count differs from node count");
+      if (!b.Has(4 + n * kTimeEntryLength)) return Corrupt(b.name, "entries past end of block");
+      p->time_block = body + 4;
+      break;
+    }
+    case BlockTag::kClusterMap: {
+      if (!b.Has(8)) return Corrupt(b.name, "truncated");
+      uint64_t k = DecodeFixed32(body), d = DecodeFixed32(body + 4);
+      if (k == 0) break;
+      if (d != rep.header.dimension) return Corrupt(b.name, "dimension differs from the header's");
+      if (!b.Has(8 + k * d * 4 + n * 8)) return Corrupt(b.name, "past end of block");
+      const char* assign = body + 8 + k * d * 4;
+      for (uint64_t i = 0; i < n; ++i) {
+        if (DecodeFixed32(assign + 8 * i) >= k || DecodeFixed32(assign + 8 * i + 4) >= n) {
+          return Corrupt(b.name, "assignment out of range");
+        }
+      }
+      r->cluster_count_ = static_cast<uint32_t>(k);
+      rep.centroids = body + 8;
+      break;
+    }
+    default:
+      break;
+  }
+  return Status::OK();
+}
+
+// 0x05
+Status Reader::Rep::ParseTermIndex(Reader* r, const BlockBody& b) {
+  Rep& rep = *r->rep_;
+  const char* body = b.body;
+  if (!b.Has(8)) return Corrupt(b.name, "truncated");
+  const uint64_t t = DecodeFixed32(body), p = DecodeFixed32(body + 4);
+  const uint64_t fixed = 8 + (t + 1) * kTermEntryLength + p * kPostingLength;
+  if (!b.Has(fixed)) return Corrupt(b.name, "directory past end of block");
+  const char* dir = body + 8;
+  const char* post = dir + (t + 1) * kTermEntryLength;
+  const char* names = post + p * kPostingLength;
+  const uint64_t name_bytes = DecodeFixed32(dir + t * kTermEntryLength);
+  if (!b.Has(fixed + name_bytes)) return Corrupt(b.name, "term names past end of block");
+  if (DecodeFixed32(dir) != 0 || DecodeFixed32(dir + 4) != 0 ||
+      DecodeFixed32(dir + t * kTermEntryLength + 4) != p) {
+    return Corrupt(b.name, "directory does not span the postings");
+  }
+  std::string_view prev;
+  for (uint64_t k = 0; k < t; ++k) {
+    const char* e = dir + k * kTermEntryLength;
+    uint32_t nb = DecodeFixed32(e), ne = DecodeFixed32(e + kTermEntryLength);
+    uint32_t pb = DecodeFixed32(e + 4), pe = DecodeFixed32(e + kTermEntryLength + 4);
+    uint32_t content = DecodeFixed32(e + 8);
+    // ne <= name_bytes and pe <= p before any use: monotonicity alone is only
+    // proven once the loop reaches the last entry.
+    if (nb > ne || ne > name_bytes || pb > pe || pe > p || content > pe - pb) {
+      return Corrupt(b.name, "directory not monotone");
+    }
+    std::string_view term(names + nb, ne - nb);
+    if (k > 0 && !(prev < term)) return Corrupt(b.name, "terms not sorted");
+    prev = term;
+  }
+  r->term_count_ = static_cast<uint32_t>(t);
+  // Postings are checked per term on first use (CheckTerm): at 100K nodes
+  // they are ~18 MB, too much to touch inside the 5 ms open budget.
+  rep.term_state.reset(new std::atomic<uint8_t>[t]);
+  for (uint64_t k = 0; k < t; ++k) rep.term_state[k].store(0, std::memory_order_relaxed);
+  rep.term_entries = dir;
+  rep.postings = post;
+  rep.term_names = names;
+  return Status::OK();
+}
+
+// 0x06
+Status Reader::Rep::ParseDocLengths(Reader* r, const BlockBody& b) {
+  const uint64_t n = r->rep_->header.node_count;
+  if (!b.Has(4 * n)) return Corrupt(b.name, "past end of block");
+  r->doc_lengths_ = b.body;
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < n; ++i) sum += DecodeFixed32(b.body + 4 * i);
+  r->doc_length_sum_ = sum;
+  r->avg_doc_length_ = n ? static_cast<double>(sum) / static_cast<double>(n) : 0.0;
+  return Status::OK();
+}
+
+// 0x10..0x12, 0x17
+Status Reader::Rep::ParseNodeBlock(Reader* r, const BlockBody& b, ParsedBlocks* p) {
+  Rep& rep = *r->rep_;
+  const uint64_t n = rep.header.node_count;
+  const char* body = b.body;
+  switch (static_cast<BlockTag>(b.tag)) {
+    case BlockTag::kInfo: {
+      if (!b.Has(InfoBlock::kEncodedLength)) return Corrupt(b.name, "truncated");
+      InfoBlock info;
+      info.DecodeFrom(body);
+      r->newest_ts_ = info.newest_ts;
+      p->info_sessions = info.session_count;
+      r->stub_count_ = info.stub_count;
+      p->info_kv = info.kv_count;
+      if (r->stub_count_ > n) return Corrupt(b.name, "more stubs than nodes");
+      if (std::min<uint32_t>(p->info_sessions, 0xFFFF) != rep.header.session_count) {
+        return Corrupt(b.name, "session count differs from the header's");
+      }
+      break;
+    }
+    case BlockTag::kNodeIds:
+      if (!b.Has(12 * n)) return Corrupt(b.name, "past end of block");
+      rep.ids = body;
+      rep.by_id = body + 8 * n;
+      if (!AllBelow(rep.by_id, n, n)) return Corrupt(b.name, "index out of range");
+      break;
+    case BlockTag::kNodeKeys: {
+      if (!b.Has(4 * n)) return Corrupt(b.name, "past end of block");
+      rep.by_key = body;
+      if (!AllBelow(rep.by_key, n, n)) return Corrupt(b.name, "index out of range");
+      std::string_view in = b.bytes();
+      in.remove_prefix(4 * n);
+      AMEM_RETURN_IF_ERROR(rep.keys.Parse(&in).WithContext(b.name));
+      if (rep.keys.size() != n) return Corrupt(b.name, "key count differs from node count");
+      break;
+    }
+    case BlockTag::kNodeAttrs:
+      if (!b.Has(NodeAttrsEntry::kEncodedLength * n)) return Corrupt(b.name, "past end of block");
+      rep.node_attrs = body;
+      break;
+    default:
+      break;
+  }
+  return Status::OK();
+}
+
+// 0x13..0x16: StringLists
+Status Reader::Rep::ParseNameBlock(Reader* r, const BlockBody& b) {
+  Rep& rep = *r->rep_;
+  std::string_view in = b.bytes();
+  switch (static_cast<BlockTag>(b.tag)) {
+    case BlockTag::kRelationNames:
+      AMEM_RETURN_IF_ERROR(rep.relation_names.Parse(&in).WithContext(b.name));
+      if (rep.relation_names.size() != kRelationSlots) return Corrupt(b.name, "not 256 slots");
+      break;
+    case BlockTag::kTypeNames:
+      return rep.type_names.Parse(&in).WithContext(b.name);
+    case BlockTag::kRuns:
+      return rep.runs.Parse(&in).WithContext(b.name);
+    case BlockTag::kLabels:
+      return rep.labels.Parse(&in).WithContext(b.name);
+    default:
+      break;
+  }
+  return Status::OK();
+}
+
+// 0x18..0x1C
+Status Reader::Rep::ParseEdgeBlock(Reader* r, const BlockBody& b, ParsedBlocks* p) {
+  Rep& rep = *r->rep_;
+  const uint64_t n = rep.header.node_count, m = rep.header.edge_count;
+  const char* body = b.body;
+  std::string_view in = b.bytes();
+  switch (static_cast<BlockTag>(b.tag)) {
+    case BlockTag::kEdgeAttrs:
+      if (!b.Has(EdgeAttrsEntry::kEncodedLength * m)) return Corrupt(b.name, "past end of block");
+      rep.edge_attrs = body;
+      break;
+    case BlockTag::kEdgePayloads:
+      AMEM_RETURN_IF_ERROR(rep.payloads.Parse(&in).WithContext(b.name));
+      if (rep.payloads.size() != m) return Corrupt(b.name, "count differs from edge count");
+      break;
+    case BlockTag::kKv: {
+      if (!b.Has(KvFixedEntry::kCountLength)) return Corrupt(b.name, "truncated");
+      p->kv_count = DecodeFixed32(body);
+      const uint64_t fixed = KvFixedEntry::kCountLength + uint64_t{p->kv_count} * KvFixedEntry::kEncodedLength;
+      if (!b.Has(fixed)) return Corrupt(b.name, "past end of block");
+      rep.kv_fixed = body + KvFixedEntry::kCountLength;
+      in.remove_prefix(fixed);
+      AMEM_RETURN_IF_ERROR(rep.kv_strings.Parse(&in).WithContext(b.name));
+      if (rep.kv_strings.size() != 4 * uint64_t{p->kv_count}) return Corrupt(b.name, "string count mismatch");
+      break;
+    }
+    case BlockTag::kOutIndex:
+      if (!b.Has(4 * (n + 1))) return Corrupt(b.name, "past end of block");
+      p->out_block = body;
+      break;
+    case BlockTag::kInIndex: {
+      if (!b.Has(4 * (n + 1) + 4 * m)) return Corrupt(b.name, "past end of block");
+      if (!OffsetsSpan(body, n, m)) return Corrupt(b.name, "offsets not monotone");
+      if (!AllBelow(body + 4 * (n + 1), m, m)) return Corrupt(b.name, "edge index out of range");
+      p->in_block = body;
+      break;
+    }
+    default:
+      break;
+  }
+  return Status::OK();
+}
+
+// 0x1D
+Status Reader::Rep::ParseEmbeddings(Reader* r, const BlockBody& b) {
+  Rep& rep = *r->rep_;
+  const uint64_t n = rep.header.node_count;
+  const char* body = b.body;
+  if (!b.Has(EmbeddingBlock::kFixedLength)) return Corrupt(b.name, "truncated");
+  const uint32_t entries = DecodeFixed32(body + 4), overflow = DecodeFixed32(body + 8);
+  if (DecodeFixed32(body) != rep.header.dimension) return Corrupt(b.name, "dimension differs from the header's");
+  if (DecodeFixed32(body + 12) != 0) return Corrupt(b.name, "reserved bytes not zero");
+  const char* offsets = body + EmbeddingBlock::kFixedLength;
+  if (!b.Has(EmbeddingBlock::kFixedLength + 4 * (n + 1 + uint64_t{entries} + overflow))) {
+    return Corrupt(b.name, "past end of block");
+  }
+  if (!OffsetsSpan(offsets, n, entries)) return Corrupt(b.name, "offsets not monotone");
+  const char* over = offsets + 4 * (n + 1) + 4 * uint64_t{entries};
+  for (uint32_t k = 0; k < overflow; ++k) {
+    const uint32_t node = DecodeFixed32(over + 4 * k);
+    if (node >= n || (k > 0 && node <= DecodeFixed32(over + 4 * (k - 1))) ||
+        DecodeFixed32(offsets + 4 * node) != DecodeFixed32(offsets + 4 * (node + 1))) {
+      return Corrupt(b.name, "overflow list not ascending nodes without entries");
+    }
+  }
+  rep.embed_offsets = offsets;
+  rep.embed_entries = reinterpret_cast<const uint32_t*>(offsets + 4 * (n + 1));
+  rep.embed_overflow = over;
+  rep.embed_entry_count = entries;
+  rep.embed_overflow_count = overflow;
+  return Status::OK();
+}
+
+// A feature bit is set exactly when its blocks are present: a flipped bit can
+// neither hide the checksum block nor promise a block that is not there.
+Status Reader::Rep::CheckFeatures(Reader* r, const ParsedBlocks& p) {
+  Rep& rep = *r->rep_;
+  const Header& h = rep.header;
   auto feature = [&](uint32_t bit, bool present, const char* section) {
     bool promised = (h.features & bit) != 0;
     if (promised == present) return Status::OK();
@@ -573,34 +701,42 @@ Status Reader::Rep::ParseBlocks(Reader* r, bool ignore_index) {
   };
   const uint32_t all_ext =
       (1u << (static_cast<uint32_t>(BlockTag::kInIndex) - static_cast<uint32_t>(BlockTag::kInfo) + 1)) - 1;
-  AMEM_RETURN_IF_ERROR(feature(kFeatureTermIndex, have_term, "term index"));
-  AMEM_RETURN_IF_ERROR(feature(kFeatureDocLengths, have_doclen, "doc lengths"));
+  AMEM_RETURN_IF_ERROR(feature(kFeatureTermIndex, p.have_term, "term index"));
+  AMEM_RETURN_IF_ERROR(feature(kFeatureDocLengths, p.have_doclen, "doc lengths"));
   AMEM_RETURN_IF_ERROR(feature(kFeatureChecksum, rep.checksum_block != kNone, "checksum"));
   AMEM_RETURN_IF_ERROR(feature(kFeatureEmbeddings, rep.embed_offsets != nullptr, "embeddings"));
-  if ((h.features & kFeatureExtensions) && present_ext != all_ext) {
+  if ((h.features & kFeatureExtensions) && p.present_ext != all_ext) {
     return Corrupt("extension blocks", "some are missing");
   }
-  AMEM_RETURN_IF_ERROR(feature(kFeatureExtensions, present_ext != 0, "extension blocks"));
+  AMEM_RETURN_IF_ERROR(feature(kFeatureExtensions, p.present_ext != 0, "extension blocks"));
   if (h.features & kFeatureExtensions) {
     rep.has_ext = true;
-    r->session_count_ = info_sessions;
-    if (rep.runs.size() != info_sessions) return Corrupt("runs", "count differs from session count");
+    r->session_count_ = p.info_sessions;
+    if (rep.runs.size() != p.info_sessions) return Corrupt("runs", "count differs from session count");
     if (rep.labels.size() == 0) return Corrupt("labels", "empty (entry 0 must be \"\")");
-    if (kv_count != info_kv) return Corrupt("kv entries", "count differs from info block");
-    r->kv_count_ = kv_count;
+    if (p.kv_count != p.info_kv) return Corrupt("kv entries", "count differs from info block");
+    r->kv_count_ = p.kv_count;
   }
-  if (session_block) {
-    if (session_entries != r->session_count_) return Corrupt("session index", "entry count differs from session count");
-    for (uint32_t s = 0; s < session_entries; ++s) {
-      const char* e = session_block + uint64_t{s} * kSessionEntryLength;
+  return Status::OK();
+}
+
+// The session and time indexes, once the session count is known, and the
+// adjacency indexes.
+Status Reader::Rep::AttachSeedIndexes(Reader* r, const ParsedBlocks& p) {
+  Rep& rep = *r->rep_;
+  const uint64_t n = rep.header.node_count;
+  if (p.session_block) {
+    if (p.session_entries != r->session_count_) return Corrupt("session index", "entry count differs from session count");
+    for (uint32_t s = 0; s < p.session_entries; ++s) {
+      const char* e = p.session_block + uint64_t{s} * kSessionEntryLength;
       uint32_t b = DecodeFixed32(e + 4), en = DecodeFixed32(e + 8);
       if (DecodeFixed32(e) != s || b > en || en > n) return Corrupt("session index", "entry out of range");
     }
-    rep.sessions = session_block;
+    rep.sessions = p.session_block;
   }
-  if (time_block) {
+  if (p.time_block) {
     for (uint64_t k = 0; k < n; ++k) {
-      const char* e = time_block + k * kTimeEntryLength;
+      const char* e = p.time_block + k * kTimeEntryLength;
       if (DecodeFixed32(e + 8) >= n) return Corrupt("time index", "node out of range");
       if (k > 0) {
         auto cur = std::make_tuple(static_cast<int64_t>(DecodeFixed64(e)), DecodeFixed32(e + 8));
@@ -609,13 +745,13 @@ Status Reader::Rep::ParseBlocks(Reader* r, bool ignore_index) {
         if (!(prev < cur)) return Corrupt("time index", "not sorted");
       }
     }
-    r->time_ = time_block;
+    r->time_ = p.time_block;
     r->time_count_ = static_cast<uint32_t>(n);
   }
-  r->out_off_ = out_block;  // checked against the edges in CheckEdges
-  if (in_block) {
-    r->in_off_ = in_block;
-    r->in_list_ = in_block + 4 * (n + 1);
+  r->out_off_ = p.out_block;  // checked against the edges in CheckEdges
+  if (p.in_block) {
+    r->in_off_ = p.in_block;
+    r->in_list_ = p.in_block + 4 * (n + 1);
   }
   return Status::OK();
 }
@@ -1203,7 +1339,8 @@ int64_t Reader::updated_ts(uint32_t i) const {
     return file->updated_ts(x);
   }
   if (!rep_->node_attrs) return created_ts(i);
-  return static_cast<int64_t>(DecodeFixed64(rep_->node_attrs + kNodeAttrsLength * size_t{i}));
+  return static_cast<int64_t>(DecodeFixed64(rep_->node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i} +
+                                           NodeAttrsEntry::kUpdatedTsOffset));
 }
 
 uint64_t Reader::id(uint32_t i) const {
@@ -1228,7 +1365,8 @@ std::string_view Reader::scope(uint32_t i) const {
     return file->scope(x);
   }
   if (!rep_->node_attrs) return {};
-  return rep_->labels.Get(DecodeFixed32(rep_->node_attrs + kNodeAttrsLength * size_t{i} + 8));
+  return rep_->labels.Get(DecodeFixed32(rep_->node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i} +
+                                       NodeAttrsEntry::kScopeOffset));
 }
 
 std::string_view Reader::task(uint32_t i) const {
@@ -1237,7 +1375,8 @@ std::string_view Reader::task(uint32_t i) const {
     return file->task(x);
   }
   if (!rep_->node_attrs) return {};
-  return rep_->labels.Get(DecodeFixed32(rep_->node_attrs + kNodeAttrsLength * size_t{i} + 12));
+  return rep_->labels.Get(DecodeFixed32(rep_->node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i} +
+                                       NodeAttrsEntry::kTaskOffset));
 }
 
 bool Reader::is_stub(uint32_t i) const {
@@ -1246,7 +1385,9 @@ bool Reader::is_stub(uint32_t i) const {
     return IsDeltaRef(ref) ? layer_->delta->is_stub(ref & ~kDeltaNode) : layer_->base->is_stub(ref);
   }
   if (!rep_->node_attrs) return false;
-  return (DecodeFixed32(rep_->node_attrs + kNodeAttrsLength * size_t{i} + 16) & kNodeFlagStub) != 0;
+  return (DecodeFixed32(rep_->node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i} +
+                        NodeAttrsEntry::kFlagsOffset) &
+          NodeAttrsEntry::kFlagStub) != 0;
 }
 
 std::optional<uint32_t> Reader::FindKey(std::string_view k) const {
@@ -1300,25 +1441,29 @@ std::string_view Reader::edge_payload(uint32_t j) const {
 int64_t Reader::edge_created_ts(uint32_t j) const {
   if (layer_) return layer_->Attrs(j).created_ts;
   if (!rep_->edge_attrs) return 0;
-  return static_cast<int64_t>(DecodeFixed64(rep_->edge_attrs + kEdgeAttrsLength * size_t{j}));
+  return static_cast<int64_t>(DecodeFixed64(rep_->edge_attrs + EdgeAttrsEntry::kEncodedLength * size_t{j} +
+                                           EdgeAttrsEntry::kCreatedTsOffset));
 }
 
 int64_t Reader::edge_updated_ts(uint32_t j) const {
   if (layer_) return layer_->Attrs(j).updated_ts;
   if (!rep_->edge_attrs) return 0;
-  return static_cast<int64_t>(DecodeFixed64(rep_->edge_attrs + kEdgeAttrsLength * size_t{j} + 8));
+  return static_cast<int64_t>(DecodeFixed64(rep_->edge_attrs + EdgeAttrsEntry::kEncodedLength * size_t{j} +
+                                           EdgeAttrsEntry::kUpdatedTsOffset));
 }
 
 std::string_view Reader::edge_run(uint32_t j) const {
   if (layer_) return layer_->Attrs(j).run;
   if (!rep_->edge_attrs) return {};
-  return rep_->runs.Get(DecodeFixed32(rep_->edge_attrs + kEdgeAttrsLength * size_t{j} + 16));
+  return rep_->runs.Get(DecodeFixed32(rep_->edge_attrs + EdgeAttrsEntry::kEncodedLength * size_t{j} +
+                                     EdgeAttrsEntry::kRunOffset));
 }
 
 std::string_view Reader::edge_task(uint32_t j) const {
   if (layer_) return layer_->Attrs(j).task;
   if (!rep_->edge_attrs) return {};
-  return rep_->labels.Get(DecodeFixed32(rep_->edge_attrs + kEdgeAttrsLength * size_t{j} + 20));
+  return rep_->labels.Get(DecodeFixed32(rep_->edge_attrs + EdgeAttrsEntry::kEncodedLength * size_t{j} +
+                                       EdgeAttrsEntry::kTaskOffset));
 }
 
 std::pair<uint32_t, uint32_t> Reader::OutEdgesWithRel(uint32_t i, RelationId rel) const {
@@ -1550,16 +1695,17 @@ const float* Reader::centroid(uint32_t c) const {
 
 KvEntry Reader::kv(uint32_t k) const {
   if (layer_) return layer_->Kv(k);
-  const char* p = rep_->kv_fixed + size_t{k} * kKvFixedLength;
+  KvFixedEntry fixed;
+  fixed.DecodeFrom(rep_->kv_fixed + size_t{k} * KvFixedEntry::kEncodedLength);
   const StringListView& s = rep_->kv_strings;
   KvEntry e;
   e.scope = s.Get(4 * k);
   e.ns = s.Get(4 * k + 1);
   e.key = s.Get(4 * k + 2);
   e.value = s.Get(4 * k + 3);
-  e.ts = static_cast<int64_t>(DecodeFixed64(p));
-  e.run = rep_->runs.Get(DecodeFixed32(p + 8));
-  e.task = rep_->labels.Get(DecodeFixed32(p + 12));
+  e.ts = fixed.ts;
+  e.run = rep_->runs.Get(fixed.run);
+  e.task = rep_->labels.Get(fixed.task);
   return e;
 }
 

@@ -317,17 +317,29 @@ class FileSink : public ByteSink {
   const std::string& path_;
 };
 
-}  // namespace
+std::string EdgeName(const EdgeView& e) {
+  return "edge " + std::string(e.src_key) + " -> " + std::string(e.dst_key);
+}
 
-Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterOptions& options,
-                                      ByteSink* sink) {
-  const uint32_t dim = state.dimension;
-  if (dim == 0 || dim > kMaxDimension) {
-    return Status::InvalidArgument("dimension " + std::to_string(dim) + " out of range");
-  }
+// ---- nodes sorted by key; dangling edge endpoints become stubs ----
+struct NodeInputs {
+  std::vector<const NodeView*> live;  // state.nodes in key order
+  // Keys are looked up only for endpoints whose position the store did not give
+  // (EdgeView::src_node): a 1M-node table is past the cache, and lookups of three
+  // million edges' keys in it were a tenth of the export.
+  bool lookup_keys = false;
+  StringIndex key_index;  // key -> position in live; later key -> dense number
+  // (key, created_ts) of every edge endpoint that names no live node, sorted.
+  std::vector<std::pair<std::string_view, int64_t>> stub_refs;
+  std::vector<uint32_t> stub_first;  // each stub's first entry in stub_refs
+  uint32_t stub_count = 0;
+  uint32_t input_count = 0;  // state.nodes.size()
+};
 
-  // ---- nodes sorted by key; dangling edge endpoints become stubs ----
-  std::vector<const NodeView*> live(state.nodes.size());
+// The live nodes in key order; no key twice.
+Status SortNodes(const StoreStateView& state, NodeInputs* in) {
+  std::vector<const NodeView*>& live = in->live;
+  live.resize(state.nodes.size());
   for (size_t k = 0; k < live.size(); ++k) live[k] = &state.nodes[k];
   auto key_less = [](const auto* a, const auto* b) { return a->key < b->key; };
   // Store::ReadState hands the nodes over in key order; checking costs one pass.
@@ -339,39 +351,26 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
       return Status::InvalidArgument("duplicate node key " + std::string(live[k]->key));
     }
   }
-  // Every field but the key, vectors included (half a gigabyte at 1M nodes):
-  // checked once the term index's thread is busy, before anything is written.
-  auto check_nodes = [&]() -> Status {
-    for (const NodeView* v : live) {
-      AMEM_RETURN_IF_ERROR(CheckNode(*v));
-      if (!v->vector_bytes.empty() && v->vector_bytes.size() != dim * sizeof(float)) {
-        return Status::InvalidArgument("node " + std::string(v->key) + ": vector dimension mismatch");
-      }
-    }
-    return Status::OK();
-  };
-  // Keys are looked up only for endpoints whose position the store did not give
-  // (EdgeView::src_node): a 1M-node table is past the cache, and lookups of three
-  // million edges' keys in it were a tenth of the export.
-  const bool lookup_keys = std::any_of(state.edges.begin(), state.edges.end(), [](const EdgeView& e) {
+  return Status::OK();
+}
+
+// The edge endpoints that name no live node: each distinct key becomes a stub.
+Status FindStubs(const StoreStateView& state, NodeInputs* in) {
+  in->lookup_keys = std::any_of(state.edges.begin(), state.edges.end(), [](const EdgeView& e) {
     return e.src_node == EdgeView::kUnknownNode || e.dst_node == EdgeView::kUnknownNode;
   });
-  StringIndex key_index;  // key -> position in live; later key -> dense number
-  if (lookup_keys) {
-    key_index.Reserve(live.size());
-    for (uint32_t k = 0; k < live.size(); ++k) key_index.Insert(live[k]->key, k);
+  if (in->lookup_keys) {
+    in->key_index.Reserve(in->live.size());
+    for (uint32_t k = 0; k < in->live.size(); ++k) in->key_index.Insert(in->live[k]->key, k);
   }
-  auto is_live = [&](std::string_view key) { return key_index.Find(key) != nullptr; };
-  auto edge_name = [](const EdgeView& e) {
-    return "edge " + std::string(e.src_key) + " -> " + std::string(e.dst_key);
-  };
-  std::vector<std::pair<std::string_view, int64_t>> stub_refs;
+  auto is_live = [&](std::string_view key) { return in->key_index.Find(key) != nullptr; };
+  std::vector<std::pair<std::string_view, int64_t>>& stub_refs = in->stub_refs;
   // An endpoint whose position the store gave is live (EdgeView::src_node).
-  const uint32_t input_count = static_cast<uint32_t>(state.nodes.size());
+  const uint32_t input_count = in->input_count = static_cast<uint32_t>(state.nodes.size());
   for (const EdgeView& e : state.edges) {
     auto out_of_range = [&](uint32_t p) { return p != EdgeView::kUnknownNode && p >= input_count; };
     if (out_of_range(e.src_node) || out_of_range(e.dst_node)) {
-      return Status::InvalidArgument(edge_name(e) + ": endpoint position out of range");
+      return Status::InvalidArgument(EdgeName(e) + ": endpoint position out of range");
     }
     if (e.src_node == EdgeView::kUnknownNode && !is_live(e.src_key)) {
       stub_refs.emplace_back(e.src_key, e.created_ts);
@@ -381,174 +380,231 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     }
   }
   std::sort(stub_refs.begin(), stub_refs.end());
-  uint32_t stub_count = 0;
-  for (size_t k = 0; k < stub_refs.size(); ++k) {
-    if (k == 0 || stub_refs[k].first != stub_refs[k - 1].first) ++stub_count;
+  for (uint32_t k = 0; k < stub_refs.size(); ++k) {
+    if (k == 0 || stub_refs[k].first != stub_refs[k - 1].first) in->stub_first.push_back(k);
   }
+  in->stub_count = static_cast<uint32_t>(in->stub_first.size());
+  return Status::OK();
+}
 
-  // ---- the term index, on a second thread while the rest is laid out ----
-  // Tokenizing every content is a quarter of the export and needs nothing but
-  // the texts, so it starts now: texts in input order (state.nodes, then the
-  // stubs in key order, whose meta is indexed too). The same thread then waits
-  // for the file's node order (text_of, set below once the nodes are numbered)
-  // and lays the postings out in it (TermIndex::Place), without waiting for
-  // this thread to reach the term index's blocks. With one thread, both steps
-  // run here, each where the other thread would start it. The bytes are the
-  // same on any number of threads.
+// Every field but the key, vectors included (half a gigabyte at 1M nodes):
+// checked once the term index's thread is busy, before anything is written.
+Status CheckLiveNodes(const std::vector<const NodeView*>& live, uint32_t dim) {
+  for (const NodeView* v : live) {
+    AMEM_RETURN_IF_ERROR(CheckNode(*v));
+    if (!v->vector_bytes.empty() && v->vector_bytes.size() != dim * sizeof(float)) {
+      return Status::InvalidArgument("node " + std::string(v->key) + ": vector dimension mismatch");
+    }
+  }
+  return Status::OK();
+}
+
+// ---- the term index, on a second thread while the rest is laid out ----
+// Tokenizing every content is a quarter of the export and needs nothing but
+// the texts, so it starts as soon as the stubs are known: texts in input order
+// (state.nodes, then the stubs in key order, whose meta is indexed too). The
+// same thread then waits for the file's node order (text_of, set by PlaceTerms
+// once the nodes are numbered) and lays the postings out in it
+// (TermIndex::Place), without waiting for the writer to reach the term index's
+// blocks. With one thread, both steps run on the writer's, each where the other
+// thread would start it. The bytes are the same on any number of threads.
+struct TermWork {
+  bool enabled = false;   // options.term_index
+  bool threaded = false;  // Tokenize and Place run on `worker`
   TermIndex terms;
   Status tokenized;
   std::vector<std::string_view> contents, metas;
   std::vector<uint32_t> text_of;  // dense node -> text (Place's order)
-  const bool term_thread = options.term_index && options.threads >= 2;
   std::future<void> tokenize_done;  // the worker's Tokenize has returned
-  std::jthread term_worker;  // declared after what it uses: joined before they go
-  // Declared after the worker: if this function returns before the order is
-  // known, the promise goes first and the waiting worker stops (broken promise).
+  std::jthread worker;  // declared after what it uses: joined before they go
+  // Declared after the worker: if the writer returns before the order is known,
+  // the promise goes first and the waiting worker stops (broken promise).
   std::promise<void> order_known;
-  auto term_step_done = [&] {
-    if (term_worker.joinable()) term_worker.join();
-  };
-  if (options.term_index) {
-    contents.resize(state.nodes.size() + stub_count);
-    metas.resize(state.nodes.size() + stub_count);
-    for (size_t k = 0; k < state.nodes.size(); ++k) {
-      contents[k] = state.nodes[k].content;
-      metas[k] = state.nodes[k].meta == kEmptyMeta ? std::string_view() : state.nodes[k].meta;
-    }
-    std::fill(metas.begin() + static_cast<ptrdiff_t>(state.nodes.size()), metas.end(), kStubMeta);
-    const uint32_t embedding_dim = options.embeddings ? dim : 0;
-    if (term_thread) {
-      std::promise<void> tokenize_promise;
-      tokenize_done = tokenize_promise.get_future();
-      term_worker = std::jthread([&, embedding_dim, tokenize_promise = std::move(tokenize_promise),
-                                  order = order_known.get_future()]() mutable {
-        tokenized = terms.Tokenize(contents, metas, embedding_dim);
-        tokenize_promise.set_value();
-        if (!tokenized.ok()) return;
-        try {
-          order.get();
-        } catch (const std::future_error&) {
-          return;  // the writer stopped before numbering the nodes
-        }
-        terms.Place(text_of);
-      });
-    } else {
-      tokenized = terms.Tokenize(contents, metas, embedding_dim);
-    }
-  }
 
-  // ---- sessions (runs) and labels (scopes, tasks) ----
-  // Each record's run and labels by their Dictionary numbers, in input order.
+  // Waits for the worker's Place (the blocks' bytes need it).
+  void Join() {
+    if (worker.joinable()) worker.join();
+  }
+};
+
+void StartTermIndex(const StoreStateView& state, const WriterOptions& options, uint32_t stub_count,
+                    TermWork* tw) {
+  tw->enabled = options.term_index;
+  tw->threaded = options.term_index && options.threads >= 2;
+  if (!tw->enabled) return;
+  tw->contents.resize(state.nodes.size() + stub_count);
+  tw->metas.resize(state.nodes.size() + stub_count);
+  for (size_t k = 0; k < state.nodes.size(); ++k) {
+    tw->contents[k] = state.nodes[k].content;
+    tw->metas[k] = state.nodes[k].meta == kEmptyMeta ? std::string_view() : state.nodes[k].meta;
+  }
+  std::fill(tw->metas.begin() + static_cast<ptrdiff_t>(state.nodes.size()), tw->metas.end(), kStubMeta);
+  const uint32_t embedding_dim = options.embeddings ? state.dimension : 0;
+  if (!tw->threaded) {
+    tw->tokenized = tw->terms.Tokenize(tw->contents, tw->metas, embedding_dim);
+    return;
+  }
+  std::promise<void> tokenize_promise;
+  tw->tokenize_done = tokenize_promise.get_future();
+  tw->worker = std::jthread([tw, embedding_dim, tokenize_promise = std::move(tokenize_promise),
+                             order = tw->order_known.get_future()]() mutable {
+    tw->tokenized = tw->terms.Tokenize(tw->contents, tw->metas, embedding_dim);
+    tokenize_promise.set_value();
+    if (!tw->tokenized.ok()) return;
+    try {
+      order.get();
+    } catch (const std::future_error&) {
+      return;  // the writer stopped before numbering the nodes
+    }
+    tw->terms.Place(tw->text_of);
+  });
+}
+
+// The file's node order is known (input_dense: text -> dense node): the worker,
+// waiting for it, lays the postings out; with one thread, this does.
+void PlaceTerms(const std::vector<uint32_t>& input_dense, TermWork* tw) {
+  if (!tw->enabled) return;
+  const uint32_t n = static_cast<uint32_t>(input_dense.size());
+  tw->text_of.resize(n);
+  for (uint32_t k = 0; k < n; ++k) tw->text_of[input_dense[k]] = k;
+  if (tw->threaded) {
+    tw->order_known.set_value();
+  } else if (tw->tokenized.ok()) {
+    tw->terms.Place(tw->text_of);
+  }
+}
+
+// ---- sessions (runs) and labels (scopes, tasks) ----
+struct NodeLabels {
+  uint32_t run, scope, task;
+};
+struct RecordLabels {
+  uint32_t run, task;
+};
+// Each record's run and labels by their Dictionary numbers, in input order.
+struct Attribution {
   Dictionary runs, labels;
-  struct NodeLabels {
-    uint32_t run, scope, task;
-  };
-  struct RecordLabels {
-    uint32_t run, task;
-  };
-  std::vector<NodeLabels> node_labels(state.nodes.size());
-  std::vector<RecordLabels> edge_labels(state.edges.size()), kv_labels(state.kv.size());
+  std::vector<NodeLabels> nodes;
+  std::vector<RecordLabels> edges, kv;
+  uint32_t session_count = 0;  // runs, "" included
+};
+
+void CollectLabels(const StoreStateView& state, Attribution* a) {
+  Dictionary& runs = a->runs;
+  Dictionary& labels = a->labels;
+  a->nodes.resize(state.nodes.size());
+  a->edges.resize(state.edges.size());
+  a->kv.resize(state.kv.size());
   for (size_t k = 0; k < state.nodes.size(); ++k) {
     // The nodes are in key order, their records all over the store's map: the
     // strings a few nodes ahead are fetched while these are compared.
     if (k + kLookahead < state.nodes.size()) __builtin_prefetch(state.nodes[k + kLookahead].run.data());
     const NodeView& v = state.nodes[k];
-    node_labels[k] = {runs.Add(v.run), labels.Add(v.scope), labels.Add(v.task)};
+    a->nodes[k] = {runs.Add(v.run), labels.Add(v.scope), labels.Add(v.task)};
   }
   for (size_t j = 0; j < state.edges.size(); ++j) {
-    edge_labels[j] = {runs.Add(state.edges[j].run), labels.Add(state.edges[j].task)};
+    a->edges[j] = {runs.Add(state.edges[j].run), labels.Add(state.edges[j].task)};
   }
   for (size_t k = 0; k < state.kv.size(); ++k) {
-    kv_labels[k] = {runs.Add(state.kv[k].run), labels.Add(state.kv[k].task)};
+    a->kv[k] = {runs.Add(state.kv[k].run), labels.Add(state.kv[k].task)};
   }
   runs.Seal();
   labels.Seal();
-  const uint32_t session_count = static_cast<uint32_t>(runs.items().size());
+  a->session_count = static_cast<uint32_t>(runs.items().size());
+}
 
-  // The nodes as written: live ones and stubs, each list in key order.
-  auto live_node = [&](const NodeView* v) {
-    WNode w;
-    w.key = v->key;
-    w.id = v->id;
-    w.type = static_cast<uint8_t>(v->type);
-    const NodeLabels& nl = node_labels[v - state.nodes.data()];
-    w.session = runs.Rank(nl.run);
-    w.confidence = v->confidence;
-    w.created_ts = v->created_ts;
-    w.updated_ts = v->updated_ts;
-    w.content = v->content;
-    w.meta = v->meta;
-    w.scope = labels.Rank(nl.scope);
-    w.task = labels.Rank(nl.task);
-    if (!v->vector_bytes.empty()) w.vector = v->vector_bytes.data();
-    w.input = static_cast<uint32_t>(v - state.nodes.data());
-    return w;
-  };
-  std::vector<uint32_t> stub_first;  // each stub's first entry in stub_refs
-  stub_first.reserve(stub_count);
-  for (uint32_t k = 0; k < stub_refs.size(); ++k) {
-    if (k == 0 || stub_refs[k].first != stub_refs[k - 1].first) stub_first.push_back(k);
-  }
-  auto stub_node = [&](uint32_t stub) {
-    WNode w;
-    w.input = input_count + stub;
-    w.key = stub_refs[stub_first[stub]].first;
-    w.id = NodeIdForKey(w.key);
-    w.type = static_cast<uint8_t>(NodeType::kEntity);
-    w.confidence = 0.0f;
-    // The smallest created_ts of its edges (the pairs are sorted).
-    w.created_ts = w.updated_ts = stub_refs[stub_first[stub]].second;
-    w.meta = kStubMeta;  // session 0 and labels 0: ""
-    w.stub = true;
-    return w;
-  };
+// ---- the nodes as written: live ones and stubs, numbered densely ----
+WNode LiveNode(const StoreStateView& state, const Attribution& a, const NodeView* v) {
+  WNode w;
+  w.key = v->key;
+  w.id = v->id;
+  w.type = static_cast<uint8_t>(v->type);
+  const NodeLabels& nl = a.nodes[v - state.nodes.data()];
+  w.session = a.runs.Rank(nl.run);
+  w.confidence = v->confidence;
+  w.created_ts = v->created_ts;
+  w.updated_ts = v->updated_ts;
+  w.content = v->content;
+  w.meta = v->meta;
+  w.scope = a.labels.Rank(nl.scope);
+  w.task = a.labels.Rank(nl.task);
+  if (!v->vector_bytes.empty()) w.vector = v->vector_bytes.data();
+  w.input = static_cast<uint32_t>(v - state.nodes.data());
+  return w;
+}
+
+WNode StubNode(const NodeInputs& in, uint32_t stub) {
+  WNode w;
+  w.input = in.input_count + stub;
+  w.key = in.stub_refs[in.stub_first[stub]].first;
+  w.id = NodeIdForKey(w.key);
+  w.type = static_cast<uint8_t>(NodeType::kEntity);
+  w.confidence = 0.0f;
+  // The smallest created_ts of its edges (the pairs are sorted).
+  w.created_ts = w.updated_ts = in.stub_refs[in.stub_first[stub]].second;
+  w.meta = kStubMeta;  // session 0 and labels 0: ""
+  w.stub = true;
+  return w;
+}
+
+struct DenseNodes {
+  uint32_t n = 0;
+  std::vector<uint32_t> session_start;  // session s is the nodes [start[s], start[s+1])
+  std::vector<uint32_t> by_key;         // dense numbers in key order
+  std::vector<WNode> nodes;             // in dense order
+  std::vector<uint32_t> input_dense;    // WNode::input -> dense number
+};
+
+// Dense order: (session, key), so each session is one node range (session
+// index): a stable counting sort by session of the nodes in key order, which
+// is the merge of the two lists.
+Status NumberNodes(const StoreStateView& state, const NodeInputs& in, const Attribution& a,
+                   DenseNodes* d) {
+  const std::vector<const NodeView*>& live = in.live;
+  const uint32_t stub_count = in.stub_count;
   if (live.size() + stub_count > UINT32_MAX - 1) return Status::InvalidArgument("too many nodes");
-  const uint32_t n = static_cast<uint32_t>(live.size() + stub_count);
-  // Dense order: (session, key), so each session is one node range (session
-  // index): a stable counting sort by session of the nodes in key order, which
-  // is the merge of the two lists.
-  std::vector<uint32_t> session_start(static_cast<size_t>(session_count) + 1, 0);
-  for (const NodeView* v : live) ++session_start[runs.Rank(node_labels[v - state.nodes.data()].run) + 1];
+  const uint32_t n = d->n = static_cast<uint32_t>(live.size() + stub_count);
+  std::vector<uint32_t>& session_start = d->session_start;
+  session_start.assign(static_cast<size_t>(a.session_count) + 1, 0);
+  for (const NodeView* v : live) ++session_start[a.runs.Rank(a.nodes[v - state.nodes.data()].run) + 1];
   session_start[1] += stub_count;
-  for (uint32_t s = 0; s < session_count; ++s) session_start[s + 1] += session_start[s];
-  std::vector<uint32_t> by_key(n);  // dense numbers in key order
-  std::vector<WNode> nodes;
-  ReserveHuge(&nodes, n);
-  nodes.resize(n);
-  std::vector<uint32_t> input_dense(n);  // WNode::input -> dense number
-  {
-    std::vector<uint32_t> fill(session_start.begin(), session_start.end() - 1);
-    size_t a = 0;
-    uint32_t b = 0;
-    for (uint32_t k = 0; k < n; ++k) {
-      const bool take_live =
-          b == stub_count || (a < live.size() && live[a]->key < stub_refs[stub_first[b]].first);
-      const WNode w = take_live ? live_node(live[a++]) : stub_node(b++);
-      by_key[k] = fill[w.session]++;
-      nodes[by_key[k]] = w;
-      input_dense[w.input] = by_key[k];
-    }
+  for (uint32_t s = 0; s < a.session_count; ++s) session_start[s + 1] += session_start[s];
+  d->by_key.resize(n);
+  ReserveHuge(&d->nodes, n);
+  d->nodes.resize(n);
+  d->input_dense.resize(n);
+  std::vector<uint32_t> fill(session_start.begin(), session_start.end() - 1);
+  size_t live_at = 0;
+  uint32_t stub_at = 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    const bool take_live = stub_at == stub_count ||
+                           (live_at < live.size() &&
+                            live[live_at]->key < in.stub_refs[in.stub_first[stub_at]].first);
+    const WNode w = take_live ? LiveNode(state, a, live[live_at++]) : StubNode(in, stub_at++);
+    d->by_key[k] = fill[w.session]++;
+    d->nodes[d->by_key[k]] = w;
+    d->input_dense[w.input] = d->by_key[k];
   }
-  if (options.term_index) {  // the term index's worker waits for this order
-    text_of.resize(n);
-    for (uint32_t k = 0; k < n; ++k) text_of[input_dense[k]] = k;
-    if (term_thread) {
-      order_known.set_value();
-    } else if (tokenized.ok()) {
-      terms.Place(text_of);
-    }
-  }
-  if (lookup_keys) {
-    for (uint32_t i = 0; i < n; ++i) *key_index.Insert(nodes[i].key, i) = i;
-  }
-  auto dense_of = [&](uint32_t input, std::string_view key) {
-    return input != EdgeView::kUnknownNode ? input_dense[input] : *key_index.Find(key);
-  };
+  return Status::OK();
+}
 
-  // ---- relations and edges ----
-  // Custom relations are renumbered 64 + rank in bytewise name order, so the file
-  // does not depend on the order in which the store defined them (FORMAT.md §5).
-  std::vector<std::string> rel_names(kRelationSlots);
+// An edge endpoint's dense number: by the store's position, else by its key.
+uint32_t DenseOf(const DenseNodes& d, const StringIndex& key_index, uint32_t input,
+                 std::string_view key) {
+  return input != EdgeView::kUnknownNode ? d.input_dense[input] : *key_index.Find(key);
+}
+
+// ---- relations and edges ----
+struct Relations {
+  std::vector<std::string> names;  // by file id, kRelationSlots of them
+  std::vector<uint16_t> file_rel;  // file_rel[store id] = file id; 0xFFFF: undefined
+};
+
+// Custom relations are renumbered 64 + rank in bytewise name order, so the file
+// does not depend on the order in which the store defined them (FORMAT.md §5).
+Status MapRelations(const StoreStateView& state, Relations* rels) {
+  std::vector<std::string>& rel_names = rels->names;
+  rel_names.resize(kRelationSlots);
   for (int r = 0; r < kBuiltinRelationCount; ++r) {
     rel_names[r] = BuiltinRelationName(static_cast<RelationId>(r));
   }
@@ -567,8 +623,8 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     custom.emplace_back(name, id);
   }
   std::sort(custom.begin(), custom.end());
-  // file_rel[store id] = file id; 0xFFFF: undefined.
-  std::vector<uint16_t> file_rel(kRelationSlots, 0xFFFF);
+  std::vector<uint16_t>& file_rel = rels->file_rel;
+  file_rel.assign(kRelationSlots, 0xFFFF);
   for (int r = 0; r < kBuiltinRelationCount; ++r) file_rel[r] = static_cast<uint16_t>(r);
   for (size_t k = 0; k < custom.size(); ++k) {
     if (k > 0 && custom[k].first == custom[k - 1].first) {
@@ -580,40 +636,53 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     rel_names[file_id] = custom[k].first;
     file_rel[custom[k].second] = static_cast<uint16_t>(file_id);
   }
+  return Status::OK();
+}
+
+struct DenseEdges {
+  uint32_t m = 0;
+  std::vector<uint32_t> out_start;  // (n+1): the OutIndex block
+  std::vector<WEdge> edges;         // sorted by (src, rel, dst)
+};
+
+// Sorted by (src, rel, dst): a counting sort by source, whose bucket bounds are
+// the OutIndex block, then each source's run by (rel, dst).
+Status SortEdges(const StoreStateView& state, const Relations& rels, const DenseNodes& d,
+                 const StringIndex& key_index, DenseEdges* de) {
   if (state.edges.size() > UINT32_MAX - 1) return Status::InvalidArgument("too many edges");
-  const uint32_t m = static_cast<uint32_t>(state.edges.size());
-  // Sorted by (src, rel, dst): a counting sort by source, whose bucket bounds are
-  // the OutIndex block, then each source's run by (rel, dst).
-  std::vector<uint32_t> out_start(static_cast<size_t>(n) + 1, 0);
+  const uint32_t n = d.n;
+  const uint32_t m = de->m = static_cast<uint32_t>(state.edges.size());
+  std::vector<uint32_t>& out_start = de->out_start;
+  out_start.assign(static_cast<size_t>(n) + 1, 0);
   // Two passes over the store's edges: sources and counts, then the records.
   std::vector<uint32_t> edge_src(m);
   for (uint32_t j = 0; j < m; ++j) {
     const EdgeView& e = state.edges[j];
-    if (file_rel[e.rel] == 0xFFFF) {
-      return Status::InvalidArgument(edge_name(e) + ": undefined relation " +
+    if (rels.file_rel[e.rel] == 0xFFFF) {
+      return Status::InvalidArgument(EdgeName(e) + ": undefined relation " +
                                      std::to_string(e.rel));
     }
     if (!std::isfinite(e.weight)) {
-      return Status::InvalidArgument(edge_name(e) + ": weight not finite");
+      return Status::InvalidArgument(EdgeName(e) + ": weight not finite");
     }
     // Edges of one source usually come together (Store::VisitState groups them).
     const EdgeView* prev = j > 0 ? &state.edges[j - 1] : nullptr;
     const bool same_src = prev != nullptr && (e.src_node != EdgeView::kUnknownNode
                                                   ? e.src_node == prev->src_node
                                                   : e.src_key == prev->src_key);
-    edge_src[j] = same_src ? edge_src[j - 1] : dense_of(e.src_node, e.src_key);
+    edge_src[j] = same_src ? edge_src[j - 1] : DenseOf(d, key_index, e.src_node, e.src_key);
     ++out_start[edge_src[j] + 1];
   }
   for (uint32_t i = 0; i < n; ++i) out_start[i + 1] += out_start[i];
-  std::vector<WEdge> edges;
+  std::vector<WEdge>& edges = de->edges;
   ReserveHuge(&edges, m);
   edges.resize(m);
   {
     std::vector<uint32_t> fill(out_start.begin(), out_start.end() - 1);
     for (uint32_t j = 0; j < m; ++j) {
       const EdgeView& e = state.edges[j];
-      edges[fill[edge_src[j]]++] = {edge_src[j], dense_of(e.dst_node, e.dst_key),
-                                    static_cast<RelationId>(file_rel[e.rel]), &e};
+      edges[fill[edge_src[j]]++] = {edge_src[j], DenseOf(d, key_index, e.dst_node, e.dst_key),
+                                    static_cast<RelationId>(rels.file_rel[e.rel]), &e};
     }
   }
   edge_src = {};
@@ -624,17 +693,33 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   for (size_t k = 1; k < edges.size(); ++k) {
     if (edges[k].src == edges[k - 1].src && edges[k].rel == edges[k - 1].rel &&
         edges[k].dst == edges[k - 1].dst) {
-      return Status::InvalidArgument("duplicate " + edge_name(*edges[k].rec));
+      return Status::InvalidArgument("duplicate " + EdgeName(*edges[k].rec));
     }
   }
+  return Status::OK();
+}
 
-  // ---- content block: every content, then every non-empty meta ----
-  auto has_meta = [](std::string_view meta) { return !meta.empty() && meta != kEmptyMeta; };
-  uint64_t raw_size = 0;
-  for (const WNode& w : nodes) raw_size += w.content.size() + (has_meta(w.meta) ? w.meta.size() : 0);
-  if (raw_size > UINT32_MAX) return Status::InvalidArgument("content: larger than 4 GiB");
-  std::vector<NodeEntry> records(n);
+// ---- content block: every content, then every non-empty meta ----
+bool HasMeta(std::string_view meta) { return !meta.empty() && meta != kEmptyMeta; }
+
+struct Content {
+  uint64_t raw_size = 0;           // uncompressed bytes
+  std::vector<NodeEntry> records;  // in dense order
   bool any_vector = false;
+  int64_t newest = 0;  // every created/updated ts of nodes and edges and kv ts; 0 if none
+  std::string stored;  // the block's bytes: an LZ4 frame, or raw_size raw bytes
+};
+
+// The node records (their content, meta and vector offsets) and the newest ts.
+Status LayOutContent(const StoreStateView& state, const DenseNodes& d, uint32_t dim, Content* c) {
+  const uint32_t n = d.n;
+  const std::vector<WNode>& nodes = d.nodes;
+  uint64_t raw_size = 0;
+  for (const WNode& w : nodes) raw_size += w.content.size() + (HasMeta(w.meta) ? w.meta.size() : 0);
+  if (raw_size > UINT32_MAX) return Status::InvalidArgument("content: larger than 4 GiB");
+  c->raw_size = raw_size;
+  std::vector<NodeEntry>& records = c->records;
+  records.resize(n);
   int64_t newest = 0;
   bool have_ts = false;
   auto see_ts = [&](int64_t ts) {
@@ -654,14 +739,14 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     content_at += w.content.size();
     if (w.vector) {
       r.vector_offset = static_cast<uint64_t>(i) * dim * sizeof(float);
-      any_vector = true;
+      c->any_vector = true;
     }
     see_ts(w.created_ts);
     see_ts(w.updated_ts);
   }
   for (uint32_t i = 0; i < n; ++i) {
     std::string_view meta = nodes[i].meta;
-    if (!has_meta(meta)) continue;
+    if (!HasMeta(meta)) continue;
     records[i].meta_offset = content_at;
     records[i].meta_length = static_cast<uint32_t>(meta.size());
     content_at += meta.size();
@@ -671,7 +756,15 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     see_ts(e.updated_ts);
   }
   for (const KvView& kv : state.kv) see_ts(kv.ts);
-  // The content section in file order, as the offsets above lay it out.
+  c->newest = newest;
+  return Status::OK();
+}
+
+// The content section's bytes, compressed or not.
+Status StoreContent(const DenseNodes& d, const WriterOptions& options, Content* c) {
+  const uint32_t n = d.n;
+  const std::vector<WNode>& nodes = d.nodes;
+  // The content section in file order, as LayOutContent's offsets lay it out.
   auto for_each_piece = [&](auto&& fn) {
     for (uint32_t i = 0; i < n; ++i) {
       if (i + kLookahead < n) __builtin_prefetch(nodes[i + kLookahead].content.data());
@@ -679,22 +772,20 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     }
     for (uint32_t i = 0; i < n; ++i) {
       if (i + kLookahead < n) __builtin_prefetch(nodes[i + kLookahead].meta.data());
-      if (has_meta(nodes[i].meta)) fn(nodes[i].meta);
+      if (HasMeta(nodes[i].meta)) fn(nodes[i].meta);
     }
   };
-  std::string stored;
-  if (options.compress) {
-    AMEM_RETURN_IF_ERROR(Compress(raw_size, for_each_piece, &stored));
-  } else {
-    ReserveHuge(&stored, raw_size);
-    for_each_piece([&](std::string_view piece) { stored.append(piece); });
-  }
+  if (options.compress) return Compress(c->raw_size, for_each_piece, &c->stored);
+  ReserveHuge(&c->stored, c->raw_size);
+  for_each_piece([&](std::string_view piece) { c->stored.append(piece); });
+  return Status::OK();
+}
 
-  AMEM_RETURN_IF_ERROR(check_nodes());
-
-  // ---- header, records, content, vectors ----
+// ---- header, records, content, vectors ----
+Header MakeHeader(uint32_t n, uint32_t m, uint32_t dim, uint32_t session_count, const Content& c,
+                  const WriterOptions& options) {
   Header h;
-  h.flags = static_cast<uint16_t>((any_vector ? kFlagHasVectors : 0) | kFlagHasIndexes |
+  h.flags = static_cast<uint16_t>((c.any_vector ? kFlagHasVectors : 0) | kFlagHasIndexes |
                                   (options.compress ? kFlagCompressed : 0));
   h.node_count = n;
   h.edge_count = m;
@@ -702,42 +793,51 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   h.session_count = static_cast<uint16_t>(std::min<uint32_t>(session_count, 0xFFFF));
   h.content_offset = Header::kEncodedLength + static_cast<uint64_t>(n) * NodeEntry::kEncodedLength +
                      static_cast<uint64_t>(m) * EdgeEntry::kEncodedLength;
-  h.content_length = stored.size();
-  h.content_uncompressed = static_cast<uint32_t>(raw_size);
-  h.vector_offset = AlignUp(h.content_offset + stored.size(), kVectorAlignment);
+  h.content_length = c.stored.size();
+  h.content_uncompressed = static_cast<uint32_t>(c.raw_size);
+  h.vector_offset = AlignUp(h.content_offset + c.stored.size(), kVectorAlignment);
   const uint64_t vector_bytes =
-      any_vector ? static_cast<uint64_t>(n) * dim * sizeof(float) : 0;
+      c.any_vector ? static_cast<uint64_t>(n) * dim * sizeof(float) : 0;
   h.index_offset = AlignUp(h.vector_offset + vector_bytes, kBlockAlignment);
   h.features = (options.term_index ? kFeatureTermIndex | kFeatureDocLengths : 0) |
                (options.extensions ? kFeatureExtensions : 0) |
                (options.checksum ? kFeatureChecksum : 0) |
                (options.term_index && options.embeddings ? kFeatureEmbeddings : 0);
+  return h;
+}
 
-  // ---- index blocks, ascending tags: lengths now, bytes when streamed ----
-  std::vector<PendingBlock> blocks;
+// ---- index blocks, ascending tags: lengths now, bytes when streamed ----
+// The blocks' emit functions refer to what these functions are handed, which
+// lives until the file is streamed.
+
+// 0x01..0x04
+Status AddSeedBlocks(const DenseNodes& d, uint32_t session_count, uint32_t dim,
+                     std::vector<PendingBlock>* blocks) {
+  const uint32_t n = d.n;
   const size_t bits = (n + 7) / 8;
-  AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTypeIndex, 4 + bits * kNodeTypeCount,
-                                [&](Emitter* out) {
+  AMEM_RETURN_IF_ERROR(AddBlock(blocks, BlockTag::kTypeIndex, 4 + bits * kNodeTypeCount,
+                                [&d, n, bits](Emitter* out) {
     std::string bitsets(bits * kNodeTypeCount, '\0');
     for (uint32_t i = 0; i < n; ++i) {
-      bitsets[nodes[i].type * bits + i / 8] |= static_cast<char>(1u << (i % 8));
+      bitsets[d.nodes[i].type * bits + i / 8] |= static_cast<char>(1u << (i % 8));
     }
     out->PutFixed32(kNodeTypeCount);
     out->Append(bitsets);
   }));
-  AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kSessionIndex,
-                                4 + kSessionEntryLength * uint64_t{session_count}, [&](Emitter* out) {
+  AMEM_RETURN_IF_ERROR(AddBlock(blocks, BlockTag::kSessionIndex,
+                                4 + kSessionEntryLength * uint64_t{session_count},
+                                [&d, session_count](Emitter* out) {
     out->PutFixed32(session_count);
     for (uint32_t s = 0; s < session_count; ++s) {
       out->PutFixed32(s);
-      out->PutFixed32(session_start[s]);
-      out->PutFixed32(session_start[s + 1]);
+      out->PutFixed32(d.session_start[s]);
+      out->PutFixed32(d.session_start[s + 1]);
     }
   }));
-  AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTimeIndex, 4 + kTimeEntryLength * uint64_t{n},
-                                [&](Emitter* out) {
+  AMEM_RETURN_IF_ERROR(AddBlock(blocks, BlockTag::kTimeIndex, 4 + kTimeEntryLength * uint64_t{n},
+                                [&d, n](Emitter* out) {
     std::vector<std::pair<int64_t, uint32_t>> order(n);  // (created_ts, node)
-    for (uint32_t i = 0; i < n; ++i) order[i] = {nodes[i].created_ts, i};
+    for (uint32_t i = 0; i < n; ++i) order[i] = {d.nodes[i].created_ts, i};
     std::sort(order.begin(), order.end());
     out->PutFixed32(n);
     for (const auto& [ts, i] : order) {
@@ -745,140 +845,181 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
       out->PutFixed32(i);
     }
   }));
-  AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kClusterMap, 8, [&](Emitter* out) {
+  return AddBlock(blocks, BlockTag::kClusterMap, 8, [dim](Emitter* out) {
     out->PutFixed32(0);  // no clusters (k = 0)
     out->PutFixed32(dim);
-  }));
-  if (options.term_index) {  // 0x05, 0x06
-    if (term_thread) tokenize_done.wait();  // the blocks' lengths are known (Place may run on)
-    AMEM_RETURN_IF_ERROR(tokenized);
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kTermIndex, terms.term_index_length(),
-                                  [&](Emitter* out) {
-                                    term_step_done();
-                                    terms.EmitTermIndex(out);
-                                  }));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kDocLengths, terms.doc_lengths_length(),
-                                  [&](Emitter* out) {
-                                    term_step_done();
-                                    terms.EmitDocLengths(out);
-                                  }));
-  }
-  std::vector<const KvView*> kv(state.kv.size());
-  std::vector<std::string_view> kv_strings;
+  });
+}
+
+// 0x05, 0x06
+Status AddTermBlocks(TermWork* tw, std::vector<PendingBlock>* blocks) {
+  if (tw->threaded) tw->tokenize_done.wait();  // the blocks' lengths are known (Place may run on)
+  AMEM_RETURN_IF_ERROR(tw->tokenized);
+  AMEM_RETURN_IF_ERROR(AddBlock(blocks, BlockTag::kTermIndex, tw->terms.term_index_length(),
+                                [tw](Emitter* out) {
+                                  tw->Join();
+                                  tw->terms.EmitTermIndex(out);
+                                }));
+  return AddBlock(blocks, BlockTag::kDocLengths, tw->terms.doc_lengths_length(),
+                  [tw](Emitter* out) {
+                    tw->Join();
+                    tw->terms.EmitDocLengths(out);
+                  });
+}
+
+// What the extension blocks are built from, besides the layout.
+struct ExtensionData {
   std::vector<std::string_view> type_names;
-  if (options.extensions) {
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kInfo, kInfoLength, [&](Emitter* out) {
-      out->PutFixed64(static_cast<uint64_t>(newest));
-      out->PutFixed32(session_count);
-      out->PutFixed32(stub_count);
-      out->PutFixed32(static_cast<uint32_t>(state.kv.size()));
-      out->PutFixed32(0);
-    }));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kNodeIds, 12 * uint64_t{n}, [&](Emitter* out) {
-      std::vector<std::pair<uint64_t, uint32_t>> by_id(n);  // (id, node)
-      for (uint32_t i = 0; i < n; ++i) by_id[i] = {nodes[i].id, i};
-      std::sort(by_id.begin(), by_id.end());
-      for (const WNode& w : nodes) out->PutFixed64(w.id);
-      for (const auto& [id, i] : by_id) out->PutFixed32(i);
-    }));
-    auto node_key = [](const WNode& w) { return w.key; };
-    Result<uint64_t> keys_length = StringListLength(nodes, node_key);
-    if (!keys_length.ok()) return keys_length.status();
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kNodeKeys, 4 * uint64_t{n} + *keys_length,
-                                  [&](Emitter* out) {
-      for (uint32_t i : by_key) out->PutFixed32(i);
-      PutStringList(out, nodes, node_key);
-    }));
-    AMEM_RETURN_IF_ERROR(AddStringListBlock(&blocks, BlockTag::kRelationNames, rel_names,
-                                            [](const std::string& s) { return std::string_view(s); }));
-    for (int t = 0; t < kNodeTypeCount; ++t) {
-      type_names.push_back(NodeTypeName(static_cast<NodeType>(t)));
-    }
-    AMEM_RETURN_IF_ERROR(AddStringListBlock(&blocks, BlockTag::kTypeNames, type_names, Identity));
-    AMEM_RETURN_IF_ERROR(AddStringListBlock(&blocks, BlockTag::kRuns, runs.items(), Identity));
-    AMEM_RETURN_IF_ERROR(AddStringListBlock(&blocks, BlockTag::kLabels, labels.items(), Identity));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kNodeAttrs, kNodeAttrsLength * uint64_t{n},
-                                  [&](Emitter* out) {
-      for (const WNode& w : nodes) {
-        out->PutFixed64(static_cast<uint64_t>(w.updated_ts));
-        out->PutFixed32(w.scope);
-        out->PutFixed32(w.task);
-        out->PutFixed32(w.stub ? kNodeFlagStub : 0);
-      }
-    }));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kEdgeAttrs, kEdgeAttrsLength * uint64_t{m},
-                                  [&](Emitter* out) {
-      for (const WEdge& e : edges) {
-        out->PutFixed64(static_cast<uint64_t>(e.rec->created_ts));
-        out->PutFixed64(static_cast<uint64_t>(e.rec->updated_ts));
-        const RecordLabels& el = edge_labels[e.rec - state.edges.data()];
-        out->PutFixed32(runs.Rank(el.run));
-        out->PutFixed32(labels.Rank(el.task));
-      }
-    }));
-    AMEM_RETURN_IF_ERROR(AddStringListBlock(&blocks, BlockTag::kEdgePayloads, edges,
-                                            [](const WEdge& e) { return std::string_view(e.rec->payload); }));
+  std::vector<const KvView*> kv;             // sorted by (scope, ns, key)
+  std::vector<std::string_view> kv_strings;  // scope, ns, key, value of each
+};
 
-    // 0x1A kv, sorted by (scope, ns, key)
-    for (size_t k = 0; k < kv.size(); ++k) kv[k] = &state.kv[k];
-    std::sort(kv.begin(), kv.end(), [](const KvView* a, const KvView* b) {
-      return std::tie(a->scope, a->ns, a->key) < std::tie(b->scope, b->ns, b->key);
-    });
-    for (size_t k = 0; k < kv.size(); ++k) {
-      if (k > 0 && std::tie(kv[k]->scope, kv[k]->ns, kv[k]->key) ==
-                       std::tie(kv[k - 1]->scope, kv[k - 1]->ns, kv[k - 1]->key)) {
-        return Status::InvalidArgument("duplicate kv entry " + std::string(kv[k]->key));
-      }
-      kv_strings.insert(kv_strings.end(), {kv[k]->scope, kv[k]->ns, kv[k]->key, kv[k]->value});
-    }
-    Result<uint64_t> kv_strings_length = StringListLength(kv_strings, Identity);
-    if (!kv_strings_length.ok()) return kv_strings_length.status();
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kKv,
-                                  4 + kKvFixedLength * kv.size() + *kv_strings_length,
-                                  [&](Emitter* out) {
-      out->PutFixed32(static_cast<uint32_t>(kv.size()));
-      for (const KvView* r : kv) {
-        out->PutFixed64(static_cast<uint64_t>(r->ts));
-        const RecordLabels& kl = kv_labels[r - state.kv.data()];
-        out->PutFixed32(runs.Rank(kl.run));
-        out->PutFixed32(labels.Rank(kl.task));
-      }
-      PutStringList(out, kv_strings, Identity);
-    }));
+// 0x10..0x12
+Status AddNodeBlocks(const InfoBlock& info, const DenseNodes& d,
+                     std::vector<PendingBlock>* blocks) {
+  const uint32_t n = d.n;
+  AMEM_RETURN_IF_ERROR(AddBlock(blocks, BlockTag::kInfo, InfoBlock::kEncodedLength,
+                                [info](Emitter* out) {
+    std::string encoded;
+    info.EncodeTo(&encoded);
+    out->Append(encoded);
+  }));
+  AMEM_RETURN_IF_ERROR(AddBlock(blocks, BlockTag::kNodeIds, 12 * uint64_t{n}, [&d, n](Emitter* out) {
+    std::vector<std::pair<uint64_t, uint32_t>> by_id(n);  // (id, node)
+    for (uint32_t i = 0; i < n; ++i) by_id[i] = {d.nodes[i].id, i};
+    std::sort(by_id.begin(), by_id.end());
+    for (const WNode& w : d.nodes) out->PutFixed64(w.id);
+    for (const auto& [id, i] : by_id) out->PutFixed32(i);
+  }));
+  auto node_key = [](const WNode& w) { return w.key; };
+  Result<uint64_t> keys_length = StringListLength(d.nodes, node_key);
+  if (!keys_length.ok()) return keys_length.status();
+  return AddBlock(blocks, BlockTag::kNodeKeys, 4 * uint64_t{n} + *keys_length,
+                  [&d, node_key](Emitter* out) {
+    for (uint32_t i : d.by_key) out->PutFixed32(i);
+    PutStringList(out, d.nodes, node_key);
+  });
+}
 
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kOutIndex, 4 * (uint64_t{n} + 1),
-                                  [&](Emitter* out) {
-      for (uint32_t v : out_start) out->PutFixed32(v);
-    }));
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kInIndex, 4 * (uint64_t{n} + 1 + m),
-                                  [&](Emitter* out) {
-      // Counting sort by target, then (rel, source) within.
-      std::vector<uint32_t> start(static_cast<size_t>(n) + 1, 0);
-      for (const WEdge& e : edges) ++start[e.dst + 1];
-      for (uint32_t i = 0; i < n; ++i) start[i + 1] += start[i];
-      std::vector<uint32_t> list(m), fill(start.begin(), start.end() - 1);
-      for (uint32_t j = 0; j < m; ++j) list[fill[edges[j].dst]++] = j;
-      for (uint32_t i = 0; i < n; ++i) {
-        if (start[i + 1] - start[i] < 2) continue;
-        // (rel, source) is unique per target, so a plain sort is deterministic.
-        std::sort(list.begin() + start[i], list.begin() + start[i + 1], [&](uint32_t a, uint32_t b) {
-          return std::tie(edges[a].rel, edges[a].src) < std::tie(edges[b].rel, edges[b].src);
-        });
-      }
-      for (uint32_t v : start) out->PutFixed32(v);
-      for (uint32_t v : list) out->PutFixed32(v);
-    }));
+// 0x13..0x16
+Status AddNameBlocks(const Relations& rels, const Attribution& a, ExtensionData* ext,
+                     std::vector<PendingBlock>* blocks) {
+  AMEM_RETURN_IF_ERROR(AddStringListBlock(blocks, BlockTag::kRelationNames, rels.names,
+                                          [](const std::string& s) { return std::string_view(s); }));
+  for (int t = 0; t < kNodeTypeCount; ++t) {
+    ext->type_names.push_back(NodeTypeName(static_cast<NodeType>(t)));
   }
+  AMEM_RETURN_IF_ERROR(AddStringListBlock(blocks, BlockTag::kTypeNames, ext->type_names, Identity));
+  AMEM_RETURN_IF_ERROR(AddStringListBlock(blocks, BlockTag::kRuns, a.runs.items(), Identity));
+  return AddStringListBlock(blocks, BlockTag::kLabels, a.labels.items(), Identity);
+}
 
-  if (options.term_index && options.embeddings) {  // 0x1D
-    AMEM_RETURN_IF_ERROR(AddBlock(&blocks, BlockTag::kEmbeddings, terms.embeddings_length(),
-                                  [&](Emitter* out) {
-                                    term_step_done();
-                                    terms.EmitEmbeddings(out);
-                                  }));
+// 0x17..0x19
+Status AddAttributeBlocks(const StoreStateView& state, const Attribution& a, const DenseNodes& d,
+                          const DenseEdges& de, std::vector<PendingBlock>* blocks) {
+  AMEM_RETURN_IF_ERROR(AddBlock(blocks, BlockTag::kNodeAttrs,
+                                NodeAttrsEntry::kEncodedLength * uint64_t{d.n}, [&d](Emitter* out) {
+    std::string encoded;
+    for (const WNode& w : d.nodes) {
+      encoded.clear();
+      NodeAttrsEntry{w.updated_ts, w.scope, w.task, w.stub ? NodeAttrsEntry::kFlagStub : 0}
+          .EncodeTo(&encoded);
+      out->Append(encoded);
+    }
+  }));
+  AMEM_RETURN_IF_ERROR(AddBlock(blocks, BlockTag::kEdgeAttrs,
+                                EdgeAttrsEntry::kEncodedLength * uint64_t{de.m},
+                                [&state, &a, &de](Emitter* out) {
+    std::string encoded;
+    for (const WEdge& e : de.edges) {
+      const RecordLabels& el = a.edges[e.rec - state.edges.data()];
+      encoded.clear();
+      EdgeAttrsEntry{e.rec->created_ts, e.rec->updated_ts, a.runs.Rank(el.run),
+                     a.labels.Rank(el.task)}
+          .EncodeTo(&encoded);
+      out->Append(encoded);
+    }
+  }));
+  return AddStringListBlock(blocks, BlockTag::kEdgePayloads, de.edges,
+                            [](const WEdge& e) { return std::string_view(e.rec->payload); });
+}
+
+// 0x1A kv, sorted by (scope, ns, key)
+Status AddKvBlock(const StoreStateView& state, const Attribution& a, ExtensionData* ext,
+                  std::vector<PendingBlock>* blocks) {
+  std::vector<const KvView*>& kv = ext->kv;
+  kv.resize(state.kv.size());
+  for (size_t k = 0; k < kv.size(); ++k) kv[k] = &state.kv[k];
+  std::sort(kv.begin(), kv.end(), [](const KvView* x, const KvView* y) {
+    return std::tie(x->scope, x->ns, x->key) < std::tie(y->scope, y->ns, y->key);
+  });
+  for (size_t k = 0; k < kv.size(); ++k) {
+    if (k > 0 && std::tie(kv[k]->scope, kv[k]->ns, kv[k]->key) ==
+                     std::tie(kv[k - 1]->scope, kv[k - 1]->ns, kv[k - 1]->key)) {
+      return Status::InvalidArgument("duplicate kv entry " + std::string(kv[k]->key));
+    }
+    ext->kv_strings.insert(ext->kv_strings.end(), {kv[k]->scope, kv[k]->ns, kv[k]->key, kv[k]->value});
   }
+  Result<uint64_t> kv_strings_length = StringListLength(ext->kv_strings, Identity);
+  if (!kv_strings_length.ok()) return kv_strings_length.status();
+  return AddBlock(blocks, BlockTag::kKv,
+                  KvFixedEntry::kCountLength + KvFixedEntry::kEncodedLength * kv.size() +
+                      *kv_strings_length,
+                  [&state, &a, ext](Emitter* out) {
+    out->PutFixed32(static_cast<uint32_t>(ext->kv.size()));
+    std::string encoded;
+    for (const KvView* r : ext->kv) {
+      const RecordLabels& kl = a.kv[r - state.kv.data()];
+      encoded.clear();
+      KvFixedEntry{r->ts, a.runs.Rank(kl.run), a.labels.Rank(kl.task)}.EncodeTo(&encoded);
+      out->Append(encoded);
+    }
+    PutStringList(out, ext->kv_strings, Identity);
+  });
+}
 
-  // ---- stream the file ----
+// 0x1B, 0x1C
+Status AddAdjacencyBlocks(const DenseEdges& de, uint32_t n, std::vector<PendingBlock>* blocks) {
+  const uint32_t m = de.m;
+  AMEM_RETURN_IF_ERROR(AddBlock(blocks, BlockTag::kOutIndex, 4 * (uint64_t{n} + 1),
+                                [&de](Emitter* out) {
+    for (uint32_t v : de.out_start) out->PutFixed32(v);
+  }));
+  return AddBlock(blocks, BlockTag::kInIndex, 4 * (uint64_t{n} + 1 + m), [&de, n, m](Emitter* out) {
+    const std::vector<WEdge>& edges = de.edges;
+    // Counting sort by target, then (rel, source) within.
+    std::vector<uint32_t> start(static_cast<size_t>(n) + 1, 0);
+    for (const WEdge& e : edges) ++start[e.dst + 1];
+    for (uint32_t i = 0; i < n; ++i) start[i + 1] += start[i];
+    std::vector<uint32_t> list(m), fill(start.begin(), start.end() - 1);
+    for (uint32_t j = 0; j < m; ++j) list[fill[edges[j].dst]++] = j;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (start[i + 1] - start[i] < 2) continue;
+      // (rel, source) is unique per target, so a plain sort is deterministic.
+      std::sort(list.begin() + start[i], list.begin() + start[i + 1], [&](uint32_t a, uint32_t b) {
+        return std::tie(edges[a].rel, edges[a].src) < std::tie(edges[b].rel, edges[b].src);
+      });
+    }
+    for (uint32_t v : start) out->PutFixed32(v);
+    for (uint32_t v : list) out->PutFixed32(v);
+  });
+}
+
+// 0x1D
+Status AddEmbeddingsBlock(TermWork* tw, std::vector<PendingBlock>* blocks) {
+  return AddBlock(blocks, BlockTag::kEmbeddings, tw->terms.embeddings_length(),
+                  [tw](Emitter* out) {
+                    tw->Join();
+                    tw->terms.EmitEmbeddings(out);
+                  });
+}
+
+// ---- stream the file ----
+// Returns the file's size.
+Result<uint64_t> StreamFile(const Header& h, const Content& c, const DenseNodes& d,
+                            const DenseEdges& de, uint32_t dim,
+                            const std::vector<PendingBlock>& blocks, const WriterOptions& options,
+                            ByteSink* sink) {
   uint64_t total = h.index_offset + (options.checksum ? kBlockHeaderLength + 8 : 0);
   for (const PendingBlock& b : blocks) total += kBlockHeaderLength + AlignUp(b.length, kBlockAlignment);
   sink->Reserve(total);
@@ -890,21 +1031,21 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     std::string encoded;
     h.EncodeTo(&encoded);
     out.Append(encoded);
-    for (const NodeEntry& r : records) {
+    for (const NodeEntry& r : c.records) {
       encoded.clear();
       r.EncodeTo(&encoded);
       out.Append(encoded);
     }
-    for (const WEdge& e : edges) {
+    for (const WEdge& e : de.edges) {
       encoded.clear();
       EdgeEntry{e.src, e.dst, e.rel, e.rec->weight}.EncodeTo(&encoded);
       out.Append(encoded);
     }
   }
-  out.AppendStable(stored);
+  out.AppendStable(c.stored);
   out.AppendZeros(h.vector_offset - out.offset());
-  if (any_vector) {
-    for (const WNode& w : nodes) {
+  if (c.any_vector) {
+    for (const WNode& w : d.nodes) {
       if (w.vector) {
         // Little-endian host (static_assert above): the floats' bytes are the format's.
         out.Append(std::string_view(w.vector, dim * sizeof(float)));
@@ -927,7 +1068,62 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   }
   AMEM_RETURN_IF_ERROR(out.Flush());
   assert(out.offset() == total);
-  return SnapshotSummary{n, stub_count, m, total};
+  return total;
+}
+
+}  // namespace
+
+Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterOptions& options,
+                                      ByteSink* sink) {
+  const uint32_t dim = state.dimension;
+  if (dim == 0 || dim > kMaxDimension) {
+    return Status::InvalidArgument("dimension " + std::to_string(dim) + " out of range");
+  }
+  NodeInputs in;
+  AMEM_RETURN_IF_ERROR(SortNodes(state, &in));
+  AMEM_RETURN_IF_ERROR(FindStubs(state, &in));
+  TermWork tw;  // joined before what was declared ahead of it goes
+  StartTermIndex(state, options, in.stub_count, &tw);
+  Attribution attribution;
+  CollectLabels(state, &attribution);
+  DenseNodes d;
+  AMEM_RETURN_IF_ERROR(NumberNodes(state, in, attribution, &d));
+  PlaceTerms(d.input_dense, &tw);  // the term index's worker waits for this order
+  if (in.lookup_keys) {
+    for (uint32_t i = 0; i < d.n; ++i) *in.key_index.Insert(d.nodes[i].key, i) = i;
+  }
+  Relations rels;
+  AMEM_RETURN_IF_ERROR(MapRelations(state, &rels));
+  DenseEdges de;
+  AMEM_RETURN_IF_ERROR(SortEdges(state, rels, d, in.key_index, &de));
+  Content content;
+  AMEM_RETURN_IF_ERROR(LayOutContent(state, d, dim, &content));
+  AMEM_RETURN_IF_ERROR(StoreContent(d, options, &content));
+  AMEM_RETURN_IF_ERROR(CheckLiveNodes(in.live, dim));
+  const Header h = MakeHeader(d.n, de.m, dim, attribution.session_count, content, options);
+
+  std::vector<PendingBlock> blocks;
+  ExtensionData ext;
+  AMEM_RETURN_IF_ERROR(AddSeedBlocks(d, attribution.session_count, dim, &blocks));
+  if (options.term_index) AMEM_RETURN_IF_ERROR(AddTermBlocks(&tw, &blocks));
+  if (options.extensions) {
+    InfoBlock info;
+    info.newest_ts = content.newest;
+    info.session_count = attribution.session_count;
+    info.stub_count = in.stub_count;
+    info.kv_count = static_cast<uint32_t>(state.kv.size());
+    AMEM_RETURN_IF_ERROR(AddNodeBlocks(info, d, &blocks));
+    AMEM_RETURN_IF_ERROR(AddNameBlocks(rels, attribution, &ext, &blocks));
+    AMEM_RETURN_IF_ERROR(AddAttributeBlocks(state, attribution, d, de, &blocks));
+    AMEM_RETURN_IF_ERROR(AddKvBlock(state, attribution, &ext, &blocks));
+    AMEM_RETURN_IF_ERROR(AddAdjacencyBlocks(de, d.n, &blocks));
+  }
+  if (options.term_index && options.embeddings) {
+    AMEM_RETURN_IF_ERROR(AddEmbeddingsBlock(&tw, &blocks));
+  }
+  Result<uint64_t> total = StreamFile(h, content, d, de, dim, blocks, options, sink);
+  if (!total.ok()) return total.status();
+  return SnapshotSummary{d.n, in.stub_count, de.m, *total};
 }
 
 void StringSink::Reserve(uint64_t total) { ReserveHuge(out_, total); }

@@ -541,176 +541,188 @@ Status BeginRevision(const Store::Rep& rep, MDB_txn* txn, const WriteOptions& op
   return Status::OK();
 }
 
-Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepared& prepared,
-                  const WriteOptions& options, Revision* r) {
-  const Dbs& dbs = rep.dbs;
-  const auto& ops = batch.ops();
-  std::vector<Prep>& preps = prepared.preps;
-  std::vector<NodeRef>& nodes = prepared.nodes;
-  std::vector<EdgeRef>& edges = prepared.edges;
-  std::vector<KvRef>& kvs = prepared.kvs;
-  const uint64_t rev = r->rev;
-  if (prepared.max_op_ts) {
-    r->max_op_ts = std::max(r->max_op_ts.value_or(INT64_MIN), *prepared.max_op_ts);
-  }
-  for (Prep& p : preps) {
-    p.effective = false;
-    p.log_flags = 0;
-    if (!p.has_ts) p.ts = r->record_ts;
-  }
-  std::string buf, current, scratch;
-  MDB_stat hist_stat;
-  lmdb::dbi_stat(txn, dbs.hist, &hist_stat);
-  const bool hist_empty = hist_stat.ms_entries == 0;
-  // ---- relations, in batch order; then every edge's relation ----
+// What the steps of WritePiece share: the piece's operations, the transaction
+// and scratch strings reused from record to record.
+struct PieceWrite {
+  MDB_txn* txn;
+  const Dbs& dbs;
+  const std::vector<Batch::Op>& ops;
+  std::vector<Prep>& preps;
+  const WriteOptions& options;
+  uint64_t rev;
+  int64_t tombstone_delta = 0;  // node and edge tombstones written minus replaced
+  std::string buf, current;     // a record being encoded; a copy of the stored one
+};
+
+// Writes `next` under `key`; the version it replaces (found: cur, whose bytes
+// are in w.current) goes to hist under `tag`.
+template <typename Value>
+void PutVersion(PieceWrite& w, AscendingWriter* writer, char tag, std::string_view key, bool found,
+                const Value& cur, const Value& next) {
+  if (found) Supersede(w.txn, w.dbs, tag, key, w.current, cur.rev, w.rev);
+  w.buf.clear();
+  next.EncodeTo(&w.buf);
+  writer->Put(key, w.buf);
+}
+
+// ---- relations, in batch order; then every edge's relation ----
+Status ResolveRelations(PieceWrite& w, std::vector<EdgeRef>* edges) {
+  const auto& ops = w.ops;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].kind != Kind::kDefineRelation) continue;
     bool added = false;
-    Status rs = DefineRelationTxn(txn, dbs, ops[i].edge().rel, &added);
+    Status rs = DefineRelationTxn(w.txn, w.dbs, ops[i].edge().rel, &added);
     if (!rs.ok()) return OpError(i, rs);
-    preps[i].effective = added;
+    w.preps[i].effective = added;
   }
   // In batch order, so that the operations are read sequentially.
-  edges.clear();
-  {
-    std::unordered_map<std::string_view, RelationId> rel_ids;  // the batch's names
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].kind != Kind::kPutEdge && ops[i].kind != Kind::kDeleteEdge) continue;
-      Prep& p = preps[i];
-      const std::string& name = ops[i].edge().rel;
-      auto it = rel_ids.find(name);
-      if (it == rel_ids.end()) {
-        auto id = LookupRelationTxn(txn, dbs, name);
-        if (!id.ok()) return OpError(i, id.status());
-        it = rel_ids.emplace(name, *id).first;
-      }
-      p.rel = it->second;
-      edges.push_back({p.id, p.dst_id, static_cast<uint32_t>(i), p.rel, false});
+  edges->clear();
+  std::unordered_map<std::string_view, RelationId> rel_ids;  // the batch's names
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind != Kind::kPutEdge && ops[i].kind != Kind::kDeleteEdge) continue;
+    Prep& p = w.preps[i];
+    const std::string& name = ops[i].edge().rel;
+    auto it = rel_ids.find(name);
+    if (it == rel_ids.end()) {
+      auto id = LookupRelationTxn(w.txn, w.dbs, name);
+      if (!id.ok()) return OpError(i, id.status());
+      it = rel_ids.emplace(name, *id).first;
+    }
+    p.rel = it->second;
+    edges->push_back({p.id, p.dst_id, static_cast<uint32_t>(i), p.rel, false});
+  }
+  return Status::OK();
+}
+
+// A put of node `id` that has no node record: a removed tombstone leaves older
+// versions in hist, and an edge to or from a missing node keeps its key; both
+// name the key, which must be `key`.
+Status CheckNewNodeKey(const PieceWrite& w, bool hist_empty, uint32_t i, uint64_t id,
+                       const std::string& node_key, const std::string& key) {
+  if (!hist_empty) {
+    Cursor c(w.txn, w.dbs.hist);
+    std::string prefix(1, kHistNode);
+    prefix.append(node_key);
+    if (c.SeekRange(prefix) && c.key().substr(0, prefix.size()) == prefix) {
+      NodeValue old;
+      AMEM_RETURN_IF_ERROR(old.DecodeFrom(c.value()).WithContext("hist node"));
+      if (old.key != key) return OpError(i, Collision(key, old.key, "past ", id));
     }
   }
+  std::string endpoint;
+  AMEM_RETURN_IF_ERROR(AdjacentEndpointKey(w.txn, w.dbs, id, &endpoint));
+  if (!endpoint.empty() && endpoint != key) {
+    return OpError(i, Collision(key, endpoint, "edge endpoint ", id));
+  }
+  return Status::OK();
+}
 
-  int64_t tombstone_delta = 0;  // node and edge tombstones written minus replaced
-  // ---- nodes, by id ----
-  std::vector<NodeOutcome> outcomes;
-  outcomes.reserve(nodes.size());
-  {
-    AscendingWriter writer(txn, dbs.n);
-    for (size_t k = 0; k < nodes.size(); ++k) {
-      ReadAhead(nodes, k, preps, ops, [](const Batch::Op& op) {
-        Prefetch(op.node().key.data());
-        Prefetch(op.node().content.data());
-        Prefetch(op.node().vector.data());
-      });
-      const NodeRef& ref = nodes[k];
-      Prep& p = preps[ref.i];
-      const NodeInput& in = ops[ref.i].node();
-      const std::string key = NodeKey(p.id);
-      std::string_view value;
-      NodeValue cur;
-      bool found = !writer.Absent(key) && Get(txn, dbs.n, key, &value);
-      if (found) {
-        current.assign(value);
-        AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("node " + FormatHexId(p.id)));
-        if (cur.key != in.key) {
-          if (p.kind == Kind::kDeleteNode) continue;  // that key is not stored
-          return OpError(ref.i, Collision(in.key, cur.key, "stored ", p.id));
-        }
-      } else if (p.kind == Kind::kPutNode) {
-        // No node record. A removed tombstone leaves older versions in hist, and
-        // an edge to or from a missing node keeps its key; both name the key.
-        if (!hist_empty) {
-          Cursor c(txn, dbs.hist);
-          std::string prefix(1, kHistNode);
-          prefix.append(key);
-          if (c.SeekRange(prefix) && c.key().substr(0, prefix.size()) == prefix) {
-            NodeValue old;
-            AMEM_RETURN_IF_ERROR(old.DecodeFrom(c.value()).WithContext("hist node"));
-            if (old.key != in.key) {
-              return OpError(ref.i, Collision(in.key, old.key, "past ", p.id));
-            }
-          }
-        }
-        std::string endpoint;
-        AMEM_RETURN_IF_ERROR(AdjacentEndpointKey(txn, dbs, p.id, &endpoint));
-        if (!endpoint.empty() && endpoint != in.key) {
-          return OpError(ref.i, Collision(in.key, endpoint, "edge endpoint ", p.id));
-        }
+// ---- nodes, by id ----
+Status WriteNodes(PieceWrite& w, const std::vector<NodeRef>& nodes, bool hist_empty,
+                  std::vector<NodeOutcome>* outcomes) {
+  const auto& ops = w.ops;
+  outcomes->reserve(nodes.size());
+  AscendingWriter writer(w.txn, w.dbs.n);
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    ReadAhead(nodes, k, w.preps, ops, [](const Batch::Op& op) {
+      Prefetch(op.node().key.data());
+      Prefetch(op.node().content.data());
+      Prefetch(op.node().vector.data());
+    });
+    const NodeRef& ref = nodes[k];
+    Prep& p = w.preps[ref.i];
+    const NodeInput& in = ops[ref.i].node();
+    const std::string key = NodeKey(p.id);
+    std::string_view value;
+    NodeValue cur;
+    bool found = !writer.Absent(key) && Get(w.txn, w.dbs.n, key, &value);
+    if (found) {
+      w.current.assign(value);
+      AMEM_RETURN_IF_ERROR(cur.DecodeFrom(w.current).WithContext("node " + FormatHexId(p.id)));
+      if (cur.key != in.key) {
+        if (p.kind == Kind::kDeleteNode) continue;  // that key is not stored
+        return OpError(ref.i, Collision(in.key, cur.key, "stored ", p.id));
       }
-      const bool live = found && !cur.tombstone;
-      const Attribution attr = AttributionOf(ops[ref.i], options);
-      NodeValue next;
-      StartVersion(&next, cur, live, rev, p.ts, attr);
-      next.scope = attr.scope;
-      if (p.kind == Kind::kPutNode) {
-        next.type = in.type;
-        next.key = in.key;
-        next.content = in.content;
-        next.meta = p.canon;
-        next.confidence = in.confidence;
-        next.floats = &in.vector;
-        if (live) p.log_flags |= kLogOverwrite;
-      } else {
-        if (!live) continue;
-        next.tombstone = true;
-        next.type = cur.type;
-        next.key = cur.key;
-        next.meta = "{}";
-      }
-      if (found) Supersede(txn, dbs, kHistNode, key, current, cur.rev, rev);
-      buf.clear();
-      next.EncodeTo(&buf);
-      writer.Put(key, buf);
-      tombstone_delta += int{next.tombstone} - int{found && cur.tombstone};
-      p.type = next.type;
-      p.effective = true;
-      const NodeOutcome outcome{p.id, in.key, !next.tombstone};
-      if (!outcomes.empty() && outcomes.back().id == p.id) {
-        outcomes.back() = outcome;
-      } else {
-        outcomes.push_back(outcome);
-      }
+    } else if (p.kind == Kind::kPutNode) {
+      AMEM_RETURN_IF_ERROR(CheckNewNodeKey(w, hist_empty, ref.i, p.id, key, in.key));
+    }
+    const bool live = found && !cur.tombstone;
+    const Attribution attr = AttributionOf(ops[ref.i], w.options);
+    NodeValue next;
+    StartVersion(&next, cur, live, w.rev, p.ts, attr);
+    next.scope = attr.scope;
+    if (p.kind == Kind::kPutNode) {
+      next.type = in.type;
+      next.key = in.key;
+      next.content = in.content;
+      next.meta = p.canon;
+      next.confidence = in.confidence;
+      next.floats = &in.vector;
+      if (live) p.log_flags |= kLogOverwrite;
+    } else {
+      if (!live) continue;
+      next.tombstone = true;
+      next.type = cur.type;
+      next.key = cur.key;
+      next.meta = "{}";
+    }
+    PutVersion(w, &writer, kHistNode, key, found, cur, next);
+    w.tombstone_delta += int{next.tombstone} - int{found && cur.tombstone};
+    p.type = next.type;
+    p.effective = true;
+    const NodeOutcome outcome{p.id, in.key, !next.tombstone};
+    if (!outcomes->empty() && outcomes->back().id == p.id) {
+      outcomes->back() = outcome;
+    } else {
+      outcomes->push_back(outcome);
     }
   }
+  return Status::OK();
+}
 
-  // ---- edges by (src, rel, dst): e records, out lists, source checks ----
-  EndpointChecker endpoints(txn, dbs, outcomes, r->streamed ? &r->node_live : nullptr);
-  auto add_lists = [&](MDB_dbi list, bool outgoing) {
-    // New edges of one node become one MDB_MULTIPLE put.
-    AscendingWriter writer(txn, list);
-    std::string entries;
-    uint64_t owner = 0;
-    auto flush = [&] {
-      if (!entries.empty()) writer.PutDups(NodeKey(owner), entries, kAdjEntrySize);
-      entries.clear();
-    };
-    char entry[kAdjEntrySize];
-    for (const EdgeRef& ref : edges) {
-      if (!ref.fresh) continue;
-      if (ref.x != owner) flush();
-      owner = ref.x;
-      EncodeAdjEntry(entry, ref.rel, ref.y);
-      entries.append(entry, kAdjEntrySize);
-    }
-    flush();
+// The adjacency entries of the edges written fresh, into `list` (out or in, by
+// the edges' current order): the new edges of one node become one MDB_MULTIPLE put.
+void PutAdjacencyLists(MDB_txn* txn, MDB_dbi list, const std::vector<EdgeRef>& edges) {
+  AscendingWriter writer(txn, list);
+  std::string entries;
+  uint64_t owner = 0;
+  auto flush = [&] {
+    if (!entries.empty()) writer.PutDups(NodeKey(owner), entries, kAdjEntrySize);
+    entries.clear();
   };
+  char entry[kAdjEntrySize];
+  for (const EdgeRef& ref : edges) {
+    if (!ref.fresh) continue;
+    if (ref.x != owner) flush();
+    owner = ref.x;
+    EncodeAdjEntry(entry, ref.rel, ref.y);
+    entries.append(entry, kAdjEntrySize);
+  }
+  flush();
+}
+
+// ---- edges by (src, rel, dst): e records, out lists, source checks ----
+Status WriteEdges(PieceWrite& w, EndpointChecker* endpoints, std::vector<EdgeRef>* edge_refs) {
+  const auto& ops = w.ops;
+  std::vector<EdgeRef>& edges = *edge_refs;
   SortByIdPrefix(&edges, &EdgeRef::x, EdgeLess());
   {
-    AscendingWriter writer(txn, dbs.e);
+    AscendingWriter writer(w.txn, w.dbs.e);
     for (size_t k = 0; k < edges.size(); ++k) {
-      ReadAhead(edges, k, preps, ops, [](const Batch::Op& op) {
+      ReadAhead(edges, k, w.preps, ops, [](const Batch::Op& op) {
         Prefetch(op.edge().src.data());
         Prefetch(op.edge().dst.data());
       });
       EdgeRef& ref = edges[k];
-      Prep& p = preps[ref.i];
+      Prep& p = w.preps[ref.i];
       const EdgeInput& in = ops[ref.i].edge();
       const std::string key = EdgeKey(p.id, p.rel, p.dst_id);
       std::string_view value;
       EdgeValue cur;
-      bool found = !writer.Absent(key) && Get(txn, dbs.e, key, &value);
+      bool found = !writer.Absent(key) && Get(w.txn, w.dbs.e, key, &value);
       if (found) {
-        current.assign(value);
-        AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("edge record"));
+        w.current.assign(value);
+        AMEM_RETURN_IF_ERROR(cur.DecodeFrom(w.current).WithContext("edge record"));
         if (cur.src_key != in.src || cur.dst_key != in.dst) {
           if (p.kind == Kind::kDeleteEdge) continue;
           return OpError(ref.i, Status::InvalidArgument(
@@ -720,9 +732,9 @@ Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepa
         }
       }
       const bool live = found && !cur.tombstone;
-      const Attribution attr = AttributionOf(ops[ref.i], options);
+      const Attribution attr = AttributionOf(ops[ref.i], w.options);
       EdgeValue next;
-      StartVersion(&next, cur, live, rev, p.ts, attr);
+      StartVersion(&next, cur, live, w.rev, p.ts, attr);
       next.src_key = in.src;
       next.dst_key = in.dst;
       if (p.kind == Kind::kPutEdge) {
@@ -730,7 +742,7 @@ Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepa
         next.payload = p.canon;
         if (live) p.log_flags |= kLogOverwrite;
         bool src_live = false;
-        Status es = endpoints.Check(p.id, in.src, &src_live);
+        Status es = endpoints->Check(p.id, in.src, &src_live);
         if (!es.ok()) return OpError(ref.i, es);
         if (!src_live) p.log_flags |= kLogSrcMissing;
       } else {
@@ -738,71 +750,75 @@ Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepa
         next.tombstone = true;
         next.payload = "{}";
       }
-      if (found) Supersede(txn, dbs, kHistEdge, key, current, cur.rev, rev);
-      buf.clear();
-      next.EncodeTo(&buf);
-      writer.Put(key, buf);
-      tombstone_delta += int{next.tombstone} - int{found && cur.tombstone};
+      PutVersion(w, &writer, kHistEdge, key, found, cur, next);
+      w.tombstone_delta += int{next.tombstone} - int{found && cur.tombstone};
       ref.fresh = !found;
       p.effective = true;
     }
   }
-  add_lists(dbs.out, true);
+  PutAdjacencyLists(w.txn, w.dbs.out, edges);
+  return Status::OK();
+}
 
-  // ---- in lists and destination checks, by (dst, rel, src) ----
+// ---- in lists and destination checks, by (dst, rel, src) ----
+Status CheckDestinations(PieceWrite& w, EndpointChecker* endpoints,
+                         std::vector<EdgeRef>* edge_refs) {
+  const auto& ops = w.ops;
+  std::vector<EdgeRef>& edges = *edge_refs;
   for (EdgeRef& ref : edges) std::swap(ref.x, ref.y);
   SortByIdPrefix(&edges, &EdgeRef::x, EdgeLess());
-  endpoints.Restart();
+  endpoints->Restart();
   for (size_t k = 0; k < edges.size(); ++k) {
-    ReadAhead(edges, k, preps, ops,
+    ReadAhead(edges, k, w.preps, ops,
               [](const Batch::Op& op) { Prefetch(op.edge().dst.data()); });
     const EdgeRef& ref = edges[k];
-    Prep& p = preps[ref.i];
+    Prep& p = w.preps[ref.i];
     if (p.kind != Kind::kPutEdge || !p.effective) continue;
     bool dst_live = false;
-    Status es = endpoints.Check(p.dst_id, ops[ref.i].edge().dst, &dst_live);
+    Status es = endpoints->Check(p.dst_id, ops[ref.i].edge().dst, &dst_live);
     if (!es.ok()) return OpError(ref.i, es);
     if (!dst_live) p.log_flags |= kLogDstMissing;
   }
-  add_lists(dbs.in, false);
+  PutAdjacencyLists(w.txn, w.dbs.in, edges);
+  return Status::OK();
+}
 
-  // ---- kv, by key ----
-  {
-    AscendingWriter writer(txn, dbs.kv);
-    for (const KvRef& ref : kvs) {
-      Prep& p = preps[ref.i];
-      const KvInput& in = ops[ref.i].kv();
-      std::string_view value;
-      KvValue cur;
-      bool found = !writer.Absent(ref.key) && Get(txn, dbs.kv, ref.key, &value);
-      if (found) {
-        current.assign(value);
-        AMEM_RETURN_IF_ERROR(cur.DecodeFrom(current).WithContext("kv record"));
-      }
-      const bool live = found && !cur.tombstone;
-      const Attribution attr = AttributionOf(ops[ref.i], options);
-      KvValue next;
-      next.rev = rev;
-      next.ts = p.ts;
-      next.run = attr.run;
-      next.task = attr.task;
-      if (p.kind == Kind::kPutKv) {
-        next.value = in.value;
-        if (live) p.log_flags |= kLogOverwrite;
-      } else {
-        if (!live) continue;
-        next.tombstone = true;
-      }
-      if (found) Supersede(txn, dbs, kHistKv, ref.key, current, cur.rev, rev);
-      buf.clear();
-      next.EncodeTo(&buf);
-      writer.Put(ref.key, buf);
-      p.effective = true;
+// ---- kv, by key ----
+Status WriteKv(PieceWrite& w, const std::vector<KvRef>& kvs) {
+  AscendingWriter writer(w.txn, w.dbs.kv);
+  for (const KvRef& ref : kvs) {
+    Prep& p = w.preps[ref.i];
+    const KvInput& in = w.ops[ref.i].kv();
+    std::string_view value;
+    KvValue cur;
+    bool found = !writer.Absent(ref.key) && Get(w.txn, w.dbs.kv, ref.key, &value);
+    if (found) {
+      w.current.assign(value);
+      AMEM_RETURN_IF_ERROR(cur.DecodeFrom(w.current).WithContext("kv record"));
     }
+    const bool live = found && !cur.tombstone;
+    const Attribution attr = AttributionOf(w.ops[ref.i], w.options);
+    KvValue next;
+    next.rev = w.rev;
+    next.ts = p.ts;
+    next.run = attr.run;
+    next.task = attr.task;
+    if (p.kind == Kind::kPutKv) {
+      next.value = in.value;
+      if (live) p.log_flags |= kLogOverwrite;
+    } else {
+      if (!live) continue;
+      next.tombstone = true;
+    }
+    PutVersion(w, &writer, kHistKv, ref.key, found, cur, next);
+    p.effective = true;
   }
+  return Status::OK();
+}
 
-
-  // ---- this piece's change log entries, and what Finish needs ----
+// ---- this piece's change log entries, and what Finish needs ----
+void AppendLogEntries(const std::vector<Batch::Op>& ops, const std::vector<Prep>& preps,
+                      const WriteOptions& options, Revision* r) {
   size_t estimate = r->log.size();
   for (size_t i = 0; i < ops.size(); ++i) {
     if (!preps[i].effective) continue;
@@ -860,10 +876,36 @@ Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepa
       *fields[k] = r->prev_strings[k];
     }
   }
+}
+
+Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepared& prepared,
+                  const WriteOptions& options, Revision* r) {
+  const auto& ops = batch.ops();
+  std::vector<Prep>& preps = prepared.preps;
+  if (prepared.max_op_ts) {
+    r->max_op_ts = std::max(r->max_op_ts.value_or(INT64_MIN), *prepared.max_op_ts);
+  }
+  for (Prep& p : preps) {
+    p.effective = false;
+    p.log_flags = 0;
+    if (!p.has_ts) p.ts = r->record_ts;
+  }
+  PieceWrite w{txn, rep.dbs, ops, preps, options, r->rev, 0, {}, {}};
+  MDB_stat hist_stat;
+  lmdb::dbi_stat(txn, rep.dbs.hist, &hist_stat);
+  const bool hist_empty = hist_stat.ms_entries == 0;
+  AMEM_RETURN_IF_ERROR(ResolveRelations(w, &prepared.edges));
+  std::vector<NodeOutcome> outcomes;
+  AMEM_RETURN_IF_ERROR(WriteNodes(w, prepared.nodes, hist_empty, &outcomes));
+  EndpointChecker endpoints(txn, rep.dbs, outcomes, r->streamed ? &r->node_live : nullptr);
+  AMEM_RETURN_IF_ERROR(WriteEdges(w, &endpoints, &prepared.edges));
+  AMEM_RETURN_IF_ERROR(CheckDestinations(w, &endpoints, &prepared.edges));
+  AMEM_RETURN_IF_ERROR(WriteKv(w, prepared.kvs));
+  AppendLogEntries(ops, preps, options, r);
   if (r->streamed) {
     for (const NodeOutcome& o : outcomes) r->node_live[o.id] = {o.live, KeyCheck(o.key)};
   }
-  r->tombstone_delta += tombstone_delta;
+  r->tombstone_delta += w.tombstone_delta;
   if (rep.telemetry.enabled()) AppendTelemetry(ops, preps, options, &r->telemetry);
   return Status::OK();
 }

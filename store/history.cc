@@ -68,6 +68,171 @@ Status ReadEntries(MDB_txn* txn, const Dbs& dbs, uint64_t rev, std::string_view 
                         });
 }
 
+// Operations by item: main database and entity key -> entry positions.
+using Items = std::map<std::pair<MDB_dbi, std::string>, std::vector<size_t>>;
+
+Status GroupByItem(const Store::Rep& rep, MDB_txn* txn, const std::vector<Entry>& entries,
+                   const std::string& where, Items* items) {
+  const Dbs& dbs = rep.dbs;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
+    if (IsNodeKind(e.kind)) {
+      (*items)[{dbs.n, NodeKey(rep.HashKey(e.a))}].push_back(i);
+    } else if (IsEdgeKind(e.kind)) {
+      auto rel = LookupRelationTxn(txn, dbs, e.rel);
+      if (!rel.ok()) return rel.status().WithContext(where);
+      (*items)[{dbs.e, EdgeKey(rep.HashKey(e.a), *rel, rep.HashKey(e.c))}].push_back(i);
+    } else if (IsKvKind(e.kind)) {
+      (*items)[{dbs.kv, KvKey(e.a, e.rel, e.c)}].push_back(i);
+    }
+  }
+  return Status::OK();
+}
+
+// The operations of one item (entry positions, in order) as batch operations.
+// `have`: `value` is the version the revision wrote; else (a tombstone removed
+// by compaction) only what the log says, at the commit time `commit_ts`.
+struct ItemOps {
+  const std::vector<Entry>& entries;
+  const std::vector<size_t>& positions;
+  std::string_view value;
+  bool have;
+  int64_t commit_ts;
+  const std::string& where;
+};
+
+Status NodeOps(const ItemOps& item, std::vector<Batch::Op>* ops) {
+  NodeValue v;
+  if (item.have) AMEM_RETURN_IF_ERROR(v.DecodeFrom(item.value).WithContext(item.where));
+  const NodeRecord r = item.have ? ToNodeRecord(0, v) : NodeRecord{};
+  auto ts = item.have ? OpTimestamps(item.entries, item.positions, r.created_ts, r.updated_ts)
+                      : std::vector<int64_t>(item.positions.size(), item.commit_ts);
+  for (size_t k = 0; k < item.positions.size(); ++k) {
+    const Entry& e = item.entries[item.positions[k]];
+    NodeInput n;
+    n.key = e.a;
+    n.type = r.type;
+    if (!r.key.empty() && e.kind == Kind::kPutNode) {
+      n.content = r.content;
+      n.meta = r.meta;
+      n.confidence = r.confidence;
+      n.vector = r.vector;
+    }
+    n.ts = ts[k];
+    n.run = e.run;
+    n.task = e.task;
+    n.scope = r.scope;
+    (*ops)[item.positions[k]] = Batch::Op{e.kind, std::move(n)};
+  }
+  return Status::OK();
+}
+
+Status EdgeOps(const ItemOps& item, std::vector<Batch::Op>* ops) {
+  EdgeValue v;
+  if (item.have) AMEM_RETURN_IF_ERROR(v.DecodeFrom(item.value).WithContext(item.where));
+  auto ts = item.have ? OpTimestamps(item.entries, item.positions, v.created_ts, v.updated_ts)
+                      : std::vector<int64_t>(item.positions.size(), item.commit_ts);
+  for (size_t k = 0; k < item.positions.size(); ++k) {
+    const Entry& e = item.entries[item.positions[k]];
+    EdgeInput edge;
+    edge.src = e.a;
+    edge.rel = e.rel;
+    edge.dst = e.c;
+    if (item.have && e.kind == Kind::kPutEdge) {
+      edge.weight = v.weight;
+      edge.payload = v.payload;
+    }
+    edge.ts = ts[k];
+    edge.run = e.run;
+    edge.task = e.task;
+    (*ops)[item.positions[k]] = Batch::Op{e.kind, std::move(edge)};
+  }
+  return Status::OK();
+}
+
+Status KvOps(const ItemOps& item, std::vector<Batch::Op>* ops) {
+  KvValue v;
+  if (item.have) AMEM_RETURN_IF_ERROR(v.DecodeFrom(item.value).WithContext(item.where));
+  for (size_t position : item.positions) {
+    const Entry& e = item.entries[position];
+    KvInput kv;
+    kv.scope = e.a;
+    kv.ns = e.rel;
+    kv.key = e.c;
+    if (item.have && e.kind == Kind::kPutKv) kv.value = v.value;
+    kv.ts = item.have ? v.ts : item.commit_ts;
+    kv.run = e.run;
+    kv.task = e.task;
+    (*ops)[position] = Batch::Op{e.kind, std::move(kv)};
+  }
+  return Status::OK();
+}
+
+// Each operation as a batch operation, its values from the item's version.
+// REQUIRES: ops->size() == entries.size().
+Status RebuildOps(MDB_txn* txn, const Dbs& dbs, const std::vector<Entry>& entries,
+                  const Items& items, uint64_t rev, int64_t commit_ts, const std::string& where,
+                  std::vector<Batch::Op>* ops) {
+  const At at{rev, false};
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].kind != Kind::kDefineRelation) continue;
+    EdgeInput rel;
+    rel.rel = entries[i].a;
+    rel.run = entries[i].run;
+    rel.task = entries[i].task;
+    (*ops)[i] = Batch::Op{Kind::kDefineRelation, std::move(rel)};
+  }
+  for (const auto& [key, positions] : items) {
+    const auto& [main, entity] = key;
+    const char tag = main == dbs.n ? kHistNode : main == dbs.e ? kHistEdge : kHistKv;
+    std::string_view value;
+    bool found = false;
+    AMEM_RETURN_IF_ERROR(VersionAt(txn, dbs, main, tag, entity, at, &value, &found));
+    uint64_t version_rev = 0;
+    bool tombstone = false;
+    if (found && !PeekRev(value, &version_rev, &tombstone)) {
+      return Status::Corruption(where + ": record header");
+    }
+    // A tombstone may have been removed by compaction: a delete then keeps
+    // only what the log says (its run and task), at the commit time.
+    const bool have = found && version_rev == rev;
+    if (!have && IsPut(entries[positions.back()].kind)) {
+      return Status::Corruption(where + ": the version written by " +
+                                ChangeKindName(entries[positions.back()].kind) + " " +
+                                entries[positions.back()].a + " is missing");
+    }
+    const ItemOps item{entries, positions, value, have, commit_ts, where};
+    if (main == dbs.n) {
+      AMEM_RETURN_IF_ERROR(NodeOps(item, ops));
+    } else if (main == dbs.e) {
+      AMEM_RETURN_IF_ERROR(EdgeOps(item, ops));
+    } else {
+      AMEM_RETURN_IF_ERROR(KvOps(item, ops));
+    }
+  }
+  return Status::OK();
+}
+
+void AddToBatch(std::vector<Batch::Op>* ops, Batch* batch) {
+  for (Batch::Op& op : *ops) {
+    switch (op.kind) {
+      case Kind::kPutNode: batch->PutNode(std::move(std::get<NodeInput>(op.input))); break;
+      case Kind::kDeleteNode:
+        batch->DeleteNode(std::move(std::get<NodeInput>(op.input)));
+        break;
+      case Kind::kPutEdge: batch->PutEdge(std::move(std::get<EdgeInput>(op.input))); break;
+      case Kind::kDeleteEdge:
+        batch->DeleteEdge(std::move(std::get<EdgeInput>(op.input)));
+        break;
+      case Kind::kPutKv: batch->PutKv(std::move(std::get<KvInput>(op.input))); break;
+      case Kind::kDeleteKv: batch->DeleteKv(std::move(std::get<KvInput>(op.input))); break;
+      case Kind::kDefineRelation:
+        batch->DefineRelation(std::move(std::get<EdgeInput>(op.input)));
+        break;
+    }
+  }
+}
+
 }  // namespace
 
 Status Store::ReadHistory(uint64_t since, uint64_t until,
@@ -92,135 +257,18 @@ Status Store::ReadHistory(uint64_t since, uint64_t until,
       if (until != 0 && out.rev > until) break;
       AMEM_RETURN_IF_ERROR(
           ReadEntries(txn, dbs, out.rev, c.value(), &out.ts, &rel_names, &entries));
-      const At at{out.rev, false};
       const std::string where = "revision " + std::to_string(out.rev);
-
-      // Operations by item: main database and entity key -> entry positions.
-      std::map<std::pair<MDB_dbi, std::string>, std::vector<size_t>> items;
-      for (size_t i = 0; i < entries.size(); ++i) {
-        const Entry& e = entries[i];
-        if (IsNodeKind(e.kind)) {
-          items[{dbs.n, NodeKey(rep.HashKey(e.a))}].push_back(i);
-        } else if (IsEdgeKind(e.kind)) {
-          auto rel = LookupRelationTxn(txn, dbs, e.rel);
-          if (!rel.ok()) return rel.status().WithContext(where);
-          items[{dbs.e, EdgeKey(rep.HashKey(e.a), *rel, rep.HashKey(e.c))}].push_back(i);
-        } else if (IsKvKind(e.kind)) {
-          items[{dbs.kv, KvKey(e.a, e.rel, e.c)}].push_back(i);
-        }
-      }
-
-      // Each operation as a batch operation, its values from the item's version.
+      Items items;
+      AMEM_RETURN_IF_ERROR(GroupByItem(rep, txn, entries, where, &items));
       std::vector<Batch::Op> ops(entries.size());
-      for (size_t i = 0; i < entries.size(); ++i) {
-        if (entries[i].kind != Kind::kDefineRelation) continue;
-        EdgeInput rel;
-        rel.rel = entries[i].a;
-        rel.run = entries[i].run;
-        rel.task = entries[i].task;
-        ops[i] = Batch::Op{Kind::kDefineRelation, std::move(rel)};
-      }
-      for (const auto& [item, positions] : items) {
-        const auto& [main, entity] = item;
-        const char tag = main == dbs.n ? kHistNode : main == dbs.e ? kHistEdge : kHistKv;
-        std::string_view value;
-        bool found = false;
-        AMEM_RETURN_IF_ERROR(VersionAt(txn, dbs, main, tag, entity, at, &value, &found));
-        uint64_t version_rev = 0;
-        bool tombstone = false;
-        if (found && !PeekRev(value, &version_rev, &tombstone)) {
-          return Status::Corruption(where + ": record header");
-        }
-        // A tombstone may have been removed by compaction: a delete then keeps
-        // only what the log says (its run and task), at the commit time.
-        const bool have = found && version_rev == out.rev;
-        if (!have && IsPut(entries[positions.back()].kind)) {
-          return Status::Corruption(where + ": the version written by " +
-                                    ChangeKindName(entries[positions.back()].kind) + " " +
-                                    entries[positions.back()].a + " is missing");
-        }
-        if (main == dbs.n) {
-          NodeValue v;
-          if (have) AMEM_RETURN_IF_ERROR(v.DecodeFrom(value).WithContext(where));
-          const NodeRecord r = have ? ToNodeRecord(0, v) : NodeRecord{};
-          auto ts = have ? OpTimestamps(entries, positions, r.created_ts, r.updated_ts)
-                         : std::vector<int64_t>(positions.size(), out.ts);
-          for (size_t k = 0; k < positions.size(); ++k) {
-            const Entry& e = entries[positions[k]];
-            NodeInput n;
-            n.key = e.a;
-            n.type = r.type;
-            if (!r.key.empty() && e.kind == Kind::kPutNode) {
-              n.content = r.content;
-              n.meta = r.meta;
-              n.confidence = r.confidence;
-              n.vector = r.vector;
-            }
-            n.ts = ts[k];
-            n.run = e.run;
-            n.task = e.task;
-            n.scope = r.scope;
-            ops[positions[k]] = Batch::Op{e.kind, std::move(n)};
-          }
-        } else if (main == dbs.e) {
-          EdgeValue v;
-          if (have) AMEM_RETURN_IF_ERROR(v.DecodeFrom(value).WithContext(where));
-          auto ts = have ? OpTimestamps(entries, positions, v.created_ts, v.updated_ts)
-                         : std::vector<int64_t>(positions.size(), out.ts);
-          for (size_t k = 0; k < positions.size(); ++k) {
-            const Entry& e = entries[positions[k]];
-            EdgeInput edge;
-            edge.src = e.a;
-            edge.rel = e.rel;
-            edge.dst = e.c;
-            if (have && e.kind == Kind::kPutEdge) {
-              edge.weight = v.weight;
-              edge.payload = v.payload;
-            }
-            edge.ts = ts[k];
-            edge.run = e.run;
-            edge.task = e.task;
-            ops[positions[k]] = Batch::Op{e.kind, std::move(edge)};
-          }
-        } else {
-          KvValue v;
-          if (have) AMEM_RETURN_IF_ERROR(v.DecodeFrom(value).WithContext(where));
-          for (size_t position : positions) {
-            const Entry& e = entries[position];
-            KvInput kv;
-            kv.scope = e.a;
-            kv.ns = e.rel;
-            kv.key = e.c;
-            if (have && e.kind == Kind::kPutKv) kv.value = v.value;
-            kv.ts = have ? v.ts : out.ts;
-            kv.run = e.run;
-            kv.task = e.task;
-            ops[position] = Batch::Op{e.kind, std::move(kv)};
-          }
-        }
-      }
-      for (Batch::Op& op : ops) {
-        switch (op.kind) {
-          case Kind::kPutNode: out.batch.PutNode(std::move(std::get<NodeInput>(op.input))); break;
-          case Kind::kDeleteNode:
-            out.batch.DeleteNode(std::move(std::get<NodeInput>(op.input)));
-            break;
-          case Kind::kPutEdge: out.batch.PutEdge(std::move(std::get<EdgeInput>(op.input))); break;
-          case Kind::kDeleteEdge:
-            out.batch.DeleteEdge(std::move(std::get<EdgeInput>(op.input)));
-            break;
-          case Kind::kPutKv: out.batch.PutKv(std::move(std::get<KvInput>(op.input))); break;
-          case Kind::kDeleteKv: out.batch.DeleteKv(std::move(std::get<KvInput>(op.input))); break;
-          case Kind::kDefineRelation:
-            out.batch.DefineRelation(std::move(std::get<EdgeInput>(op.input)));
-            break;
-        }
-      }
+      AMEM_RETURN_IF_ERROR(RebuildOps(txn, dbs, entries, items, out.rev, out.ts, where, &ops));
+      AddToBatch(&ops, &out.batch);
       AMEM_RETURN_IF_ERROR(fn(out));
     }
     return Status::OK();
   });
 }
+
 
 Result<uint64_t> Store::ApplyRevisions(const std::vector<LoggedRevision>& revisions) {
   Rep& rep = *rep_;

@@ -525,6 +525,155 @@ Result<std::string> Store::TombstoneWarning() const {
   return warning;
 }
 
+namespace {
+
+// 1. Move dead adjacency entries to the dead lists, which only as-of reads
+//    consult. A deleted edge leaves out and in together, whichever of its two
+//    lists qualified, so that out and in always hold the same edges and every e
+//    record keeps both of its entries or neither. `lists`: the lists touched.
+Status MoveDeadEdges(MDB_txn* txn, const Dbs& dbs, bool rewrite_all,
+                     std::vector<std::pair<bool, uint64_t>>* lists, CompactReport* report) {
+  std::vector<DeadEdge> dead;
+  for (bool outgoing : {true, false}) {
+    AMEM_RETURN_IF_ERROR(FindDeadEdges(txn, dbs, outgoing, rewrite_all, &dead));
+  }
+  std::sort(dead.begin(), dead.end());
+  dead.erase(std::unique(dead.begin(), dead.end()), dead.end());
+  for (const DeadEdge& d : dead) {
+    report->adjacency_entries_removed += MoveToDeadLists(txn, dbs, d, lists);
+  }
+  return Status::OK();
+}
+
+// What step 2 finds in the e records.
+struct EdgeScan {
+  std::vector<std::string> doomed;    // tombstones no live list points at
+  std::vector<DeadEdge> one_sided;    // deleted edges with one adjacency entry
+  std::vector<std::pair<bool, std::string>> restore;  // outgoing, edge key
+};
+
+Status ScanEdgeRecords(MDB_txn* txn, const Dbs& dbs, EdgeScan* scan) {
+  Cursor c(txn, dbs.e);
+  for (bool ok = c.First(); ok; ok = c.Next()) {
+    uint64_t rev = 0, src = 0, dst = 0;
+    RelationId rel = 0;
+    bool tombstone = false;
+    if (c.key().size() != kEdgeKeySize) return Status::Corruption("edge key size");
+    if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("edge header");
+    DecodeEdgeKey(c.key(), &src, &rel, &dst);
+    const bool has_out = HasDup(txn, dbs.out, NodeKey(src), AdjEntry(rel, dst));
+    const bool has_in = HasDup(txn, dbs.in, NodeKey(dst), AdjEntry(rel, src));
+    if (tombstone) {
+      if (has_out && has_in) continue;
+      if (has_out || has_in) scan->one_sided.push_back({src, rel, dst, rev});
+      scan->doomed.emplace_back(c.key());
+    } else {
+      if (!has_out) scan->restore.emplace_back(true, c.key());
+      if (!has_in) scan->restore.emplace_back(false, c.key());
+    }
+  }
+  return Status::OK();
+}
+
+// 2. Edge tombstones no live list points at, node tombstones and kv tombstones
+//    older than the history floor. Earlier versions stay in hist, so keyed
+//    as-of reads are unchanged. Edges an older amem left with one adjacency
+//    entry are repaired on the way: a deleted edge's remaining entry moves to
+//    the dead lists (then its tombstone goes), a live edge gets its missing entry
+//    back. *repairs: what was repaired, if anything.
+Status RemoveTombstones(MDB_txn* txn, const Dbs& dbs, const StoreStats& census,
+                        uint64_t new_floor, bool dry_run,
+                        std::vector<std::pair<bool, uint64_t>>* lists, CompactReport* report,
+                        std::string* repairs) {
+  EdgeScan scan;
+  AMEM_RETURN_IF_ERROR(ScanEdgeRecords(txn, dbs, &scan));
+  std::vector<std::string>& doomed = scan.doomed;
+  for (const DeadEdge& d : scan.one_sided) {
+    report->adjacency_entries_removed += MoveToDeadLists(txn, dbs, d, lists);
+  }
+  for (const auto& [outgoing, k] : scan.restore) {
+    uint64_t src = 0, dst = 0;
+    RelationId rel = 0;
+    DecodeEdgeKey(k, &src, &rel, &dst);
+    PutDup(txn, outgoing ? dbs.out : dbs.in, NodeKey(outgoing ? src : dst),
+           AdjEntry(rel, outgoing ? dst : src));
+  }
+  std::sort(lists->begin(), lists->end());
+  report->lists_rewritten =
+      static_cast<uint64_t>(std::unique(lists->begin(), lists->end()) - lists->begin());
+  for (const std::string& k : doomed) Del(txn, dbs.e, k);
+  report->tombstones_removed += doomed.size();
+  uint64_t tombstones_left = census.deleted_nodes + census.deleted_edges - doomed.size();
+  // kv tombstones are what KvHistory reports as deletes, so they stay until
+  // the history before them is dropped.
+  for (MDB_dbi dbi : {dbs.n, dbs.kv}) {
+    doomed.clear();
+    {
+      Cursor c(txn, dbi);
+      for (bool ok = c.First(); ok; ok = c.Next()) {
+        uint64_t rev = 0;
+        bool tombstone = false;
+        if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("record header");
+        if (tombstone && (dbi == dbs.n || rev <= new_floor)) doomed.emplace_back(c.key());
+      }
+    }
+    for (const std::string& k : doomed) Del(txn, dbi, k);
+    report->tombstones_removed += doomed.size();
+    if (dbi == dbs.n) tombstones_left -= doomed.size();
+  }
+  PutMetaU64(txn, dbs, kMetaTombstones, tombstones_left);
+  if (!scan.restore.empty() || !scan.one_sided.empty()) {
+    *repairs = std::string(dry_run ? "would repair" : "repaired") +
+               " out/in lists that disagreed (left by an older amem's compaction): " +
+               std::to_string(scan.restore.size()) + " missing entries of live edges, " +
+               std::to_string(scan.one_sided.size()) + " deleted edges with one entry";
+  }
+  return Status::OK();
+}
+
+// 3. History, dead lists and log before `drop`.
+Status DropHistory(MDB_txn* txn, const Dbs& dbs, uint64_t drop, CompactReport* report) {
+  std::vector<std::string> keys;
+  {
+    Cursor c(txn, dbs.hist);
+    for (bool ok = c.First(); ok; ok = c.Next()) {
+      std::string_view k = c.key();
+      if (k.size() < 1 + kRevSuffixSize) return Status::Corruption("hist key size");
+      if (DecodeBig64(k.data() + k.size() - kRevSuffixSize) <= drop) keys.emplace_back(k);
+    }
+  }
+  for (const std::string& k : keys) Del(txn, dbs.hist, k);
+  report->history_entries_removed += keys.size();
+  for (MDB_dbi dbi : {dbs.out_dead, dbs.in_dead}) {
+    std::vector<std::pair<std::string, std::string>> gone;
+    Cursor c(txn, dbi);
+    for (bool ok = c.First(); ok; ok = c.Next()) {
+      if (c.value().size() != kDeadAdjEntrySize) {
+        return Status::Corruption("dead adjacency entry size");
+      }
+      if (DecodeBig64(c.value().data() + 9) <= drop) {
+        gone.emplace_back(c.key(), c.value());
+      }
+    }
+    for (const auto& [k, v] : gone) Del(txn, dbi, k, v);
+    report->history_entries_removed += gone.size();
+  }
+  std::vector<std::string> revs;
+  {
+    Cursor c(txn, dbs.log);
+    for (bool ok = c.First(); ok && c.key().size() == 8 &&
+                              DecodeBig64(c.key().data()) < drop;
+         ok = c.Next()) {
+      revs.emplace_back(c.key());
+    }
+  }
+  for (const std::string& k : revs) Del(txn, dbs.log, k);
+  PutMetaU64(txn, dbs, kMetaFloor, drop);
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<CompactReport> Store::Compact(const CompactOptions& options) {
   CompactReport report;
   std::string repairs;  // what step 2 repaired, if anything
@@ -544,134 +693,13 @@ Result<CompactReport> Store::Compact(const CompactOptions& options) {
         }
         StoreStats census;
         AMEM_RETURN_IF_ERROR(TakeCensus(txn, dbs, rep_->env(), &census));
-        const bool rewrite_all = census.compaction_recommended;
-
-        // 1. Move dead adjacency entries to the dead lists, which only as-of
-        //    reads consult. A deleted edge leaves out and in together, whichever
-        //    of its two lists qualified, so that out and in always hold the same
-        //    edges and every e record keeps both of its entries or neither.
-        std::vector<DeadEdge> dead;
-        for (bool outgoing : {true, false}) {
-          AMEM_RETURN_IF_ERROR(FindDeadEdges(txn, dbs, outgoing, rewrite_all, &dead));
-        }
-        std::sort(dead.begin(), dead.end());
-        dead.erase(std::unique(dead.begin(), dead.end()), dead.end());
-        std::vector<std::pair<bool, uint64_t>> lists;
-        for (const DeadEdge& d : dead) {
-          report.adjacency_entries_removed += MoveToDeadLists(txn, dbs, d, &lists);
-        }
-
-        // 2. Edge tombstones no live list points at, node tombstones and kv
-        //    tombstones older than the history floor. Earlier versions stay in
-        //    hist, so keyed as-of reads are unchanged. Edges an older amem left
-        //    with one adjacency entry are repaired on the way: a deleted edge's
-        //    remaining entry moves to the dead lists (then its tombstone goes),
-        //    a live edge gets its missing entry back.
-        std::vector<std::string> doomed;
-        std::vector<DeadEdge> one_sided;
-        std::vector<std::pair<bool, std::string>> restore;  // outgoing, edge key
-        {
-          Cursor c(txn, dbs.e);
-          for (bool ok = c.First(); ok; ok = c.Next()) {
-            uint64_t rev = 0, src = 0, dst = 0;
-            RelationId rel = 0;
-            bool tombstone = false;
-            if (c.key().size() != kEdgeKeySize) return Status::Corruption("edge key size");
-            if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("edge header");
-            DecodeEdgeKey(c.key(), &src, &rel, &dst);
-            const bool has_out = HasDup(txn, dbs.out, NodeKey(src), AdjEntry(rel, dst));
-            const bool has_in = HasDup(txn, dbs.in, NodeKey(dst), AdjEntry(rel, src));
-            if (tombstone) {
-              if (has_out && has_in) continue;
-              if (has_out || has_in) one_sided.push_back({src, rel, dst, rev});
-              doomed.emplace_back(c.key());
-            } else {
-              if (!has_out) restore.emplace_back(true, c.key());
-              if (!has_in) restore.emplace_back(false, c.key());
-            }
-          }
-        }
-        for (const DeadEdge& d : one_sided) {
-          report.adjacency_entries_removed += MoveToDeadLists(txn, dbs, d, &lists);
-        }
-        for (const auto& [outgoing, k] : restore) {
-          uint64_t src = 0, dst = 0;
-          RelationId rel = 0;
-          DecodeEdgeKey(k, &src, &rel, &dst);
-          PutDup(txn, outgoing ? dbs.out : dbs.in, NodeKey(outgoing ? src : dst),
-                 AdjEntry(rel, outgoing ? dst : src));
-        }
-        std::sort(lists.begin(), lists.end());
-        report.lists_rewritten =
-            static_cast<uint64_t>(std::unique(lists.begin(), lists.end()) - lists.begin());
-        for (const std::string& k : doomed) Del(txn, dbs.e, k);
-        report.tombstones_removed += doomed.size();
-        uint64_t tombstones_left = census.deleted_nodes + census.deleted_edges - doomed.size();
-        // kv tombstones are what KvHistory reports as deletes, so they stay until
-        // the history before them is dropped.
+        std::vector<std::pair<bool, uint64_t>> lists;  // adjacency lists touched
+        AMEM_RETURN_IF_ERROR(
+            MoveDeadEdges(txn, dbs, census.compaction_recommended, &lists, &report));
         const uint64_t new_floor = std::max(floor, drop);
-        for (MDB_dbi dbi : {dbs.n, dbs.kv}) {
-          doomed.clear();
-          {
-            Cursor c(txn, dbi);
-            for (bool ok = c.First(); ok; ok = c.Next()) {
-              uint64_t rev = 0;
-              bool tombstone = false;
-              if (!PeekRev(c.value(), &rev, &tombstone)) return Status::Corruption("record header");
-              if (tombstone && (dbi == dbs.n || rev <= new_floor)) doomed.emplace_back(c.key());
-            }
-          }
-          for (const std::string& k : doomed) Del(txn, dbi, k);
-          report.tombstones_removed += doomed.size();
-          if (dbi == dbs.n) tombstones_left -= doomed.size();
-        }
-        PutMetaU64(txn, dbs, kMetaTombstones, tombstones_left);
-        if (!restore.empty() || !one_sided.empty()) {
-          repairs = std::string(options.dry_run ? "would repair" : "repaired") +
-                    " out/in lists that disagreed (left by an older amem's compaction): " +
-                    std::to_string(restore.size()) + " missing entries of live edges, " +
-                    std::to_string(one_sided.size()) + " deleted edges with one entry";
-        }
-
-        // 3. History, dead lists and log before `drop`.
-        if (drop > floor) {
-          std::vector<std::string> keys;
-          {
-            Cursor c(txn, dbs.hist);
-            for (bool ok = c.First(); ok; ok = c.Next()) {
-              std::string_view k = c.key();
-              if (k.size() < 1 + kRevSuffixSize) return Status::Corruption("hist key size");
-              if (DecodeBig64(k.data() + k.size() - kRevSuffixSize) <= drop) keys.emplace_back(k);
-            }
-          }
-          for (const std::string& k : keys) Del(txn, dbs.hist, k);
-          report.history_entries_removed += keys.size();
-          for (MDB_dbi dbi : {dbs.out_dead, dbs.in_dead}) {
-            std::vector<std::pair<std::string, std::string>> gone;
-            Cursor c(txn, dbi);
-            for (bool ok = c.First(); ok; ok = c.Next()) {
-              if (c.value().size() != kDeadAdjEntrySize) {
-                return Status::Corruption("dead adjacency entry size");
-              }
-              if (DecodeBig64(c.value().data() + 9) <= drop) {
-                gone.emplace_back(c.key(), c.value());
-              }
-            }
-            for (const auto& [k, v] : gone) Del(txn, dbi, k, v);
-            report.history_entries_removed += gone.size();
-          }
-          std::vector<std::string> revs;
-          {
-            Cursor c(txn, dbs.log);
-            for (bool ok = c.First(); ok && c.key().size() == 8 &&
-                                      DecodeBig64(c.key().data()) < drop;
-                 ok = c.Next()) {
-              revs.emplace_back(c.key());
-            }
-          }
-          for (const std::string& k : revs) Del(txn, dbs.log, k);
-          PutMetaU64(txn, dbs, kMetaFloor, drop);
-        }
+        AMEM_RETURN_IF_ERROR(RemoveTombstones(txn, dbs, census, new_floor, options.dry_run,
+                                              &lists, &report, &repairs));
+        if (drop > floor) AMEM_RETURN_IF_ERROR(DropHistory(txn, dbs, drop, &report));
         report.oldest_readable_revision = std::max<uint64_t>(1, new_floor);
         return Status::OK();
       },
