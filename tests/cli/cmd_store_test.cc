@@ -74,6 +74,9 @@ TEST_CASE("put-node and get-node, by key and by id, text and JSON", "[tools][cli
   // A node without a vector has "vector": null.
   RequireOk(s.Run({"put-node", "fact:x", "--type", "fact", "--ts", "1700000001"}));
   CHECK(s.Run({"get-node", "fact:x", "--json"}).json()["vector"].is_null());
+  // --vector '[]' is the empty vector: a node without one.
+  RequireOk(s.Run({"put-node", "fact:y", "--type", "fact", "--vector", "[]"}));
+  CHECK(s.Run({"get-node", "fact:y", "--json"}).json()["vector"].is_null());
   // Global flags may come before the command too.
   r = Amem(s.store(), {"--json", "get-node", "fact:x"});
   RequireOk(r);

@@ -23,10 +23,13 @@ namespace amem::cli {
 
 namespace {
 
-// --vector '[0.1, 0.2, ...]' (empty: not given).
+// --vector '[0.1, 0.2, ...]' (empty text: not given). A query vector has at least
+// one element, as MCP's schema asks.
 Result<std::vector<float>> ParseVector(const std::string& text) {
   if (text.empty()) return std::vector<float>{};
-  return io::VectorFromText(text, "--vector");
+  Result<std::vector<float>> v = io::VectorFromText(text, "--vector");
+  if (v.ok() && v->empty()) return Status::InvalidArgument("--vector: an empty vector");
+  return v;
 }
 
 std::string JoinWords(const std::vector<std::string>& words) {

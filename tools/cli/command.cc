@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <system_error>
 
-#include "common/hash.h"
 #include "tools/io/ingest.h"
 
 namespace amem::cli {

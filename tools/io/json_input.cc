@@ -43,9 +43,6 @@ Result<std::vector<float>> VectorFromJson(const nlohmann::json& v, std::string_v
 Result<std::vector<float>> VectorFromText(std::string_view text, std::string_view what) {
   Result<nlohmann::json> j = ParseJson(text, what);
   if (!j.ok()) return j.status();
-  if (j->is_array() && j->empty()) {
-    return Status::InvalidArgument(std::string(what) + ": an empty vector");
-  }
   return VectorFromJson(*j, what);
 }
 

@@ -27,8 +27,8 @@ Result<float> FiniteFloatFromJson(const nlohmann::json& v, std::string_view what
 // A JSON array of finite numbers as f32.
 Result<std::vector<float>> VectorFromJson(const nlohmann::json& v, std::string_view what);
 // A vector given as JSON text ("[0.1, 0.2]", e.g. --vector): ParseJson, then
-// VectorFromJson; an empty array is an error too. Every front end reads vectors
-// through VectorFromJson.
+// VectorFromJson ("[]" is the empty vector: a node without one). Every front end
+// reads vectors through VectorFromJson.
 Result<std::vector<float>> VectorFromText(std::string_view text, std::string_view what);
 // A JSON integer that fits in i64.
 Result<int64_t> Int64FromJson(const nlohmann::json& v, std::string_view what);
