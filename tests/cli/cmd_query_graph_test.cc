@@ -246,7 +246,7 @@ TEST_CASE("graph query commands reject bad arguments with one line", "[query][cl
   TempStore s;
   RequireOk(s.Run({"ingest", "-"}, kGraph));
   RequireError(s.Run({"traverse", "fact:missing"}), 3, "traverse");
-  RequireError(s.Run({"traverse", "fact:a", "--direction", "up"}), 4, "traverse");
+  RequireError(s.Run({"traverse", "fact:a", "--direction", "up"}), 2, "traverse");
   RequireError(s.Run({"traverse", "fact:a", "--rel", "nope"}), 4, "traverse");
   RequireError(s.Run({"search", "--type", "nope"}), 4, "search");
   RequireError(s.Run({"temporal", "yesterday", "today"}), 4, "temporal");

@@ -155,7 +155,7 @@ test("query tools report bad arguments as tool errors", async (t) => {
   assert.match(await callError(client, "similar", {}), /exactly one of/);
   assert.match(await callError(client, "revise", { node: "fact:lmdb-fast", hypothesis: "x" }),
                /give either "node" or "hypothesis"/);
-  assert.match(await callError(client, "context", {}), /give seeds/);
+  assert.match(await callError(client, "context", {}), /give "seeds" \(memory keys\), "question" or both/);
   assert.match(await callError(client, "path", { from: "fact:lmdb-fast", to: "module:store", relations: ["nope"] }),
                /nope/);
   assert.match(await callError(client, "consolidate", { execute: true, as_of: 1 }), /as_of/);

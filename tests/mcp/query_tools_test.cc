@@ -14,6 +14,7 @@
 #include "snapshot/info.h"
 #include "tests/store/store_test_util.h"  // TempDir
 #include "store/store.h"
+#include "tools/io/query_table.h"
 #include "tools/mcp/query_tools.h"
 #include "tools/mcp/server.h"
 #include "tools/mcp/memory_tools.h"
@@ -136,6 +137,45 @@ TEST_CASE("query tools are listed with schemas, limits, as_of and hints", "[mcp]
     CHECK(t->read_only == (name != "consolidate" && name != "export_snapshot"));
   }
   CHECK(h.registry.Find("consolidate")->input_schema["properties"].contains("execute"));
+}
+
+TEST_CASE("each tool's schema is its query's table entry", "[mcp][query-tools]") {
+  // tools/io/query_table.h: the CLI flags and these schemas come from one table.
+  Harness h;
+  REQUIRE(io::Queries().size() == kQueryTools.size());
+  for (const io::QueryDef& def : io::Queries()) {
+    INFO(def.tool);
+    const Tool* t = h.registry.Find(def.tool);
+    REQUIRE(t != nullptr);
+    CHECK(t->description == def.description);
+    const Json& props = t->input_schema["properties"];
+    std::vector<std::string> required;
+    for (const io::Param& p : def.params) {
+      INFO(p.name);
+      if (p.scope == io::ParamScope::kCliOnly) {
+        CHECK_FALSE(props.contains(p.name));
+        continue;
+      }
+      REQUIRE(props.contains(p.name));
+      const Json& prop = props[p.name];
+      const std::string text = prop["description"].get<std::string>();
+      CHECK(text == io::ParamHelp(p, io::FrontEnd::kMcp));
+      if (!p.default_text.empty()) {
+        CHECK(text.find("(default " + p.default_text + ")") != std::string::npos);
+      }
+      if (auto min = p.mcp_min ? p.mcp_min : p.min) CHECK(prop["minimum"].get<double>() == *min);
+      if (auto max = p.mcp_max ? p.mcp_max : p.max) CHECK(prop["maximum"].get<double>() == *max);
+      if (!p.choices.empty()) CHECK(prop["enum"] == Json(p.choices));
+      if (p.required) required.push_back(p.name);
+    }
+    CHECK(t->input_schema.value("required", Json::array()) == Json(required));
+  }
+  // The defaults shown are the query's Options (query/traverse.h: depth 5, limit 50).
+  const Json& traverse = h.registry.Find("traverse")->input_schema["properties"];
+  CHECK(traverse["depth"]["description"].get<std::string>().find("(default 5)") !=
+        std::string::npos);
+  CHECK(traverse["limit"]["description"].get<std::string>().find("(default 50)") !=
+        std::string::npos);
 }
 
 TEST_CASE("navigation tools: traverse, find_memories, temporal, impact, resolve, path",
@@ -479,7 +519,7 @@ TEST_CASE("query tools reject bad arguments with a message saying what to fix",
   err = h.Error("analogy", {{"node", "fact:zebra"}, {"text", "zebra"}});
   CHECK(err.find("exactly one") != std::string::npos);
   err = h.Error("context", Json::object());
-  CHECK(err.find("give seeds") != std::string::npos);
+  CHECK(err.find("give \"seeds\" (memory keys), \"question\" or both") != std::string::npos);
   err = h.Error("context", {{"seeds", {"module:store", "nope"}}});
   CHECK(err.find("nope") != std::string::npos);
   err = h.Error("resolve", {{"node", "decision:use-lmdb"}, {"as_of", 99}});

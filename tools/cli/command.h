@@ -206,6 +206,8 @@ void AddIngestCommands(CLI::App& app, Context& ctx);  // ingest
 void AddSnapshotCommands(CLI::App& app, Context& ctx);  // export, import, verify, info, diff
 void AddLogCommands(CLI::App& app, Context& ctx);  // log, replay (docs/LOG.md)
 void AddReplayQueriesCommands(CLI::App& app, Context& ctx);  // replay-queries
+// The 16 queries, from the query table (tools/io/query_table.h).
+void AddQueryCommands(CLI::App& app, Context& ctx);
 
 }  // namespace amem::cli
 

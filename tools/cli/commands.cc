@@ -13,9 +13,6 @@
 #include "common/progress.h"
 #include "snapshot/format.h"
 #include "store/store.h"
-#include "tools/cli/cmd_query_cognitive.h"
-#include "tools/cli/cmd_query_graph.h"
-#include "tools/cli/cmd_query_ranking.h"
 #include "tools/cli/command.h"
 #include "tools/cli/cmd_mcp.h"
 #include "tools/io/query_log.h"
@@ -31,9 +28,7 @@ constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddIngestCommands,
     AddSnapshotCommands,
     AddLogCommands,
-    AddGraphQueryCommands,
-    AddRankingQueryCommands,
-    AddCognitiveQueryCommands,
+    AddQueryCommands,
     AddMcpCommands,
     AddReplayQueriesCommands,
 };

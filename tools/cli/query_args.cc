@@ -36,15 +36,4 @@ Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const
   return std::move(live->reader);
 }
 
-Status EmitQuery(Context& ctx, const snapshot::Reader& reader, const query::Json& doc) {
-  AMEM_RETURN_IF_ERROR(reader.ContentStatus());
-  ctx.RecordQuery(doc);
-  if (ctx.json()) {
-    ctx.SetJsonOutput(doc);
-  } else {
-    ctx.Out() += query::RenderText(doc);
-  }
-  return Status::OK();
-}
-
 }  // namespace amem::cli

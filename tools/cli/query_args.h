@@ -1,5 +1,5 @@
-// What every query subcommand shares (the query families in tools/cli/cmd_query_*.cc):
-// the snapshot it runs on and how its answer is printed.
+// What every command that reads a snapshot shares (the queries in tools/cli/cmd_query.cc,
+// diff, replay-queries): the snapshot it runs on.
 //
 //   --snapshot FILE      query that .amem file, or else
 //   --as-of REV|--at TS  the store's state then (snapshot/live.h: the base snapshot
@@ -35,11 +35,6 @@ void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args);
 // Opens the snapshot the flags name: --snapshot FILE with kCheckedRead, else the
 // store's own snapshot as of the view. --as-of/--at with --snapshot is a usage error.
 Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args);
-
-// Buffers `doc`, built from `reader`, as the command's answer: JSON with --json,
-// else query::RenderText. Corruption (exit 5, nothing printed) when the answer
-// needed the reader's content and its content block would not decode.
-Status EmitQuery(Context& ctx, const snapshot::Reader& reader, const query::Json& doc);
 
 }  // namespace amem::cli
 

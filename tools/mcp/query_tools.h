@@ -5,7 +5,9 @@
 //
 // Every query runs on the store's state as of `as_of`/`at` (snapshot/live.h
 // OpenLive: the base snapshot plus a delta of the changes since it),
-// through the same query functions and JSON renderers as the CLI (query/*.h), so
+// Each tool is made from its query's entry in the query table
+// (tools/io/query_table.h), as the CLI's subcommand is: its JSON Schema from the
+// entry's parameters, its answer from the entry's run function, so
 // `amem traverse X --json` and the traverse tool answer alike. Answers carry the
 // `revision` they were read at and are cut to the result budget: rows that did not
 // fit are counted under `omitted`. Only `consolidate` with execute: true and

@@ -1,0 +1,101 @@
+// The query subcommands as the query table (tools/io/query_table.h) makes them
+// (tools/cli/cmd_query.cc): every parameter of the table is a flag or positional
+// argument with its default in --help; the command line becomes the arguments MCP
+// would send (lists comma-separated, words joined, vectors read as JSON); ranges and
+// choices are checked before anything is opened; latest_only flags refuse older views.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tests/cli/amem_runner.h"
+#include "tools/io/query_table.h"
+
+namespace amem::testing {
+namespace {
+
+const char* kNotes =
+    R"({"op":"node","key":"fact:a","type":"fact","content":"the cache is enabled","ts":100,"run":"r1"}
+{"op":"node","key":"fact:b","type":"fact","content":"snapshots are mapped","ts":200,"run":"r2"}
+{"op":"node","key":"decision:c","type":"decision","content":"keep the cache","ts":300,"run":"r3"}
+{"op":"edge","src":"fact:a","rel":"supports","dst":"decision:c"}
+)";
+
+TEST_CASE("every table parameter is on its command's --help with its default",
+          "[query][cli]") {
+  TempStore s;
+  REQUIRE(io::Queries().size() == 16);
+  for (const io::QueryDef& def : io::Queries()) {
+    RunResult r = s.Run({def.command, "--help"});
+    INFO(def.command << "\n" << r.out);
+    REQUIRE(r.exit_code == 0);
+    for (const io::Param& p : def.params) {
+      const std::string spelling = io::CliSpelling(p);
+      if (p.scope == io::ParamScope::kMcpOnly) {
+        CHECK(r.out.find(spelling + " ") == std::string::npos);
+        continue;
+      }
+      CHECK(r.out.find(spelling) != std::string::npos);
+      if (!p.default_text.empty()) {
+        CHECK(r.out.find("(default " + p.default_text + ")") != std::string::npos);
+      }
+    }
+    if (def.writes) CHECK(r.out.find("--ts") != std::string::npos);
+  }
+}
+
+TEST_CASE("query flags become the table's arguments", "[query][cli]") {
+  TempStore s;
+  RequireOk(s.Run({"ingest", "-"}, kNotes));
+
+  // --run takes a comma-separated list (as --type and --rel do), for every query.
+  RunResult r = s.Run({"--json", "search", "--run", "r1,r3"});
+  RequireOk(r);
+  CHECK(r.json()["nodes"].size() == 2);
+  r = s.Run({"--json", "text-search", "cache", "--run", "r1,r2"});
+  RequireOk(r);
+  CHECK(r.json()["results"].size() == 1);
+
+  // Positional words are one query, as MCP's "query" string.
+  r = s.Run({"--json", "text-search", "cache", "enabled", "--all"});
+  RequireOk(r);
+  REQUIRE(r.json()["results"].size() == 1);
+  CHECK(r.json()["results"][0]["key"] == "fact:a");
+
+  // context seeds from a question (MCP's question/question_seeds) with no SEED.
+  r = s.Run({"--json", "context", "--question", "is the cache enabled", "--question-seeds", "1"});
+  RequireOk(r);
+  CHECK(r.json()["question"] == "is the cache enabled");
+  CHECK(r.json()["seeds"].size() == 1);
+  r = s.Run({"context", "--question", "zebra"});
+  RequireOk(r);
+  CHECK(r.out.find("no memory contains the words of the question") != std::string::npos);
+  RequireError(s.Run({"context"}), 2, "context", "give SEED (memory keys), --question or both");
+}
+
+TEST_CASE("query flags outside the table's range or choices are usage errors",
+          "[query][cli]") {
+  TempStore s;
+  RequireOk(s.Run({"ingest", "-"}, kNotes));
+  const std::string before = s.Stats();
+  RequireError(s.Run({"traverse", "fact:a", "--depth", "101"}), 2, "traverse", "--depth");
+  RequireError(s.Run({"traverse", "fact:a", "--depth", "-1"}), 2, "traverse", "--depth");
+  RequireError(s.Run({"traverse", "fact:a", "--limit", "x"}), 2, "traverse", "--limit");
+  RequireError(s.Run({"similar", "--text", "cache", "--min-similarity", "2"}), 2, "similar",
+               "--min-similarity");
+  RequireError(s.Run({"centrality", "--metric", "closeness"}), 2, "centrality", "closeness");
+  RequireError(s.Run({"context", "fact:a", "--format", "yaml"}), 2, "context", "yaml");
+  RequireError(s.Run({"similar", "fact:a", "--text", "cache"}), 2, "similar",
+               "give exactly one of NODE, --text or --vector");
+  RequireError(s.Run({"similar", "--vector", "[1, 2"}), 4, "similar", "--vector");
+  RequireError(s.Run({"revise"}), 2, "revise", "give either NODE or --hypothesis");
+  // --execute writes: only on the latest state, refused before anything is read.
+  RequireError(s.Run({"consolidate", "--execute", "--as-of", "1"}), 2, "consolidate",
+               "--execute writes to the store's latest state");
+  RequireError(s.Run({"consolidate", "--execute", "--snapshot", s.dir().Sub("none.amem")}), 2,
+               "consolidate", "not with --snapshot");
+  CHECK(s.Stats() == before);
+}
+
+}  // namespace
+}  // namespace amem::testing

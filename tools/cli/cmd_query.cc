@@ -1,0 +1,183 @@
+// The 16 query subcommands, made from the query table (tools/io/query_table.h): each
+// parameter becomes a flag or a positional argument, what the command line gives
+// becomes the arguments object MCP would send, and the table's run function answers.
+// Each runs on --snapshot FILE, or on the store's live view (snapshot/live.h: the
+// base snapshot plus a delta of the changes since it; with --as-of / --at, the
+// state of that revision).
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "query/render.h"
+#include "snapshot/reader.h"
+#include "tools/cli/command.h"
+#include "tools/cli/query_args.h"
+#include "tools/io/json_input.h"
+#include "tools/io/query_table.h"
+
+namespace amem::cli {
+
+namespace {
+
+// Where CLI11 stores one parameter's value.
+struct Slot {
+  const io::Param* param = nullptr;
+  CLI::Option* option = nullptr;
+  std::string text;
+  int64_t integer = 0;
+  double number = 0;
+  bool flag = false;
+  std::vector<std::string> list;
+};
+
+struct QueryArgs {
+  SnapshotArgs snap;
+  WriteFlags write;
+  std::deque<Slot> slots;  // stable addresses: CLI11 keeps pointers into them
+};
+
+std::string Join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const std::string& s : items) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+// Adds `p` to `cmd`, storing into `slot`.
+void AddParam(CLI::App* cmd, const io::Param& p, Slot* slot) {
+  slot->param = &p;
+  const std::string name = io::CliSpelling(p);
+  const std::string help = io::ParamHelp(p, io::FrontEnd::kCli);
+  CLI::Option* o = nullptr;
+  switch (p.type) {
+    case io::ParamType::kString:
+      o = p.role == io::ParamRole::kWords ? cmd->add_option(name, slot->list, help)
+                                          : cmd->add_option(name, slot->text, help);
+      if (!p.choices.empty()) {
+        o->check(CLI::IsMember(p.choices));
+      }
+      break;
+    case io::ParamType::kInteger:
+      o = cmd->add_option(name, slot->integer, help);
+      break;
+    case io::ParamType::kNumber:
+      o = cmd->add_option(name, slot->number, help);
+      break;
+    case io::ParamType::kBoolean:
+      o = cmd->add_flag(name, slot->flag, help);
+      break;
+    case io::ParamType::kStrings:
+      o = cmd->add_option(name, slot->list, help);
+      if (p.role != io::ParamRole::kNodes && name.rfind("--", 0) == 0) o->delimiter(',');
+      if (p.role == io::ParamRole::kTypes) o->type_name("TYPE");
+      if (p.role == io::ParamRole::kRelations) o->type_name("REL");
+      if (p.name == "runs") o->type_name("RUN");
+      break;
+    case io::ParamType::kVector:
+      o = cmd->add_option(name, slot->text, help)->type_name("JSON");
+      break;
+  }
+  if (p.min && !p.max && *p.min == 0) {
+    o->check(CLI::NonNegativeNumber);
+  } else if (p.min || p.max) {
+    const double lo = p.min.value_or(std::numeric_limits<double>::lowest());
+    const double hi = p.max.value_or(std::numeric_limits<double>::max());
+    if (p.type == io::ParamType::kInteger) {
+      o->check(CLI::Range(static_cast<int64_t>(lo), static_cast<int64_t>(hi)));
+    } else {
+      o->check(CLI::Range(lo, hi));
+    }
+  }
+  if (p.required) o->required();
+  slot->option = o;
+}
+
+// The arguments object of what the command line gave, named as in MCP.
+Result<io::QueryJson> ArgsObject(const QueryArgs& a) {
+  io::QueryJson args = io::QueryJson::object();
+  for (const Slot& s : a.slots) {
+    if (s.option->count() == 0) continue;
+    const io::Param& p = *s.param;
+    switch (p.type) {
+      case io::ParamType::kString:
+        args[p.name] = p.role == io::ParamRole::kWords ? Join(s.list, " ") : s.text;
+        break;
+      case io::ParamType::kInteger: args[p.name] = s.integer; break;
+      case io::ParamType::kNumber: args[p.name] = s.number; break;
+      case io::ParamType::kBoolean: args[p.name] = s.flag; break;
+      case io::ParamType::kStrings: args[p.name] = s.list; break;
+      case io::ParamType::kVector: {
+        const std::string name = io::CliSpelling(p);
+        AMEM_ASSIGN_OR_RETURN(v, io::VectorFromText(s.text, name));
+        if (v.empty()) return Status::InvalidArgument(name + ": an empty vector");
+        args[p.name] = v;
+        break;
+      }
+    }
+  }
+  return args;
+}
+
+Status RunQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a) {
+  AMEM_ASSIGN_OR_RETURN(args, ArgsObject(a));
+  const bool latest = a.snap.snapshot.empty() && a.snap.view.view().kind == ReadView::Kind::kLatest;
+  for (const Slot& s : a.slots) {
+    if (s.param->latest_only && s.flag && !latest) {
+      return ctx.UsageError(io::LatestOnlyError(*s.param, io::FrontEnd::kCli).message());
+    }
+  }
+  AMEM_ASSIGN_OR_RETURN(reader, OpenSnapshot(ctx, a.snap));
+  Store* store = nullptr;
+  if (a.snap.snapshot.empty()) {
+    AMEM_ASSIGN_OR_RETURN(s, ctx.OpenStore());
+    store = s;
+  }
+  io::QueryCall call{.reader = *reader,
+                     .args = args,
+                     .def = def,
+                     .front_end = io::FrontEnd::kCli,
+                     .store = store,
+                     .latest = latest,
+                     .write = a.write.options(),
+                     .json_output = ctx.json()};
+  Result<io::QueryAnswer> answer = def.run(call);
+  if (!answer.ok()) {
+    return call.usage_error ? ctx.UsageError(answer.status().message()) : answer.status();
+  }
+  // Output is dropped on failure: empty text from undecodable content never shows.
+  AMEM_RETURN_IF_ERROR(reader->ContentStatus());
+  if (!answer->wrote) ctx.RecordQuery(answer->doc);  // the query log keeps questions only
+  if (ctx.json()) {
+    ctx.SetJsonOutput(answer->doc);
+  } else if (!answer->text.empty()) {
+    ctx.Out() += answer->text;
+  } else {
+    ctx.Out() += query::RenderText(answer->doc);
+  }
+  return Status::OK();
+}
+
+void AddQueryCommand(CLI::App& app, Context& ctx, const io::QueryDef& def) {
+  auto a = std::make_shared<QueryArgs>();
+  CLI::App* cmd = ctx.AddCommand(app, def.command, def.cli_help, def.example);
+  for (const io::Param& p : def.params) {
+    if (p.scope == io::ParamScope::kMcpOnly) continue;
+    AddParam(cmd, p, &a->slots.emplace_back());
+  }
+  AddSnapshotFlags(cmd, &a->snap);
+  if (def.writes) AddWriteFlags(cmd, &a->write, false);
+  ctx.SetAction(cmd, [&ctx, &def, a] { return RunQuery(ctx, def, *a); });
+}
+
+}  // namespace
+
+void AddQueryCommands(CLI::App& app, Context& ctx) {
+  for (const io::QueryDef& def : io::Queries()) AddQueryCommand(app, ctx, def);
+}
+
+}  // namespace amem::cli

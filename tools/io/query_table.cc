@@ -1,0 +1,218 @@
+#include "tools/io/query_table.h"
+
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include "common/model.h"
+#include "query/query.h"
+#include "tools/io/internal/query_families.h"
+#include "tools/io/json_input.h"
+
+namespace amem::io {
+
+const std::vector<QueryDef>& Queries() {
+  static const std::vector<QueryDef> queries = [] {
+    std::vector<QueryDef> all;
+    for (auto family : {GraphQueries, RankingQueries, CognitiveQueries}) {
+      for (QueryDef& q : family()) all.push_back(std::move(q));
+    }
+    return all;
+  }();
+  return queries;
+}
+
+std::string CliSpelling(const Param& p) {
+  if (!p.cli.empty()) return p.cli;
+  std::string flag = "--" + p.name;
+  for (char& c : flag) {
+    if (c == '_') c = '-';
+  }
+  return flag;
+}
+
+std::string DefaultText(double value) {
+  char buf[32];
+  if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    std::snprintf(buf, sizeof(buf), "%.0f", value);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%g", value);
+  }
+  return buf;
+}
+
+namespace {
+
+// "a, b, c": the names name(0) ... name(count - 1).
+template <typename Name>
+std::string JoinNames(int count, Name name) {
+  std::string out;
+  for (int i = 0; i < count; ++i) {
+    if (i > 0) out += ", ";
+    out += name(i);
+  }
+  return out;
+}
+
+std::string NodeTypeNames() {
+  return JoinNames(kNodeTypeCount, [](int i) { return NodeTypeName(static_cast<NodeType>(i)); });
+}
+
+std::string BuiltinRelationNames() {
+  return JoinNames(kBuiltinRelationCount,
+                   [](int i) { return BuiltinRelationName(static_cast<RelationId>(i)); });
+}
+
+}  // namespace
+
+std::string ParamHelp(const Param& p, FrontEnd front_end) {
+  std::string h = p.help;
+  switch (p.role) {
+    case ParamRole::kNode:
+      h += ": a key (e.g. file:src/a.cc, decision:use-lmdb), a 16-hex-digit id or a dense "
+           "index #N (the index field of a result row)";
+      break;
+    case ParamRole::kNodes:
+      h += " (keys, 16-hex-digit ids or dense indexes #N)";
+      break;
+    case ParamRole::kTypes:
+      h += " (" + NodeTypeNames() + ")";
+      break;
+    case ParamRole::kRelations:
+      h += " (built-in: " + BuiltinRelationNames() + "; custom ones by name" +
+           (front_end == FrontEnd::kCli ? "; or ids" : "") + ")";
+      break;
+    case ParamRole::kPlain:
+    case ParamRole::kWords:
+      break;
+  }
+  if (front_end == FrontEnd::kCli && p.type == ParamType::kStrings &&
+      p.role != ParamRole::kNodes && CliSpelling(p).rfind("--", 0) == 0) {
+    h += "; repeat or comma-separate";
+  }
+  if (!p.default_text.empty()) h += " (default " + p.default_text + ")";
+  if (front_end == FrontEnd::kMcp) h += ".";
+  return h;
+}
+
+Status LatestOnlyError(const Param& p, FrontEnd front_end) {
+  if (front_end == FrontEnd::kMcp) {
+    return Status::InvalidArgument("\"" + p.name + "\" writes to the store's latest state: "
+                                   "leave out as_of/at, or set " + p.name + ": false");
+  }
+  return Status::InvalidArgument(CliSpelling(p) + " writes to the store's latest state: not "
+                                 "with --snapshot, --as-of or --at");
+}
+
+// ---- QueryCall ----
+
+bool QueryCall::Has(std::string_view name) const {
+  auto it = args.find(name);
+  return it != args.end() && !it->is_null();
+}
+
+std::string QueryCall::String(std::string_view name, std::string_view fallback) const {
+  return Has(name) ? args[std::string(name)].get<std::string>() : std::string(fallback);
+}
+
+int64_t QueryCall::IntValue(std::string_view name) const {
+  return args[std::string(name)].get<int64_t>();
+}
+
+double QueryCall::Number(std::string_view name, double fallback) const {
+  return Has(name) ? args[std::string(name)].get<double>() : fallback;
+}
+
+bool QueryCall::Bool(std::string_view name, bool fallback) const {
+  return Has(name) ? args[std::string(name)].get<bool>() : fallback;
+}
+
+std::vector<std::string> QueryCall::Strings(std::string_view name) const {
+  std::vector<std::string> out;
+  if (Has(name)) {
+    for (const auto& s : args[std::string(name)]) out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+Result<std::vector<float>> QueryCall::Floats(std::string_view name) const {
+  if (!Has(name)) return std::vector<float>{};
+  return VectorFromJson(args[std::string(name)],
+                        front_end == FrontEnd::kMcp ? std::string(name) : Spell(name));
+}
+
+Result<uint32_t> QueryCall::Node(std::string_view name) const {
+  return query::ResolveNode(reader, String(name));
+}
+
+std::string QueryCall::Spell(std::string_view name) const {
+  if (front_end == FrontEnd::kMcp) return "\"" + std::string(name) + "\"";
+  for (const Param& p : def.params) {
+    if (p.name == name) return CliSpelling(p);
+  }
+  return std::string(name);
+}
+
+Status QueryCall::UsageError(std::string message) const {
+  usage_error = true;
+  return Status::InvalidArgument(message);
+}
+
+Status QueryCall::ExactlyOne(std::initializer_list<std::string_view> names) const {
+  size_t given = 0;
+  for (std::string_view n : names) given += Has(n) ? 1 : 0;
+  if (given == 1) return Status::OK();
+  std::vector<std::string> spelled;
+  for (std::string_view n : names) spelled.push_back(Spell(n));
+  if (spelled.size() == 2) {
+    return UsageError("give either " + spelled[0] + " or " + spelled[1] + " (exactly one)");
+  }
+  std::string list;
+  for (size_t i = 0; i < spelled.size(); ++i) {
+    if (i > 0) list += i + 1 == spelled.size() ? " or " : ", ";
+    list += spelled[i];
+  }
+  return UsageError("give exactly one of " + list);
+}
+
+// ---- parameters several queries share (internal/query_families.h) ----
+
+Param LimitParam(size_t default_limit, int mcp_max, std::string help) {
+  Param p{.name = "limit", .type = ParamType::kInteger, .help = std::move(help)};
+  p.default_text = DefaultText(static_cast<double>(default_limit));
+  p.min = 0;
+  p.mcp_min = 1;
+  p.mcp_max = mcp_max;
+  return p;
+}
+
+Param NodeParam(std::string name, std::string cli, std::string help, bool required) {
+  return Param{.name = std::move(name), .role = ParamRole::kNode, .help = std::move(help),
+               .cli = std::move(cli), .required = required};
+}
+
+Param TypesParam(std::string help) {
+  return Param{.name = "types", .type = ParamType::kStrings, .role = ParamRole::kTypes,
+               .help = std::move(help), .default_text = "all", .max_items = kNodeTypeCount,
+               .cli = "--type"};
+}
+
+Param RunsParam(std::string help) {
+  return Param{.name = "runs", .type = ParamType::kStrings, .help = std::move(help),
+               .max_items = 100, .cli = "--run"};
+}
+
+Param RelationsParam(std::string help) {
+  return Param{.name = "relations", .type = ParamType::kStrings, .role = ParamRole::kRelations,
+               .help = std::move(help), .default_text = "all", .max_items = 100,
+               .cli = "--rel"};
+}
+
+Param DirectionParam(const char* default_direction) {
+  return Param{.name = "direction",
+               .help = "out: follow edges src -> dst; in: dst -> src; both: either way",
+               .default_text = default_direction,
+               .choices = {"out", "in", "both"}};
+}
+
+}  // namespace amem::io
