@@ -843,20 +843,16 @@ void AppendLogEntries(const std::vector<Batch::Op>& ops, const std::vector<Prep>
     e.task = attr.task;
     switch (p.kind) {
       case Kind::kPutNode: case Kind::kDeleteNode:
-        e.a = ops[i].node().key;
+        e.SetNode(ops[i].node().key);
         break;
       case Kind::kPutEdge: case Kind::kDeleteEdge:
-        e.a = ops[i].edge().src;
-        e.rel = p.rel;  // logged by id
-        e.c = ops[i].edge().dst;
+        e.SetEdge(ops[i].edge().src, p.rel, ops[i].edge().dst);
         break;
       case Kind::kPutKv: case Kind::kDeleteKv:
-        e.a = ops[i].kv().scope;
-        e.b = ops[i].kv().ns;
-        e.c = ops[i].kv().key;
+        e.SetKv(ops[i].kv().scope, ops[i].kv().ns, ops[i].kv().key);
         break;
       case Kind::kDefineRelation:
-        e.a = ops[i].edge().rel;
+        e.SetRelation(ops[i].edge().rel);
         break;
     }
     if (r->streamed && p.kind == Kind::kPutEdge) {
@@ -868,9 +864,8 @@ void AppendLogEntries(const std::vector<Batch::Op>& ops, const std::vector<Prep>
   }
   if (!r->first) {
     // The next piece's ops replace these: keep the last entry's strings.
-    std::string_view* fields[5] = {&r->prev.a, &r->prev.b, &r->prev.c, &r->prev.run,
-                                   &r->prev.task};
-    for (int k = 0; k < 5; ++k) {
+    const auto fields = r->prev.Strings();
+    for (size_t k = 0; k < fields.size(); ++k) {
       if (fields[k]->data() == r->prev_strings[k].data()) continue;
       r->prev_strings[k].assign(*fields[k]);
       *fields[k] = r->prev_strings[k];

@@ -24,7 +24,21 @@ using Kind = Change::Kind;
 // One logged operation of the revision being read.
 struct Entry {
   Kind kind = Kind::kPutNode;
-  std::string a, rel, c, run, task;  // as LogEntry (rel: the relation's name, kv's ns)
+  std::string key;       // node: its key; kv: its key
+  std::string src, dst;  // edge: the endpoints' keys
+  std::string rel;       // edge: the relation's name; relation: the name defined
+  std::string scope, ns;  // kv
+  std::string run, task;
+  // What it names, for messages: the node key, "src -rel-> dst", "scope/ns/key".
+  std::string Name() const {
+    switch (kind) {
+      case Kind::kPutNode: case Kind::kDeleteNode: return key;
+      case Kind::kPutEdge: case Kind::kDeleteEdge: return src + " -" + rel + "-> " + dst;
+      case Kind::kPutKv: case Kind::kDeleteKv: return scope + "/" + ns + "/" + key;
+      case Kind::kDefineRelation: return rel;
+    }
+    return key;
+  }
 };
 
 bool IsNodeKind(Kind k) { return k == Kind::kPutNode || k == Kind::kDeleteNode; }
@@ -58,9 +72,24 @@ Status ReadEntries(MDB_txn* txn, const Dbs& dbs, uint64_t rev, std::string_view 
                         [&](const LogEntry& e, const std::string& rel_name) {
                           Entry out;
                           out.kind = static_cast<Kind>(e.kind);
-                          out.a = e.a;
-                          out.rel = IsEdgeKind(out.kind) ? rel_name : std::string(e.b);
-                          out.c = e.c;
+                          switch (out.kind) {
+                            case Kind::kPutNode: case Kind::kDeleteNode:
+                              out.key = e.node_key();
+                              break;
+                            case Kind::kPutEdge: case Kind::kDeleteEdge:
+                              out.src = e.src_key();
+                              out.rel = rel_name;
+                              out.dst = e.dst_key();
+                              break;
+                            case Kind::kPutKv: case Kind::kDeleteKv:
+                              out.scope = e.kv_scope();
+                              out.ns = e.kv_ns();
+                              out.key = e.kv_key();
+                              break;
+                            case Kind::kDefineRelation:
+                              out.rel = e.relation_name();
+                              break;
+                          }
                           out.run = e.run;
                           out.task = e.task;
                           entries->push_back(std::move(out));
@@ -77,13 +106,13 @@ Status GroupByItem(const Store::Rep& rep, MDB_txn* txn, const std::vector<Entry>
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     if (IsNodeKind(e.kind)) {
-      (*items)[{dbs.n, NodeKey(rep.HashKey(e.a))}].push_back(i);
+      (*items)[{dbs.n, NodeKey(rep.HashKey(e.key))}].push_back(i);
     } else if (IsEdgeKind(e.kind)) {
       auto rel = LookupRelationTxn(txn, dbs, e.rel);
       if (!rel.ok()) return rel.status().WithContext(where);
-      (*items)[{dbs.e, EdgeKey(rep.HashKey(e.a), *rel, rep.HashKey(e.c))}].push_back(i);
+      (*items)[{dbs.e, EdgeKey(rep.HashKey(e.src), *rel, rep.HashKey(e.dst))}].push_back(i);
     } else if (IsKvKind(e.kind)) {
-      (*items)[{dbs.kv, KvKey(e.a, e.rel, e.c)}].push_back(i);
+      (*items)[{dbs.kv, KvKey(e.scope, e.ns, e.key)}].push_back(i);
     }
   }
   return Status::OK();
@@ -110,7 +139,7 @@ Status NodeOps(const ItemOps& item, std::vector<Batch::Op>* ops) {
   for (size_t k = 0; k < item.positions.size(); ++k) {
     const Entry& e = item.entries[item.positions[k]];
     NodeInput n;
-    n.key = e.a;
+    n.key = e.key;
     n.type = r.type;
     if (!r.key.empty() && e.kind == Kind::kPutNode) {
       n.content = r.content;
@@ -135,9 +164,9 @@ Status EdgeOps(const ItemOps& item, std::vector<Batch::Op>* ops) {
   for (size_t k = 0; k < item.positions.size(); ++k) {
     const Entry& e = item.entries[item.positions[k]];
     EdgeInput edge;
-    edge.src = e.a;
+    edge.src = e.src;
     edge.rel = e.rel;
-    edge.dst = e.c;
+    edge.dst = e.dst;
     if (item.have && e.kind == Kind::kPutEdge) {
       edge.weight = v.weight;
       edge.payload = v.payload;
@@ -156,9 +185,9 @@ Status KvOps(const ItemOps& item, std::vector<Batch::Op>* ops) {
   for (size_t position : item.positions) {
     const Entry& e = item.entries[position];
     KvInput kv;
-    kv.scope = e.a;
-    kv.ns = e.rel;
-    kv.key = e.c;
+    kv.scope = e.scope;
+    kv.ns = e.ns;
+    kv.key = e.key;
     if (item.have && e.kind == Kind::kPutKv) kv.value = v.value;
     kv.ts = item.have ? v.ts : item.commit_ts;
     kv.run = e.run;
@@ -177,7 +206,7 @@ Status RebuildOps(MDB_txn* txn, const Dbs& dbs, const std::vector<Entry>& entrie
   for (size_t i = 0; i < entries.size(); ++i) {
     if (entries[i].kind != Kind::kDefineRelation) continue;
     EdgeInput rel;
-    rel.rel = entries[i].a;
+    rel.rel = entries[i].rel;
     rel.run = entries[i].run;
     rel.task = entries[i].task;
     (*ops)[i] = Batch::Op{Kind::kDefineRelation, std::move(rel)};
@@ -199,7 +228,7 @@ Status RebuildOps(MDB_txn* txn, const Dbs& dbs, const std::vector<Entry>& entrie
     if (!have && IsPut(entries[positions.back()].kind)) {
       return Status::Corruption(where + ": the version written by " +
                                 ChangeKindName(entries[positions.back()].kind) + " " +
-                                entries[positions.back()].a + " is missing");
+                                entries[positions.back()].Name() + " is missing");
     }
     const ItemOps item{entries, positions, value, have, commit_ts, where};
     if (main == dbs.n) {

@@ -54,7 +54,7 @@ Status DecodeLogValue(MDB_txn* txn, const Dbs& dbs, uint64_t rev, std::string_vi
     if (e.kind == static_cast<uint8_t>(Change::Kind::kPutEdge) ||
         e.kind == static_cast<uint8_t>(Change::Kind::kDeleteEdge)) {
       if (!(e.flags & kLogRelationId)) {
-        by_name.assign(e.b);
+        by_name.assign(e.rel_name());
         rel_name = &by_name;
       } else {
         std::string& name = (*names)[e.rel];
@@ -177,7 +177,7 @@ Status LoadRelations(MDB_txn* txn, const Dbs& dbs, const At& at,
     LogEntry e, prev;
     for (uint32_t i = 0; i < count; ++i) {
       AMEM_RETURN_IF_ERROR(e.DecodeFrom(&in, i == 0 ? nullptr : &prev).WithContext("log"));
-      if (e.kind == static_cast<uint8_t>(Change::Kind::kDefineRelation)) later.emplace_back(e.a);
+      if (e.kind == static_cast<uint8_t>(Change::Kind::kDefineRelation)) later.emplace_back(e.relation_name());
       prev = e;
     }
   }
@@ -898,20 +898,20 @@ Result<std::vector<Change>> Store::ChangesSinceRevision(uint64_t rev) const {
               case Change::Kind::kPutNode:
               case Change::Kind::kDeleteNode:
               case Change::Kind::kDefineRelation:
-                ch.key = e.a;
-                if (ch.kind == Change::Kind::kDefineRelation) ch.rel_name = e.a;
+                ch.key = e.node_key();
+                if (ch.kind == Change::Kind::kDefineRelation) ch.rel_name = e.relation_name();
                 break;
               case Change::Kind::kPutEdge:
               case Change::Kind::kDeleteEdge:
-                ch.src_key = e.a;
+                ch.src_key = e.src_key();
                 ch.rel_name = rel_name;
-                ch.dst_key = e.c;
+                ch.dst_key = e.dst_key();
                 break;
               case Change::Kind::kPutKv:
               case Change::Kind::kDeleteKv:
-                ch.scope = e.a;
-                ch.ns = e.b;
-                ch.key = e.c;
+                ch.scope = e.kv_scope();
+                ch.ns = e.kv_ns();
+                ch.key = e.kv_key();
                 break;
             }
             out.push_back(std::move(ch));

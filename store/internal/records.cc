@@ -206,21 +206,21 @@ Status KvValue::DecodeFrom(std::string_view in) {
 void LogEntry::EncodeTo(std::string* dst, const LogEntry* prev) {
   flags &= kLogChangeFlags;
   const bool same_attribution = prev && prev->run == run && prev->task == task;
-  const bool same_a = prev && prev->a == a;
-  const bool by_id = b.empty() && (kind == static_cast<uint8_t>(Change::Kind::kPutEdge) ||
+  const bool same_first = prev && prev->parts_[0] == parts_[0];
+  const bool by_id = parts_[1].empty() && (kind == static_cast<uint8_t>(Change::Kind::kPutEdge) ||
                                    kind == static_cast<uint8_t>(Change::Kind::kDeleteEdge));
   if (same_attribution) flags |= kLogSameAttribution;
-  if (same_a) flags |= kLogSameA;
+  if (same_first) flags |= kLogSameFirst;
   if (by_id) flags |= kLogRelationId;
   dst->push_back(static_cast<char>(kind));
   dst->push_back(static_cast<char>(flags));
-  if (!same_a) PutLengthPrefixed(dst, a);
+  if (!same_first) PutLengthPrefixed(dst, parts_[0]);
   if (by_id) {
     dst->push_back(static_cast<char>(rel));
   } else {
-    PutLengthPrefixed(dst, b);
+    PutLengthPrefixed(dst, parts_[1]);
   }
-  PutLengthPrefixed(dst, c);
+  PutLengthPrefixed(dst, parts_[2]);
   if (!same_attribution) {
     PutLengthPrefixed(dst, run);
     PutLengthPrefixed(dst, task);
@@ -232,27 +232,27 @@ Status LogEntry::DecodeFrom(std::string_view* in, const LogEntry* prev) {
   kind = static_cast<uint8_t>((*in)[0]);
   flags = static_cast<uint8_t>((*in)[1]);
   in->remove_prefix(2);
-  constexpr uint8_t kKnown = kLogChangeFlags | kLogSameAttribution | kLogSameA | kLogRelationId;
+  constexpr uint8_t kKnown = kLogChangeFlags | kLogSameAttribution | kLogSameFirst | kLogRelationId;
   if (kind > 6 || (flags & ~kKnown) != 0) return Bad("log");
-  if ((flags & (kLogSameAttribution | kLogSameA)) != 0 && prev == nullptr) return Bad("log");
+  if ((flags & (kLogSameAttribution | kLogSameFirst)) != 0 && prev == nullptr) return Bad("log");
   const bool edge = kind == static_cast<uint8_t>(Change::Kind::kPutEdge) ||
                     kind == static_cast<uint8_t>(Change::Kind::kDeleteEdge);
   if ((flags & kLogRelationId) != 0 && !edge) return Bad("log");
-  if (flags & kLogSameA) {
-    a = prev->a;
-  } else if (!GetLengthPrefixed(in, &a)) {
+  if (flags & kLogSameFirst) {
+    parts_[0] = prev->parts_[0];
+  } else if (!GetLengthPrefixed(in, &parts_[0])) {
     return Bad("log");
   }
   rel = 0;
-  b = {};
+  parts_[1] = {};
   if (flags & kLogRelationId) {
     if (in->empty()) return Bad("log");
     rel = static_cast<RelationId>((*in)[0]);
     in->remove_prefix(1);
-  } else if (!GetLengthPrefixed(in, &b)) {
+  } else if (!GetLengthPrefixed(in, &parts_[1])) {
     return Bad("log");
   }
-  if (!GetLengthPrefixed(in, &c)) return Bad("log");
+  if (!GetLengthPrefixed(in, &parts_[2])) return Bad("log");
   if (flags & kLogSameAttribution) {
     run = prev->run;
     task = prev->task;

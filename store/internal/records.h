@@ -7,6 +7,7 @@
 #ifndef AMEM_STORE_INTERNAL_RECORDS_H_
 #define AMEM_STORE_INTERNAL_RECORDS_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -105,23 +106,52 @@ inline constexpr uint8_t kLogOverwrite = 1;
 inline constexpr uint8_t kLogSrcMissing = 2;
 inline constexpr uint8_t kLogDstMissing = 4;
 inline constexpr uint8_t kLogSameAttribution = 8;  // run, task: the previous entry's
-inline constexpr uint8_t kLogSameA = 16;           // a: the previous entry's
-inline constexpr uint8_t kLogRelationId = 32;      // b: one byte, a relation id
+inline constexpr uint8_t kLogSameFirst = 16;       // the first name part: the previous entry's
+inline constexpr uint8_t kLogRelationId = 32;      // an edge's relation: one byte, its id
 inline constexpr uint8_t kLogChangeFlags = kLogOverwrite | kLogSrcMissing | kLogDstMissing;
 struct LogEntry {
   uint8_t kind = 0;  // Change::Kind
   uint8_t flags = 0;
-  // node: a = key. edge: a = src key, b = relation name (empty with
-  // kLogRelationId: see rel), c = dst key. kv: a = scope, b = ns, c = key.
-  // relation: a = name.
-  std::string_view a, b, c, run, task;
-  RelationId rel = 0;  // with kLogRelationId
+  std::string_view run, task;
+  RelationId rel = 0;  // an edge's relation, with kLogRelationId
+
+  // What changed, named by kind. The entry stores up to three name parts (STORE.md
+  // §4.5): node (key), edge (src key, relation name, dst key), kv (scope, ns, key),
+  // relation (name).
+  void SetNode(std::string_view key) { parts_ = {key, {}, {}}; }
+  // The relation by id (kLogRelationId), as amem writes edges.
+  void SetEdge(std::string_view src, RelationId id, std::string_view dst) {
+    parts_ = {src, {}, dst};
+    rel = id;
+  }
+  void SetKv(std::string_view scope, std::string_view ns, std::string_view key) {
+    parts_ = {scope, ns, key};
+  }
+  void SetRelation(std::string_view name) { parts_ = {name, {}, {}}; }
+  std::string_view node_key() const { return parts_[0]; }
+  std::string_view src_key() const { return parts_[0]; }
+  // An edge's relation by name; empty with kLogRelationId (then see rel).
+  std::string_view rel_name() const { return parts_[1]; }
+  std::string_view dst_key() const { return parts_[2]; }
+  std::string_view kv_scope() const { return parts_[0]; }
+  std::string_view kv_ns() const { return parts_[1]; }
+  std::string_view kv_key() const { return parts_[2]; }
+  std::string_view relation_name() const { return parts_[0]; }
+
+  // Every string the entry points at (name parts, run, task), to re-point them at
+  // copies that outlive the originals.
+  std::array<std::string_view*, 5> Strings() {
+    return {&parts_[0], &parts_[1], &parts_[2], &run, &task};
+  }
 
   // Appends the entry, leaving out what equals `prev` (the entry before it in
   // the same log value, or null). Sets the encoding flags in `flags` itself.
   void EncodeTo(std::string* dst, const LogEntry* prev);
   // REQUIRES: `prev` is the entry decoded just before, or null for the first.
   Status DecodeFrom(std::string_view* in, const LogEntry* prev);
+
+ private:
+  std::array<std::string_view, 3> parts_{};
 };
 
 }  // namespace amem::store_internal
