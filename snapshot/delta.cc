@@ -845,6 +845,22 @@ Result<std::unique_ptr<Delta>> Delta::OpenBuffer(std::string_view data, const Re
 }
 
 Status Delta::Parse(const Reader& base) {
+  std::map<uint32_t, std::string_view> blocks;
+  AMEM_RETURN_IF_ERROR(ParseFrame(base, &blocks));
+  auto block = [&](DeltaTag t) { return blocks[static_cast<uint32_t>(t)]; };
+  AMEM_RETURN_IF_ERROR(ParseInfo(block(DeltaTag::kInfo)));
+  AMEM_RETURN_IF_ERROR(ParseNodes(block(DeltaTag::kNodes), base));
+  AMEM_RETURN_IF_ERROR(ParsePlacement(block(DeltaTag::kPlacement), base));
+  AMEM_RETURN_IF_ERROR(ParseRemoved(block(DeltaTag::kRemoved), base));
+  AMEM_RETURN_IF_ERROR(ParseNames(block(DeltaTag::kStrings), block(DeltaTag::kRelations),
+                                  block(DeltaTag::kRuns)));
+  AMEM_RETURN_IF_ERROR(ParseOutLists(block(DeltaTag::kOutLists), base));
+  AMEM_RETURN_IF_ERROR(ParseInLists(block(DeltaTag::kInLists), base));
+  return ParseKv(block(DeltaTag::kKv), base);
+}
+
+// The header, the checksum and the block directory: `blocks` by tag.
+Status Delta::ParseFrame(const Reader& base, std::map<uint32_t, std::string_view>* blocks) {
   std::string_view file = data_;
   if (file.size() < kDeltaHeaderLength + kBlockHeaderLength + 8) return Corrupt("header: too short");
   const char* h = file.data();
@@ -870,7 +886,6 @@ Status Delta::Parse(const Reader& base) {
     return Corrupt("checksum: mismatch");
   }
 
-  std::map<uint32_t, std::string_view> blocks;
   std::string_view rest = file.substr(kDeltaHeaderLength, sum_at - kDeltaHeaderLength);
   uint32_t last = 0;
   while (!rest.empty()) {
@@ -879,151 +894,165 @@ Status Delta::Parse(const Reader& base) {
         len > rest.size() || tag <= last) {
       return Corrupt("blocks: bad block header");
     }
-    blocks[tag] = rest.substr(0, len);
+    (*blocks)[tag] = rest.substr(0, len);
     rest.remove_prefix(len);
     last = tag;
   }
   for (DeltaTag t : {DeltaTag::kInfo, DeltaTag::kNodes, DeltaTag::kPlacement, DeltaTag::kRemoved,
                      DeltaTag::kOutLists, DeltaTag::kInLists, DeltaTag::kKv, DeltaTag::kRelations,
                      DeltaTag::kRuns, DeltaTag::kStrings}) {
-    if (!blocks.count(static_cast<uint32_t>(t))) return Corrupt("blocks: a block is missing");
+    if (!blocks->count(static_cast<uint32_t>(t))) return Corrupt("blocks: a block is missing");
   }
-  auto block = [&](DeltaTag t) { return blocks[static_cast<uint32_t>(t)]; };
 
-  {  // Info
-    std::string_view b = block(DeltaTag::kInfo);
-    if (b.size() < kDeltaInfoLength) return Corrupt("info: short");
-    const char* p = b.data();
-    totals_.node_count = DecodeFixed32(p);
-    totals_.edge_count = DecodeFixed32(p + 4);
-    totals_.stub_count = DecodeFixed32(p + 8);
-    totals_.kv_count = DecodeFixed32(p + 12);
-    totals_.session_count = DecodeFixed32(p + 16);
-    totals_.newest_ts = static_cast<int64_t>(DecodeFixed64(p + 24));
-    totals_.doc_length_change = static_cast<int64_t>(DecodeFixed64(p + 32));
-  }
-  {  // Nodes: a whole .amem of its own, validated by its reader.
-    auto r = Reader::OpenBuffer(block(DeltaTag::kNodes));
-    if (!r.ok()) return Corrupt("nodes: " + r.status().message());
-    nodes_ = std::move(*r);
-    if (nodes_->dimension() != base.dimension()) return Corrupt("nodes: dimension");
-  }
+  return Status::OK();
+}
+
+bool Delta::ValidNode(const Reader& base, uint32_t ref) const {
+  return IsDeltaRef(ref) ? (ref & ~kDeltaNode) < nodes_->node_count() : ref < base.node_count();
+}
+
+Status Delta::ParseInfo(std::string_view b) {
+  if (b.size() < kDeltaInfoLength) return Corrupt("info: short");
+  const char* p = b.data();
+  totals_.node_count = DecodeFixed32(p);
+  totals_.edge_count = DecodeFixed32(p + 4);
+  totals_.stub_count = DecodeFixed32(p + 8);
+  totals_.kv_count = DecodeFixed32(p + 12);
+  totals_.session_count = DecodeFixed32(p + 16);
+  totals_.newest_ts = static_cast<int64_t>(DecodeFixed64(p + 24));
+  totals_.doc_length_change = static_cast<int64_t>(DecodeFixed64(p + 32));
+  return Status::OK();
+}
+
+// A whole .amem of its own, validated by its reader.
+Status Delta::ParseNodes(std::string_view b, const Reader& base) {
+  auto r = Reader::OpenBuffer(b);
+  if (!r.ok()) return Corrupt("nodes: " + r.status().message());
+  nodes_ = std::move(*r);
+  if (nodes_->dimension() != base.dimension()) return Corrupt("nodes: dimension");
+  return Status::OK();
+}
+
+Status Delta::ParsePlacement(std::string_view b, const Reader& base) {
   const uint32_t n = nodes_->node_count();
   const uint32_t base_n = base.node_count();
-  {  // Placement
-    std::string_view b = block(DeltaTag::kPlacement);
-    if (b.size() < size_t{n} * kPlacementLength) return Corrupt("placement: short");
-    placement_ = b.data();
-    for (uint32_t d = 0; d < n; ++d) {
-      uint32_t slot = base_slot(d), g = gap(d);
-      uint32_t flags = DecodeFixed32(placement_ + d * kPlacementLength + 8);
-      if ((slot != kNoNode && (slot >= base_n || g != slot)) || g > base_n || flags > 1) {
-        return Corrupt("placement: out of range");
-      }
-      if (d > 0 && g < gap(d - 1)) return Corrupt("placement: not in order");
+  if (b.size() < size_t{n} * kPlacementLength) return Corrupt("placement: short");
+  placement_ = b.data();
+  for (uint32_t d = 0; d < n; ++d) {
+    uint32_t slot = base_slot(d), g = gap(d);
+    uint32_t flags = DecodeFixed32(placement_ + d * kPlacementLength + 8);
+    if ((slot != kNoNode && (slot >= base_n || g != slot)) || g > base_n || flags > 1) {
+      return Corrupt("placement: out of range");
+    }
+    if (d > 0 && g < gap(d - 1)) return Corrupt("placement: not in order");
+  }
+  return Status::OK();
+}
+
+Status Delta::ParseRemoved(std::string_view b, const Reader& base) {
+  Cursor c(b);
+  uint32_t count;
+  if (!c.U32(&count) || !c.U32s(count, &removed_) || !Ascending(removed_, base.node_count(), true)) {
+    return Corrupt("removed: bad list");
+  }
+  return Status::OK();
+}
+
+// Strings, relation names and runs (needed to check edges).
+Status Delta::ParseNames(std::string_view strings, std::string_view relations,
+                         std::string_view runs) {
+  AMEM_RETURN_IF_ERROR(ReadStrings(&strings, &strings_, "strings"));
+  AMEM_RETURN_IF_ERROR(ReadStrings(&relations, &relation_names_, "relations"));
+  if (relation_names_.size() != 256 || relations.size() < 256) return Corrupt("relations: size");
+  std::memcpy(base_to_merged_, relations.data(), 256);
+  AMEM_RETURN_IF_ERROR(ReadStrings(&runs, &runs_, "runs"));
+  if (runs_.empty() || !runs_[0].empty()) return Corrupt("runs: entry 0 must be \"\"");
+  return Status::OK();
+}
+
+Status Delta::ParseOutLists(std::string_view b, const Reader& base) {
+  Cursor c(b);
+  uint32_t lists, total;
+  if (!c.U32(&lists) || !c.U32(&total) || !c.U32s(lists, &out_sources_) ||
+      !c.U32s(lists + 1, &out_offsets_)) {
+    return Corrupt("out-lists: short");
+  }
+  uint32_t pad;
+  if (!c.U32(&pad)) return Corrupt("out-lists: short");
+  if (out_offsets_.front() != 0 || !Ascending(out_offsets_, total + 1, false) ||
+      out_offsets_.back() != total) {
+    return Corrupt("out-lists: offsets");
+  }
+  for (uint32_t s : out_sources_) {
+    if (!ValidNode(base, s)) return Corrupt("out-lists: source out of range");
+  }
+  if (total > c.rest()->size() / kDeltaEdgeLength) return Corrupt("out-lists: edges short");
+  edges_ = c.rest()->data();
+  for (uint32_t e = 0; e < total; ++e) {
+    const char* p = edges_ + size_t{e} * kDeltaEdgeLength;
+    uint32_t rel = DecodeFixed32(p + 4), base_edge = DecodeFixed32(p + 12);
+    if (!ValidNode(base, DecodeFixed32(p)) || rel > kMaxRelationId ||
+        relation_names_[rel].empty() || !std::isfinite(DecodeFloat(p + 8)) ||
+        (base_edge != kNoNode && base_edge >= base.edge_count())) {
+      return Corrupt("out-lists: edge " + std::to_string(e));
+    }
+    for (int k = 0; k < 3; ++k) {
+      if (DecodeFixed32(p + 32 + 4 * k) >= strings_.size()) return Corrupt("out-lists: string");
     }
   }
-  auto valid_node = [&](uint32_t ref) {
-    return IsDeltaRef(ref) ? (ref & ~kDeltaNode) < n : ref < base_n;
-  };
-  {  // Removed
-    Cursor c(block(DeltaTag::kRemoved));
-    uint32_t count;
-    if (!c.U32(&count) || !c.U32s(count, &removed_) || !Ascending(removed_, base_n, true)) {
-      return Corrupt("removed: bad list");
-    }
+  return Status::OK();
+}
+
+Status Delta::ParseInLists(std::string_view b, const Reader& base) {
+  Cursor c(b);
+  uint32_t lists, total;
+  if (!c.U32(&lists) || !c.U32(&total) || !c.U32s(lists, &in_targets_) ||
+      !c.U32s(lists + 1, &in_offsets_) || !c.U32s(total, &in_entries_)) {
+    return Corrupt("in-lists: short");
   }
-  {  // Strings, relations, runs (needed to check edges)
-    std::string_view b = block(DeltaTag::kStrings);
-    AMEM_RETURN_IF_ERROR(ReadStrings(&b, &strings_, "strings"));
-    b = block(DeltaTag::kRelations);
-    AMEM_RETURN_IF_ERROR(ReadStrings(&b, &relation_names_, "relations"));
-    if (relation_names_.size() != 256 || b.size() < 256) return Corrupt("relations: size");
-    std::memcpy(base_to_merged_, b.data(), 256);
-    b = block(DeltaTag::kRuns);
-    AMEM_RETURN_IF_ERROR(ReadStrings(&b, &runs_, "runs"));
-    if (runs_.empty() || !runs_[0].empty()) return Corrupt("runs: entry 0 must be \"\"");
+  if (in_offsets_.front() != 0 || !Ascending(in_offsets_, total + 1, false) ||
+      in_offsets_.back() != total) {
+    return Corrupt("in-lists: offsets");
   }
-  {  // Out-lists
-    Cursor c(block(DeltaTag::kOutLists));
-    uint32_t lists, total;
-    if (!c.U32(&lists) || !c.U32(&total) || !c.U32s(lists, &out_sources_) ||
-        !c.U32s(lists + 1, &out_offsets_)) {
-      return Corrupt("out-lists: short");
-    }
-    uint32_t pad;
-    if (!c.U32(&pad)) return Corrupt("out-lists: short");
-    if (out_offsets_.front() != 0 || !Ascending(out_offsets_, total + 1, false) ||
-        out_offsets_.back() != total) {
-      return Corrupt("out-lists: offsets");
-    }
-    for (uint32_t s : out_sources_) {
-      if (!valid_node(s)) return Corrupt("out-lists: source out of range");
-    }
-    if (total > c.rest()->size() / kDeltaEdgeLength) return Corrupt("out-lists: edges short");
-    edges_ = c.rest()->data();
-    for (uint32_t e = 0; e < total; ++e) {
-      const char* p = edges_ + size_t{e} * kDeltaEdgeLength;
-      uint32_t rel = DecodeFixed32(p + 4), base_edge = DecodeFixed32(p + 12);
-      if (!valid_node(DecodeFixed32(p)) || rel > kMaxRelationId ||
-          relation_names_[rel].empty() || !std::isfinite(DecodeFloat(p + 8)) ||
-          (base_edge != kNoNode && base_edge >= base.edge_count())) {
-        return Corrupt("out-lists: edge " + std::to_string(e));
-      }
-      for (int k = 0; k < 3; ++k) {
-        if (DecodeFixed32(p + 32 + 4 * k) >= strings_.size()) return Corrupt("out-lists: string");
-      }
-    }
+  for (uint32_t t : in_targets_) {
+    if (!ValidNode(base, t)) return Corrupt("in-lists: target out of range");
   }
-  {  // In-lists
-    Cursor c(block(DeltaTag::kInLists));
-    uint32_t lists, total;
-    if (!c.U32(&lists) || !c.U32(&total) || !c.U32s(lists, &in_targets_) ||
-        !c.U32s(lists + 1, &in_offsets_) || !c.U32s(total, &in_entries_)) {
-      return Corrupt("in-lists: short");
-    }
-    if (in_offsets_.front() != 0 || !Ascending(in_offsets_, total + 1, false) ||
-        in_offsets_.back() != total) {
-      return Corrupt("in-lists: offsets");
-    }
-    for (uint32_t t : in_targets_) {
-      if (!valid_node(t)) return Corrupt("in-lists: target out of range");
-    }
-    for (uint32_t r : in_entries_) {
-      bool ok = IsDeltaRef(r) ? (r & ~kDeltaNode) < edge_count() : r < base.edge_count();
-      if (!ok) return Corrupt("in-lists: edge reference out of range");
-    }
+  for (uint32_t r : in_entries_) {
+    bool ok = IsDeltaRef(r) ? (r & ~kDeltaNode) < edge_count() : r < base.edge_count();
+    if (!ok) return Corrupt("in-lists: edge reference out of range");
   }
-  {  // Kv
-    Cursor c(block(DeltaTag::kKv));
-    uint32_t removed, inserted;
-    if (!c.U32(&removed) || !c.U32(&inserted) || !c.U32s(removed, &removed_kv_) ||
-        !Ascending(removed_kv_, base.kv_count(), true)) {
-      return Corrupt("kv: removed");
-    }
-    uint32_t pad;
-    if (removed % 2 != 0 && !c.U32(&pad)) return Corrupt("kv: short");
-    const char* fixed;
-    if (inserted > c.rest()->size() / kDeltaKvFixedLength ||
-        !c.Bytes(size_t{inserted} * kDeltaKvFixedLength, &fixed)) {
-      return Corrupt("kv: short");
-    }
-    std::vector<std::string_view> strs;
-    AMEM_RETURN_IF_ERROR(ReadStrings(c.rest(), &strs, "kv"));
-    if (strs.size() != 6 * size_t{inserted}) return Corrupt("kv: string count");
-    kv_.resize(inserted);
-    for (uint32_t k = 0; k < inserted; ++k) {
-      DeltaKvEntry& e = kv_[k];
-      e.ts = static_cast<int64_t>(DecodeFixed64(fixed + k * kDeltaKvFixedLength));
-      e.gap = DecodeFixed32(fixed + k * kDeltaKvFixedLength + 8);
-      if (e.gap > base.kv_count() || (k > 0 && e.gap < kv_[k - 1].gap)) return Corrupt("kv: gap");
-      e.scope = strs[6 * k];
-      e.ns = strs[6 * k + 1];
-      e.key = strs[6 * k + 2];
-      e.value = strs[6 * k + 3];
-      e.run = strs[6 * k + 4];
-      e.task = strs[6 * k + 5];
-    }
+  return Status::OK();
+}
+
+Status Delta::ParseKv(std::string_view b, const Reader& base) {
+  Cursor c(b);
+  uint32_t removed, inserted;
+  if (!c.U32(&removed) || !c.U32(&inserted) || !c.U32s(removed, &removed_kv_) ||
+      !Ascending(removed_kv_, base.kv_count(), true)) {
+    return Corrupt("kv: removed");
+  }
+  uint32_t pad;
+  if (removed % 2 != 0 && !c.U32(&pad)) return Corrupt("kv: short");
+  const char* fixed;
+  if (inserted > c.rest()->size() / kDeltaKvFixedLength ||
+      !c.Bytes(size_t{inserted} * kDeltaKvFixedLength, &fixed)) {
+    return Corrupt("kv: short");
+  }
+  std::vector<std::string_view> strs;
+  AMEM_RETURN_IF_ERROR(ReadStrings(c.rest(), &strs, "kv"));
+  if (strs.size() != 6 * size_t{inserted}) return Corrupt("kv: string count");
+  kv_.resize(inserted);
+  for (uint32_t k = 0; k < inserted; ++k) {
+    DeltaKvEntry& e = kv_[k];
+    e.ts = static_cast<int64_t>(DecodeFixed64(fixed + k * kDeltaKvFixedLength));
+    e.gap = DecodeFixed32(fixed + k * kDeltaKvFixedLength + 8);
+    if (e.gap > base.kv_count() || (k > 0 && e.gap < kv_[k - 1].gap)) return Corrupt("kv: gap");
+    e.scope = strs[6 * k];
+    e.ns = strs[6 * k + 1];
+    e.key = strs[6 * k + 2];
+    e.value = strs[6 * k + 3];
+    e.run = strs[6 * k + 4];
+    e.task = strs[6 * k + 5];
   }
   return Status::OK();
 }

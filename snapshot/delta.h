@@ -25,6 +25,7 @@
 #define AMEM_SNAPSHOT_DELTA_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -150,6 +151,18 @@ class Delta {
  private:
   Delta() = default;
   Status Parse(const Reader& base);
+  // The steps of Parse, one per block (docs/FORMAT.md, delta segments).
+  Status ParseFrame(const Reader& base, std::map<uint32_t, std::string_view>* blocks);
+  Status ParseInfo(std::string_view b);
+  Status ParseNodes(std::string_view b, const Reader& base);
+  Status ParsePlacement(std::string_view b, const Reader& base);
+  Status ParseRemoved(std::string_view b, const Reader& base);
+  Status ParseNames(std::string_view strings, std::string_view relations, std::string_view runs);
+  Status ParseOutLists(std::string_view b, const Reader& base);
+  Status ParseInLists(std::string_view b, const Reader& base);
+  Status ParseKv(std::string_view b, const Reader& base);
+  // `ref` names a node of the merged view (a base index, or a delta node).
+  bool ValidNode(const Reader& base, uint32_t ref) const;
 
   std::string data_;  // the file, 8-aligned copy
   uint64_t base_revision_ = 0, head_revision_ = 0;
