@@ -862,7 +862,9 @@ Status Delta::Parse(const Reader& base) {
 // The header, the checksum and the block directory: `blocks` by tag.
 Status Delta::ParseFrame(const Reader& base, std::map<uint32_t, std::string_view>* blocks) {
   std::string_view file = data_;
-  if (file.size() < kDeltaHeaderLength + kBlockHeaderLength + 8) return Corrupt("header: too short");
+  if (file.size() < kDeltaHeaderLength + kBlockHeaderLength + 8) {
+    return Corrupt("header: too short");
+  }
   const char* h = file.data();
   if (std::memcmp(h, kDeltaMagic, 4) != 0) return Corrupt("header: bad magic");
   if (DecodeFixed16(h + kVersionAt) != kDeltaVersion) return Corrupt("header: unknown version");
@@ -952,7 +954,8 @@ Status Delta::ParsePlacement(std::string_view b, const Reader& base) {
 Status Delta::ParseRemoved(std::string_view b, const Reader& base) {
   Cursor c(b);
   uint32_t count;
-  if (!c.U32(&count) || !c.U32s(count, &removed_) || !Ascending(removed_, base.node_count(), true)) {
+  if (!c.U32(&count) || !c.U32s(count, &removed_) ||
+      !Ascending(removed_, base.node_count(), true)) {
     return Corrupt("removed: bad list");
   }
   return Status::OK();

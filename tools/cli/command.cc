@@ -49,7 +49,12 @@ const char* ExitCodeHelp() {
 CLI::App* Context::AddCommand(CLI::App& app, const std::string& name,
                               const std::string& description, const std::string& example) {
   CLI::App* cmd = app.add_subcommand(name, description);
-  cmd->footer("Example:\n  " + example +
+  std::string indented;  // every example line indented as the first
+  for (char c : example) {
+    indented += c;
+    if (c == '\n') indented += "  ";
+  }
+  cmd->footer("Example:\n  " + indented +
               "\n\nGlobal options: --store DIR (default $AMEM_STORE, else ./.amem), --json\n"
               "(one JSON document on stdout), --query-log FILE (default $AMEM_QUERY_LOG:\n"
               "record queries, docs/LOG.md). Exit codes: see amem --help.\n");

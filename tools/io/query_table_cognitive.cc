@@ -78,7 +78,7 @@ QueryDef Gaps() {
                   .default_text = DefaultText(d.threshold), .min = 0, .max = 1},
                  {.name = "stale_days", .type = ParamType::kInteger,
                   .help = "Evidence not updated for this many days is stale",
-                  .default_text = DefaultText((d.stale_days)), .min = 0,
+                  .default_text = DefaultText(d.stale_days), .min = 0,
                   .max = 36500},
                  {.name = "now", .type = ParamType::kInteger,
                   .help = "Unix seconds taken as now (default: the newest timestamp in the "
@@ -122,7 +122,8 @@ QueryDef Analogy() {
         o.limit = c.Int("limit", o.limit);
         AMEM_ASSIGN_OR_RETURN(types, query::ParseTypes(c.Strings("types")));
         o.types = types;
-        AMEM_ASSIGN_OR_RETURN(res, query::AnalogyFor(c.reader, c.String("node"), c.String("text"), o));
+        AMEM_ASSIGN_OR_RETURN(
+            res, query::AnalogyFor(c.reader, c.String("node"), c.String("text"), o));
         return QueryAnswer{query::AnalogyJson(res)};
       }};
 }
@@ -199,7 +200,7 @@ QueryDef Drift() {
                   .cli = "TOPIC"},
                  {.name = "trajectory_limit", .type = ParamType::kInteger,
                   .help = "Correction events shown per cluster",
-                  .default_text = DefaultText((d.trajectory_limit)), .min = 0,
+                  .default_text = DefaultText(d.trajectory_limit), .min = 0,
                   .max = 500, .cli = "--trajectory"},
                  LimitParam(d.limit, 100, "Clusters")},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {

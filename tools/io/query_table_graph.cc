@@ -50,7 +50,8 @@ QueryDef Traverse() {
         const snapshot::Reader& r = c.reader;
         AMEM_ASSIGN_OR_RETURN(start, c.Node("node"));
         query::TraverseOptions o;
-        AMEM_ASSIGN_OR_RETURN(dir, query::ParseDirection(c.String("direction", query::DirectionName(o.direction))));
+        AMEM_ASSIGN_OR_RETURN(
+            dir, query::ParseDirection(c.String("direction", query::DirectionName(o.direction))));
         AMEM_ASSIGN_OR_RETURN(rels, query::ParseRelations(r, c.Strings("relations")));
         o.direction = dir;
         o.relations = rels;
@@ -254,20 +255,21 @@ QueryDef Context() {
                   .help = "How many matches of the question become seeds",
                   .default_text = DefaultText(kQuestionSeeds), .min = 1, .max = 20},
                  {.name = "depth", .type = ParamType::kInteger,
-                  .help = "Hops from the seeds, both directions", .default_text = DefaultText(d.depth),
+                  .help = "Hops from the seeds, both directions",
+                  .default_text = DefaultText(d.depth),
                   .min = 0, .max = 10},
                  {.name = "budget_tokens", .type = ParamType::kInteger,
                   .help = "Token budget of the whole text (bytes/4, rounded up), never "
-                          "exceeded; 0 for none. A budget too small for the header and "
-                          "section lines is an error naming the minimum",
-                  .default_text = DefaultText((d.budget_tokens)), .min = 0,
+                          "exceeded; 0 for none (command line only). A budget too small for "
+                          "the header and section lines is an error naming the minimum",
+                  .default_text = DefaultText(d.budget_tokens), .min = 0,
                   .mcp_min = 100, .mcp_max = 8000},
                  {.name = "format", .help = "text, or json (--json implies json)",
                   .default_text = "text", .choices = {"text", "json"},
                   .scope = ParamScope::kCliOnly},
                  {.name = "max_content", .type = ParamType::kInteger,
                   .help = "Bytes of content per memory, cut on a character",
-                  .default_text = DefaultText((d.max_content_bytes)), .min = 0,
+                  .default_text = DefaultText(d.max_content_bytes), .min = 0,
                   .mcp_min = 40, .mcp_max = 4000},
                  LimitParam(d.limit, 2000, "Memories collected before the budget cut")},
       .run = RunContext};
@@ -323,7 +325,8 @@ QueryDef Path() {
                  DirectionParam(query::DirectionName(d.direction)),
                  RelationsParam("Only use these relations"),
                  {.name = "max_depth", .type = ParamType::kInteger,
-                  .help = "Maximum hops of an unweighted search", .default_text = DefaultText(d.max_depth),
+                  .help = "Maximum hops of an unweighted search",
+                  .default_text = DefaultText(d.max_depth),
                   .min = 1, .max = 1000},
                  {.name = "weighted", .type = ParamType::kBoolean,
                   .help = "Cheapest path by edge cost instead of fewest hops"},
@@ -338,7 +341,8 @@ QueryDef Path() {
         AMEM_ASSIGN_OR_RETURN(from, c.Node("from"));
         AMEM_ASSIGN_OR_RETURN(to, c.Node("to"));
         query::PathOptions o;
-        AMEM_ASSIGN_OR_RETURN(dir, query::ParseDirection(c.String("direction", query::DirectionName(o.direction))));
+        AMEM_ASSIGN_OR_RETURN(
+            dir, query::ParseDirection(c.String("direction", query::DirectionName(o.direction))));
         AMEM_ASSIGN_OR_RETURN(rels, query::ParseRelations(r, c.Strings("relations")));
         const bool neglog = c.String("cost", "weight") == "neglog";
         o.direction = dir;

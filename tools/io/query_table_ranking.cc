@@ -147,10 +147,12 @@ QueryDef HybridSearch() {
                              "vectors; default: the built-in embedding of the query, compared "
                              "with the built-in embedding of every memory's content"),
                  {.name = "bm25_weight", .type = ParamType::kNumber,
-                  .help = "Weight of the keyword ranking", .default_text = DefaultText(d.bm25_weight),
+                  .help = "Weight of the keyword ranking",
+                  .default_text = DefaultText(d.bm25_weight),
                   .min = 0, .max = 1000},
                  {.name = "vector_weight", .type = ParamType::kNumber,
-                  .help = "Weight of the semantic ranking", .default_text = DefaultText(d.vector_weight),
+                  .help = "Weight of the semantic ranking",
+                  .default_text = DefaultText(d.vector_weight),
                   .min = 0, .max = 1000},
                  {.name = "k", .type = ParamType::kNumber, .help = "RRF constant k",
                   .default_text = DefaultText(d.k), .min = 0, .max = 1e6},
@@ -201,7 +203,8 @@ QueryDef Centrality() {
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
         const snapshot::Reader& r = c.reader;
         query::CentralityOptions o;
-        AMEM_ASSIGN_OR_RETURN(metric, query::ParseCentralityMetric(c.String("metric", query::CentralityMetricName(o.metric))));
+        AMEM_ASSIGN_OR_RETURN(metric, query::ParseCentralityMetric(c.String(
+                                          "metric", query::CentralityMetricName(o.metric))));
         AMEM_ASSIGN_OR_RETURN(types, query::ParseTypes(c.Strings("types")));
         AMEM_ASSIGN_OR_RETURN(rels, query::ParseRelations(r, c.Strings("relations")));
         o.metric = metric;
