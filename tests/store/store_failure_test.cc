@@ -275,6 +275,35 @@ TEST_CASE("Edges to missing nodes are kept, counted and logged", "[store][dangli
   CHECK(Must(store->Stats()).dangling_edges == 1);
 }
 
+TEST_CASE("The dangling census equals a check of every edge's endpoints", "[store][dangling]") {
+  // Stats looks endpoints up among the live ids it collected while counting
+  // nodes; many nodes, so that ids span the whole key order.
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  Batch b;
+  for (int i = 0; i < 400; ++i) b.PutNode(Node("n" + std::to_string(i)));
+  for (int i = 0; i < 400; ++i) {
+    b.PutEdge(Edge("n" + std::to_string(i), "references", "n" + std::to_string((i * 7 + 3) % 400)));
+    b.PutEdge(Edge("n" + std::to_string(i), "calls", "missing" + std::to_string(i % 5)));
+  }
+  REQUIRE(store->Apply(b).ok());
+  Batch del;
+  for (int i = 0; i < 400; i += 9) del.DeleteNode("n" + std::to_string(i));
+  REQUIRE(store->Apply(del).ok());
+  uint64_t dangling = 0, live_edges = 0;
+  for (int i = 0; i < 400; ++i) {
+    for (const auto& e : Must(store->Out("n" + std::to_string(i)))) {
+      ++live_edges;
+      dangling += !store->GetNode(e.src_key).ok() || !store->GetNode(e.dst_key).ok();
+    }
+  }
+  auto stats = Must(store->Stats());
+  CHECK(stats.live_edges == live_edges);
+  CHECK(stats.live_nodes == 400 - 45);
+  CHECK(stats.dangling_edges == dangling);
+  CHECK(dangling > 400);  // every edge to a missing node, and those of deleted ones
+}
+
 TEST_CASE("Custom relations are interned from 64 and persist", "[store][relations]") {
   TempDir dir;
   {
