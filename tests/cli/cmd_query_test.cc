@@ -65,11 +65,30 @@ TEST_CASE("query flags become the table's arguments", "[query][cli]") {
   // context seeds from a question (MCP's question/question_seeds) with no SEED.
   r = s.Run({"--json", "context", "--question", "is the cache enabled", "--question-seeds", "1"});
   RequireOk(r);
-  CHECK(r.json()["question"] == "is the cache enabled");
   CHECK(r.json()["seeds"].size() == 1);
   r = s.Run({"context", "--question", "zebra"});
   RequireOk(r);
   CHECK(r.out.find("no memory contains the words of the question") != std::string::npos);
+  r = s.Run({"context", "--question", "zebra", "--format", "json"});
+  RequireOk(r);
+  CHECK(nlohmann::json::parse(r.out)["nodes"].empty());
+  // The budget holds whatever the question's length (JSON, where it is measured).
+  std::string question = "cache";
+  for (int i = 0; i < 200; ++i) question += " word" + std::to_string(i);
+  for (const char* format : {"text", "json"}) {
+    r = s.Run({"context", "--question", question, "--budget-tokens", "300", "--format", format});
+    RequireOk(r);
+    CHECK((r.out.size() + 3) / 4 <= 300);
+  }
+
+  // An empty value is not given ("" is no node): a text query.
+  r = s.Run({"--json", "similar", "", "--text", "cache"});
+  RequireOk(r);
+  CHECK(r.json()["query_source"] == "text");
+  // An empty scope is a value: the memories with none.
+  r = s.Run({"--json", "search", "--scope", ""});
+  RequireOk(r);
+  CHECK(r.json()["nodes"].size() == 3);
   RequireError(s.Run({"context"}), 2, "context", "give SEED (memory keys), --question or both");
 }
 
@@ -81,6 +100,9 @@ TEST_CASE("query flags outside the table's range or choices are usage errors",
   RequireError(s.Run({"traverse", "fact:a", "--depth", "101"}), 2, "traverse", "--depth");
   RequireError(s.Run({"traverse", "fact:a", "--depth", "-1"}), 2, "traverse", "--depth");
   RequireError(s.Run({"traverse", "fact:a", "--limit", "x"}), 2, "traverse", "--limit");
+  // A limit never wraps around (the Options' limits are 32-bit).
+  RequireError(s.Run({"text-search", "cache", "--limit", "4294967296"}), 2, "text-search",
+               "--limit");
   RequireError(s.Run({"similar", "--text", "cache", "--min-similarity", "2"}), 2, "similar",
                "--min-similarity");
   RequireError(s.Run({"centrality", "--metric", "closeness"}), 2, "centrality", "closeness");

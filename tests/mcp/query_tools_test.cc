@@ -509,6 +509,9 @@ TEST_CASE("query tools reject bad arguments with a message saying what to fix",
   CHECK(err.find("yesterday") != std::string::npos);
   err = h.Error("similar", {{"node", "fact:zebra"}, {"text", "zebra"}});
   CHECK(err.find("exactly one of") != std::string::npos);
+  // Integers beyond i64 are clamped, never wrapped (2^64 - 1 is not -1).
+  CHECK(h.Ok("find_memories", {{"after", UINT64_MAX}})["matched"] == 0);
+  CHECK(h.Ok("gaps", {{"now", UINT64_MAX}})["now"] == INT64_MAX);
   err = h.Error("similar", {{"vector", {1.0, 0.0}}});
   CHECK(err.find("dimension") != std::string::npos);
   // Vectors are read as the CLI reads --vector (io::VectorFromJson): f32 range.

@@ -85,12 +85,12 @@ void AddParam(CLI::App* cmd, const io::Param& p, Slot* slot) {
   if (p.min && !p.max && *p.min == 0) {
     o->check(CLI::NonNegativeNumber);
   } else if (p.min || p.max) {
-    const double lo = p.min.value_or(std::numeric_limits<double>::lowest());
-    const double hi = p.max.value_or(std::numeric_limits<double>::max());
     if (p.type == io::ParamType::kInteger) {
-      o->check(CLI::Range(static_cast<int64_t>(lo), static_cast<int64_t>(hi)));
+      o->check(CLI::Range(p.min ? static_cast<int64_t>(*p.min) : INT64_MIN,
+                          p.max ? static_cast<int64_t>(*p.max) : INT64_MAX));
     } else {
-      o->check(CLI::Range(lo, hi));
+      o->check(CLI::Range(p.min.value_or(std::numeric_limits<double>::lowest()),
+                          p.max.value_or(std::numeric_limits<double>::max())));
     }
   }
   if (p.required) o->required();
@@ -103,6 +103,9 @@ Result<io::QueryJson> ArgsObject(const QueryArgs& a) {
   for (const Slot& s : a.slots) {
     if (s.option->count() == 0) continue;
     const io::Param& p = *s.param;
+    const bool text = (p.type == io::ParamType::kString && p.role != io::ParamRole::kWords) ||
+                      p.type == io::ParamType::kVector;
+    if (text && s.text.empty() && !p.allow_empty) continue;  // "" is not given
     switch (p.type) {
       case io::ParamType::kString:
         args[p.name] = p.role == io::ParamRole::kWords ? Join(s.list, " ") : s.text;

@@ -32,6 +32,17 @@ Result<std::vector<float>> VectorFromJson(const nlohmann::json& v, std::string_v
 Result<std::vector<float>> VectorFromText(std::string_view text, std::string_view what);
 // A JSON integer that fits in i64.
 Result<int64_t> Int64FromJson(const nlohmann::json& v, std::string_view what);
+// A JSON number as i64 for an argument already checked to be an integer: a float
+// truncated, an unsigned value above INT64_MAX clamped to it (never wrapped).
+template <typename BasicJson>
+int64_t ClampedInt64(const BasicJson& v) {
+  if (v.is_number_float()) return static_cast<int64_t>(v.template get<double>());
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.template get<uint64_t>();
+    return u > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(u);
+  }
+  return v.template get<int64_t>();
+}
 // A JSON string.
 Result<std::string> StringFromJson(const nlohmann::json& v, std::string_view what);
 // A JSON object, as compact JSON text with sorted keys.

@@ -116,7 +116,7 @@ std::string QueryCall::String(std::string_view name, std::string_view fallback) 
 }
 
 int64_t QueryCall::IntValue(std::string_view name) const {
-  return args[std::string(name)].get<int64_t>();
+  return ClampedInt64(args[std::string(name)]);
 }
 
 double QueryCall::Number(std::string_view name, double fallback) const {
@@ -181,6 +181,7 @@ Param LimitParam(size_t default_limit, int mcp_max, std::string help) {
   Param p{.name = "limit", .type = ParamType::kInteger, .help = std::move(help)};
   p.default_text = DefaultText(static_cast<double>(default_limit));
   p.min = 0;
+  p.max = UINT32_MAX;  // the widest limit field of the Options structs
   p.mcp_min = 1;
   p.mcp_max = mcp_max;
   return p;

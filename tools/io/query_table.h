@@ -76,6 +76,10 @@ struct Param {
   std::string cli{};
   bool required = false;
   ParamScope scope = ParamScope::kBoth;
+  // A kString whose empty value means something (scope: the memories with none).
+  // Otherwise "" is not accepted by MCP (minLength 1) and counts as not given on
+  // the command line (`similar "" --text x` is a text query).
+  bool allow_empty = false;
   // A kBoolean that makes the query write: true only on the store's latest state
   // (not with as_of/at, --as-of/--at or --snapshot). Both front ends check it
   // before opening anything.

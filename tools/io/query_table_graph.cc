@@ -78,7 +78,8 @@ QueryDef Search() {
           "meaning use similar or hybrid_search.",
       .params = {TypesParam("Only memories of these types"),
                  RunsParam("Only memories written by these runs (sessions)"),
-                 {.name = "scope", .help = "Only memories with exactly this scope"},
+                 {.name = "scope", .help = "Only memories with exactly this scope (\"\": none)",
+                  .allow_empty = true},
                  {.name = "min_confidence", .type = ParamType::kNumber,
                   .help = "Inclusive lower bound of confidence",
                   .default_text = DefaultText(d.min_confidence), .min = 0, .max = 1},
@@ -193,6 +194,7 @@ Result<QueryAnswer> RunContext(const QueryCall& c) {
     seeds.push_back(i);
   }
   query::ContextOptions o;
+  const bool json = c.json_output || c.String("format", "text") == "json";
   if (c.Has("question")) {
     query::TextSearchOptions ts;
     ts.query = c.String("question");
@@ -200,12 +202,14 @@ Result<QueryAnswer> RunContext(const QueryCall& c) {
     AMEM_ASSIGN_OR_RETURN(hits, query::TextSearch(r, ts));
     if (hits.hits.empty() && seeds.empty()) {
       // Not an error: the memory simply holds nothing about it (yet).
-      return QueryAnswer{query::Json{{"query", "context"}, {"question", ts.query},
-                                     {"seeds", query::Json::array()},
-                                     {"nodes", query::Json::array()},
-                                     {"edges", query::Json::array()}},
-                         "# amem context: no memory contains the words of the question; "
-                         "nothing is recorded about it yet (try other words, or seeds)\n"};
+      QueryAnswer none{query::Json{{"query", "context"}, {"question", ts.query},
+                                   {"seeds", query::Json::array()},
+                                   {"nodes", query::Json::array()},
+                                   {"edges", query::Json::array()}},
+                       "# amem context: no memory contains the words of the question; "
+                       "nothing is recorded about it yet (try other words, or seeds)\n"};
+      if (json) none.text = query::RenderJson(none.doc);
+      return none;
     }
     for (const auto& h : hits.hits) {
       if (std::find(seeds.begin(), seeds.end(), h.index) == seeds.end()) seeds.push_back(h.index);
@@ -213,14 +217,15 @@ Result<QueryAnswer> RunContext(const QueryCall& c) {
   }
   o.depth = c.Int("depth", o.depth);
   o.budget_tokens = c.Int("budget_tokens", o.budget_tokens);
-  const bool json = c.json_output || c.String("format", "text") == "json";
   o.format = json ? query::Format::kJson : query::Format::kText;
   o.max_content_bytes =
       c.Int("max_content", o.max_content_bytes);
   o.limit = c.Int("limit", o.limit);
   AMEM_ASSIGN_OR_RETURN(res, query::BuildContextChecked(r, seeds, o));
   QueryAnswer a{query::ContextJson(r, res, o)};
-  if (c.Has("question")) a.doc["question"] = c.String("question");
+  // The JSON answer is what the budget measured: the question, the caller's own
+  // words, is echoed only beside the text (MCP's structuredContent).
+  if (c.Has("question") && !json) a.doc["question"] = c.String("question");
   a.text = json ? query::RenderJson(a.doc) : query::ContextText(r, res, o);
   return a;
 }

@@ -80,7 +80,8 @@ Json SchemaProperty(const io::Param& p) {
       if (!p.choices.empty()) {
         s["enum"] = p.choices;
       } else {
-        s = Json{{"type", "string"}, {"minLength", 1}};
+        s = Json{{"type", "string"}};
+        if (!p.allow_empty) s["minLength"] = 1;
       }
       break;
     case io::ParamType::kInteger: s["type"] = "integer"; break;

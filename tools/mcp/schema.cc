@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "tools/io/json_input.h"
+
 namespace amem::mcp {
 namespace {
 
@@ -181,13 +183,7 @@ std::string ArgString(const Json& args, std::string_view name, std::string_view 
 
 int64_t ArgInt(const Json& args, std::string_view name, int64_t fallback) {
   const Json* v = Find(args, name);
-  if (!v) return fallback;
-  if (v->is_number_float()) return static_cast<int64_t>(v->get<double>());
-  if (v->is_number_unsigned()) {
-    uint64_t u = v->get<uint64_t>();
-    return u > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(u);
-  }
-  return v->get<int64_t>();
+  return v ? io::ClampedInt64(*v) : fallback;
 }
 
 double ArgNumber(const Json& args, std::string_view name, double fallback) {
