@@ -98,10 +98,12 @@ QueryDef Search() {
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
         const snapshot::Reader& r = c.reader;
         AMEM_ASSIGN_OR_RETURN(types, query::ParseTypes(c.Strings("types")));
-        AMEM_ASSIGN_OR_RETURN(sort, query::ParseSearchSort(c.String("sort", "recent")));
         query::SearchOptions o;
         o.types = types;
-        o.sort = sort;
+        if (c.Has("sort")) {
+          AMEM_ASSIGN_OR_RETURN(sort, query::ParseSearchSort(c.String("sort")));
+          o.sort = sort;
+        }
         o.runs = c.Strings("runs");
         if (c.Has("scope")) o.scope = c.String("scope");
         o.min_confidence = static_cast<float>(c.Number("min_confidence", o.min_confidence));
@@ -194,7 +196,7 @@ Result<QueryAnswer> RunContext(const QueryCall& c) {
     seeds.push_back(i);
   }
   query::ContextOptions o;
-  const bool json = c.json_output || c.String("format", "text") == "json";
+  const bool json = c.json_output || c.String("format") == "json";
   if (c.Has("question")) {
     query::TextSearchOptions ts;
     ts.query = c.String("question");
@@ -349,7 +351,7 @@ QueryDef Path() {
         AMEM_ASSIGN_OR_RETURN(
             dir, query::ParseDirection(c.String("direction", query::DirectionName(o.direction))));
         AMEM_ASSIGN_OR_RETURN(rels, query::ParseRelations(r, c.Strings("relations")));
-        const bool neglog = c.String("cost", "weight") == "neglog";
+        const bool neglog = c.String("cost") == "neglog";
         o.direction = dir;
         o.relations = rels;
         o.max_depth = c.Int("max_depth", o.max_depth);
