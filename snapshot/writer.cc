@@ -281,6 +281,19 @@ Status Compress(uint64_t raw_size, ForEachPiece for_each_piece, std::string* out
   return Status::OK();
 }
 
+// Whether every 4-byte little-endian float in `bytes` is finite: an exponent of
+// all ones is an infinity or a NaN. Branch-free, without an early exit: the
+// vectors are checked as they are copied to the file, and a failure is rare.
+bool AllFinite(std::string_view bytes) {
+  uint32_t non_finite = 0;
+  for (size_t at = 0; at + 4 <= bytes.size(); at += 4) {
+    uint32_t bits;
+    std::memcpy(&bits, bytes.data() + at, 4);
+    non_finite |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return non_finite == 0;
+}
+
 Status CheckNode(const NodeView& n) {
   auto bad = [&n](const char* what) {
     return Status::InvalidArgument("node " + std::string(n.key) + what);
@@ -288,9 +301,6 @@ Status CheckNode(const NodeView& n) {
   if (!IsValidNodeType(static_cast<uint32_t>(n.type))) return bad(": unknown type");
   if (!std::isfinite(n.confidence) || n.confidence < 0.0f || n.confidence > 1.0f) {
     return bad(": confidence outside 0..1");
-  }
-  for (size_t at = 0; at + 4 <= n.vector_bytes.size(); at += 4) {
-    if (!std::isfinite(DecodeFloat(n.vector_bytes.data() + at))) return bad(": vector not finite");
   }
   if (n.key.empty()) return Status::InvalidArgument("node with an empty key");
   return Status::OK();
@@ -387,8 +397,11 @@ Status FindStubs(const StoreStateView& state, NodeInputs* in) {
   return Status::OK();
 }
 
-// Every field but the key, vectors included (half a gigabyte at 1M nodes):
-// checked once the term index's thread is busy, before anything is written.
+// Every field but the key and the vectors' floats: checked once the term
+// index's thread is busy, before anything is written. The floats (half a
+// gigabyte at 1M nodes, in the store's order rather than the file's) are checked
+// by StreamFile as it copies them, so they are read once; an export that fails
+// there leaves no file (WriteFileAtomic), and BuildSnapshot returns no bytes.
 Status CheckLiveNodes(const std::vector<const NodeView*>& live, uint32_t dim) {
   for (const NodeView* v : live) {
     AMEM_RETURN_IF_ERROR(CheckNode(*v));
@@ -931,7 +944,14 @@ Status AddAttributeBlocks(const StoreStateView& state, const Attribution& a, con
                                 EdgeAttrsEntry::kEncodedLength * uint64_t{de.m},
                                 [&state, &a, &de](Emitter* out) {
     std::string encoded;
-    for (const WEdge& e : de.edges) {
+    for (size_t j = 0; j < de.edges.size(); ++j) {
+      const WEdge& e = de.edges[j];
+      // The edges' records and labels are in the store's order, not the file's.
+      if (j + kLookahead < de.edges.size()) {
+        const EdgeView* ahead = de.edges[j + kLookahead].rec;
+        __builtin_prefetch(&ahead->created_ts);
+        __builtin_prefetch(&a.edges[ahead - state.edges.data()]);
+      }
       const RecordLabels& el = a.edges[e.rec - state.edges.data()];
       encoded.clear();
       EdgeAttrsEntry{e.rec->created_ts, e.rec->updated_ts, a.runs.Rank(el.run),
@@ -1045,10 +1065,25 @@ Result<uint64_t> StreamFile(const Header& h, const Content& c, const DenseNodes&
   out.AppendStable(c.stored);
   out.AppendZeros(h.vector_offset - out.offset());
   if (c.any_vector) {
-    for (const WNode& w : d.nodes) {
+    const size_t vector_bytes = dim * sizeof(float);
+    for (size_t i = 0; i < d.nodes.size(); ++i) {
+      const WNode& w = d.nodes[i];
+      // The vectors lie in the store's order, not the file's: the one a few
+      // nodes ahead is fetched while this one is copied.
+      if (i + kLookahead < d.nodes.size()) {
+        if (const char* next = d.nodes[i + kLookahead].vector) {
+          for (size_t at = 0; at < vector_bytes; at += 64) __builtin_prefetch(next + at);
+        }
+      }
       if (w.vector) {
+        const std::string_view bytes(w.vector, vector_bytes);
+        // Checked here, where they are read anyway (CheckLiveNodes checks the
+        // rest); a failure leaves no file (WriteFileAtomic).
+        if (!AllFinite(bytes)) {
+          return Status::InvalidArgument("node " + std::string(w.key) + ": vector not finite");
+        }
         // Little-endian host (static_assert above): the floats' bytes are the format's.
-        out.Append(std::string_view(w.vector, dim * sizeof(float)));
+        out.Append(bytes);
       } else {
         out.AppendZeros(dim * sizeof(float));
       }

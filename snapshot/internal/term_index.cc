@@ -131,8 +131,11 @@ Status TermIndex::Tokenize(const std::vector<std::string_view>& contents,
   TermTable terms(&arena_);
   std::vector<RawPosting>& raw = raw_;
   raw.clear();
-  uint64_t max_postings = 0;
-  for (uint32_t k = 0; k < texts; ++k) max_postings += MaxTokens(contents[k]) + MaxTokens(metas[k]);
+  uint64_t max_postings = 0, max_content_postings = 0;
+  for (uint32_t k = 0; k < texts; ++k) {
+    max_content_postings += MaxTokens(contents[k]);
+    max_postings += MaxTokens(contents[k]) + MaxTokens(metas[k]);
+  }
   // The bound is reserved, not touched: only the postings written cost pages.
   ReserveHuge(&raw, max_postings);
   text_end_.assign(texts, 0);
@@ -171,6 +174,9 @@ Status TermIndex::Tokenize(const std::vector<std::string_view>& contents,
   if (embedding_dim > 0) {
     embed.emplace(embedding_dim, &text_embedding_ends_, &embedding_entries_, &embedding_overflow_);
     text_embedding_ends_.reserve(size_t{texts} + 1);
+    // A content has at most one entry per distinct term: reserved like the
+    // postings, so the entries are never copied to a grown buffer (~80 MB at 1M).
+    ReserveHuge(&embedding_entries_, max_content_postings);
   }
   for (uint32_t k = 0; k < texts; ++k) {
     // Texts are views into records all over the store's map: the one a few

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <numeric>
@@ -17,6 +18,7 @@
 #include "snapshot/internal/emitter.h"
 #include "snapshot/reader.h"
 #include "tests/snapshot/snapshot_test_util.h"
+#include "tests/snapshot/test_state.h"
 #include "tests/store/store_test_util.h"
 
 namespace amem::snapshot {
@@ -464,6 +466,27 @@ TEST_CASE("WriteFileAtomic uses a temp file of its own and cleans up on failure"
   SECTION("an unwritable directory is an IOError") {
     CHECK(WriteFileAtomic(dir.Sub("missing/x.amem"), "bytes").IsIOError());
   }
+}
+
+TEST_CASE("A state refused while its file streams leaves the previous file and no temp file",
+          "[snapshot][export]") {
+  // Vectors are checked as they are copied (StreamFile), after the header and
+  // records reached the temp file: the failure must still change nothing.
+  TempDir dir;
+  const std::string path = dir.Sub("x.amem");
+  REQUIRE(WriteFileAtomic(path, "previous").ok());
+  StoreState state = snapshot_test::SmallState();
+  for (auto it = state.nodes.rbegin(); it != state.nodes.rend(); ++it) {
+    if (it->vector.empty()) continue;
+    it->vector.back() = INFINITY;
+    break;
+  }
+  Status s = WriteFileAtomic(path, [&](ByteSink* sink) -> Status {
+    return WriteSnapshot(state, WriterOptions(), sink).status();
+  });
+  CHECK(s.IsInvalidArgument());
+  CHECK(ReadFileBytes(path) == "previous");
+  CHECK(TempFilesOf(path).empty());
 }
 
 TEST_CASE("A SIGKILLed export leaves the previous file intact", "[snapshot][export]") {

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cfloat>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "common/coding.h"
@@ -265,6 +267,51 @@ TEST_CASE("Writer rejects states the model forbids", "[snapshot][writer]") {
   SECTION("empty key") { s.nodes[0].key.clear(); }
   auto b = BuildSnapshot(s);
   CHECK(b.status().IsInvalidArgument());
+}
+
+TEST_CASE("A non-finite float anywhere in any vector is refused, naming its node",
+          "[snapshot][writer]") {
+  // The floats are checked as they are copied to the file (StreamFile), not
+  // beforehand: every node and every position, not only the first.
+  const float bad[] = {std::nanf(""), -std::nanf(""), INFINITY, -INFINITY};
+  StoreState base = SmallState();
+  std::vector<size_t> with_vector;
+  for (size_t k = 0; k < base.nodes.size(); ++k) {
+    if (!base.nodes[k].vector.empty()) with_vector.push_back(k);
+  }
+  REQUIRE(with_vector.size() >= 3);
+  for (size_t k : with_vector) {
+    for (size_t at = 0; at < 4; ++at) {
+      for (float f : bad) {
+        StoreState s = base;
+        s.nodes[k].vector[at] = f;
+        INFO(s.nodes[k].key << " [" << at << "] = " << f);
+        auto b = BuildSnapshot(s);
+        REQUIRE(b.status().IsInvalidArgument());
+        CHECK(b.status().message() == "node " + s.nodes[k].key + ": vector not finite");
+      }
+    }
+  }
+}
+
+TEST_CASE("Finite extremes in vectors are kept bit for bit", "[snapshot][writer]") {
+  StoreState s = SmallState();
+  const float kept[] = {FLT_MAX, -FLT_MAX, FLT_MIN, std::numeric_limits<float>::denorm_min(),
+                        -0.0f, 0.0f, 1e-40f, -1e-30f};
+  size_t next = 0;
+  for (NodeRecord& n : s.nodes) {
+    if (n.vector.empty()) continue;
+    for (float& f : n.vector) f = kept[next++ % std::size(kept)];
+  }
+  auto r = OpenOrDie(Build(s));
+  for (const NodeRecord& n : s.nodes) {
+    if (n.vector.empty()) continue;
+    auto i = r->FindKey(n.key);
+    REQUIRE(i.has_value());
+    const float* v = r->vector(*i);
+    REQUIRE(v != nullptr);
+    CHECK(std::memcmp(v, n.vector.data(), 4 * n.vector.size()) == 0);
+  }
 }
 
 TEST_CASE("Empty state gives a valid empty snapshot", "[snapshot][writer]") {
