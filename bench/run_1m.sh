@@ -47,7 +47,8 @@ step() {  # step NAME COMMAND...; a failing step is reported and the others stil
 
 step ingest "$build/bench/ingest_bench" --num=1000000 --runs=1 --warmup=0 \
   --benchmarks=ingest,ingest_nosync,lmdb_ingest,sqlite_ingest,open,lmdb_open
-step snapshot "$build/bench/snapshot_bench" --num=1000000 --benchmarks=export,open,verify --reps=3
+step snapshot "$build/bench/snapshot_bench" --num=1000000 --benchmarks=export,export_nofile,open,verify \
+  --reps=3
 step queries "$build/bench/query_bench" --num=1000000 --peers=0 --reps=5 --betweenness_reps=1
 step cognitive "$build/bench/cognitive_bench" --num=1000000 --runs=5
 step live bash "$root/bench/live_bench.sh" "$build/amem" --sizes 1000000 --reps 5 --full-reps 1

@@ -3,12 +3,14 @@
 //
 //   build    BuildSnapshot from an in-memory StoreState (the writer alone)
 //   export   Store::ReadState + BuildSnapshot + atomic write, from an LMDB store
+//   export_nofile  the same read and layout with the bytes counted and dropped: no
+//            file, page cache or fsync (what the export's own work costs)
 //   open     Reader::Open (map + full structural validation), file in page cache
 //   verify   Reader::Verify (checksum pass + content decompression), fresh reader
 //   content  first content() access (lazy LZ4 decompression), fresh reader
 //   sizes    file bytes split into node-owned and edge-owned sections, per node/edge
 //
-// Usage: snapshot_bench [--benchmarks=build,export,open,verify,content,sizes]
+// Usage: snapshot_bench [--benchmarks=build,export,export_nofile,open,verify,content,sizes]
 //                       [--num=100000[,...]] [--reps=11] [--vectors=1] [--malloc_trim=0]
 // By default malloc keeps freed memory, so timed runs reuse the pages the warm-up
 // touched; --malloc_trim=1 keeps glibc's default (every run pays first-touch page
@@ -165,9 +167,18 @@ double TimeMedian(uint64_t timed, Fn&& fn) {
   return Median(wall);
 }
 
+// Counts the bytes it is given and keeps none of them.
+struct CountingSink : snapshot::ByteSink {
+  uint64_t bytes = 0;
+  Status Append(std::string_view piece) override {
+    bytes += piece.size();
+    return Status::OK();
+  }
+};
+
 struct Summary {
   uint64_t nodes = 0, edges = 0, bytes = 0;
-  double export_s = -1, open_s = -1, verify_s = -1;
+  double export_s = -1, export_nofile_s = -1, open_s = -1, verify_s = -1;
   double node_bytes = -1, edge_bytes = -1;
 };
 
@@ -197,6 +208,7 @@ Summary RunSize(uint64_t num, const std::vector<std::string>& benchmarks, uint64
   const std::string bytes = std::move(built).value();
   sum.bytes = bytes.size();
   const uint64_t few = std::max<uint64_t>(3, reps / 3);
+  std::unique_ptr<Store> store;  // export's and export_nofile's, made once
 
   for (const std::string& b : benchmarks) {
     if (b == "build") {
@@ -208,24 +220,38 @@ Summary RunSize(uint64_t num, const std::vector<std::string>& benchmarks, uint64
       });
       Report("build", t, 1, bytes.size(),
              "(" + std::to_string(bytes.size()) + " bytes, xxh3 " + FormatHexId(check) + ")");
-    } else if (b == "export") {
-      StoreOptions so;
-      so.dimension = wo.dimension;
-      so.durable = false;
-      auto store = Store::Open(dir.Sub("store"), so);
-      if (!store.ok()) DieStatus(store.status());
-      {
+    } else if (b == "export" || b == "export_nofile") {
+      if (!store) {
+        StoreOptions so;
+        so.dimension = wo.dimension;
+        so.durable = false;
+        auto opened = Store::Open(dir.Sub("store"), so);
+        if (!opened.ok()) DieStatus(opened.status());
+        store = std::move(opened).value();
         Batch batch;
         AddToBatch(w, &batch);
-        if (auto rev = (*store)->Apply(batch); !rev.ok()) DieStatus(rev.status());
+        if (auto rev = store->Apply(batch); !rev.ok()) DieStatus(rev.status());
       }
       uint64_t out_bytes = 0;
-      sum.export_s = TimeMedian(3, [&] {
-        auto res = snapshot::ExportSnapshot(**store, dir.Sub("export.amem"));
-        if (!res.ok()) DieStatus(res.status().WithContext("export"));
-        out_bytes = res->bytes;
-      });
-      Report("export", sum.export_s, 1, out_bytes, "(store -> file, fsync)");
+      if (b == "export") {
+        sum.export_s = TimeMedian(3, [&] {
+          auto res = snapshot::ExportSnapshot(*store, dir.Sub("export.amem"));
+          if (!res.ok()) DieStatus(res.status().WithContext("export"));
+          out_bytes = res->bytes;
+        });
+        Report("export", sum.export_s, 1, out_bytes, "(store -> file, fsync)");
+      } else {
+        sum.export_nofile_s = TimeMedian(3, [&] {
+          CountingSink sink;
+          Status s = store->VisitState(ReadView(), [&](const StoreStateView& state) {
+            return snapshot::WriteSnapshot(state, snapshot::WriterOptions(), &sink).status();
+          });
+          if (!s.ok()) DieStatus(s.WithContext("export_nofile"));
+          out_bytes = sink.bytes;
+        });
+        Report("export_nofile", sum.export_nofile_s, 1, out_bytes,
+               "(store -> bytes counted, no file)");
+      }
     } else if (b == "open") {
       std::vector<double> cpu;
       uint64_t check = 0;
@@ -272,13 +298,15 @@ int main(int argc, char** argv) {
   using namespace amem;
   using namespace amem::bench;
   Flags flags(argc, argv);
-  const auto benchmarks = flags.List("benchmarks", "build,export,open,verify,content,sizes");
+  const auto benchmarks =
+      flags.List("benchmarks", "build,export,export_nofile,open,verify,content,sizes");
   const auto sizes = flags.List("num", "100000");
   const uint64_t reps = flags.Uint("reps", 11);
   const bool vectors = flags.Bool("vectors", true);
   const bool malloc_trim = flags.Bool("malloc_trim", false);
   if (!flags.Unknown().empty()) Die("snapshot_bench", "unknown flag " + flags.Unknown()[0], 2);
-  const std::vector<std::string> known = {"build", "export", "open", "verify", "content", "sizes"};
+  const std::vector<std::string> known = {"build",  "export",  "export_nofile", "open",
+                                          "verify", "content", "sizes"};
   for (const std::string& b : benchmarks) {
     if (std::find(known.begin(), known.end(), b) == known.end()) {
       Die("snapshot_bench", "unknown benchmark " + b, 2);
@@ -307,12 +335,27 @@ int main(int argc, char** argv) {
   auto ms = [&](double s) { return fixed(s * 1e3, "%.2f"); };
   auto per = [&](double v) { return fixed(v, "%.1f"); };
   for (const Summary& s : summaries) {
-    std::printf("summary : %llu nodes %llu edges %llu bytes; export %s ms, open %s ms, "
-                "verify %s ms; %s B/node (node-owned), %s B/edge (edge-owned)\n",
+    std::printf("summary : %llu nodes %llu edges %llu bytes; export %s ms (no file %s ms), "
+                "open %s ms, verify %s ms; %s B/node (node-owned), %s B/edge (edge-owned)\n",
                 static_cast<unsigned long long>(s.nodes), static_cast<unsigned long long>(s.edges),
                 static_cast<unsigned long long>(s.bytes), ms(s.export_s).c_str(),
-                ms(s.open_s).c_str(), ms(s.verify_s).c_str(), per(s.node_bytes).c_str(),
+                ms(s.export_nofile_s).c_str(), ms(s.open_s).c_str(), ms(s.verify_s).c_str(), per(s.node_bytes).c_str(),
                 per(s.edge_bytes).c_str());
+  }
+  // Linearity (issue 16: 1M <= 11x 100K): each size against the one before it.
+  for (size_t k = 1; k < summaries.size(); ++k) {
+    const Summary& a = summaries[k - 1];
+    const Summary& b = summaries[k];
+    auto ratio = [](double x, double y) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.1fx", y / x);
+      return x > 0 && y > 0 ? std::string(buf) : std::string("-");
+    };
+    std::printf("growth  : %llu -> %llu nodes (%.0fx): export %s, export_nofile %s\n",
+                static_cast<unsigned long long>(a.nodes), static_cast<unsigned long long>(b.nodes),
+                static_cast<double>(b.nodes) / static_cast<double>(a.nodes),
+                ratio(a.export_s, b.export_s).c_str(),
+                ratio(a.export_nofile_s, b.export_nofile_s).c_str());
   }
   return 0;
 }
