@@ -5,6 +5,7 @@
 // choices are checked before anything is opened; latest_only flags refuse older views.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,39 @@ TEST_CASE("query flags outside the table's range or choices are usage errors",
   RequireError(s.Run({"consolidate", "--execute", "--snapshot", s.dir().Sub("none.amem")}), 2,
                "consolidate", "not with --snapshot");
   CHECK(s.Stats() == before);
+}
+
+TEST_CASE("a query missing its node/text/... is a usage error before anything is opened",
+          "[query][cli]") {
+  // The table's exactly_one/at_least_one rules are checked first: with no store
+  // (and nothing created) the user learns what to give, not that the store is missing.
+  TempDir dir;
+  const std::string missing = dir.Sub("no-store");
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{"similar"}, "give exactly one of NODE, --text or --vector"},
+      {{"similar", "fact:a", "--vector", "[1,2,3,4]"}, "give exactly one of NODE, --text or --vector"},
+      {{"revise"}, "give either NODE or --hypothesis (exactly one)"},
+      {{"revise", "fact:a", "--hypothesis", "x"}, "give either NODE or --hypothesis (exactly one)"},
+      {{"analogy"}, "give either NODE or --text (exactly one)"},
+      {{"context"}, "give SEED (memory keys), --question or both"},
+      {{"context", "--snapshot", dir.Sub("none.amem")}, "give SEED (memory keys), --question or both"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = c.args;
+    RunResult r = Amem(missing, args);
+    INFO(args[0] << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.message) != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(missing));
+  // Given rightly, the same calls reach the store and report it missing (exit 3).
+  RunResult r = Amem(missing, {"similar", "--text", "cache"});
+  CHECK(r.exit_code != 2);
+  CHECK(r.exit_code != 0);
 }
 
 }  // namespace

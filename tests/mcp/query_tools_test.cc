@@ -169,6 +169,14 @@ TEST_CASE("each tool's schema is its query's table entry", "[mcp][query-tools]")
       if (p.required) required.push_back(p.name);
     }
     CHECK(t->input_schema.value("required", Json::array()) == Json(required));
+    // The one-of rules name the entry's own parameters, which MCP sends.
+    for (const auto* rule : {&def.exactly_one, &def.at_least_one}) {
+      CHECK(rule->size() != 1);
+      for (const std::string& name : *rule) {
+        INFO(name);
+        CHECK(props.contains(name));
+      }
+    }
   }
   // The defaults shown are the query's Options (query/traverse.h: depth 5, limit 50).
   const Json& traverse = h.registry.Find("traverse")->input_schema["properties"];
@@ -523,6 +531,10 @@ TEST_CASE("query tools reject bad arguments with a message saying what to fix",
   CHECK(err.find("exactly one") != std::string::npos);
   err = h.Error("context", Json::object());
   CHECK(err.find("give \"seeds\" (memory keys), \"question\" or both") != std::string::npos);
+  // Checked before the view is opened: a missing node/text/vector is reported as
+  // such, not the as_of that is past the latest revision.
+  err = h.Error("similar", {{"as_of", 999999}});
+  CHECK(err.find("give exactly one of \"node\", \"text\" or \"vector\"") != std::string::npos);
   err = h.Error("context", {{"seeds", {"module:store", "nope"}}});
   CHECK(err.find("nope") != std::string::npos);
   err = h.Error("resolve", {{"node", "decision:use-lmdb"}, {"as_of", 99}});

@@ -134,6 +134,11 @@ Status RunQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a) {
       return ctx.UsageError(io::LatestOnlyError(*s.param, io::FrontEnd::kCli).message());
     }
   }
+  // Before anything is opened: a call missing its node/text/... is a usage error
+  // even where there is no store yet.
+  if (Status given = io::CheckGiven(def, args, io::FrontEnd::kCli); !given.ok()) {
+    return ctx.UsageError(given.message());
+  }
   AMEM_ASSIGN_OR_RETURN(reader, OpenSnapshot(ctx, a.snap));
   Store* store = nullptr;
   if (a.snap.snapshot.empty()) {

@@ -1,5 +1,7 @@
 #include "tools/io/query_table.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdio>
 #include <utility>
@@ -104,12 +106,64 @@ Status LatestOnlyError(const Param& p, FrontEnd front_end) {
                                  "with --snapshot, --as-of or --at");
 }
 
-// ---- QueryCall ----
+namespace {
 
-bool QueryCall::Has(std::string_view name) const {
+bool Given(const QueryJson& args, std::string_view name) {
   auto it = args.find(name);
   return it != args.end() && !it->is_null();
 }
+
+// NODE or --text (CLI), "node" (MCP).
+std::string Spelling(const QueryDef& def, std::string_view name, FrontEnd front_end) {
+  if (front_end == FrontEnd::kMcp) return "\"" + std::string(name) + "\"";
+  for (const Param& p : def.params) {
+    if (p.name == name) return CliSpelling(p);
+  }
+  return std::string(name);
+}
+
+// "A, B or C" of the names as spelled; a list of memory keys says so.
+std::string Alternatives(const QueryDef& def, const std::vector<std::string>& names,
+                         FrontEnd front_end, std::string_view last_joiner) {
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) list += i + 1 == names.size() ? last_joiner : ", ";
+    list += Spelling(def, names[i], front_end);
+    for (const Param& p : def.params) {
+      if (p.name == names[i] && p.role == ParamRole::kNodes) list += " (memory keys)";
+    }
+  }
+  return list;
+}
+
+}  // namespace
+
+Status CheckGiven(const QueryDef& def, const QueryJson& args, FrontEnd front_end) {
+  auto count = [&](const std::vector<std::string>& names) {
+    return std::count_if(names.begin(), names.end(),
+                         [&](const std::string& n) { return Given(args, n); });
+  };
+  if (!def.exactly_one.empty() && count(def.exactly_one) != 1) {
+    if (def.exactly_one.size() == 2) {
+      return Status::InvalidArgument("give either " +
+                                     Alternatives(def, def.exactly_one, front_end, " or ") +
+                                     " (exactly one)");
+    }
+    return Status::InvalidArgument("give exactly one of " +
+                                   Alternatives(def, def.exactly_one, front_end, " or "));
+  }
+  if (!def.at_least_one.empty() && count(def.at_least_one) == 0) {
+    const char* joiner = def.at_least_one.size() == 2 ? ", " : " or ";
+    std::string message = "give " + Alternatives(def, def.at_least_one, front_end, joiner);
+    if (def.at_least_one.size() == 2) message += " or both";
+    return Status::InvalidArgument(message);
+  }
+  return Status::OK();
+}
+
+// ---- QueryCall ----
+
+bool QueryCall::Has(std::string_view name) const { return Given(args, name); }
 
 std::string QueryCall::String(std::string_view name, std::string_view fallback) const {
   return Has(name) ? args[std::string(name)].get<std::string>() : std::string(fallback);
@@ -146,33 +200,12 @@ Result<uint32_t> QueryCall::Node(std::string_view name) const {
 }
 
 std::string QueryCall::Spell(std::string_view name) const {
-  if (front_end == FrontEnd::kMcp) return "\"" + std::string(name) + "\"";
-  for (const Param& p : def.params) {
-    if (p.name == name) return CliSpelling(p);
-  }
-  return std::string(name);
+  return Spelling(def, name, front_end);
 }
 
 Status QueryCall::UsageError(std::string message) const {
   usage_error = true;
   return Status::InvalidArgument(message);
-}
-
-Status QueryCall::ExactlyOne(std::initializer_list<std::string_view> names) const {
-  size_t given = 0;
-  for (std::string_view n : names) given += Has(n) ? 1 : 0;
-  if (given == 1) return Status::OK();
-  std::vector<std::string> spelled;
-  for (std::string_view n : names) spelled.push_back(Spell(n));
-  if (spelled.size() == 2) {
-    return UsageError("give either " + spelled[0] + " or " + spelled[1] + " (exactly one)");
-  }
-  std::string list;
-  for (size_t i = 0; i < spelled.size(); ++i) {
-    if (i > 0) list += i + 1 == spelled.size() ? " or " : ", ";
-    list += spelled[i];
-  }
-  return UsageError("give exactly one of " + list);
 }
 
 // ---- parameters several queries share (internal/query_families.h) ----

@@ -130,8 +130,6 @@ struct QueryCall {
   std::string Spell(std::string_view name) const;
   // InvalidArgument(message), marked as a usage error.
   Status UsageError(std::string message) const;
-  // Exactly one of `names` is given, else a usage error naming them as spelled here.
-  Status ExactlyOne(std::initializer_list<std::string_view> names) const;
 };
 
 struct QueryAnswer {
@@ -152,8 +150,18 @@ struct QueryDef {
   // Answers whose nodes[i] and edges[i] are steps of one chain (path): MCP cuts them
   // together when the answer is too long.
   bool chain = false;
+  // Parameters of which exactly one must be given (similar: node, text or vector),
+  // and of which at least one must be (context: seeds, question or both). Both
+  // front ends check them (CheckGiven) before a store or snapshot is opened, so a
+  // call missing them is a usage error whatever the store's state.
+  std::vector<std::string> exactly_one{};
+  std::vector<std::string> at_least_one{};
   std::function<Result<QueryAnswer>(const QueryCall&)> run{};
 };
+
+// The usage error for arguments that break the entry's exactly_one or
+// at_least_one rule, spelled for `front_end`; OK otherwise.
+Status CheckGiven(const QueryDef& def, const QueryJson& args, FrontEnd front_end);
 
 // The 16 queries, in docs/QUERIES.md order.
 const std::vector<QueryDef>& Queries();

@@ -43,8 +43,8 @@ QueryDef Revise() {
                           "words, one negation more or less: no/not/never/isn't...; whole "
                           "words only), e.g. \"the cache is not enabled\""},
                  LimitParam(d.limit, 1000, "Rows per list")},
+      .exactly_one = {"node", "hypothesis"},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
-        AMEM_RETURN_IF_ERROR(c.ExactlyOne({"node", "hypothesis"}));
         std::string hypothesis = c.String("hypothesis");
         AMEM_ASSIGN_OR_RETURN(retract,
                               query::RetractedNodes(c.reader, c.String("node"), hypothesis));
@@ -116,8 +116,8 @@ QueryDef Analogy() {
                  {.name = "text", .help = "Anchor on the memory that best matches these words"},
                  TypesParam("Only return memories of these types"),
                  LimitParam(d.limit, 200)},
+      .exactly_one = {"node", "text"},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
-        AMEM_RETURN_IF_ERROR(c.ExactlyOne({"node", "text"}));
         query::AnalogyOptions o;
         o.limit = c.Int("limit", o.limit);
         AMEM_ASSIGN_OR_RETURN(types, query::ParseTypes(c.Strings("types")));

@@ -186,10 +186,6 @@ constexpr uint32_t kQuestionSeeds = 3;
 // context: seeds, the best keyword matches of a question, or both.
 Result<QueryAnswer> RunContext(const QueryCall& c) {
   const snapshot::Reader& r = c.reader;
-  if (!c.Has("seeds") && !c.Has("question")) {
-    return c.UsageError("give " + c.Spell("seeds") + " (memory keys), " + c.Spell("question") +
-                        " or both");
-  }
   std::vector<uint32_t> seeds;
   for (const std::string& s : c.Strings("seeds")) {
     AMEM_ASSIGN_OR_RETURN(i, query::ResolveNode(r, s));
@@ -279,6 +275,7 @@ QueryDef Context() {
                   .default_text = DefaultText(d.max_content_bytes), .min = 0,
                   .mcp_min = 40, .mcp_max = 4000},
                  LimitParam(d.limit, 2000, "Memories collected before the budget cut")},
+      .at_least_one = {"seeds", "question"},
       .run = RunContext};
 }
 

@@ -73,8 +73,8 @@ QueryDef Similar() {
                   .help = "Drop rows with a cosine below this",
                   .default_text = DefaultText(d.min_similarity), .min = -1, .max = 1},
                  TypeFilter(), RunFilter(), LimitParam(d.limit, 200)},
+      .exactly_one = {"node", "text", "vector"},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
-        AMEM_RETURN_IF_ERROR(c.ExactlyOne({"node", "text", "vector"}));
         query::SimilarOptions o;
         if (c.Has("node")) {
           AMEM_ASSIGN_OR_RETURN(node, c.Node("node"));

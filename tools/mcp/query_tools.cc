@@ -145,6 +145,9 @@ ToolResult RunOnSnapshot(const ToolContext* ctx, const io::QueryDef& def, const 
       return ToolErrorFromStatus(name, io::LatestOnlyError(p, io::FrontEnd::kMcp));
     }
   }
+  if (Status given = io::CheckGiven(def, args, io::FrontEnd::kMcp); !given.ok()) {
+    return ToolErrorFromStatus(name, given);
+  }
   if (reader == nullptr) {
     auto view = ViewFromArgs(args);
     if (!view.ok()) return ToolErrorFromStatus(name, view.status());
