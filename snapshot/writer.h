@@ -59,11 +59,14 @@ struct SnapshotSummary {
   uint64_t bytes = 0;
 };
 
-// Streams the file to `sink`, never holding all of it in memory. InvalidArgument,
-// before anything reaches the sink, if the state cannot be written: a node type,
-// relation, weight, confidence or vector that the model forbids, duplicate keys
-// or edges, or a section beyond the format's 32-bit limits. Otherwise the first
-// error of the sink, if any.
+// Streams the file to `sink`, never holding all of it in memory. InvalidArgument
+// if the state cannot be written: a node type, relation, weight, confidence or
+// vector that the model forbids, duplicate keys or edges, or a section beyond the
+// format's 32-bit limits. Otherwise the first error of the sink, if any. All of
+// these are found before anything reaches the sink but one: a vector's floats are
+// checked for finiteness as they are copied, so on "vector not finite" part of
+// the file may have reached the sink, and the caller must discard it (as
+// WriteFileAtomic and BuildSnapshot do).
 Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterOptions& options,
                                       ByteSink* sink);
 // The same for an owned state (through ViewOf).

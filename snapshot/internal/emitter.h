@@ -44,7 +44,8 @@ class Emitter {
       AppendLarge(bytes);
     }
   }
-  // Append() for bytes that stay valid and unchanged until Flush(): in
+  // Append() for bytes that stay valid and unchanged until Flush() or, when the
+  // emitter is dropped without one (an error mid-stream), its destruction: in
   // background mode a big piece is handed to the thread without waiting for the
   // sink to take it, so the next bytes are laid out meanwhile.
   void AppendStable(std::string_view bytes);

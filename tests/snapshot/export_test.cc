@@ -470,21 +470,41 @@ TEST_CASE("WriteFileAtomic uses a temp file of its own and cleans up on failure"
 
 TEST_CASE("A state refused while its file streams leaves the previous file and no temp file",
           "[snapshot][export]") {
-  // Vectors are checked as they are copied (StreamFile), after the header and
-  // records reached the temp file: the failure must still change nothing.
-  TempDir dir;
-  const std::string path = dir.Sub("x.amem");
-  REQUIRE(WriteFileAtomic(path, "previous").ok());
+  // Vectors are checked as they are copied (StreamFile), after the header, records
+  // and content went to the sink: the failure must still change nothing. Contents
+  // of ~3 MB that LZ4 cannot shrink much fill the emitter's 1 MiB staging buffer, so
+  // bytes really reach the sink before the error.
   StoreState state = snapshot_test::SmallState();
+  std::mt19937 rnd(5);
+  for (size_t k = 0; k < 3; ++k) {
+    std::string& content = state.nodes[k].content;
+    content.clear();
+    while (content.size() < (1u << 20)) content += std::to_string(rnd()) + " ";
+  }
   for (auto it = state.nodes.rbegin(); it != state.nodes.rend(); ++it) {
     if (it->vector.empty()) continue;
     it->vector.back() = INFINITY;
     break;
   }
+  struct CountingSink : ByteSink {
+    uint64_t bytes = 0;
+    Status Append(std::string_view piece) override {
+      bytes += piece.size();
+      return Status::OK();
+    }
+  } counting;
+  auto refused = WriteSnapshot(state, WriterOptions(), &counting);
+  CHECK(refused.status().IsInvalidArgument());
+  CHECK(counting.bytes > (1u << 20));  // it failed mid-stream
+
+  TempDir dir;
+  const std::string path = dir.Sub("x.amem");
+  REQUIRE(WriteFileAtomic(path, "previous").ok());
   Status s = WriteFileAtomic(path, [&](ByteSink* sink) -> Status {
     return WriteSnapshot(state, WriterOptions(), sink).status();
   });
   CHECK(s.IsInvalidArgument());
+  CHECK(s.message().find(": vector not finite") != std::string::npos);
   CHECK(ReadFileBytes(path) == "previous");
   CHECK(TempFilesOf(path).empty());
 }
@@ -641,6 +661,22 @@ TEST_CASE("The emitter's background thread hands the sink the same bytes in orde
   CHECK(digest[1] == digest[0]);
   CHECK(digest[0] == Hash64(plain));
 
+  SECTION("dropped without Flush while the thread holds stable bytes, it waits for them") {
+    // The writer's early return (a non-finite vector) destroys the emitter with a
+    // hand-off in flight: the destructor must let the thread finish, and the sink
+    // sees a prefix of the bytes, in order (ASan catches a use after free).
+    std::string partial;
+    {
+      const std::string stable(24u << 20, 's');  // outlives the emitter, as in StreamFile
+      StringSink sink(&partial);
+      Emitter out(&sink, /*background=*/true);
+      out.PutFixed64(7);
+      out.AppendStable(stable);
+      out.Append(std::string(3u << 20, 't'));
+    }
+    CHECK(partial.size() <= 8 + (24u << 20) + (3u << 20));
+    if (partial.size() > 8) CHECK(partial[8] == 's');
+  }
   SECTION("the sink's first error is kept and later bytes are dropped") {
     std::string partial;
     LimitedSink sink(&partial, 5u << 20);

@@ -122,7 +122,8 @@ std::string Spelling(const QueryDef& def, std::string_view name, FrontEnd front_
   return std::string(name);
 }
 
-// "A, B or C" of the names as spelled; a list of memory keys says so.
+// "A, B or C" of the names as spelled; a list of memory keys (a kNodes parameter,
+// like context's seeds) says so.
 std::string Alternatives(const QueryDef& def, const std::vector<std::string>& names,
                          FrontEnd front_end, std::string_view last_joiner) {
   std::string list;
