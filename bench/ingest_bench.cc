@@ -51,6 +51,9 @@
 //                   dirtied, which grows with the store (random source keys touch
 //                   more distinct e/out pages per batch) until a batch's edges each
 //                   dirty their own pages; the nosync runs isolate the list.
+//                   hub_batched_lmdb: the same durable batches into raw LMDB (the
+//                   edge records by the same keys and the hub's in list), the
+//                   floor of a copy-on-write B-tree keyed by hash.
 // By default malloc keeps freed memory, so timed runs reuse pages the warm-up touched;
 // --malloc_trim=1 keeps glibc's default (large frees go back to the kernel, every run
 // pays first-touch page faults, as a one-shot `amem ingest` process would).
@@ -566,27 +569,22 @@ uint64_t BytesWritten() {
   return v;
 }
 
-// Adds `edges` edges into the hub, `per_commit` per Store::Apply, and reports the
-// time per edge over the first and the last `window` edges and overall.
-void HubRun(const ScratchDir& scratch, const char* name, uint64_t edges, uint64_t per_commit,
-            bool durable) {
-  const std::string dir = scratch.Sub(name);
-  RemoveAll(dir);
-  std::unique_ptr<Store> store = OpenStore(dir, durable);
+// Adds `edges` edges into the hub, `per_commit` per commit(begin, end) (which
+// writes edges [begin, end) in one transaction and says how long it took), and
+// reports the time per edge over the first and the last `window` edges and overall.
+// `check` describes the result afterwards (and dies if it is wrong).
+void HubWindows(const char* name, uint64_t edges, uint64_t per_commit, bool durable,
+                const std::function<Sample(uint64_t, uint64_t)>& commit,
+                const std::function<std::string()>& check) {
   const uint64_t window = std::min<uint64_t>(10000, edges / 2);
   double first = 0, last = 0, total = 0, first_cpu = 0, last_cpu = 0;
   double first_bytes = 0, last_bytes = 0;
   for (uint64_t begin = 0; begin < edges; begin += per_commit) {
     const uint64_t end = std::min(edges, begin + per_commit);
-    Batch batch;
-    for (uint64_t i = begin; i < end; ++i) batch.PutEdge(HubEdge(i));
     const uint64_t written = BytesWritten();
-    Stopwatch watch;
-    Result<uint64_t> rev = store->Apply(batch);
-    const Sample sample = watch.Elapsed();
+    const Sample sample = commit(begin, end);
     const double bytes_per_edge =
         static_cast<double>(BytesWritten() - written) / static_cast<double>(end - begin);
-    if (!rev.ok()) Die(kProgram, "Apply: " + rev.status().ToString());
     total += sample.wall;
     // A commit straddling a window boundary is split by its share of edges.
     const double per_edge = sample.wall / static_cast<double>(end - begin);
@@ -603,22 +601,90 @@ void HubRun(const ScratchDir& scratch, const char* name, uint64_t edges, uint64_
     first_bytes += bytes_per_edge * overlap(0, window);
     last_bytes += bytes_per_edge * overlap(edges - window, edges);
   }
-  Result<std::vector<EdgeRecord>> in = store->In("symbol:hub");
-  if (!in.ok()) Die(kProgram, "In: " + in.status().ToString());
-  if (in->size() != edges) Die(kProgram, "hub has " + std::to_string(in->size()) + " edges");
+  const std::string result = check();
   const double w = static_cast<double>(window);
   char extra[384];
   std::snprintf(extra, sizeof(extra),
                 "%llu edges, %llu per commit%s: first %lluK %.2f us/edge (cpu %.2f), "
                 "last %lluK %.2f us/edge (cpu %.2f), last/first %.2fx (cpu %.2fx); "
-                "pages written %.0f -> %.0f bytes/edge; in(hub) lists %zu",
+                "pages written %.0f -> %.0f bytes/edge; %s",
                 static_cast<unsigned long long>(edges),
                 static_cast<unsigned long long>(per_commit), durable ? "" : ", nosync",
                 static_cast<unsigned long long>(window / 1000), first * 1e6 / w,
                 first_cpu * 1e6 / w, static_cast<unsigned long long>(window / 1000),
                 last * 1e6 / w, last_cpu * 1e6 / w, last / first, last_cpu / first_cpu,
-                first_bytes / w, last_bytes / w, in->size());
+                first_bytes / w, last_bytes / w, result.c_str());
   Report(name, total, edges, 0, extra);
+}
+
+// The hub through amem: Store::Apply of HubEdge batches into a fresh store.
+void HubRun(const ScratchDir& scratch, const char* name, uint64_t edges, uint64_t per_commit,
+            bool durable) {
+  const std::string dir = scratch.Sub(name);
+  RemoveAll(dir);
+  std::unique_ptr<Store> store = OpenStore(dir, durable);
+  HubWindows(
+      name, edges, per_commit, durable,
+      [&](uint64_t begin, uint64_t end) {
+        Batch batch;
+        for (uint64_t i = begin; i < end; ++i) batch.PutEdge(HubEdge(i));
+        Stopwatch watch;
+        Result<uint64_t> rev = store->Apply(batch);
+        const Sample sample = watch.Elapsed();
+        if (!rev.ok()) Die(kProgram, "Apply: " + rev.status().ToString());
+        return sample;
+      },
+      [&] {
+        Result<std::vector<EdgeRecord>> in = store->In("symbol:hub");
+        if (!in.ok()) Die(kProgram, "In: " + in.status().ToString());
+        if (in->size() != edges) Die(kProgram, "hub has " + std::to_string(in->size()) + " edges");
+        return "in(hub) lists " + std::to_string(in->size());
+      });
+}
+
+// The same edges into raw LMDB, durable, as a store keeps them at the least: the
+// edge record under its key (source id, relation, target id: spread by the hash of
+// the source, as amem's) and the hub's in list (one DUPSORT key, the sources'
+// ids). The floor a copy-on-write B-tree keyed by hash sets for this workload.
+void HubRawRun(const ScratchDir& scratch, const char* name, uint64_t edges,
+               uint64_t per_commit) {
+  const std::string dir = scratch.Sub(name);
+  RemoveAll(dir);
+  std::filesystem::create_directories(dir);
+  RawEnv raw(dir, size_t{1} << 30, 0);
+  MDB_dbi in_list = 0;
+  {
+    MDB_txn* txn;
+    CheckMdb(mdb_txn_begin(raw.env, nullptr, 0, &txn), "mdb_txn_begin");
+    raw.OpenDbs(txn, MDB_CREATE);
+    CheckMdb(mdb_dbi_open(txn, "in", MDB_CREATE | MDB_DUPSORT | MDB_DUPFIXED, &in_list),
+             "mdb_dbi_open");
+    CheckMdb(mdb_txn_commit(txn), "mdb_txn_commit");
+  }
+  std::string key, value, hub;
+  PutBig64(&hub, NodeIdForKey("symbol:hub"));
+  HubWindows(
+      name, edges, per_commit, true,
+      [&](uint64_t begin, uint64_t end) {
+        Stopwatch watch;
+        MDB_txn* txn;
+        CheckMdb(mdb_txn_begin(raw.env, nullptr, 0, &txn), "mdb_txn_begin");
+        for (uint64_t i = begin; i < end; ++i) {
+          const EdgeInput e = HubEdge(i);
+          EncodeEdge(e, &key, &value);
+          Put(txn, raw.edges, key, value);
+          Put(txn, in_list, hub, key.substr(0, 8));  // the source's id
+        }
+        CheckMdb(mdb_txn_commit(txn), "mdb_txn_commit");
+        return watch.Elapsed();
+      },
+      [&] {
+        std::string counts = RawCheck(raw.env, raw);
+        if (counts != "nodes 0, edges " + std::to_string(edges)) {
+          Die(kProgram, "raw hub: " + counts);
+        }
+        return counts;
+      });
 }
 
 void HubBench(const HubConfig& config) {
@@ -628,6 +694,7 @@ void HubBench(const HubConfig& config) {
   HubRun(scratch, "hub_batched", config.edges, config.batch, true);
   HubRun(scratch, "hub_batched_nosync", config.edges, config.batch, false);
   HubRun(scratch, "hub_commits", config.commits, 1, false);
+  HubRawRun(scratch, "hub_batched_lmdb", config.edges, config.batch);
   std::fflush(stdout);
 }
 
