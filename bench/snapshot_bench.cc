@@ -169,15 +169,6 @@ double TimeMedian(uint64_t timed, Fn&& fn) {
   return Median(wall);
 }
 
-// Counts the bytes it is given and keeps none of them.
-struct CountingSink : snapshot::ByteSink {
-  uint64_t bytes = 0;
-  Status Append(std::string_view piece) override {
-    bytes += piece.size();
-    return Status::OK();
-  }
-};
-
 struct Summary {
   uint64_t nodes = 0, edges = 0, bytes = 0;
   double export_s = -1, export_nofile_s = -1, open_s = -1, verify_s = -1;
@@ -244,12 +235,12 @@ Summary RunSize(uint64_t num, const std::vector<std::string>& benchmarks, uint64
         Report("export", sum.export_s, 1, out_bytes, "(store -> file, fsync)");
       } else {
         sum.export_nofile_s = TimeMedian(3, [&] {
-          CountingSink sink;
+          snapshot::CountingSink sink;
           Status s = store->VisitState(ReadView(), [&](const StoreStateView& state) {
             return snapshot::WriteSnapshot(state, snapshot::WriterOptions(), &sink).status();
           });
           if (!s.ok()) DieStatus(s.WithContext("export_nofile"));
-          out_bytes = sink.bytes;
+          out_bytes = sink.bytes();
         });
         Report("export_nofile", sum.export_nofile_s, 1, out_bytes,
                "(store -> bytes counted, no file)");

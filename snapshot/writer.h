@@ -51,6 +51,20 @@ class StringSink : public ByteSink {
   std::string* out_;
 };
 
+// Counts the bytes and keeps none (the writer's work without a file: benchmarks,
+// and tests of how far a stream got).
+class CountingSink : public ByteSink {
+ public:
+  Status Append(std::string_view bytes) override {
+    bytes_ += bytes.size();
+    return Status::OK();
+  }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  uint64_t bytes_ = 0;
+};
+
 // What a written snapshot holds (the header's counts) and its size.
 struct SnapshotSummary {
   uint32_t nodes = 0;  // stubs included

@@ -149,8 +149,9 @@ TEST_CASE("a query missing its node/text/... is a usage error before anything is
   CHECK_FALSE(std::filesystem::exists(missing));
   // Given rightly, the same calls reach the store and report it missing (exit 3).
   RunResult r = Amem(missing, {"similar", "--text", "cache"});
-  CHECK(r.exit_code != 2);
-  CHECK(r.exit_code != 0);
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("no store at") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(missing));
 }
 
 }  // namespace

@@ -486,16 +486,10 @@ TEST_CASE("A state refused while its file streams leaves the previous file and n
     it->vector.back() = INFINITY;
     break;
   }
-  struct CountingSink : ByteSink {
-    uint64_t bytes = 0;
-    Status Append(std::string_view piece) override {
-      bytes += piece.size();
-      return Status::OK();
-    }
-  } counting;
+  CountingSink counting;
   auto refused = WriteSnapshot(state, WriterOptions(), &counting);
   CHECK(refused.status().IsInvalidArgument());
-  CHECK(counting.bytes > (1u << 20));  // it failed mid-stream
+  CHECK(counting.bytes() > (1u << 20));  // it failed mid-stream
 
   TempDir dir;
   const std::string path = dir.Sub("x.amem");
