@@ -991,6 +991,20 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
   return committed;
 }
 
+// Bytes of the pages in the transaction's trees (the main one and ours; not the
+// free list, which the reserve's headroom covers).
+static uint64_t BytesInTrees(MDB_txn* txn, const Dbs& dbs) {
+  uint64_t bytes = 0;
+  for (MDB_dbi dbi : {MDB_dbi{1}, dbs.n, dbs.e, dbs.out, dbs.in, dbs.out_dead, dbs.in_dead, dbs.kv,
+                      dbs.hist, dbs.meta, dbs.log, dbs.time}) {
+    MDB_stat st;
+    if (::mdb_stat(txn, dbi, &st) == MDB_SUCCESS) {
+      bytes += (st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages) * st.ms_psize;
+    }
+  }
+  return bytes;
+}
+
 Result<uint64_t> Store::ApplyStream(BatchStream* stream, const WriteOptions& options) {
   Revision r;
   r.streamed = true;
@@ -1001,21 +1015,26 @@ Result<uint64_t> Store::ApplyStream(BatchStream* stream, const WriteOptions& opt
   auto write = [&](MDB_txn* txn) -> Status {
     AMEM_RETURN_IF_ERROR(stream->Rewind());
     AMEM_RETURN_IF_ERROR(BeginRevision(*rep_, txn, options, &r));
-    // The disk the pieces so far may take, as Apply reserves for one batch; our
-    // write transaction keeps the used size where it was.
-    uint64_t reserve = 0;
+    const uint64_t at_start = BytesInTrees(txn, rep_->dbs);
     for (;;) {
       Result<bool> more = stream->Next(&piece);
       if (!more.ok()) return more.status();
       if (!*more) break;
       if (piece.empty()) continue;
       AMEM_RETURN_IF_ERROR(Prepare(*rep_, piece, r.now, &prepared));
-      reserve += DiskReserveFor(piece);
+      // The disk the write may take by the end of this piece: the pages the pieces
+      // so far added (ReserveDisk counts from the last commit's size) plus this
+      // piece's own estimate, as Apply reserves for one batch.
+      const uint64_t in_trees = BytesInTrees(txn, rep_->dbs);
+      const uint64_t reserve =
+          (in_trees > at_start ? in_trees - at_start : 0) + DiskReserveFor(piece);
       AMEM_RETURN_IF_ERROR(ReserveDisk(rep_->shared.get(), reserve));
       AMEM_RETURN_IF_ERROR(WritePiece(*rep_, txn, piece, prepared, options, &r));
     }
     return FinishRevision(*rep_, txn, &r, &committed);
   };
+  const uint64_t hint = std::min<uint64_t>(stream->SizeHint(), uint64_t{1} << 50);
+  AMEM_RETURN_IF_ERROR(rep_->GrowMapFor(2 * hint));
   AMEM_RETURN_IF_ERROR(rep_->Write(write));
   if (!r.telemetry.empty()) rep_->telemetry.Write(r.telemetry);
   return committed;

@@ -393,6 +393,38 @@ Status Store::Rep::Remap(Retry why) const {
   return Status::OK();
 }
 
+Status Store::Rep::GrowMapFor(uint64_t bytes) const {
+  // Under the shared lock first: a write that fits (nearly all) takes no
+  // exclusive lock.
+  auto size_wanted = [&]() -> uint64_t {
+    MDB_envinfo info;
+    MDB_stat stat;
+    if (::mdb_env_info(env(), &info) != MDB_SUCCESS ||
+        ::mdb_env_stat(env(), &stat) != MDB_SUCCESS) {
+      return 0;  // Run's own growth on MDB_MAP_FULL still applies
+    }
+    const uint64_t used = (uint64_t{info.me_last_pgno} + 1) * stat.ms_psize;
+    const uint64_t need = used + std::min<uint64_t>(bytes, uint64_t{1} << 60);
+    uint64_t size = info.me_mapsize;
+    if (need <= size) return 0;
+    while (size < need) size *= 2;
+    return size;
+  };
+  {
+    std::shared_lock lock(shared->resize_mu);
+    if (size_wanted() == 0) return Status::OK();
+  }
+  std::unique_lock lock(shared->resize_mu);
+  const uint64_t size = size_wanted();
+  if (size == 0) return Status::OK();
+  try {
+    lmdb::env_set_mapsize(env(), size);
+  } catch (const lmdb::error& e) {
+    return FromLmdb(e);
+  }
+  return Status::OK();
+}
+
 Status Store::Rep::Resolve(MDB_txn* txn, const ReadView& view, At* at) const {
   uint64_t latest = GetMetaU64(txn, dbs, kMetaRevision, 0);
   uint64_t rev = latest;

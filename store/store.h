@@ -192,6 +192,11 @@ class BatchStream {
   // Replaces *piece with the next operations; false when the stream has ended.
   // An error aborts the whole write.
   virtual Result<bool> Next(Batch* piece) = 0;
+  // About how many bytes the stream's operations will add to the store, within a
+  // factor of two (0: unknown). ApplyStream grows the map to hold twice that
+  // before it starts, where a full map would rerun the whole write; a wrong guess
+  // costs only that rerun.
+  virtual uint64_t SizeHint() const { return 0; }
 };
 
 struct NodeRecord {

@@ -216,6 +216,12 @@ struct Store::Rep {
   Status Write(Fn&& fn, bool commit = true, uint64_t reserve = 0);
   template <typename Fn>
   Status Read(Fn&& fn) const;
+  // Doubles the map until the used size plus `bytes` fits (no-op when it does):
+  // a write that fills the map is rerun from its start, which for one large
+  // transaction (ApplyStream) repeats most of its work. The map is address
+  // space (with MDB_WRITEMAP, a sparse file's size); the disk is reserved as the
+  // write goes (ReserveDisk).
+  Status GrowMapFor(uint64_t bytes) const;
 
   // ReadView -> revision; InvalidArgument for the future or compacted history.
   Status Resolve(MDB_txn* txn, const ReadView& view, store_internal::At* at) const;

@@ -1,5 +1,6 @@
 #include "tools/io/ingest.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -246,6 +247,12 @@ IngestReader::IngestReader(std::string_view text)
 }
 
 IngestReader::~IngestReader() = default;
+
+uint64_t IngestReader::SizeHint() const {
+  if (fd_ < 0) return text_.size();
+  struct stat st;
+  return ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
+}
 
 Status IngestReader::Rewind() {
   if (fd_ >= 0 && ::lseek(fd_, 0, SEEK_SET) != 0) {

@@ -79,6 +79,9 @@ class IngestReader : public BatchStream {
 
   Status Rewind() override;
   Result<bool> Next(Batch* piece) override;  // errors: "line N: ..."
+  // The input's size in bytes: the store keeps about as much (the 1M workload with
+  // vectors: 2.38 GB of input, 2.13 GB of store) to twice as much (short lines).
+  uint64_t SizeHint() const override;
 
   // The input line of each operation of the last piece.
   const std::vector<size_t>& op_lines() const { return op_lines_; }
@@ -120,6 +123,7 @@ class ReadAheadStream : public BatchStream {
 
   Status Rewind() override;
   Result<bool> Next(Batch* piece) override;
+  uint64_t SizeHint() const override { return reader_->SizeHint(); }
   // The input line of each operation of the piece Next returned last.
   const std::vector<size_t>& op_lines() const { return op_lines_; }
 
