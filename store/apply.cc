@@ -991,11 +991,13 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
   return committed;
 }
 
-// Bytes of the pages in the transaction's trees (the main one and ours; not the
-// free list, which the reserve's headroom covers).
+// Bytes of the pages in the transaction's trees: LMDB's main database (dbi 1,
+// which holds the named ones) and ours. Not counted: the free list, and the
+// trees of duplicate lists too long for one page, which count their own pages.
 static uint64_t BytesInTrees(MDB_txn* txn, const Dbs& dbs) {
+  constexpr MDB_dbi kLmdbMainDbi = 1;
   uint64_t bytes = 0;
-  for (MDB_dbi dbi : {MDB_dbi{1}, dbs.n, dbs.e, dbs.out, dbs.in, dbs.out_dead, dbs.in_dead, dbs.kv,
+  for (MDB_dbi dbi : {kLmdbMainDbi, dbs.n, dbs.e, dbs.out, dbs.in, dbs.out_dead, dbs.in_dead, dbs.kv,
                       dbs.hist, dbs.meta, dbs.log, dbs.time}) {
     MDB_stat st;
     if (::mdb_stat(txn, dbi, &st) == MDB_SUCCESS) {
@@ -1016,25 +1018,37 @@ Result<uint64_t> Store::ApplyStream(BatchStream* stream, const WriteOptions& opt
     AMEM_RETURN_IF_ERROR(stream->Rewind());
     AMEM_RETURN_IF_ERROR(BeginRevision(*rep_, txn, options, &r));
     const uint64_t at_start = BytesInTrees(txn, rep_->dbs);
+    uint64_t used_at_start = 0, map_size = 0;
+    if (!EnvSize(rep_->env(), &used_at_start, &map_size)) {
+      return Status::IOError("store: cannot read the environment's size");
+    }
+    uint64_t estimated = 0, edge_ops = 0;  // over the pieces written so far
     for (;;) {
       Result<bool> more = stream->Next(&piece);
       if (!more.ok()) return more.status();
       if (!*more) break;
       if (piece.empty()) continue;
       AMEM_RETURN_IF_ERROR(Prepare(*rep_, piece, r.now, &prepared));
-      // The disk the write may take by the end of this piece: the pages the pieces
-      // so far added (ReserveDisk counts from the last commit's size) plus this
-      // piece's own estimate, as Apply reserves for one batch.
+      // The disk the write may take by the end of this piece, beyond the last
+      // commit's size (ReserveDisk adds that and headroom): what the trees grew
+      // by; the copies of committed pages the write made, which the trees'
+      // counts do not show (at most the committed size, and at most what the
+      // pieces' estimates allow); large duplicate lists, whose pages are counted
+      // in their own trees (64 bytes per edge operation covers them); and this
+      // piece, by the estimate Apply reserves for one batch.
       const uint64_t in_trees = BytesInTrees(txn, rep_->dbs);
-      const uint64_t reserve =
-          (in_trees > at_start ? in_trees - at_start : 0) + DiskReserveFor(piece);
+      const uint64_t piece_estimate = DiskReserveFor(piece);
+      const uint64_t reserve = (in_trees > at_start ? in_trees - at_start : 0) +
+                               std::min(estimated, used_at_start) + 64 * edge_ops + piece_estimate;
       AMEM_RETURN_IF_ERROR(ReserveDisk(rep_->shared.get(), reserve));
+      estimated += piece_estimate;
+      for (const Batch::Op& op : piece.ops()) edge_ops += std::holds_alternative<EdgeInput>(op.input);
       AMEM_RETURN_IF_ERROR(WritePiece(*rep_, txn, piece, prepared, options, &r));
     }
     return FinishRevision(*rep_, txn, &r, &committed);
   };
   const uint64_t hint = std::min<uint64_t>(stream->SizeHint(), uint64_t{1} << 50);
-  AMEM_RETURN_IF_ERROR(rep_->GrowMapFor(2 * hint));
+  AMEM_RETURN_IF_ERROR(rep_->GrowMapFor(3 * hint));
   AMEM_RETURN_IF_ERROR(rep_->Write(write));
   if (!r.telemetry.empty()) rep_->telemetry.Write(r.telemetry);
   return committed;

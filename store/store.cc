@@ -1,5 +1,7 @@
 // Store: open, view resolution and the read API (docs/STORE.md).
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -311,18 +313,26 @@ bool OpenDbs(MDB_txn* txn, Dbs* dbs, bool create) {
 }  // namespace
 
 namespace store_internal {
-Status ReserveDisk(SharedEnv* shared, uint64_t hint) {
-  MDB_env* env = shared->env.handle();
+bool EnvSize(MDB_env* env, uint64_t* used, uint64_t* map_size) {
   MDB_envinfo info;
   MDB_stat stat;
+  if (::mdb_env_info(env, &info) != MDB_SUCCESS || ::mdb_env_stat(env, &stat) != MDB_SUCCESS) {
+    return false;
+  }
+  *used = (uint64_t{info.me_last_pgno} + 1) * stat.ms_psize;
+  *map_size = info.me_mapsize;
+  return true;
+}
+
+Status ReserveDisk(SharedEnv* shared, uint64_t hint) {
+  MDB_env* env = shared->env.handle();
+  uint64_t used = 0, map_size = 0;
   mdb_filehandle_t fd;
-  if (::mdb_env_info(env, &info) != MDB_SUCCESS || ::mdb_env_stat(env, &stat) != MDB_SUCCESS ||
-      ::mdb_env_get_fd(env, &fd) != MDB_SUCCESS) {
+  if (!EnvSize(env, &used, &map_size) || ::mdb_env_get_fd(env, &fd) != MDB_SUCCESS) {
     return Status::IOError("store: cannot read the environment's size");
   }
-  const uint64_t used = (uint64_t{info.me_last_pgno} + 1) * stat.ms_psize;
   constexpr uint64_t kMinHeadroom = uint64_t{4} << 20;
-  const uint64_t want = std::min<uint64_t>(info.me_mapsize,
+  const uint64_t want = std::min<uint64_t>(map_size,
                                            used + hint + std::max(kMinHeadroom, used / 4));
   uint64_t have = shared->reserved.load(std::memory_order_acquire);
   if (want <= have) return Status::OK();
@@ -330,7 +340,7 @@ Status ReserveDisk(SharedEnv* shared, uint64_t hint) {
   // it allocated: an allocation per commit would make every durable commit sync
   // the file's metadata (extents, size) too.
   uint64_t target =
-      std::min<uint64_t>(info.me_mapsize, want + std::max(kMinHeadroom, used / 4));
+      std::min<uint64_t>(map_size, want + std::max(kMinHeadroom, used / 4));
   int rc;
   for (;;) {
     do {
@@ -377,15 +387,36 @@ StoreStateView ViewOf(const StoreState& state) {
   return v;
 }
 
+// Whether a map of `size` bytes can be had: address space for it and, with
+// MDB_WRITEMAP, a data file that long (LMDB extends the file to the map). Tried
+// before mdb_env_set_mapsize because LMDB unmaps first: a failed mmap or
+// ftruncate there would leave the environment without a map.
+static bool CanMap(MDB_env* env, uint64_t size) {
+  void* p = ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  ::munmap(p, size);
+  unsigned flags = 0;
+  mdb_filehandle_t fd;
+  if (::mdb_env_get_flags(env, &flags) != MDB_SUCCESS) return false;
+  if (!(flags & MDB_WRITEMAP)) return true;
+  struct stat st;
+  if (::mdb_env_get_fd(env, &fd) != MDB_SUCCESS || ::fstat(fd, &st) != 0) return false;
+  return static_cast<uint64_t>(st.st_size) >= size || ::ftruncate(fd, static_cast<off_t>(size)) == 0;
+}
+
 Status Store::Rep::Remap(Retry why) const {
   std::unique_lock lock(shared->resize_mu);
   try {
     if (why == Retry::kAdopt) {
       lmdb::env_set_mapsize(env(), 0);
     } else {
-      MDB_envinfo info;
-      lmdb::env_info(env(), &info);
-      lmdb::env_set_mapsize(env(), info.me_mapsize * 2);
+      uint64_t used = 0, map_size = 0;
+      if (!EnvSize(env(), &used, &map_size) || !CanMap(env(), 2 * map_size)) {
+        return Status::IOError("store: cannot grow the map to " +
+                               std::to_string((2 * map_size) >> 20) + " MiB (" +
+                               std::strerror(errno) + "); nothing was written");
+      }
+      lmdb::env_set_mapsize(env(), 2 * map_size);
     }
   } catch (const lmdb::error& e) {
     return FromLmdb(e);
@@ -394,21 +425,13 @@ Status Store::Rep::Remap(Retry why) const {
 }
 
 Status Store::Rep::GrowMapFor(uint64_t bytes) const {
-  // Under the shared lock first: a write that fits (nearly all) takes no
-  // exclusive lock.
+  // The size wanted, in whole steps of the current map (0: it fits). Under the
+  // shared lock first: a write that fits takes no exclusive lock.
   auto size_wanted = [&]() -> uint64_t {
-    MDB_envinfo info;
-    MDB_stat stat;
-    if (::mdb_env_info(env(), &info) != MDB_SUCCESS ||
-        ::mdb_env_stat(env(), &stat) != MDB_SUCCESS) {
-      return 0;  // Run's own growth on MDB_MAP_FULL still applies
-    }
-    const uint64_t used = (uint64_t{info.me_last_pgno} + 1) * stat.ms_psize;
-    const uint64_t need = used + std::min<uint64_t>(bytes, uint64_t{1} << 60);
-    uint64_t size = info.me_mapsize;
-    if (need <= size) return 0;
-    while (size < need) size *= 2;
-    return size;
+    uint64_t used = 0, map_size = 0;
+    if (!EnvSize(env(), &used, &map_size) || map_size == 0) return 0;
+    const uint64_t need = used + std::min<uint64_t>(bytes, uint64_t{1} << 50);
+    return need <= map_size ? 0 : (need + map_size - 1) / map_size * map_size;
   };
   {
     std::shared_lock lock(shared->resize_mu);
@@ -416,7 +439,7 @@ Status Store::Rep::GrowMapFor(uint64_t bytes) const {
   }
   std::unique_lock lock(shared->resize_mu);
   const uint64_t size = size_wanted();
-  if (size == 0) return Status::OK();
+  if (size == 0 || !CanMap(env(), size)) return Status::OK();  // a full map reruns
   try {
     lmdb::env_set_mapsize(env(), size);
   } catch (const lmdb::error& e) {

@@ -193,9 +193,9 @@ class BatchStream {
   // An error aborts the whole write.
   virtual Result<bool> Next(Batch* piece) = 0;
   // About how many bytes the stream's operations will add to the store, within a
-  // factor of two (0: unknown). ApplyStream grows the map to hold twice that
-  // before it starts, where a full map would rerun the whole write; a wrong guess
-  // costs only that rerun.
+  // factor of three (0: unknown). ApplyStream grows the map to hold three times
+  // that before it starts, where a full map would rerun the whole write; a low
+  // guess costs that rerun, and a map that cannot grow as much stays as it is.
   virtual uint64_t SizeHint() const { return 0; }
 };
 

@@ -186,6 +186,9 @@ struct SharedEnv {
 // posix_fallocate. A full disk then fails here, as IOError, before anything is
 // written. Cheap when nothing new is needed (one env_info).
 Status ReserveDisk(SharedEnv* shared, uint64_t hint);
+// The data file's used size (the last commit's pages) and the map's size; false
+// when LMDB cannot say.
+bool EnvSize(MDB_env* env, uint64_t* used, uint64_t* map_size);
 // The `hint` for a batch: its values about three times over (record, change log,
 // indexes) plus 1 KiB of B-tree overhead per operation.
 uint64_t DiskReserveFor(const Batch& batch);
@@ -216,11 +219,13 @@ struct Store::Rep {
   Status Write(Fn&& fn, bool commit = true, uint64_t reserve = 0);
   template <typename Fn>
   Status Read(Fn&& fn) const;
-  // Doubles the map until the used size plus `bytes` fits (no-op when it does):
-  // a write that fills the map is rerun from its start, which for one large
-  // transaction (ApplyStream) repeats most of its work. The map is address
-  // space (with MDB_WRITEMAP, a sparse file's size); the disk is reserved as the
-  // write goes (ReserveDisk).
+  // Grows the map, in steps of its current size, until the used size plus
+  // `bytes` fits (no-op when it does): a write that fills the map is rerun from
+  // its start, which for one large transaction (ApplyStream) repeats most of its
+  // work. Advisory: when the address space or (MDB_WRITEMAP) the file's length
+  // cannot be had, the map stays as it is. The map is address space (with
+  // MDB_WRITEMAP, a sparse file's size); disk is reserved as the write goes
+  // (ReserveDisk).
   Status GrowMapFor(uint64_t bytes) const;
 
   // ReadView -> revision; InvalidArgument for the future or compacted history.

@@ -5,6 +5,9 @@
 // test mounts an 8 MiB tmpfs, which takes root (or CAP_SYS_ADMIN); elsewhere it is
 // skipped with a message saying why.
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -15,17 +18,20 @@
 #include <string>
 
 #include "tests/cli/amem_runner.h"
+#include "tools/io/ingest.h"
 
 namespace amem::testing {
 namespace {
 
-// An 8 MiB tmpfs mounted on a fresh directory for the life of the object.
+// A tmpfs of `size` (8 MiB by default) mounted on a fresh directory for the life
+// of the object.
 class SmallDisk {
  public:
-  SmallDisk() {
+  explicit SmallDisk(const std::string& size = "8m") {
     dir_ = tmp_.Sub("disk");
     std::filesystem::create_directories(dir_);
-    if (::mount("tmpfs", dir_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=8m") != 0) {
+    const std::string options = "size=" + size;
+    if (::mount("tmpfs", dir_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
       why_ = std::strerror(errno);
     }
   }
@@ -122,6 +128,65 @@ TEST_CASE("a full disk is an I/O error: nothing written, reads go on", "[store][
   CHECK(r.out.find(R"("id":20,"result")") != std::string::npos);
   INFO(r.out.substr(r.out.rfind("\"id\":20")));
   CHECK(r.out.find("fact:first") != std::string::npos);
+}
+
+// A streamed write that replaces every record of a store copies every page it
+// touches (LMDB never overwrites a committed page), so its file grows by up to
+// the store's size while its trees do not grow at all. The disk it reserves piece
+// by piece must count those copies: a reservation of only what the trees grew by
+// let the copies fill the disk through MDB_WRITEMAP, and SIGBUS killed the writer.
+TEST_CASE("rewriting a store in pieces on a nearly full disk is refused, not a crash",
+          "[store][hardening]") {
+  SmallDisk disk("128m");
+  if (!disk.mounted()) {
+    WARN("skipped: cannot mount a small tmpfs here (" << disk.why() << ")");
+    return;
+  }
+  const std::string dir = disk.dir() + "/store";
+  StoreOptions options;
+  options.write_map = true;  // as amem ingest
+  const std::string first = BigNodes(480, 50000, "fact:n");  // 24 MB in 50 KB values
+  auto ingest = [&](const std::string& text) -> Status {
+    auto store = Store::Open(dir, options);
+    if (!store.ok()) return store.status();
+    io::IngestReader reader(text);
+    reader.set_piece_limits(5, io::kIngestPieceBytes);  // 96 pieces
+    return (*store)->ApplyStream(&reader).status();
+  };
+  REQUIRE(ingest(first).ok());
+  // Fill the disk until the store's file can reach 44 MB: more than its size plus
+  // any one piece's estimate and headroom, less than the 48 MB the rewrite takes.
+  struct stat st;
+  REQUIRE(::stat((dir + "/data.mdb").c_str(), &st) == 0);
+  const uint64_t allocated = static_cast<uint64_t>(st.st_blocks) * 512;
+  struct statvfs vfs;
+  REQUIRE(::statvfs(disk.dir().c_str(), &vfs) == 0);
+  const uint64_t free_bytes = uint64_t{vfs.f_bavail} * vfs.f_frsize;
+  const uint64_t room = (uint64_t{44} << 20) - allocated;
+  INFO("allocated " << allocated << ", free " << free_bytes);
+  REQUIRE(allocated < (uint64_t{40} << 20));
+  REQUIRE(free_bytes > room);
+  WriteFile(disk.dir() + "/filler", std::string(free_bytes - room, 'f'));
+
+  // In a child: SIGBUS must not reach this test's process.
+  std::string second = first;
+  for (char& c : second) c = c == 'x' ? 'y' : c;
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    Status s = ingest(second);
+    ::_exit(s.ok() ? 0 : s.IsIOError() && s.message().find("cannot allocate") != std::string::npos ? 6 : 1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  INFO("child status " << status);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 6);
+  // The store is as the first ingest left it.
+  auto store = Store::Open(dir, options);
+  REQUIRE(store.ok());
+  CHECK(*(*store)->revision() == 1);
+  CHECK(Must((*store)->GetNode("fact:n479")).content == std::string(50000, 'x'));
 }
 
 }  // namespace amem::testing
