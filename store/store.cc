@@ -387,21 +387,36 @@ StoreStateView ViewOf(const StoreState& state) {
   return v;
 }
 
-// Whether a map of `size` bytes can be had: address space for it and, with
-// MDB_WRITEMAP, a data file that long (LMDB extends the file to the map). Tried
-// before mdb_env_set_mapsize because LMDB unmaps first: a failed mmap or
-// ftruncate there would leave the environment without a map.
-static bool CanMap(MDB_env* env, uint64_t size) {
+// The size to map so as to hold `want` bytes: never below the data file's
+// length, since with MDB_WRITEMAP LMDB truncates the file to the map's size when
+// it maps, and a shorter map would cut off pages another process's transaction
+// is writing (or has reserved) past it.
+static uint64_t MapSizeFor(MDB_env* env, uint64_t want) {
+  mdb_filehandle_t fd;
+  struct stat st;
+  if (::mdb_env_get_fd(env, &fd) == MDB_SUCCESS && ::fstat(fd, &st) == 0) {
+    want = std::max<uint64_t>(want, static_cast<uint64_t>(st.st_size));
+  }
+  return want;
+}
+
+// 0 when a map of `size` bytes can be had, else the errno that says why not:
+// address space for it and, with MDB_WRITEMAP, a data file that long (LMDB
+// extends the file to the map). Tried before mdb_env_set_mapsize because LMDB
+// unmaps first: a failed mmap or ftruncate there would leave the environment
+// without a map.
+static int CanMap(MDB_env* env, uint64_t size) {
   void* p = ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) return false;
+  if (p == MAP_FAILED) return errno;
   ::munmap(p, size);
   unsigned flags = 0;
   mdb_filehandle_t fd;
-  if (::mdb_env_get_flags(env, &flags) != MDB_SUCCESS) return false;
-  if (!(flags & MDB_WRITEMAP)) return true;
   struct stat st;
-  if (::mdb_env_get_fd(env, &fd) != MDB_SUCCESS || ::fstat(fd, &st) != 0) return false;
-  return static_cast<uint64_t>(st.st_size) >= size || ::ftruncate(fd, static_cast<off_t>(size)) == 0;
+  if (::mdb_env_get_flags(env, &flags) != MDB_SUCCESS) return EINVAL;
+  if (!(flags & MDB_WRITEMAP)) return 0;
+  if (::mdb_env_get_fd(env, &fd) != MDB_SUCCESS || ::fstat(fd, &st) != 0) return EBADF;
+  if (static_cast<uint64_t>(st.st_size) >= size) return 0;
+  return ::ftruncate(fd, static_cast<off_t>(size)) == 0 ? 0 : errno;
 }
 
 Status Store::Rep::Remap(Retry why) const {
@@ -411,12 +426,15 @@ Status Store::Rep::Remap(Retry why) const {
       lmdb::env_set_mapsize(env(), 0);
     } else {
       uint64_t used = 0, map_size = 0;
-      if (!EnvSize(env(), &used, &map_size) || !CanMap(env(), 2 * map_size)) {
-        return Status::IOError("store: cannot grow the map to " +
-                               std::to_string((2 * map_size) >> 20) + " MiB (" +
-                               std::strerror(errno) + "); nothing was written");
+      if (!EnvSize(env(), &used, &map_size)) {
+        return Status::IOError("store: cannot read the environment's size");
       }
-      lmdb::env_set_mapsize(env(), 2 * map_size);
+      const uint64_t size = MapSizeFor(env(), 2 * map_size);
+      if (int err = CanMap(env(), size); err != 0) {
+        return Status::IOError("store: cannot grow the map to " + std::to_string(size >> 20) +
+                               " MiB (" + std::strerror(err) + "); nothing was written");
+      }
+      lmdb::env_set_mapsize(env(), size);
     }
   } catch (const lmdb::error& e) {
     return FromLmdb(e);
@@ -438,8 +456,10 @@ Status Store::Rep::GrowMapFor(uint64_t bytes) const {
     if (size_wanted() == 0) return Status::OK();
   }
   std::unique_lock lock(shared->resize_mu);
-  const uint64_t size = size_wanted();
-  if (size == 0 || !CanMap(env(), size)) return Status::OK();  // a full map reruns
+  uint64_t size = size_wanted();
+  if (size == 0) return Status::OK();
+  size = MapSizeFor(env(), size);
+  if (CanMap(env(), size) != 0) return Status::OK();  // advisory: a full map reruns
   try {
     lmdb::env_set_mapsize(env(), size);
   } catch (const lmdb::error& e) {
@@ -526,7 +546,14 @@ Status OpenEnv(const std::string& dir, const StoreOptions& options, SharedEnv* s
     shared->env = lmdb::env::create();
     MDB_env* env = shared->env.handle();
     lmdb::env_set_max_dbs(env, kMaxDbs);
-    lmdb::env_set_mapsize(env, options.TEST_map_size ? options.TEST_map_size : kDefaultMapSize);
+    // Never a map shorter than the data file: with MDB_WRITEMAP, LMDB truncates
+    // the file to the map, which would cut off what another process's
+    // transaction is writing past it.
+    uint64_t map_size = options.TEST_map_size ? options.TEST_map_size : kDefaultMapSize;
+    std::error_code ec;
+    const auto file_size = std::filesystem::file_size(std::filesystem::path(dir) / "data.mdb", ec);
+    if (!ec) map_size = std::max<uint64_t>(map_size, file_size);
+    lmdb::env_set_mapsize(env, map_size);
     // MDB_WRITEMAP (write_map): dirty pages live in the file mapping instead of
     // malloc'd buffers that commit then copies with pwrite; large batches touch
     // half as many fresh pages (the data file is sized to the map, sparsely). But
