@@ -387,36 +387,29 @@ StoreStateView ViewOf(const StoreState& state) {
   return v;
 }
 
-// The size to map so as to hold `want` bytes: never below the data file's
-// length, since with MDB_WRITEMAP LMDB truncates the file to the map's size when
-// it maps, and a shorter map would cut off pages another process's transaction
-// is writing (or has reserved) past it.
-static uint64_t MapSizeFor(MDB_env* env, uint64_t want) {
+// Settles the size to map so as to hold `want` bytes, in *size, and returns 0
+// when that map can be had, else the errno that says why not. The size is never
+// below the data file's length: with MDB_WRITEMAP LMDB truncates the file to the
+// map when it maps, and a shorter map would cut off pages another process's
+// transaction is writing (or has reserved) past it. Checked here: address space
+// for it and, with MDB_WRITEMAP, a file that long (LMDB extends the file to the
+// map), because mdb_env_set_mapsize unmaps first, and a failed mmap or
+// ftruncate there would leave the environment without a map.
+static int SizeToMap(MDB_env* env, uint64_t want, uint64_t* size) {
   mdb_filehandle_t fd;
   struct stat st;
-  if (::mdb_env_get_fd(env, &fd) == MDB_SUCCESS && ::fstat(fd, &st) == 0) {
-    want = std::max<uint64_t>(want, static_cast<uint64_t>(st.st_size));
-  }
-  return want;
-}
-
-// 0 when a map of `size` bytes can be had, else the errno that says why not:
-// address space for it and, with MDB_WRITEMAP, a data file that long (LMDB
-// extends the file to the map). Tried before mdb_env_set_mapsize because LMDB
-// unmaps first: a failed mmap or ftruncate there would leave the environment
-// without a map.
-static int CanMap(MDB_env* env, uint64_t size) {
-  void* p = ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) return errno;
-  ::munmap(p, size);
   unsigned flags = 0;
-  mdb_filehandle_t fd;
-  struct stat st;
-  if (::mdb_env_get_flags(env, &flags) != MDB_SUCCESS) return EINVAL;
-  if (!(flags & MDB_WRITEMAP)) return 0;
-  if (::mdb_env_get_fd(env, &fd) != MDB_SUCCESS || ::fstat(fd, &st) != 0) return EBADF;
-  if (static_cast<uint64_t>(st.st_size) >= size) return 0;
-  return ::ftruncate(fd, static_cast<off_t>(size)) == 0 ? 0 : errno;
+  if (::mdb_env_get_fd(env, &fd) != MDB_SUCCESS || ::fstat(fd, &st) != 0 ||
+      ::mdb_env_get_flags(env, &flags) != MDB_SUCCESS) {
+    return EBADF;
+  }
+  const uint64_t length = static_cast<uint64_t>(st.st_size);
+  *size = std::max(want, length);
+  void* p = ::mmap(nullptr, *size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return errno;
+  ::munmap(p, *size);
+  if (!(flags & MDB_WRITEMAP) || length >= *size) return 0;
+  return ::ftruncate(fd, static_cast<off_t>(*size)) == 0 ? 0 : errno;
 }
 
 Status Store::Rep::Remap(Retry why) const {
@@ -429,8 +422,8 @@ Status Store::Rep::Remap(Retry why) const {
       if (!EnvSize(env(), &used, &map_size)) {
         return Status::IOError("store: cannot read the environment's size");
       }
-      const uint64_t size = MapSizeFor(env(), 2 * map_size);
-      if (int err = CanMap(env(), size); err != 0) {
+      uint64_t size = 0;
+      if (int err = SizeToMap(env(), 2 * map_size, &size); err != 0) {
         return Status::IOError("store: cannot grow the map to " + std::to_string(size >> 20) +
                                " MiB (" + std::strerror(err) + "); nothing was written");
       }
@@ -456,10 +449,11 @@ Status Store::Rep::GrowMapFor(uint64_t bytes) const {
     if (size_wanted() == 0) return Status::OK();
   }
   std::unique_lock lock(shared->resize_mu);
-  uint64_t size = size_wanted();
-  if (size == 0) return Status::OK();
-  size = MapSizeFor(env(), size);
-  if (CanMap(env(), size) != 0) return Status::OK();  // advisory: a full map reruns
+  const uint64_t wanted = size_wanted();
+  uint64_t size = 0;
+  if (wanted == 0 || SizeToMap(env(), wanted, &size) != 0) {
+    return Status::OK();  // advisory: a full map reruns
+  }
   try {
     lmdb::env_set_mapsize(env(), size);
   } catch (const lmdb::error& e) {
