@@ -11,6 +11,12 @@
 //   ingest          amem: one Batch of N nodes + 3N edges, Store::Apply into a fresh
 //                   store, durable commit, opened as amem ingest opens it
 //                   (StoreOptions::write_map). Timed: Apply only (store opened before).
+//   ingest_stream   amem ingest without its parsing: the workload's JSON Lines (as
+//                   amem_gen writes them) cut and parsed into pieces as amem ingest
+//                   cuts them (kIngestPieceOps operations or about kIngestPieceBytes
+//                   of input each; untimed), then Store::ApplyStream of the pieces,
+//                   durable, into a fresh store. Set beside ingest, it is the cost
+//                   of writing in pieces rather than as one sorted batch.
 //   ingest_nosync   the same with StoreOptions::durable = false.
 //   ingest_nodes    amem phases: the N nodes alone into a fresh store (durable) ...
 //   ingest_edges    ... then the 3N edges alone into that store.
@@ -79,6 +85,7 @@
 #include "common/coding.h"
 #include "common/hash.h"
 #include "store/store.h"
+#include "tools/io/ingest.h"
 
 using namespace amem;
 using namespace amem::bench;
@@ -182,6 +189,59 @@ Sample AmemApply(const ScratchDir& scratch, const std::vector<const Batch*>& bat
     if (!rev.ok()) Die(kProgram, "Apply: " + rev.status().ToString());
   }
   *check = StoreCheck(*store);
+  return sample;
+}
+
+// The workload as `amem ingest` reads it: its JSON Lines text (amem_gen's) cut
+// into pieces by io::IngestReader, kIngestPieceOps operations or about
+// kIngestPieceBytes of input each, all parsed before the clock starts. Rewind
+// (a rerun after the map filled) parses them again.
+class ParsedPieces : public BatchStream {
+ public:
+  explicit ParsedPieces(const std::string& text) : text_(text) { Parse(); }
+  Status Rewind() override {
+    if (next_ > 0) Parse();
+    next_ = 0;
+    return Status::OK();
+  }
+  Result<bool> Next(Batch* piece) override {
+    if (next_ == pieces_.size()) return false;
+    std::swap(*piece, pieces_[next_++]);
+    return true;
+  }
+  uint64_t SizeHint() const override { return text_.size(); }
+  size_t size() const { return pieces_.size(); }
+
+ private:
+  void Parse() {
+    io::IngestReader reader(text_);
+    pieces_.clear();
+    for (;;) {
+      Batch piece;
+      Result<bool> more = reader.Next(&piece);
+      if (!more.ok()) Die(kProgram, "parsing the workload: " + more.status().ToString());
+      if (!*more) break;
+      pieces_.push_back(std::move(piece));
+    }
+  }
+
+  const std::string& text_;
+  std::vector<Batch> pieces_;
+  size_t next_ = 0;
+};
+
+// Store::ApplyStream of the parsed pieces into a fresh store opened as amem
+// ingest opens it, durable: amem ingest without its parsing.
+Sample AmemStream(const ScratchDir& scratch, const std::string& text, std::string* check) {
+  const std::string dir = scratch.Sub("amem");
+  RemoveAll(dir);
+  std::unique_ptr<Store> store = OpenStore(dir, true, /*bulk=*/true);
+  ParsedPieces pieces(text);
+  Stopwatch watch;
+  Result<uint64_t> rev = store->ApplyStream(&pieces);
+  const Sample sample = watch.Elapsed();
+  if (!rev.ok()) Die(kProgram, "ApplyStream: " + rev.status().ToString());
+  *check = StoreCheck(*store) + ", " + std::to_string(pieces.size()) + " pieces";
   return sample;
 }
 
@@ -741,6 +801,13 @@ void RunSize(uint64_t n, const std::vector<std::string>& benchmarks, bool vector
   ingest("ingest", ops, bytes, [&](std::string* check) {
     return AmemApply(scratch, {&all}, true, check);
   });
+  if (Wanted(benchmarks, "ingest_stream")) {
+    std::string text;
+    for (const NodeInput& node : w.nodes) text += NodeToJsonLine(node);
+    for (const EdgeInput& edge : w.edges) text += EdgeToJsonLine(edge);
+    ingest("ingest_stream", ops, bytes,
+           [&](std::string* check) { return AmemStream(scratch, text, check); });
+  }
   ingest("ingest_nosync", ops, bytes, [&](std::string* check) {
     return AmemApply(scratch, {&all}, false, check);
   });
@@ -814,7 +881,7 @@ void RunSize(uint64_t n, const std::vector<std::string>& benchmarks, bool vector
 int main(int argc, char** argv) {
   Flags flags(argc, argv);
   const std::vector<std::string> known = {
-      "ingest",      "ingest_nosync", "ingest_nodes", "ingest_edges", "lmdb_ingest",
+      "ingest",      "ingest_stream", "ingest_nosync", "ingest_nodes", "ingest_edges", "lmdb_ingest",
       "lmdb_ingest_writemap", "sqlite_ingest", "commit", "commit_nosync", "lmdb_commit",
       "lmdb_commit_nosync", "commit_pair", "open", "lmdb_open", "hub"};
   std::string all_names;

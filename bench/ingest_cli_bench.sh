@@ -6,13 +6,19 @@
 #              workload from bench/amem_gen, vectors on), median of --runs
 #   in-process Store::Apply of the same workload as one batch
 #              (`ingest_bench --benchmarks=ingest`, durable, timed apply only)
+#   pieces     Store::ApplyStream of the same JSON Lines, parsed beforehand into
+#              the pieces amem ingest cuts (`--benchmarks=ingest_stream`): the
+#              CLI's write without its parsing. pieces/apply is what writing in
+#              bounded pieces costs against one sorted batch; CLI/pieces what
+#              parsing (overlapped with the writes) and a fresh process add.
 #   lmdb       raw LMDB, the same bytes in one transaction (`--benchmarks=lmdb_ingest`)
 #   sqlite     SQLite's import of the same rows, the peer (`--benchmarks=sqlite_ingest`)
 #
 # each with the peak RSS of its process (/usr/bin/time). An ingest_bench process
-# holds the generated workload and the batch too (1M: ~8 GB), so its RSS is an
-# upper bound for the apply; amem ingest streams its file. The last columns are
-# the budgets: cli / in-process <= 2 at 100K, cli peak RSS <= 1 GB at 1M.
+# holds the generated workload and the batch too (1M: ~8 GB; pieces: the text and
+# the pieces besides, ~13 GB), so its RSS is an upper bound for the apply; amem
+# ingest streams its file. The budgets: CLI/apply <= 2 at 100K, the CLI's peak RSS
+# <= 1 GB at 1M.
 #
 #   bash bench/ingest_cli_bench.sh [BUILD_DIR] [--sizes 10000,100000,1000000]
 #        [--runs 3] [--work DIR]
@@ -28,7 +34,7 @@ while [ $# -gt 0 ]; do
     --sizes) sizes=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "ingest_cli_bench: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) build=$(cd "$1" && pwd); shift ;;
   esac
@@ -55,8 +61,8 @@ in_process() {
   echo "$s $(cat "$work/rss")"
 }
 
-printf '%-8s %-22s %-22s %-22s %-22s %9s\n' size "amem ingest (CLI)" "in-process apply" \
-  "raw LMDB" "SQLite" "CLI/apply"
+printf '%-8s %-22s %-22s %-22s %-22s %-22s %9s %12s\n' size "amem ingest (CLI)" \
+  "in-process apply" "in-process pieces" "raw LMDB" "SQLite" "CLI/apply" "pieces/apply"
 for n in ${sizes//,/ }; do
   file=$work/w$n.jsonl
   "$gen" --num="$n" --start_ts=auto --out="$file" 2> "$work/gen.err"
@@ -73,6 +79,7 @@ for n in ${sizes//,/ }; do
   cli_rss=$(awk '{print $2}' "$work/cli" | sort -n | tail -1)
   rm -rf "$work/store" "$file"
   read -r apply_s apply_rss < <(in_process ingest "$n")
+  read -r pieces_s pieces_rss < <(in_process ingest_stream "$n")
   read -r lmdb_s lmdb_rss < <(in_process lmdb_ingest "$n")
   read -r sqlite_s sqlite_rss < <(in_process sqlite_ingest "$n")
   gen_sum=$(grep -o "checksum [0-9a-f]*" "$work/gen.err" | awk '{print $2}')
@@ -81,12 +88,14 @@ for n in ${sizes//,/ }; do
     echo "ingest_cli_bench: the workloads differ (amem_gen $gen_sum, ingest_bench $bench_sum)" >&2
     exit 1
   fi
-  printf '%-8s %-22s %-22s %-22s %-22s %8.2fx\n' "$n" \
+  printf '%-8s %-22s %-22s %-22s %-22s %-22s %8.2fx %11.2fx\n' "$n" \
     "$(printf '%.3f s, %s' "$cli_s" "$(mb "$cli_rss")")" \
     "$(printf '%.3f s, %s' "$apply_s" "$(mb "$apply_rss")")" \
+    "$(printf '%.3f s, %s' "$pieces_s" "$(mb "$pieces_rss")")" \
     "$(printf '%.3f s, %s' "$lmdb_s" "$(mb "$lmdb_rss")")" \
     "$(printf '%.3f s, %s' "$sqlite_s" "$(mb "$sqlite_rss")")" \
-    "$(awk -v a="$cli_s" -v b="$apply_s" 'BEGIN {print a / b}')"
+    "$(awk -v a="$cli_s" -v b="$apply_s" 'BEGIN {print a / b}')" \
+    "$(awk -v a="$pieces_s" -v b="$apply_s" 'BEGIN {print a / b}')"
 done
 echo "(medians of $runs runs; 1M: one in-process run each; workload checksums match)"
 echo "budgets: CLI/apply <= 2 at 100K; CLI peak RSS <= 1 GB at 1M"
