@@ -248,6 +248,27 @@ class Counted : public BatchStream {
 // A large stream into a store whose map is far too small: with the input's size
 // as the hint the map is grown once, before the write, which then reads the
 // input once (where an unhinted stream filled the map and was read again).
+// The reference for a streamed ingest: `text` applied as one batch to a store in
+// `dir`, and its changes (ChangesText).
+struct OneBatch {
+  std::unique_ptr<Store> store;
+  io::IngestBatch parsed;
+  std::string changes;
+};
+OneBatch ApplyAsOneBatch(const std::string& dir, const std::string& text,
+                         const StoreOptions& options, const WriteOptions& w) {
+  OneBatch out;
+  auto store = Store::Open(dir, options);
+  REQUIRE(store.ok());
+  out.store = std::move(store).value();
+  Result<io::IngestBatch> parsed = io::ParseIngest(text);
+  REQUIRE(parsed.ok());
+  out.parsed = std::move(parsed).value();
+  REQUIRE(out.store->Apply(out.parsed.batch, w).ok());
+  out.changes = ChangesText(out.store.get());
+  return out;
+}
+
 TEST_CASE("an ingest grows the map to the input's size before it writes",
           "[tools][ingest][stream]") {
   std::string text;
@@ -293,12 +314,8 @@ TEST_CASE("pieces of any size apply as the one batch would", "[tools][ingest][st
   WriteOptions w;
   w.ts = 1000;
   // The reference: the whole file as one batch.
-  auto whole = Store::Open(dir.Sub("whole"), options);
-  REQUIRE(whole.ok());
-  Result<io::IngestBatch> parsed = io::ParseIngest(text);
-  REQUIRE(parsed.ok());
-  REQUIRE((*whole)->Apply(parsed->batch, w).ok());
-  const std::string expected = ChangesText(whole->get());
+  const OneBatch whole = ApplyAsOneBatch(dir.Sub("whole"), text, options, w);
+  const std::string& expected = whole.changes;
   CHECK(expected.find(" d\n") != std::string::npos);  // some edges do name missing nodes
   int reran[2] = {0, 0};  // runs whose map filled, by read ahead
   for (size_t ops : {1, 2, 3, 16, 1000}) {
@@ -320,16 +337,54 @@ TEST_CASE("pieces of any size apply as the one batch would", "[tools][ingest][st
         reran[ahead] += stream.rewinds() > 1;
         REQUIRE(rev.ok());
         CHECK(*rev == 1);
-        CHECK(reader.ops() == parsed->batch.size());
-        CHECK(reader.lines() == parsed->lines);
+        CHECK(reader.ops() == whole.parsed.batch.size());
+        CHECK(reader.lines() == whole.parsed.lines);
         CHECK(ChangesText(store->get()) == expected);
-        CHECK((*store)->Stats()->live_nodes == (*whole)->Stats()->live_nodes);
+        CHECK((*store)->Stats()->live_nodes == whole.store->Stats()->live_nodes);
       }
     }
   }
   // The rerun from the first piece, on one thread and with a piece read ahead.
   CHECK(reran[0] > 0);
   CHECK(reran[1] > 0);
+}
+
+// Thousands of nodes: the revision's node table (which answers the endpoint
+// checks of later pieces, and sets the missing-endpoint flags again at the end)
+// grows several times, and deleted nodes, nodes named before they are written and
+// endpoints of other pieces are all answered from it.
+TEST_CASE("pieces apply as the one batch would with thousands of nodes",
+          "[tools][ingest][stream]") {
+  const std::string text = Workload(5000);
+  TempDir dir;
+  StoreOptions options;
+  options.dimension = 4;
+  options.durable = false;
+  WriteOptions w;
+  w.ts = 1000;
+  const OneBatch whole = ApplyAsOneBatch(dir.Sub("whole"), text, options, w);
+  const std::string& expected = whole.changes;
+  // Edges whose source or destination is deleted later, or written later.
+  CHECK(expected.find(" s\n") != std::string::npos);
+  CHECK(expected.find(" d\n") != std::string::npos);
+  for (size_t ops : {5, 997}) {
+    for (bool ahead : {false, true}) {
+      INFO("piece of " << ops << " ops, read ahead " << ahead);
+      auto store = Store::Open(dir.Sub("p" + std::to_string(ops) + (ahead ? "a" : "")), options);
+      REQUIRE(store.ok());
+      IngestReader reader(text);
+      reader.set_piece_limits(ops, io::kIngestPieceBytes);
+      io::ReadAheadStream read_ahead(&reader);
+      Result<uint64_t> rev = ahead ? (*store)->ApplyStream(&read_ahead, w)
+                                   : (*store)->ApplyStream(&reader, w);
+      REQUIRE(rev.ok());
+      CHECK(ChangesText(store->get()) == expected);
+      auto stats = Must((*store)->Stats());
+      auto reference = Must(whole.store->Stats());
+      CHECK(stats.live_nodes == reference.live_nodes);
+      CHECK(stats.live_edges == reference.live_edges);
+    }
+  }
 }
 
 // ReadAheadStream parses piece k+1 while piece k is applied: an error of piece k
