@@ -15,8 +15,11 @@
 //                   amem_gen writes them) cut and parsed into pieces as amem ingest
 //                   cuts them (kIngestPieceOps operations or about kIngestPieceBytes
 //                   of input each; untimed), then Store::ApplyStream of the pieces,
-//                   durable, into a fresh store. Set beside ingest, it is the cost
-//                   of writing in pieces rather than as one sorted batch.
+//                   durable, into a fresh store (timed as ApplyStream runs: its map
+//                   growth from the input's size, each piece's disk reservation and,
+//                   should the map still fill, parsing the pieces again). Set beside
+//                   ingest, it is the cost of writing in pieces rather than as one
+//                   sorted batch.
 //   ingest_nosync   the same with StoreOptions::durable = false.
 //   ingest_nodes    amem phases: the N nodes alone into a fresh store (durable) ...
 //   ingest_edges    ... then the 3N edges alone into that store.

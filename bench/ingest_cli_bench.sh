@@ -9,8 +9,9 @@
 #   pieces     Store::ApplyStream of the same JSON Lines, parsed beforehand into
 #              the pieces amem ingest cuts (`--benchmarks=ingest_stream`): the
 #              CLI's write without its parsing. pieces/apply is what writing in
-#              bounded pieces costs against one sorted batch; CLI/pieces what
-#              parsing (overlapped with the writes) and a fresh process add.
+#              bounded pieces costs against one sorted batch; the CLI's column
+#              over this one, what parsing (overlapped with the writes) and a
+#              fresh process add.
 #   lmdb       raw LMDB, the same bytes in one transaction (`--benchmarks=lmdb_ingest`)
 #   sqlite     SQLite's import of the same rows, the peer (`--benchmarks=sqlite_ingest`)
 #
@@ -34,7 +35,7 @@ while [ $# -gt 0 ]; do
     --sizes) sizes=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "ingest_cli_bench: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) build=$(cd "$1" && pwd); shift ;;
   esac
