@@ -416,6 +416,15 @@ Status Store::Rep::Remap(Retry why) const {
   std::unique_lock lock(shared->resize_mu);
   try {
     if (why == Retry::kAdopt) {
+      // Another process grew the map: LMDB maps the size its meta page now
+      // records, which is at least the data file's length (with MDB_WRITEMAP, as
+      // amem ingest writes, exactly that). It unmaps before it maps again, so a
+      // size this process cannot map is refused here, keeping the old map.
+      uint64_t size = 0;
+      if (int err = SizeToMap(env(), 0, &size); err != 0) {
+        return Status::IOError("store: cannot map the store at the " + std::to_string(size >> 20) +
+                               " MiB another process grew it to (" + std::strerror(err) + ")");
+      }
       lmdb::env_set_mapsize(env(), 0);
     } else {
       uint64_t used = 0, map_size = 0;
