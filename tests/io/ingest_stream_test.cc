@@ -2,6 +2,7 @@
 // numbers, pieces of operations applied as one revision, all or nothing.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -88,6 +89,12 @@ TEST_CASE("the fast line parser makes what the reference parser makes",
       R"({"op":"del_kv","scope":"s","ns":"n","key":"k"})",
       R"({"op":"rel","name":"blocks","run":"r"})",
       R"({"o\u0070":"node","key":"k","type":"fact"})",
+      // Empty meta and payload (taken as they are) and ones with spaces (canonicalized).
+      R"({"op":"node","key":"k","type":"fact","meta":{}})",
+      R"({"op":"node","key":"k","type":"fact","meta":{ }})",
+      R"({"op":"edge","src":"a","rel":"calls","dst":"b","payload":[]})",
+      R"({"op":"edge","src":"a","rel":"calls","dst":"b","payload":[ ]})",
+      R"({"op":"kv","scope":"s","ns":"n","key":"k","value":{}})",
   };
   for (const std::string& line : accepted) {
     INFO(line);
@@ -397,6 +404,118 @@ TEST_CASE("pieces apply as the one batch would with thousands of nodes",
       CHECK(stats.live_nodes == reference.live_nodes);
       CHECK(stats.live_edges == reference.live_edges);
     }
+  }
+}
+
+// One parser reads a file's lines one after another: a vector's room is sized from
+// the line before, and a short vector after a long one does not keep the long
+// one's room (a piece holds thousands of them).
+TEST_CASE("the fast parser sizes vectors from the line before", "[tools][ingest][stream]") {
+  auto line = [](int dims) {
+    std::string text = R"({"op":"node","key":"k","type":"fact","vector":[)";
+    for (int i = 0; i < dims; ++i) text += (i ? ",0." : "0.") + std::to_string(i + 1);
+    return text + "]}" + std::string(io::kLinePadding, ' ');
+  };
+  FastLineParser parser;
+  Batch batch;
+  for (int dims : {4096, 3, 3, 0, 384, 384}) {
+    const std::string text = line(dims);
+    REQUIRE(parser.Add(text.data(), text.size() - io::kLinePadding, &batch));
+    const std::vector<float>& v = batch.ops().back().node().vector;
+    REQUIRE(v.size() == static_cast<size_t>(dims));
+    CHECK(v.capacity() <= 2 * v.size() + 64);
+    if (dims > 0) CHECK(v.back() == std::stof("0." + std::to_string(dims)));
+  }
+}
+
+// Every operation of every piece with its line number, to compare two streams.
+std::vector<std::string> Pieces(BatchStream* stream, const std::vector<size_t>& (*lines)(void*),
+                                void* owner, size_t max_pieces, Status* end) {
+  std::vector<std::string> out;
+  Batch piece;
+  while (out.size() < max_pieces) {
+    Result<bool> more = stream->Next(&piece);
+    if (!more.ok() || !*more) {
+      *end = more.ok() ? Status::OK() : more.status();
+      break;
+    }
+    std::string text;
+    REQUIRE(lines(owner).size() == piece.size());
+    for (size_t i = 0; i < piece.size(); ++i) {
+      text += std::to_string(lines(owner)[i]) + ":" + Describe(piece.ops()[i]) + "\n";
+    }
+    out.push_back(std::move(text));
+  }
+  return out;
+}
+
+// ReadAheadStream cuts pieces in order and parses them on several threads; what
+// it hands out must be the reader's own pieces, in the reader's order, with their
+// line numbers, also after a rewind in the middle, and the first error in input
+// order when later pieces are bad too.
+TEST_CASE("pieces parsed on several threads are the reader's pieces, in order",
+          "[tools][ingest][stream]") {
+  std::string text = Workload(400);
+  text += "\r\n  \n";
+  text += R"({"op":"node","key":"fact:last","type":"fact","meta":{"z":1}})" "\r\n";
+  auto reader_lines = [](void* r) -> const std::vector<size_t>& {
+    return static_cast<IngestReader*>(r)->op_lines();
+  };
+  auto ahead_lines = [](void* a) -> const std::vector<size_t>& {
+    return static_cast<io::ReadAheadStream*>(a)->op_lines();
+  };
+  IngestReader plain(text);
+  plain.set_piece_limits(7, 300);
+  Status end;
+  const std::vector<std::string> expected = Pieces(&plain, reader_lines, &plain, SIZE_MAX, &end);
+  REQUIRE(end.ok());
+  REQUIRE(expected.size() > 20);
+  for (size_t threads : {1, 2, 3, 5}) {
+    INFO(threads << " threads");
+    IngestReader reader(text);
+    reader.set_piece_limits(7, 300);
+    io::ReadAheadStream ahead(&reader, threads);
+    // A few pieces, then from the start again, then all of them.
+    std::vector<std::string> first = Pieces(&ahead, ahead_lines, &ahead, 3, &end);
+    CHECK(first == std::vector<std::string>(expected.begin(), expected.begin() + 3));
+    REQUIRE(ahead.Rewind().ok());
+    CHECK(Pieces(&ahead, ahead_lines, &ahead, SIZE_MAX, &end) == expected);
+    CHECK(end.ok());
+    Batch piece;
+    CHECK(!Must(ahead.Next(&piece)));  // the end stays the end
+    CHECK(piece.empty());
+    CHECK(reader.ops() == plain.ops());
+    CHECK(reader.lines() == plain.lines());
+  }
+  // Bad lines in a middle piece and in later ones: the pieces before the first
+  // bad line come out whole, then its error, again on every later call.
+  std::string bad = Workload(60);
+  std::vector<std::string> lines;
+  for (size_t at = 0, nl; (nl = bad.find('\n', at)) != std::string::npos; at = nl + 1) {
+    lines.push_back(bad.substr(at, nl - at));
+  }
+  REQUIRE(lines.size() > 60);
+  lines[37] = R"({"op":"node","key":"x","type":"fact")";  // line 38
+  // The pieces (7 operation lines each; blank lines do not count) before line 38's.
+  const size_t ops_before = static_cast<size_t>(
+      std::count_if(lines.begin(), lines.begin() + 37, [](const std::string& l) { return !l.empty(); }));
+  REQUIRE(ops_before / 7 >= 4);
+  lines[50] = R"({"op":"nope"})";
+  lines[58] = "{";
+  bad.clear();
+  for (const std::string& l : lines) bad += l + "\n";
+  for (size_t threads : {1, 2, 4}) {
+    INFO(threads << " threads");
+    IngestReader reader(bad);
+    reader.set_piece_limits(7, SIZE_MAX);
+    io::ReadAheadStream ahead(&reader, threads);
+    std::vector<std::string> before = Pieces(&ahead, ahead_lines, &ahead, SIZE_MAX, &end);
+    CHECK(before.size() == ops_before / 7);
+    CHECK(end.message().rfind("line 38: malformed JSON", 0) == 0);
+    Batch piece;
+    Result<bool> again = ahead.Next(&piece);
+    REQUIRE(!again.ok());
+    CHECK(again.status().message() == end.message());
   }
 }
 

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "common/huge_pages.h"
 #include "common/model.h"
 #include "tools/io/json_input.h"
 
@@ -296,11 +297,23 @@ Result<bool> IngestReader::Fill() {
   return n > 0;
 }
 
-Result<bool> IngestReader::Next(Batch* piece) {
-  piece->Clear();
-  op_lines_.clear();
+namespace {
+
+// One operation line into `piece`: the fast parser, else the reference parser,
+// which names the error.
+Status ParseOpLine(FastLineParser* parser, std::string_view line, size_t number, Batch* piece) {
+  if (parser->Add(line.data(), line.size(), piece)) return Status::OK();
+  Status s = AddIngestLine(line, piece);
+  return s.ok() ? s : s.WithContext("line " + std::to_string(number));
+}
+
+}  // namespace
+
+template <typename OnLine>
+Result<bool> IngestReader::ReadPiece(OnLine&& on_line) {
+  size_t ops = 0;
   size_t bytes = 0;  // of operation lines: a piece never ends on blank lines alone
-  while (piece->size() < max_ops_ && bytes < max_bytes_) {
+  while (ops < max_ops_ && bytes < max_bytes_) {
     const char* start = buf_.data() + begin_;
     const char* nl = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
     if (nl == nullptr) {
@@ -323,50 +336,134 @@ Result<bool> IngestReader::Next(Batch* piece) {
     if (IsBlank(line)) continue;
     bytes += consumed;
     if (line.back() == '\r') line.remove_suffix(1);
-    if (!fast_->Add(line.data(), line.size(), piece)) {
-      Status s = AddIngestLine(line, piece);
-      if (!s.ok()) return s.WithContext("line " + std::to_string(line_number_));
-    }
-    op_lines_.push_back(line_number_);
+    if (!on_line(line, line_number_)) break;
+    ++ops;
     ++ops_;
   }
-  return !piece->empty();
+  return ops > 0;
 }
 
-ReadAheadStream::~ReadAheadStream() { Wait(); }
-
-void ReadAheadStream::Wait() {
-  if (worker_.joinable()) worker_.join();
-}
-
-void ReadAheadStream::ReadNext() {
-  reading_ = true;
-  worker_ = std::thread([this] {
-    ahead_result_ = reader_->Next(&ahead_);
-    ahead_lines_ = reader_->op_lines();
+Result<bool> IngestReader::Next(Batch* piece) {
+  piece->Clear();
+  op_lines_.clear();
+  Status error;
+  Result<bool> more = ReadPiece([&](std::string_view line, size_t number) {
+    error = ParseOpLine(fast_.get(), line, number, piece);
+    if (error.ok()) op_lines_.push_back(number);
+    return error.ok();
   });
+  if (!error.ok()) return error;
+  return more;
+}
+
+Result<bool> IngestReader::Cut(RawPiece* raw) {
+  raw->Clear();
+  // Room for a whole piece at once, in huge pages where the kernel gives them: the
+  // first touch of 16 MiB in 4 KiB pages would cost ~50 ms before the first write.
+  const uint64_t hint = SizeHint();
+  const size_t room = static_cast<size_t>(
+      std::min<uint64_t>(max_bytes_, hint > 0 ? hint : kIngestPieceBytes) + kLinePadding);
+  if (raw->text_.capacity() < room) ReserveHuge(&raw->text_, room);
+  Result<bool> more = ReadPiece([raw](std::string_view line, size_t number) {
+    raw->lines_.push_back({raw->text_.size(), line.size(), number});
+    raw->text_.append(line);
+    raw->text_.push_back('\n');
+    return true;
+  });
+  raw->text_.append(kLinePadding, '\0');
+  return more;
+}
+
+Status IngestReader::ParsePiece(const RawPiece& raw, FastLineParser* parser, Batch* piece,
+                                std::vector<size_t>* op_lines) {
+  piece->Clear();
+  op_lines->clear();
+  for (const RawPiece::Line& line : raw.lines_) {
+    AMEM_RETURN_IF_ERROR(ParseOpLine(
+        parser, std::string_view(raw.text_.data() + line.offset, line.size), line.number, piece));
+    op_lines->push_back(line.number);
+  }
+  return Status::OK();
+}
+
+ReadAheadStream::ReadAheadStream(IngestReader* reader, size_t threads)
+    : reader_(reader), slots_(std::max<size_t>(threads, 1)) {}
+
+ReadAheadStream::~ReadAheadStream() { Stop(); }
+
+void ReadAheadStream::Start() {
+  cut_ = taken_ = 0;
+  stop_ = cut_done_ = false;
+  for (Slot& slot : slots_) slot.ready = false;
+  for (size_t i = 0; i < slots_.size(); ++i) threads_.emplace_back([this] { Work(); });
+}
+
+void ReadAheadStream::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+void ReadAheadStream::Work() {
+  FastLineParser parser;
+  for (;;) {
+    // Pieces are cut one thread at a time, in order; piece k goes to slot k % n
+    // once Next has taken piece k - n out of it.
+    std::unique_lock cut_lock(cut_mu_);
+    uint64_t k = 0;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || cut_done_ || cut_ < taken_ + slots_.size(); });
+      if (stop_ || cut_done_) return;
+      k = cut_++;
+    }
+    Slot& slot = slots_[k % slots_.size()];
+    Result<bool> more = reader_->Cut(&slot.raw);
+    bool last = !more.ok() || !*more;  // the end, or a read error: no pieces after it
+    cut_lock.unlock();
+    if (!last) {
+      Status parsed = IngestReader::ParsePiece(slot.raw, &parser, &slot.batch, &slot.lines);
+      if (!parsed.ok()) {
+        more = parsed;
+        last = true;
+      }
+    }
+    {
+      std::lock_guard lock(mu_);
+      slot.result = std::move(more);
+      slot.ready = true;
+      if (last) cut_done_ = true;
+    }
+    cv_.notify_all();
+  }
 }
 
 Status ReadAheadStream::Rewind() {
-  Wait();
-  reading_ = false;
+  Stop();
   op_lines_.clear();
   return reader_->Rewind();
 }
 
 Result<bool> ReadAheadStream::Next(Batch* piece) {
-  if (!reading_) ReadNext();  // the first piece (or the first after Rewind)
-  Wait();
-  reading_ = false;
-  Result<bool> more = std::move(ahead_result_);
-  if (!more.ok() || !*more) {
+  if (threads_.empty()) Start();  // the first piece (or the first after Rewind)
+  std::unique_lock lock(mu_);
+  Slot& slot = slots_[taken_ % slots_.size()];
+  cv_.wait(lock, [&] { return slot.ready; });
+  if (!slot.result.ok() || !*slot.result) {  // the end or an error, left for later calls
     piece->Clear();
     op_lines_.clear();
-    return more;
+    return slot.result;
   }
-  std::swap(*piece, ahead_);
-  op_lines_.swap(ahead_lines_);
-  ReadNext();  // while the caller applies this one
+  std::swap(*piece, slot.batch);
+  op_lines_.swap(slot.lines);
+  slot.ready = false;
+  ++taken_;
+  lock.unlock();
+  cv_.notify_all();
   return true;
 }
 

@@ -26,9 +26,11 @@
 #ifndef AMEM_TOOLS_IO_INGEST_H_
 #define AMEM_TOOLS_IO_INGEST_H_
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -65,7 +67,7 @@ Result<IngestBatch> ParseIngest(std::string_view text, Progress* progress = null
 // kIngestPieceBytes of input (a longer line is one piece), handed to
 // Store::ApplyStream. Lines go through the fast parser (tools/io/ingest_line.h) and,
 // when it declines one, through AddIngestLine, which names the error.
-inline constexpr size_t kIngestPieceOps = 16384;
+inline constexpr size_t kIngestPieceOps = 65536;
 inline constexpr size_t kIngestPieceBytes = size_t{16} << 20;
 
 class IngestReader : public BatchStream {
@@ -95,9 +97,38 @@ class IngestReader : public BatchStream {
     max_bytes_ = bytes;
   }
 
+  // Next in two steps, so that pieces can be parsed on several threads while
+  // they are cut in order (ReadAheadStream): Cut copies the next piece's
+  // operation lines out of the input (false at its end, as Next), and ParsePiece
+  // parses them with `parser` into `piece` and their line numbers into
+  // `op_lines` (errors: "line N: ..."). Cut is sequential; ParsePiece of
+  // different pieces may run at once, each with its own parser.
+  class RawPiece {
+   public:
+    void Clear() {
+      text_.clear();
+      lines_.clear();
+    }
+
+   private:
+    friend class IngestReader;
+    struct Line {
+      size_t offset, size, number;
+    };
+    std::string text_;  // the lines, each followed by '\n', then kLinePadding bytes
+    std::vector<Line> lines_;
+  };
+  Result<bool> Cut(RawPiece* raw);
+  static Status ParsePiece(const RawPiece& raw, FastLineParser* parser, Batch* piece,
+                           std::vector<size_t>* op_lines);
+
  private:
   // Reads more input after the unread bytes; false at the end of the input.
   Result<bool> Fill();
+  // Reads the next piece's operation lines and calls on_line(line, line_number)
+  // for each until it returns false; true if it was called at all.
+  template <typename OnLine>
+  Result<bool> ReadPiece(OnLine&& on_line);
 
   int fd_ = -1;
   std::string_view text_;
@@ -112,15 +143,20 @@ class IngestReader : public BatchStream {
   std::unique_ptr<FastLineParser> fast_;
 };
 
-// Reads an IngestReader's next piece on a second thread while the store applies
+// Parses an IngestReader's next pieces on other threads while the store applies
 // the one before, so that parsing and writing overlap (amem ingest of a file).
-// The pieces, their order and every error are the reader's: a piece's parse
-// error is returned by the Next call that would have read it, after the pieces
-// before it were applied. At most two pieces are in memory.
+// The pieces are cut in order and parsed by `threads` threads at once (a piece
+// of nodes with vectors takes about twice as long to parse as to write). The
+// pieces, their order and every error are the reader's: a piece's parse error is
+// returned by the Next call that would have read it, after the pieces before it
+// were applied. At most threads + 1 pieces are in memory, and `threads` copies
+// of a piece's lines.
+inline constexpr size_t kReadAheadThreads = 2;
+
 class ReadAheadStream : public BatchStream {
  public:
-  explicit ReadAheadStream(IngestReader* reader) : reader_(reader) {}
-  ~ReadAheadStream() override;  // waits for a read in flight
+  explicit ReadAheadStream(IngestReader* reader, size_t threads = kReadAheadThreads);
+  ~ReadAheadStream() override;  // stops the threads
 
   Status Rewind() override;
   Result<bool> Next(Batch* piece) override;
@@ -129,15 +165,27 @@ class ReadAheadStream : public BatchStream {
   const std::vector<size_t>& op_lines() const { return op_lines_; }
 
  private:
-  void ReadNext();  // starts reading the next piece on the thread
-  void Wait();
+  // Piece k, cut and parsed by a thread, waits in slots_[k % threads] for Next.
+  struct Slot {
+    IngestReader::RawPiece raw;
+    Batch batch;
+    std::vector<size_t> lines;
+    Result<bool> result = false;
+    bool ready = false;
+  };
+  void Start();
+  void Stop();
+  void Work();
 
   IngestReader* reader_;
-  std::thread worker_;
-  bool reading_ = false;  // a read was started and its result not yet taken
-  Batch ahead_;
-  std::vector<size_t> ahead_lines_, op_lines_;
-  Result<bool> ahead_result_ = false;
+  std::vector<Slot> slots_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;      // guards the fields below and the slots' `ready`
+  std::mutex cut_mu_;  // held while a thread cuts the next piece
+  std::condition_variable cv_;
+  uint64_t cut_ = 0, taken_ = 0;  // pieces cut; pieces handed out by Next
+  bool stop_ = false, cut_done_ = false;
+  std::vector<size_t> op_lines_;
 };
 
 // Store::Apply names a failing operation "op K: ...". Returns true and sets *k and

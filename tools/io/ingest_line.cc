@@ -48,6 +48,7 @@ struct Line {
   float confidence = 1.0f, weight = 1.0f;
   int64_t ts = 0, rev = 0, rev_ts = 0;
   std::vector<float> vector;
+  size_t vector_capacity = 0;  // the last vector's size: lines of a file share one
 };
 
 bool ToFloat(double v, float* out) {
@@ -85,6 +86,10 @@ bool CanonicalJson(od::value v, std::string* out) {
   } else {
     return false;  // rare scalars: the reference path takes them
   }
+  if (raw == "{}" || raw == "[]") {  // the common empty meta or payload, already canonical
+    out->assign(raw);
+    return true;
+  }
   JsonParseOptions options;
   options.max_depth = kMaxJsonDepth - 1;
   Result<nlohmann::json> parsed = ParseJsonLimited(raw, "value", options);
@@ -111,6 +116,7 @@ bool ReadField(Field f, od::value v, Line* line) {
       od::array arr;
       if (v.get_array().get(arr)) return false;
       line->vector.clear();
+      line->vector.reserve(line->vector_capacity);  // moved into the batch by the last line
       for (auto element : arr) {
         od::value e;
         double d;
@@ -118,6 +124,9 @@ bool ReadField(Field f, od::value v, Line* line) {
         if (element.get(e) || !GetDouble(e, &d) || !ToFloat(d, &f32)) return false;
         line->vector.push_back(f32);
       }
+      // A short vector after a long one keeps no more than it needs.
+      if (line->vector.capacity() > 2 * line->vector.size() + 64) line->vector.shrink_to_fit();
+      line->vector_capacity = line->vector.size();
       return true;
     }
     case kMeta:
