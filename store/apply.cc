@@ -1067,13 +1067,36 @@ static uint64_t BytesInTrees(MDB_txn* txn, const Dbs& dbs) {
   return bytes;
 }
 
+namespace {
+
+// A piece prepared on a stream's thread (BatchStream::SetPieceWork).
+struct PreparedPiece {
+  Status status;
+  Prepared prepared;
+};
+
+}  // namespace
+
 Result<uint64_t> Store::ApplyStream(BatchStream* stream, const WriteOptions& options) {
   Revision r;
   r.streamed = true;
   AMEM_RETURN_IF_ERROR(StartRevision(options, &r));
   Batch piece;
-  Prepared prepared;
+  Prepared own;  // for pieces the stream did not prepare
   uint64_t committed = 0;
+  // Validation and hashing depend only on the piece, the store's settings and the
+  // revision's clock (r.now, fixed above), so a stream may do them ahead.
+  const Rep& rep = *rep_;
+  const int64_t now = r.now;
+  stream->SetPieceWork([&rep, now](const Batch& batch) -> std::shared_ptr<void> {
+    auto made = std::make_shared<PreparedPiece>();
+    made->status = Prepare(rep, batch, now, &made->prepared);
+    return made;
+  });
+  struct Unset {
+    BatchStream* stream;
+    ~Unset() { stream->SetPieceWork(nullptr); }
+  } unset{stream};
   auto write = [&](MDB_txn* txn) -> Status {
     AMEM_RETURN_IF_ERROR(stream->Rewind());
     AMEM_RETURN_IF_ERROR(BeginRevision(*rep_, txn, options, &r));
@@ -1088,7 +1111,13 @@ Result<uint64_t> Store::ApplyStream(BatchStream* stream, const WriteOptions& opt
       if (!more.ok()) return more.status();
       if (!*more) break;
       if (piece.empty()) continue;
-      AMEM_RETURN_IF_ERROR(Prepare(*rep_, piece, r.now, &prepared));
+      auto made = std::static_pointer_cast<PreparedPiece>(stream->PieceWorkResult());
+      if (made) {
+        AMEM_RETURN_IF_ERROR(made->status);
+      } else {
+        AMEM_RETURN_IF_ERROR(Prepare(*rep_, piece, r.now, &own));
+      }
+      Prepared& prepared = made ? made->prepared : own;
       // The disk the write may take by the end of this piece, beyond the last
       // commit's size (ReserveDisk adds that and headroom): what the trees grew
       // by; the copies of committed pages the write made, which the trees'

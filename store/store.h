@@ -197,6 +197,18 @@ class BatchStream {
   // that before it starts, where a full map would rerun the whole write; a low
   // guess costs that rerun, and a map that cannot grow as much stays as it is.
   virtual uint64_t SizeHint() const { return 0; }
+
+  // Work a stream that reads ahead on threads of its own (io::ReadAheadStream)
+  // may do there on each piece, after reading it and before Next returns it:
+  // ApplyStream sets it for the length of the call (validating and hashing the
+  // piece's operations, which then leave its write thread) and unsets it (an
+  // empty function) before it returns; a stream stops calling it before
+  // SetPieceWork returns. PieceWorkResult is what the work made for the piece
+  // Next returned last (null: none, and ApplyStream does it itself). The
+  // default: no work.
+  using PieceWork = std::function<std::shared_ptr<void>(const Batch&)>;
+  virtual void SetPieceWork(PieceWork work) { (void)work; }
+  virtual std::shared_ptr<void> PieceWorkResult() { return nullptr; }
 };
 
 struct NodeRecord {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 
@@ -519,6 +520,52 @@ TEST_CASE("pieces parsed on several threads are the reader's pieces, in order",
   }
 }
 
+// ApplyStream hands its per-piece work (validation, hashing) to the stream's
+// threads; what a piece's work made must come back with that piece.
+TEST_CASE("the piece work runs on the reading threads and comes back with its piece",
+          "[tools][ingest][stream]") {
+  const std::string text = Workload(300);
+  for (size_t threads : {1, 2, 3}) {
+    INFO(threads << " threads");
+    IngestReader reader(text);
+    reader.set_piece_limits(11, SIZE_MAX);
+    io::ReadAheadStream ahead(&reader, threads);
+    std::atomic<int> calls{0};
+    ahead.SetPieceWork([&calls](const Batch& b) -> std::shared_ptr<void> {
+      ++calls;
+      return std::make_shared<std::string>(Describe(b.ops().front()) + "#" +
+                                           std::to_string(b.size()));
+    });
+    Batch piece;
+    size_t pieces = 0;
+    while (Must(ahead.Next(&piece))) {
+      auto made = std::static_pointer_cast<std::string>(ahead.PieceWorkResult());
+      REQUIRE(made != nullptr);
+      CHECK(*made == Describe(piece.ops().front()) + "#" + std::to_string(piece.size()));
+      if (++pieces == 4) {
+        // Changing the work drops the pieces read ahead: Next refuses until Rewind.
+        ahead.SetPieceWork(nullptr);
+        Result<bool> refused = ahead.Next(&piece);
+        REQUIRE(!refused.ok());
+        CHECK(refused.status().IsAborted());
+        REQUIRE(ahead.Rewind().ok());
+        REQUIRE(Must(ahead.Next(&piece)));
+        CHECK(ahead.PieceWorkResult() == nullptr);  // no work now
+        CHECK(piece.ops().front().node().key == "fact:0");
+        break;
+      }
+    }
+    CHECK(calls >= 4);
+    // At the end (and after an error) the work may be unset without a rewind.
+    ahead.SetPieceWork([](const Batch&) { return std::make_shared<int>(1); });
+    REQUIRE(ahead.Rewind().ok());
+    while (Must(ahead.Next(&piece))) CHECK(ahead.PieceWorkResult() != nullptr);
+    CHECK(ahead.PieceWorkResult() == nullptr);
+    ahead.SetPieceWork(nullptr);
+    CHECK(!Must(ahead.Next(&piece)));
+  }
+}
+
 // ReadAheadStream parses piece k+1 while piece k is applied: an error of piece k
 // must still win over a parse error of piece k+1, and errors name input lines.
 TEST_CASE("reading a piece ahead reports the first error in input order", "[tools][ingest][stream]") {
@@ -535,6 +582,11 @@ TEST_CASE("reading a piece ahead reports the first error in input order", "[tool
       {head + bad_rel + node_c + malformed, "line 3: unknown relation 'bogus'"},
       {head + good_edge + node_c + malformed, "line 5: malformed JSON"},
       {head + "\n" + good_edge + bad_rel, "line 5: unknown relation 'bogus'"},
+      // Validation errors, found on the reading threads, still come in input order.
+      {head + R"({"op":"node","key":"","type":"fact"})" "\n" + node_c + malformed,
+       "line 3: key: empty"},
+      {head + good_edge + R"({"op":"edge","src":"fact:a","rel":"calls","dst":""})" "\n" + malformed,
+       "line 4: dst: empty"},
   };
   for (const Case& c : cases) {
     INFO(c.text);

@@ -425,11 +425,14 @@ void ReadAheadStream::Work() {
     Result<bool> more = reader_->Cut(&slot.raw);
     bool last = !more.ok() || !*more;  // the end, or a read error: no pieces after it
     cut_lock.unlock();
+    slot.work_result.reset();
     if (!last) {
       Status parsed = IngestReader::ParsePiece(slot.raw, &parser, &slot.batch, &slot.lines);
       if (!parsed.ok()) {
         more = parsed;
         last = true;
+      } else if (work_) {
+        slot.work_result = work_(slot.batch);
       }
     }
     {
@@ -445,21 +448,37 @@ void ReadAheadStream::Work() {
 Status ReadAheadStream::Rewind() {
   Stop();
   op_lines_.clear();
+  work_result_.reset();
+  must_rewind_ = ended_ = false;
   return reader_->Rewind();
 }
 
+void ReadAheadStream::SetPieceWork(PieceWork work) {
+  // Pieces read ahead and not yet handed out were made with the old work: they
+  // are dropped, and Next refuses until the stream is rewound.
+  if (!threads_.empty() && !ended_) must_rewind_ = true;
+  Stop();
+  work_ = std::move(work);
+}
+
 Result<bool> ReadAheadStream::Next(Batch* piece) {
+  if (must_rewind_) {
+    return Status::Aborted("the pieces read ahead were dropped (SetPieceWork): rewind first");
+  }
   if (threads_.empty()) Start();  // the first piece (or the first after Rewind)
   std::unique_lock lock(mu_);
   Slot& slot = slots_[taken_ % slots_.size()];
   cv_.wait(lock, [&] { return slot.ready; });
+  work_result_.reset();
   if (!slot.result.ok() || !*slot.result) {  // the end or an error, left for later calls
     piece->Clear();
     op_lines_.clear();
+    ended_ = true;
     return slot.result;
   }
   std::swap(*piece, slot.batch);
   op_lines_.swap(slot.lines);
+  work_result_ = std::move(slot.work_result);
   slot.ready = false;
   ++taken_;
   lock.unlock();

@@ -161,6 +161,11 @@ class ReadAheadStream : public BatchStream {
   Status Rewind() override;
   Result<bool> Next(Batch* piece) override;
   uint64_t SizeHint() const override { return reader_->SizeHint(); }
+  // The work runs on the parsing threads, after a piece parsed without error.
+  // Set it before reading (ApplyStream sets it, then rewinds): pieces read ahead
+  // with other work are dropped, and Next fails with Aborted until Rewind.
+  void SetPieceWork(PieceWork work) override;
+  std::shared_ptr<void> PieceWorkResult() override { return work_result_; }
   // The input line of each operation of the piece Next returned last.
   const std::vector<size_t>& op_lines() const { return op_lines_; }
 
@@ -170,6 +175,7 @@ class ReadAheadStream : public BatchStream {
     IngestReader::RawPiece raw;
     Batch batch;
     std::vector<size_t> lines;
+    std::shared_ptr<void> work_result;
     Result<bool> result = false;
     bool ready = false;
   };
@@ -186,6 +192,10 @@ class ReadAheadStream : public BatchStream {
   uint64_t cut_ = 0, taken_ = 0;  // pieces cut; pieces handed out by Next
   bool stop_ = false, cut_done_ = false;
   std::vector<size_t> op_lines_;
+  PieceWork work_;                    // read by the threads; set while none runs
+  std::shared_ptr<void> work_result_;  // of the piece Next returned last
+  bool ended_ = false;                 // Next returned the end or an error
+  bool must_rewind_ = false;           // SetPieceWork dropped pieces read ahead
 };
 
 // Store::Apply names a failing operation "op K: ...". Returns true and sets *k and
