@@ -517,6 +517,12 @@ TEST_CASE("pieces parsed on several threads are the reader's pieces, in order",
     Result<bool> again = ahead.Next(&piece);
     REQUIRE(!again.ok());
     CHECK(again.status().message() == end.message());
+    // Unsetting the work after the error (ApplyStream does) does not skip past it.
+    ahead.SetPieceWork(nullptr);
+    again = ahead.Next(&piece);
+    REQUIRE(!again.ok());
+    CHECK(again.status().message() == end.message());
+    CHECK(piece.empty());
   }
 }
 

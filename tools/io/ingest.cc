@@ -360,9 +360,12 @@ Result<bool> IngestReader::Cut(RawPiece* raw) {
   raw->Clear();
   // Room for a whole piece at once, in huge pages where the kernel gives them: the
   // first touch of 16 MiB in 4 KiB pages would cost ~50 ms before the first write.
+  // A piece may run over max_bytes_ by its last line: some slack keeps it in this room.
+  constexpr size_t kSlack = size_t{1} << 20;
   const uint64_t hint = SizeHint();
+  const size_t limit = max_bytes_ > SIZE_MAX - kSlack ? SIZE_MAX : max_bytes_ + kSlack;
   const size_t room = static_cast<size_t>(
-      std::min<uint64_t>(max_bytes_, hint > 0 ? hint : kIngestPieceBytes) + kLinePadding);
+      std::min<uint64_t>(limit, hint > 0 ? hint : kIngestPieceBytes + kSlack) + kLinePadding);
   if (raw->text_.capacity() < room) ReserveHuge(&raw->text_, room);
   Result<bool> more = ReadPiece([raw](std::string_view line, size_t number) {
     raw->lines_.push_back({raw->text_.size(), line.size(), number});
@@ -422,19 +425,24 @@ void ReadAheadStream::Work() {
       k = cut_++;
     }
     Slot& slot = slots_[k % slots_.size()];
-    Result<bool> more = reader_->Cut(&slot.raw);
-    bool last = !more.ok() || !*more;  // the end, or a read error: no pieces after it
-    cut_lock.unlock();
     slot.work_result.reset();
-    if (!last) {
-      Status parsed = IngestReader::ParsePiece(slot.raw, &parser, &slot.batch, &slot.lines);
-      if (!parsed.ok()) {
-        more = parsed;
-        last = true;
-      } else if (work_) {
-        slot.work_result = work_(slot.batch);
+    Result<bool> more = false;
+    try {
+      more = reader_->Cut(&slot.raw);
+      cut_lock.unlock();
+      // The lines cut before a read error come first: a bad one among them wins.
+      if (!slot.raw.empty()) {
+        Status parsed = IngestReader::ParsePiece(slot.raw, &parser, &slot.batch, &slot.lines);
+        if (!parsed.ok()) {
+          more = parsed;
+        } else if (more.ok() && work_) {
+          slot.work_result = work_(slot.batch);
+        }
       }
+    } catch (const std::exception& e) {  // std::bad_alloc: an error, not std::terminate
+      more = Status::Aborted(std::string("reading the input: ") + e.what());
     }
+    const bool last = !more.ok() || !*more;  // the end or an error: no pieces after it
     {
       std::lock_guard lock(mu_);
       slot.result = std::move(more);
@@ -449,19 +457,30 @@ Status ReadAheadStream::Rewind() {
   Stop();
   op_lines_.clear();
   work_result_.reset();
-  must_rewind_ = ended_ = false;
+  must_rewind_ = false;
+  final_.reset();
   return reader_->Rewind();
 }
 
 void ReadAheadStream::SetPieceWork(PieceWork work) {
   // Pieces read ahead and not yet handed out were made with the old work: they
-  // are dropped, and Next refuses until the stream is rewound.
-  if (!threads_.empty() && !ended_) must_rewind_ = true;
+  // are dropped, and Next refuses until the stream is rewound. After the end or
+  // an error there is nothing to drop: Next keeps returning it.
+  if (!threads_.empty() && !final_) must_rewind_ = true;
   Stop();
   work_ = std::move(work);
+  // What the old work made may point into pieces its caller no longer has.
+  work_result_.reset();
+  for (Slot& slot : slots_) slot.work_result.reset();
 }
 
 Result<bool> ReadAheadStream::Next(Batch* piece) {
+  if (final_) {  // the end or an error, again on every later call
+    piece->Clear();
+    op_lines_.clear();
+    work_result_.reset();
+    return *final_;
+  }
   if (must_rewind_) {
     return Status::Aborted("the pieces read ahead were dropped (SetPieceWork): rewind first");
   }
@@ -470,10 +489,10 @@ Result<bool> ReadAheadStream::Next(Batch* piece) {
   Slot& slot = slots_[taken_ % slots_.size()];
   cv_.wait(lock, [&] { return slot.ready; });
   work_result_.reset();
-  if (!slot.result.ok() || !*slot.result) {  // the end or an error, left for later calls
+  if (!slot.result.ok() || !*slot.result) {  // the end or an error
     piece->Clear();
     op_lines_.clear();
-    ended_ = true;
+    final_.emplace(slot.result);
     return slot.result;
   }
   std::swap(*piece, slot.batch);

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -109,6 +110,7 @@ class IngestReader : public BatchStream {
       text_.clear();
       lines_.clear();
     }
+    bool empty() const { return lines_.empty(); }
 
    private:
     friend class IngestReader;
@@ -194,7 +196,7 @@ class ReadAheadStream : public BatchStream {
   std::vector<size_t> op_lines_;
   PieceWork work_;                    // read by the threads; set while none runs
   std::shared_ptr<void> work_result_;  // of the piece Next returned last
-  bool ended_ = false;                 // Next returned the end or an error
+  std::optional<Result<bool>> final_;  // the end or the error Next returned
   bool must_rewind_ = false;           // SetPieceWork dropped pieces read ahead
 };
 
