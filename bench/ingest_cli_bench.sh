@@ -16,7 +16,10 @@
 #   lmdb       raw LMDB, the same bytes in one transaction (`--benchmarks=lmdb_ingest`)
 #   sqlite     SQLite's import of the same rows, the peer (`--benchmarks=sqlite_ingest`)
 #
-# each with the peak RSS of its process (/usr/bin/time). An ingest_bench process
+# each with the peak RSS of its process (/usr/bin/time). One more, untimed CLI run
+# per size samples /proc/PID/status every 20 ms for the two parts of that RSS: the
+# process's own memory (RssAnon) and the store file's pages LMDB maps for the
+# write (RssFile: page cache, shared with the kernel). An ingest_bench process
 # holds the generated workload and the batch too (1M: ~8 GB; pieces: the text and
 # the pieces besides, ~13 GB), so its RSS is an upper bound for the apply; amem
 # ingest streams its file. The budgets: CLI/apply <= 2 at 100K, the CLI's peak RSS
@@ -48,6 +51,24 @@ done
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 
+# peak_parts CMD...: runs CMD, prints "<peak RssAnon KB> <peak RssFile KB>" from
+# /proc/PID/status sampled every 20 ms (a sample can miss a peak shorter than that).
+peak_parts() {
+  "$@" > /dev/null &
+  local pid=$! anon=0 file=0 key value _
+  while kill -0 "$pid" 2> /dev/null; do
+    while read -r key value _; do
+      case $key in
+        RssAnon:) [ "$value" -gt "$anon" ] && anon=$value ;;
+        RssFile:) [ "$value" -gt "$file" ] && file=$value ;;
+      esac
+    done < "/proc/$pid/status" 2> /dev/null || true
+    sleep 0.02
+  done
+  wait "$pid"
+  echo "$anon $file"
+}
+
 median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 mb() { awk -v k="$1" 'BEGIN {printf "%.0f MB", k / 1024}'; }
 
@@ -65,6 +86,7 @@ in_process() {
 
 printf '%-8s %-22s %-22s %-22s %-22s %-22s %9s %12s\n' size "amem ingest (CLI)" \
   "in-process apply" "in-process pieces" "raw LMDB" "SQLite" "CLI/apply" "pieces/apply"
+parts=""
 for n in ${sizes//,/ }; do
   file=$work/w$n.jsonl
   "$gen" --num="$n" --start_ts=auto --out="$file" 2> "$work/gen.err"
@@ -84,6 +106,10 @@ for n in ${sizes//,/ }; do
   done
   cli_s=$(awk '{print $1 / 1000}' "$work/cli" | median)
   cli_rss=$(awk '{print $2}' "$work/cli" | sort -n | tail -1)
+  rm -rf "$work/store"
+  "$amem" --store "$work/store" init > /dev/null
+  read -r anon_kb file_kb < <(peak_parts "$amem" --store "$work/store" ingest "$file")
+  parts="$parts$n: $(mb "$anon_kb") RssAnon, $(mb "$file_kb") RssFile"$'\n'
   rm -rf "$work/store" "$file"
   read -r apply_s apply_rss < <(in_process ingest "$n")
   read -r pieces_s pieces_rss < <(in_process ingest_stream "$n")
@@ -105,4 +131,7 @@ for n in ${sizes//,/ }; do
     "$(awk -v a="$pieces_s" -v b="$apply_s" 'BEGIN {print a / b}')"
 done
 echo "(medians of $runs runs; 1M: one in-process run each; workload checksums match)"
+echo "amem ingest's peak RSS in parts (one more run each, sampled every 20 ms): the process's"
+echo "own memory (RssAnon) and the store file's pages mapped for the write (RssFile)"
+printf '%s' "$parts"
 echo "budgets: CLI/apply <= 2 at 100K; CLI peak RSS <= 1 GB at 1M"

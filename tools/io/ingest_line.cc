@@ -48,7 +48,7 @@ struct Line {
   float confidence = 1.0f, weight = 1.0f;
   int64_t ts = 0, rev = 0, rev_ts = 0;
   std::vector<float> vector;
-  size_t vector_capacity = 0;  // the last vector's size: lines of a file share one
+  size_t last_vector_size = 0;  // the room to reserve: a file's vectors share one size
 };
 
 bool ToFloat(double v, float* out) {
@@ -116,7 +116,7 @@ bool ReadField(Field f, od::value v, Line* line) {
       od::array arr;
       if (v.get_array().get(arr)) return false;
       line->vector.clear();
-      line->vector.reserve(line->vector_capacity);  // moved into the batch by the last line
+      line->vector.reserve(line->last_vector_size);  // moved into the batch by the last line
       for (auto element : arr) {
         od::value e;
         double d;
@@ -126,7 +126,7 @@ bool ReadField(Field f, od::value v, Line* line) {
       }
       // A short vector after a long one keeps no more than it needs.
       if (line->vector.capacity() > 2 * line->vector.size() + 64) line->vector.shrink_to_fit();
-      line->vector_capacity = line->vector.size();
+      line->last_vector_size = line->vector.size();
       return true;
     }
     case kMeta:
