@@ -565,15 +565,14 @@ struct Revision {
 
   // Streams only. An edge's endpoint checks see the state at the end of its
   // piece; the batch's meaning is the state at the end of all of them. So the
-  // final liveness of every node the revision wrote is kept, and Finish sets the
-  // missing-endpoint flags of the edges again from it.
+  // final liveness of every node the revision wrote is kept, and when a piece
+  // wrote nodes after an earlier piece wrote edges, Finish reads the log's edge
+  // entries again and sets their missing-endpoint flags from it. (A file of
+  // nodes, then edges needs no second look.)
   bool streamed = false;
   NodesSeen node_live;
-  struct EdgeFlags {
-    uint64_t src, dst;
-    size_t flags_at;  // offset of the entry's flags byte in `log`
-  };
-  std::vector<EdgeFlags> edge_flags;
+  bool edges_written = false;  // by the pieces so far
+  bool recheck_edges = false;  // a piece wrote nodes after edges were written
 
   void Reset() {
     effective = 0;
@@ -584,7 +583,7 @@ struct Revision {
     first = true;
     telemetry.clear();
     node_live.clear();
-    edge_flags.clear();
+    edges_written = recheck_edges = false;
   }
 };
 
@@ -915,9 +914,7 @@ void AppendLogEntries(const std::vector<Batch::Op>& ops, const std::vector<Prep>
         e.SetRelation(ops[i].edge().rel);
         break;
     }
-    if (r->streamed && p.kind == Kind::kPutEdge) {
-      r->edge_flags.push_back({p.id, p.dst_id, r->log.size() + 1});  // after the kind byte
-    }
+    r->edges_written |= p.kind == Kind::kPutEdge;
     e.EncodeTo(&r->log, r->first ? nullptr : &r->prev);
     r->prev = e;
     r->first = false;
@@ -956,6 +953,8 @@ Status WritePiece(const Store::Rep& rep, MDB_txn* txn, const Batch& batch, Prepa
   AMEM_RETURN_IF_ERROR(WriteEdges(w, &endpoints, &prepared.edges));
   AMEM_RETURN_IF_ERROR(CheckDestinations(w, &endpoints, &prepared.edges));
   AMEM_RETURN_IF_ERROR(WriteKv(w, prepared.kvs));
+  // This piece's own edges were checked after its nodes were written.
+  if (r->streamed && r->edges_written && !outcomes.empty()) r->recheck_edges = true;
   AppendLogEntries(ops, preps, options, r);
   if (r->streamed) {
     for (const NodeOutcome& o : outcomes) r->node_live.Set(o.id, {o.live, KeyCheck(o.key)});
@@ -976,22 +975,35 @@ Status StartRevision(const WriteOptions& options, Revision* r) {
   return Status::OK();
 }
 
+// Sets the missing-endpoint flags of the revision's edge entries from the final
+// liveness of the nodes it wrote (an endpoint it did not write keeps its check).
+Status RecheckEdgeEndpoints(const Store::Rep& rep, Revision* r) {
+  std::string_view in = r->log;
+  LogEntry prev, e;
+  for (bool first = true; !in.empty(); first = false) {
+    const size_t at = r->log.size() - in.size();
+    AMEM_RETURN_IF_ERROR(e.DecodeFrom(&in, first ? nullptr : &prev));
+    prev = e;
+    if (e.kind != static_cast<uint8_t>(Kind::kPutEdge)) continue;
+    char& flags = r->log[at + 1];  // after the kind byte
+    auto set = [&](std::string_view key, uint8_t flag) {
+      NodeSeen seen;
+      if (!r->node_live.Find(rep.HashKey(key), &seen)) return;
+      flags = static_cast<char>(seen.live ? (flags & ~flag) : (flags | flag));
+    };
+    set(e.src_key(), kLogSrcMissing);
+    set(e.dst_key(), kLogDstMissing);
+  }
+  return Status::OK();
+}
+
 Status FinishRevision(const Store::Rep& rep, MDB_txn* txn, Revision* r, uint64_t* committed) {
   const Dbs& dbs = rep.dbs;
   if (r->effective == 0) {
     *committed = r->prev_rev;
     return Status::OK();
   }
-  for (const Revision::EdgeFlags& f : r->edge_flags) {
-    auto set = [&](uint64_t id, uint8_t flag) {
-      NodeSeen seen;
-      if (!r->node_live.Find(id, &seen)) return;  // not written here: the check stands
-      char& flags = r->log[f.flags_at];
-      flags = static_cast<char>(seen.live ? (flags & ~flag) : (flags | flag));
-    };
-    set(f.src, kLogSrcMissing);
-    set(f.dst, kLogDstMissing);
-  }
+  if (r->recheck_edges) AMEM_RETURN_IF_ERROR(RecheckEdgeEndpoints(rep, r));
   // A record takes its own ts, else the batch's, else the clock: never the time of
   // another write (an earlier revision's). The revision's commit time never goes
   // back, so --at stays ordered: the latest of this batch's time and the last one.
