@@ -408,6 +408,42 @@ TEST_CASE("pieces apply as the one batch would with thousands of nodes",
   }
 }
 
+// The commit decodes the revision's edge entries again only when a piece wrote
+// nodes after an earlier piece wrote edges. Both orders, in pieces of a few
+// operations: nodes then edges (no second look: the endpoint checks saw every
+// node), and edges then nodes (the flags set while writing are all wrong).
+TEST_CASE("edge endpoint flags are right whether nodes come before or after the edges",
+          "[tools][ingest][stream]") {
+  std::string nodes, edges;
+  for (int i = 0; i < 40; ++i) {
+    nodes += R"({"op":"node","key":"n:)" + std::to_string(i) + R"(","type":"fact"})" "\n";
+    // Every third edge names a node no line writes.
+    const std::string dst = i % 3 == 0 ? "ghost:" + std::to_string(i) : "n:" + std::to_string(i / 2);
+    edges += R"({"op":"edge","src":"n:)" + std::to_string(i) + R"(","rel":"calls","dst":")" + dst +
+             "\"}\n";
+  }
+  nodes += R"({"op":"del_node","key":"n:4"})" "\n";  // named by edges 4, 8 and 9
+  TempDir dir;
+  StoreOptions options;
+  options.durable = false;
+  WriteOptions w;
+  w.ts = 1000;
+  for (bool nodes_first : {true, false}) {
+    INFO("nodes first " << nodes_first);
+    const std::string text = nodes_first ? nodes + edges : edges + nodes;
+    const std::string tag = nodes_first ? "nf" : "ef";
+    const OneBatch whole = ApplyAsOneBatch(dir.Sub("whole" + tag), text, options, w);
+    CHECK(whole.changes.find(" d\n") != std::string::npos);  // the ghosts and n:4
+    CHECK(whole.changes.find(" s\n") != std::string::npos);  // n:4's own edge
+    auto store = Store::Open(dir.Sub("pieces" + tag), options);
+    REQUIRE(store.ok());
+    IngestReader reader(text);
+    reader.set_piece_limits(7, io::kIngestPieceBytes);
+    REQUIRE(Must((*store)->ApplyStream(&reader, w)) == 1);
+    CHECK(ChangesText(store->get()) == whole.changes);
+  }
+}
+
 // One parser reads a file's lines one after another: a vector's room is sized from
 // the line before, and a short vector after a long one does not keep the long
 // one's room (a piece holds thousands of them).
