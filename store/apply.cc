@@ -16,6 +16,7 @@
 
 #include "common/clock.h"
 #include "common/coding.h"
+#include "common/huge_pages.h"
 #include "store/internal/store_rep.h"
 #include "store/internal/validate.h"
 
@@ -305,6 +306,7 @@ class NodesSeen {
   void Grow() {
     std::vector<Slot> old = std::move(slots_);
     const size_t n = old.empty() ? 1024 : 2 * old.size();
+    ReserveHuge(&slots_, n);  // 48 MB for 1M nodes
     slots_.assign(n, Slot{0, 0, false, false});
     mask_ = n - 1;
     shift_ = 64 - static_cast<unsigned>(std::countr_zero(n));

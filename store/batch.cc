@@ -3,6 +3,8 @@
 #include <iterator>
 #include <utility>
 
+#include "common/huge_pages.h"
+
 namespace amem {
 
 Batch::Batch() = default;
@@ -64,6 +66,9 @@ void Batch::DefineRelation(EdgeInput relation) {
 
 size_t Batch::size() const { return ops_.size(); }
 void Batch::Clear() { ops_.clear(); }
+void Batch::Reserve(size_t n) {
+  if (n > ops_.capacity()) ReserveHuge(&ops_, n);
+}
 void Batch::Append(Batch&& other) {
   ops_.insert(ops_.end(), std::make_move_iterator(other.ops_.begin()),
               std::make_move_iterator(other.ops_.end()));

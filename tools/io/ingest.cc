@@ -380,6 +380,7 @@ Result<bool> IngestReader::Cut(RawPiece* raw) {
 Status IngestReader::ParsePiece(const RawPiece& raw, FastLineParser* parser, Batch* piece,
                                 std::vector<size_t>* op_lines) {
   piece->Clear();
+  piece->Reserve(raw.lines_.size());  // the pieces' room goes round (ReadAheadStream)
   op_lines->clear();
   for (const RawPiece::Line& line : raw.lines_) {
     AMEM_RETURN_IF_ERROR(ParseOpLine(
