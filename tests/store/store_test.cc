@@ -327,3 +327,25 @@ TEST_CASE("Read telemetry events carry the record's scope, run and task",
     CHECK(events[i]["scope"] == "proj");
   }
 }
+
+// A batch keeps its room across Clear, and Reserve makes room once: a reader that
+// reuses one batch for piece after piece does not grow (and first-touch) it again.
+TEST_CASE("Batch::Reserve and Clear keep the operations' room", "[store]") {
+  Batch b;
+  b.Reserve(3000);
+  b.PutNode(Node("fact:first", "c"));
+  const Batch::Op* room = b.ops().data();
+  for (int i = 0; i < 2999; ++i) {
+    b.PutEdge(Edge("fact:" + std::to_string(i), "calls", "fact:x"));
+  }
+  CHECK(b.size() == 3000);
+  CHECK(b.ops().data() == room);  // no growth
+  CHECK(b.ops().front().node().key == "fact:first");
+  CHECK(b.ops().back().edge().src == "fact:2998");
+  b.Clear();
+  CHECK(b.empty());
+  b.Reserve(10);  // smaller than the room it has: nothing moves
+  b.PutNode(Node("fact:again", "c"));
+  CHECK(b.ops().data() == room);
+  CHECK(b.ops().front().node().key == "fact:again");
+}
