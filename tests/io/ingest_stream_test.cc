@@ -409,9 +409,11 @@ TEST_CASE("pieces apply as the one batch would with thousands of nodes",
 }
 
 // The commit decodes the revision's edge entries again only when a piece wrote
-// nodes after an earlier piece wrote edges. Both orders, in pieces of a few
-// operations: nodes then edges (no second look: the endpoint checks saw every
-// node), and edges then nodes (the flags set while writing are all wrong).
+// nodes after an earlier piece wrote edges. In pieces of a few operations: nodes
+// then edges (no second look: the endpoint checks saw every node); edges then
+// nodes (the flags set while writing are wrong: missing, then written); and
+// nodes, edges, pieces of kv alone, then a delete of a node the edges name
+// (present when they were written, missing at the end).
 TEST_CASE("edge endpoint flags are right whether nodes come before or after the edges",
           "[tools][ingest][stream]") {
   std::string nodes, edges;
@@ -428,10 +430,16 @@ TEST_CASE("edge endpoint flags are right whether nodes come before or after the 
   options.durable = false;
   WriteOptions w;
   w.ts = 1000;
-  for (bool nodes_first : {true, false}) {
-    INFO("nodes first " << nodes_first);
-    const std::string text = nodes_first ? nodes + edges : edges + nodes;
-    const std::string tag = nodes_first ? "nf" : "ef";
+  std::string kv;
+  for (int i = 0; i < 15; ++i) {
+    kv += R"({"op":"kv","scope":"s","ns":"n","key":"k)" + std::to_string(i) + R"(","value":"v"})" "\n";
+  }
+  const std::string texts[] = {nodes + edges, edges + nodes,
+                               nodes + edges + kv + R"({"op":"del_node","key":"n:5"})" "\n"};
+  for (int order = 0; order < 3; ++order) {
+    INFO("order " << order);
+    const std::string& text = texts[order];
+    const std::string tag = std::to_string(order);
     const OneBatch whole = ApplyAsOneBatch(dir.Sub("whole" + tag), text, options, w);
     CHECK(whole.changes.find(" d\n") != std::string::npos);  // the ghosts and n:4
     CHECK(whole.changes.find(" s\n") != std::string::npos);  // n:4's own edge
