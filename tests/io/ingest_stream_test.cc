@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <random>
 
 #include "tests/store/store_test_util.h"
 #include "tests/cli/amem_runner.h"
@@ -198,6 +199,88 @@ TEST_CASE("ingest numbers are exact", "[tools][ingest][stream]") {
             .status()
             .message()
             .find("line 1: malformed JSON: number overflow") == 0);
+}
+
+// The fast path reads a vector's numbers from the array's text (VectorText in
+// ingest_line.cc); every float must be the reference parser's, bit for bit, and
+// every vector the reference rejects must be declined.
+TEST_CASE("vector numbers read from the text are the reference parser's",
+          "[tools][ingest][stream]") {
+  auto line = [](const std::string& vector) {
+    return R"({"op":"node","key":"k","type":"fact","vector":)" + vector + R"(,"content":"c"})";
+  };
+  // Accepted by both: the fast path must take them (not decline) and agree.
+  const std::vector<std::string> accepted = {
+      "[]", "[ ]", "[ 1 , 2 ]", "[\n1,\t2\r]", "[0]", "[-0]", "[-0.0]", "[-0e0]", "[0.0e-0]",
+      "[9007199254740992]", "[9007199254740993]", "[-9007199254740993.0]",
+      "[123456789012345678]", "[1234567890123456789]", "[12345678901234567890]",
+      "[0.30000000000000004]", "[0.1]", "[0.12345678]", "[0.123456789]", "[12345678.9]",
+      "[1e22]", "[1e23]", "[1e-22]", "[1e-23]", "[1E+2]", "[1e0005]", "[0.000000000000000000001234]",
+      "[4.9406564584124654e-324]", "[2.2250738585072014e-308]", "[1e-46]", "[1.4e-45]",
+      "[3.4028234663852886e38]", "[-3.4028234663852886e38]", "[340282346638528859811704183484516925440]",
+      "[0.14355469,-0.49169922,-0.095947266,0.0063476562,-0.009765625]",
+  };
+  for (const std::string& v : accepted) {
+    INFO(v);
+    const std::string ref = Reference(line(v));
+    REQUIRE(ref.rfind("error", 0) != 0);
+    CHECK(Fast(line(v)) == ref);
+  }
+  // Rejected by the reference parser: declined.
+  const std::vector<std::string> rejected = {
+      "[1,]", "[,1]", "[01]", "[-01]", "[1.]", "[.5]", "[+1]", "[1e]", "[1e+]", "[-]", "[1 2]",
+      "[[1]]", R"(["1"])", "[true]", "[null]", "[1.e5]", "[0x10]", "[1,,2]", "[Infinity]",
+      "[-NaN]", "[1e39]", "[-3.5e38]", "[3.4028235677973366e38]", "[1e400]", "[1, {}]", "[- 1]",
+      "[1:2]", "[12345678:9]", "[0.5:]", "[1/2]",
+  };
+  for (const std::string& v : rejected) {
+    INFO(v);
+    CHECK(Reference(line(v)).rfind("error: ", 0) == 0);
+    CHECK(Fast(line(v)) == "declined");
+  }
+  // Numbers of every shape, at random (a fixed seed): either both read the same
+  // floats or the reference rejects the vector and the fast path declines it.
+  std::mt19937_64 random(20261127);
+  auto digits = [&](int n, bool nonzero_first) {
+    std::string out;
+    for (int i = 0; i < n; ++i) {
+      out += static_cast<char>('0' + (i == 0 && nonzero_first ? 1 + random() % 9 : random() % 10));
+    }
+    return out;
+  };
+  int taken = 0, declined = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::string v = "[";
+    for (int i = 0; i < 8; ++i) {
+      if (i > 0) v += ",";
+      if (random() % 2) v += "-";
+      v += random() % 4 == 0 ? "0" : digits(1 + random() % 22, true);
+      if (random() % 3) {
+        const int zeros = random() % 4 == 0 ? random() % 12 : 0;  // 0.000ddd
+        v += "." + std::string(zeros, '0') + digits(1 + random() % 24, false);
+      }
+      if (random() % 3 == 0) {
+        v += random() % 2 ? "e" : "E";
+        const int sign = random() % 3;
+        v += sign == 0 ? "" : sign == 1 ? "+" : "-";
+        v += std::to_string(random() % 60);
+      }
+    }
+    v += "]";
+    INFO(v);
+    const std::string ref = Reference(line(v));
+    const std::string fast = Fast(line(v));
+    if (ref.rfind("error: ", 0) == 0) {
+      CHECK(fast == "declined");
+      ++declined;
+    } else {
+      CHECK(fast == ref);
+      ++taken;
+    }
+  }
+  // Both kinds were tried.
+  CHECK(taken > 500);
+  CHECK(declined > 200);
 }
 
 // n nodes, each followed by an edge to the node before; every 7th, an edge to the
