@@ -90,7 +90,9 @@ class VectorText {
   static bool Read(std::string_view raw, std::vector<float>* out) {
     const char* p = raw.data();
     const char* const end = p + raw.size();
-    if (p == end || *p != '[') return false;
+    // The closing bracket stops every scan below (it is no digit, space or part
+    // of a number), so none reads past it but for Load8's padding.
+    if (raw.size() < 2 || raw.front() != '[' || raw.back() != ']') return false;
     p = SkipSpace(p + 1);
     if (*p == ']') return p + 1 == end;
     for (;;) {
