@@ -83,11 +83,14 @@ bool GetDouble(V& v, double* out) {
 // out of range) returns false, and the line goes to the reference parser, which
 // names the error.
 //
-// REQUIRES: 8 readable bytes after `raw` (the line's padding): the digits are
-// read 8 at a time.
+// REQUIRES: 7 readable bytes after the array's closing bracket (the line's
+// padding covers them): the digits are read 8 at a time.
 class VectorText {
  public:
   static bool Read(std::string_view raw, std::vector<float>* out) {
+    static_assert(std::endian::native == std::endian::little, "Load8 reads the first byte lowest");
+    // raw_json() runs to the next token: the whitespace after the bracket too.
+    while (!raw.empty() && IsSpace(raw.back())) raw.remove_suffix(1);
     const char* p = raw.data();
     const char* const end = p + raw.size();
     // The closing bracket stops every scan below (it is no digit, space or part
@@ -108,8 +111,9 @@ class VectorText {
 
  private:
   static bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+  static bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
   static const char* SkipSpace(const char* p) {
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') ++p;
+    while (IsSpace(*p)) ++p;
     return p;
   }
   static uint64_t Load8(const char* p) {
@@ -158,7 +162,7 @@ class VectorText {
           w = w * kPow10Int[n] + DigitsValue(Load8(p), n);
           if (fraction) e10 -= n;
         }
-        digits += n;
+        digits = std::min(digits + n, 20);  // past 19 only "too many" matters
         p += n;
         if (n < 8) return;
       }
@@ -195,10 +199,11 @@ class VectorText {
       *out = static_cast<float>(d);
       return true;
     }
+    // (An integer literal here has more than 19 digits, the first not 0: never
+    // "-0". Underflow and overflow are errors, declined.)
     double d;
     const auto [end, ec] = std::from_chars(start, p, d);
     if (ec != std::errc() || end != p) return false;
-    if (d == 0 && negative && integer) d = 0.0;
     return ToFloat(d, out);
   }
 };
