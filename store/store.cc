@@ -1,5 +1,8 @@
 // Store: open, view resolution and the read API (docs/STORE.md).
 #include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +11,7 @@
 #include <bit>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -357,6 +361,96 @@ Status ReserveDisk(SharedEnv* shared, uint64_t hint) {
   while (have < target && !shared->reserved.compare_exchange_weak(have, target)) {
   }
   return Status::OK();
+}
+
+bool UnwrittenRanges(int fd, uint64_t from, uint64_t to,
+                     std::vector<std::pair<uint64_t, uint64_t>>* ranges) {
+  ranges->clear();
+  constexpr uint32_t kExtents = 64;
+  alignas(fiemap) char buf[sizeof(fiemap) + kExtents * sizeof(fiemap_extent)];
+  auto* map = reinterpret_cast<fiemap*>(buf);
+  uint64_t at = from;  // everything before `at` is accounted for
+  while (at < to) {
+    std::memset(buf, 0, sizeof(buf));
+    map->fm_start = at;
+    map->fm_length = to - at;
+    map->fm_extent_count = kExtents;
+    if (::ioctl(fd, FS_IOC_FIEMAP, map) != 0) return false;
+    if (map->fm_mapped_extents == 0) break;  // a hole to the end
+    bool last = false;
+    for (uint32_t i = 0; i < map->fm_mapped_extents; ++i) {
+      const fiemap_extent& e = map->fm_extents[i];
+      const uint64_t lo = std::max<uint64_t>(e.fe_logical, at);
+      const uint64_t hi = std::min<uint64_t>(e.fe_logical + e.fe_length, to);
+      if (lo > at) ranges->emplace_back(at, lo);  // a hole
+      if (hi > lo && (e.fe_flags & FIEMAP_EXTENT_UNWRITTEN) &&
+          !(e.fe_flags & FIEMAP_EXTENT_DELALLOC)) {
+        ranges->emplace_back(lo, hi);
+      }
+      at = std::max(at, hi);
+      last = last || (e.fe_flags & FIEMAP_EXTENT_LAST);
+    }
+    if (last) break;
+  }
+  if (at < to) ranges->emplace_back(at, to);
+  // Adjacent ranges as one.
+  size_t out = 0;
+  for (size_t i = 0; i < ranges->size(); ++i) {
+    if (out > 0 && (*ranges)[out - 1].second == (*ranges)[i].first) {
+      (*ranges)[out - 1].second = (*ranges)[i].second;
+    } else {
+      (*ranges)[out++] = (*ranges)[i];
+    }
+  }
+  ranges->resize(out);
+  return true;
+}
+
+void ZeroAhead(SharedEnv* shared) {
+  MDB_env* env = shared->env.handle();
+  unsigned env_flags = 0;
+  uint64_t used = 0, map_size = 0;
+  const char* dir = nullptr;
+  if (::mdb_env_get_flags(env, &env_flags) != MDB_SUCCESS ||
+      (env_flags & (MDB_NOSYNC | MDB_WRITEMAP | MDB_NOSUBDIR)) || !EnvSize(env, &used, &map_size) ||
+      ::mdb_env_get_path(env, &dir) != MDB_SUCCESS) {
+    return;
+  }
+  const uint64_t zeroed = shared->zeroed.load(std::memory_order_acquire);
+  if (zeroed >= used + kZeroAheadLow) return;
+  constexpr uint64_t kBlock = 4096;
+  const uint64_t from = std::max(zeroed, used);
+  const uint64_t to = std::min({used + kZeroAhead, map_size,
+                                shared->reserved.load(std::memory_order_acquire)}) &
+                      ~(kBlock - 1);
+  if (to <= from || from % kBlock != 0) return;
+  // Straight to the disk (O_DIRECT): through the page cache the zeros would be
+  // pages the next fdatasync writes, in folios as large as the write, which the
+  // commits' 4 KiB writes then land in. Only where the filesystem says the
+  // blocks were never written (another process, or this one before, may have
+  // written them): nothing when it cannot say.
+  const int fd = ::open((std::string(dir) + "/data.mdb").c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) return;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  bool ok = UnwrittenRanges(fd, from, to, &ranges);
+  constexpr uint64_t kChunk = uint64_t{256} << 10;
+  static void* const zeros = [] {
+    void* p = std::aligned_alloc(kBlock, kChunk);
+    if (p != nullptr) std::memset(p, 0, kChunk);
+    return p;
+  }();
+  ok = ok && zeros != nullptr;
+  for (const auto& [lo, hi] : ranges) {
+    for (uint64_t at = lo & ~(kBlock - 1); ok && at < hi;) {
+      const uint64_t end = std::min<uint64_t>({at + kChunk, (hi + kBlock - 1) & ~(kBlock - 1), to});
+      const ssize_t n = ::pwrite(fd, zeros, end - at, static_cast<off_t>(at));
+      if (n < 0 && errno == EINTR) continue;
+      ok = n > 0 && static_cast<uint64_t>(n) % kBlock == 0;
+      if (ok) at += static_cast<uint64_t>(n);
+    }
+  }
+  ::close(fd);
+  if (ok) shared->zeroed.store(to, std::memory_order_release);
 }
 }  // namespace store_internal
 

@@ -176,6 +176,8 @@ struct SharedEnv {
   std::shared_mutex resize_mu;
   // Bytes of the data file known to be allocated on disk (ReserveDisk).
   std::atomic<uint64_t> reserved{0};
+  // The end of the zeros this process wrote past the used size (ZeroAhead).
+  std::atomic<uint64_t> zeroed{0};
 };
 
 // With MDB_WRITEMAP the data file is a sparse file the size of the map and a write
@@ -186,6 +188,27 @@ struct SharedEnv {
 // posix_fallocate. A full disk then fails here, as IOError, before anything is
 // written. Cheap when nothing new is needed (one env_info).
 Status ReserveDisk(SharedEnv* shared, uint64_t hint);
+// A durable commit's fdatasync also journals the file's metadata when its pages
+// are the first data written into their blocks: posix_fallocate leaves blocks
+// unwritten (ext4, xfs), and the first write into one converts it. Single-operation
+// commits mostly write new pages just past the used size, so each would pay that.
+// Called by a write transaction before it writes anything: when fewer than
+// kZeroAheadLow bytes past the used size have been written (by this process),
+// writes zeros up to kZeroAhead past it (within the reserved, allocated part and
+// the map), with O_DIRECT, so that they neither wait in the page cache for a
+// commit's fdatasync nor leave large folios there for the commits' 4 KiB writes.
+// Those pages belong to no revision and only the writer, which holds the lock,
+// touches them; this transaction's own pages overwrite the zeros. Best effort
+// (a failed write, or a filesystem without O_DIRECT, leaves the commits as they
+// were) and only for durable stores (without MDB_NOSYNC).
+inline constexpr uint64_t kZeroAhead = uint64_t{4} << 20;
+inline constexpr uint64_t kZeroAheadLow = uint64_t{2} << 20;
+void ZeroAhead(SharedEnv* shared);
+// The parts of [from, to) of the file `fd` that the filesystem has never written
+// (holes and unwritten extents, FIEMAP), in order, adjacent ones merged; false
+// when the filesystem cannot say.
+bool UnwrittenRanges(int fd, uint64_t from, uint64_t to,
+                     std::vector<std::pair<uint64_t, uint64_t>>* ranges);
 // The data file's used size (the last commit's pages) and the map's size; false
 // when LMDB cannot say.
 bool EnvSize(MDB_env* env, uint64_t* used, uint64_t* map_size);
@@ -266,6 +289,7 @@ Status Store::Rep::Run(unsigned flags, bool commit, uint64_t reserve, Fn&& fn) c
       }
       try {
         auto txn = store_internal::Txn::Begin(env(), flags);
+        if (!(flags & MDB_RDONLY)) store_internal::ZeroAhead(shared.get());
         Status s = fn(txn.handle());
         if (!s.ok()) return s;
         if (commit) txn.commit();
