@@ -4,6 +4,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/statfs.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -378,10 +379,12 @@ bool UnwrittenRanges(int fd, uint64_t from, uint64_t to,
     if (::ioctl(fd, FS_IOC_FIEMAP, map) != 0) return false;
     if (map->fm_mapped_extents == 0) break;  // a hole to the end
     bool last = false;
-    for (uint32_t i = 0; i < map->fm_mapped_extents; ++i) {
+    const uint64_t before = at;
+    for (uint32_t i = 0; i < map->fm_mapped_extents && at < to; ++i) {
       const fiemap_extent& e = map->fm_extents[i];
-      const uint64_t lo = std::max<uint64_t>(e.fe_logical, at);
-      const uint64_t hi = std::min<uint64_t>(e.fe_logical + e.fe_length, to);
+      // Clamped to [at, to]: an extent outside it adds nothing.
+      const uint64_t lo = std::clamp<uint64_t>(e.fe_logical, at, to);
+      const uint64_t hi = std::clamp<uint64_t>(e.fe_logical + e.fe_length, lo, to);
       if (lo > at) ranges->emplace_back(at, lo);  // a hole
       if (hi > lo && (e.fe_flags & FIEMAP_EXTENT_UNWRITTEN) &&
           !(e.fe_flags & FIEMAP_EXTENT_DELALLOC)) {
@@ -391,6 +394,7 @@ bool UnwrittenRanges(int fd, uint64_t from, uint64_t to,
       last = last || (e.fe_flags & FIEMAP_EXTENT_LAST);
     }
     if (last) break;
+    if (at == before) return false;  // no progress: a filesystem's answer not understood
   }
   if (at < to) ranges->emplace_back(at, to);
   // Adjacent ranges as one.
@@ -406,14 +410,22 @@ bool UnwrittenRanges(int fd, uint64_t from, uint64_t to,
   return true;
 }
 
+bool ZeroAheadFilesystem(int fd) {
+  struct statfs fs;
+  if (::fstatfs(fd, &fs) != 0) return false;
+  constexpr decltype(fs.f_type) kExt4 = 0xEF53, kXfs = 0x58465342;
+  return fs.f_type == kExt4 || fs.f_type == kXfs;
+}
+
 void ZeroAhead(SharedEnv* shared) {
+  if (shared->zero_ahead_off.load(std::memory_order_relaxed)) return;
   MDB_env* env = shared->env.handle();
   unsigned env_flags = 0;
   uint64_t used = 0, map_size = 0;
-  const char* dir = nullptr;
+  mdb_filehandle_t lmdb_fd;
   if (::mdb_env_get_flags(env, &env_flags) != MDB_SUCCESS ||
-      (env_flags & (MDB_NOSYNC | MDB_WRITEMAP | MDB_NOSUBDIR)) || !EnvSize(env, &used, &map_size) ||
-      ::mdb_env_get_path(env, &dir) != MDB_SUCCESS) {
+      (env_flags & (MDB_NOSYNC | MDB_WRITEMAP)) || !EnvSize(env, &used, &map_size) ||
+      ::mdb_env_get_fd(env, &lmdb_fd) != MDB_SUCCESS) {
     return;
   }
   const uint64_t zeroed = shared->zeroed.load(std::memory_order_acquire);
@@ -424,13 +436,18 @@ void ZeroAhead(SharedEnv* shared) {
                                 shared->reserved.load(std::memory_order_acquire)}) &
                       ~(kBlock - 1);
   if (to <= from || from % kBlock != 0) return;
+  // Any failure turns it off for this process: a filesystem that cannot do it
+  // would otherwise pay for the try on every commit.
+  auto off = [shared] { shared->zero_ahead_off.store(true, std::memory_order_relaxed); };
+  if (!ZeroAheadFilesystem(lmdb_fd)) return off();
   // Straight to the disk (O_DIRECT): through the page cache the zeros would be
   // pages the next fdatasync writes, in folios as large as the write, which the
-  // commits' 4 KiB writes then land in. Only where the filesystem says the
-  // blocks were never written (another process, or this one before, may have
-  // written them): nothing when it cannot say.
-  const int fd = ::open((std::string(dir) + "/data.mdb").c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
-  if (fd < 0) return;
+  // commits' 4 KiB writes then land in. The file LMDB has open, whatever its
+  // path is now; only where the filesystem says the blocks were never written
+  // (an earlier process may have written them).
+  const int fd = ::open(("/proc/self/fd/" + std::to_string(lmdb_fd)).c_str(),
+                        O_WRONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) return off();
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   bool ok = UnwrittenRanges(fd, from, to, &ranges);
   constexpr uint64_t kChunk = uint64_t{256} << 10;
@@ -450,7 +467,8 @@ void ZeroAhead(SharedEnv* shared) {
     }
   }
   ::close(fd);
-  if (ok) shared->zeroed.store(to, std::memory_order_release);
+  if (!ok) return off();
+  shared->zeroed.store(to, std::memory_order_release);
 }
 }  // namespace store_internal
 

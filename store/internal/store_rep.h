@@ -176,8 +176,10 @@ struct SharedEnv {
   std::shared_mutex resize_mu;
   // Bytes of the data file known to be allocated on disk (ReserveDisk).
   std::atomic<uint64_t> reserved{0};
-  // The end of the zeros this process wrote past the used size (ZeroAhead).
+  // The end of the zeros this process wrote past the used size (ZeroAhead), and
+  // whether it gave up on them (a filesystem that cannot, a failed write).
   std::atomic<uint64_t> zeroed{0};
+  std::atomic<bool> zero_ahead_off{false};
 };
 
 // With MDB_WRITEMAP the data file is a sparse file the size of the map and a write
@@ -198,12 +200,17 @@ Status ReserveDisk(SharedEnv* shared, uint64_t hint);
 // the map), with O_DIRECT, so that they neither wait in the page cache for a
 // commit's fdatasync nor leave large folios there for the commits' 4 KiB writes.
 // Those pages belong to no revision and only the writer, which holds the lock,
-// touches them; this transaction's own pages overwrite the zeros. Best effort
-// (a failed write, or a filesystem without O_DIRECT, leaves the commits as they
-// were) and only for durable stores (without MDB_NOSYNC).
+// touches them; this transaction's own pages overwrite the zeros. (O_DIRECT
+// assumes that nothing writes the data file but LMDB's writer: a page dirtied
+// in the page cache during the direct write would fail the next fdatasync.)
+// Best effort: a failure turns it off for the process, leaving the commits as
+// they were. Only for durable stores (without MDB_NOSYNC or MDB_WRITEMAP) on
+// ext4 and xfs (ZeroAheadFilesystem), where it was measured.
 inline constexpr uint64_t kZeroAhead = uint64_t{4} << 20;
 inline constexpr uint64_t kZeroAheadLow = uint64_t{2} << 20;
 void ZeroAhead(SharedEnv* shared);
+// Whether the file `fd` is on a filesystem ZeroAhead writes zeros on (ext4, xfs).
+bool ZeroAheadFilesystem(int fd);
 // The parts of [from, to) of the file `fd` that the filesystem has never written
 // (holes and unwritten extents, FIEMAP), in order, adjacent ones merged; false
 // when the filesystem cannot say.
