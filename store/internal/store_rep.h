@@ -190,8 +190,8 @@ struct SharedEnv {
 // posix_fallocate. A full disk then fails here, as IOError, before anything is
 // written. Cheap when nothing new is needed (one env_info).
 Status ReserveDisk(SharedEnv* shared, uint64_t hint);
-// A durable commit's fdatasync also journals the file's metadata when its pages
-// are the first data written into their blocks: posix_fallocate leaves blocks
+// A durable commit's fdatasync also writes the file's metadata (the extent map)
+// when its pages are the first data written into their blocks: posix_fallocate leaves blocks
 // unwritten (ext4, xfs), and the first write into one converts it. Single-operation
 // commits mostly write new pages just past the used size, so each would pay that.
 // Called by a write transaction before it writes anything: when fewer than
