@@ -1,6 +1,6 @@
 // cognitive_bench: the cognitive queries 12-16 (revise, gaps, analogy, consolidate,
 // drift) on the generated workload (bench/workload.h), with the paper's Apple M4 Pro
-// figures beside them (paper Tables 2 and 4; budgets: docs/DESIGN.md §8, issue 5).
+// figures beside them (paper Tables 2 and 4; budgets: docs/DESIGN.md §8).
 //
 //   cognitive_bench [--benchmarks=LIST] [--num=10000,100000,1000000] [--runs=11]
 //                   [--vectors=1]
@@ -56,7 +56,7 @@ constexpr PaperFigure kPaper[] = {
     {"analogy", 2400, 229000},  {"consolidate", 352, 43600}, {"drift", 5.84, 68.4},
     {"drift_topic", 5.84, 68.4},
 };
-// Budgets at 100K (issue 5), milliseconds.
+// Budgets at 100K (docs/DESIGN.md §8), milliseconds.
 const std::map<std::string, double> kBudget100k = {
     {"revise", 5},     {"revise_hyp", 5},   {"gaps", 50}, {"analogy", 50},
     {"consolidate", 1000}, {"drift", 10}, {"drift_topic", 10}};

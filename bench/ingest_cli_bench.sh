@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # amem ingest as users run it, side by side with what it is measured against, in
-# one run (issue 13's budgets): for each size,
+# one run (the CLI ingest budgets, docs/DESIGN.md §8): for each size,
 #
 #   cli        `amem ingest FILE` as a process into a fresh store (FILE: the paper's
 #              workload from bench/amem_gen, vectors on, synced to disk first),

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// MCP latency benchmark (issue 6, "Benchmark"): round-trip latency of `tools/call`
+// MCP latency benchmark: round-trip latency of `tools/call`
 // on `amem mcp` vs the official MCP memory server (@modelcontextprotocol/server-memory,
 // which keeps one JSON Lines file and rewrites it whole on every write), driven by the
 // same official TypeScript SDK client (@modelcontextprotocol/sdk) in the same run.

@@ -340,7 +340,7 @@ int main(int argc, char** argv) {
                 ms(s.export_nofile_s).c_str(), ms(s.open_s).c_str(), ms(s.verify_s).c_str(), per(s.node_bytes).c_str(),
                 per(s.edge_bytes).c_str());
   }
-  // Linearity (issue 16: 1M <= 11x 100K): each size against the one before it.
+  // Linearity (budget: 1M <= 11x 100K, docs/DESIGN.md §8): each size against the one before it.
   for (size_t k = 1; k < summaries.size(); ++k) {
     const Summary& a = summaries[k - 1];
     const Summary& b = summaries[k];

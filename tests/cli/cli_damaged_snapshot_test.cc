@@ -1,4 +1,4 @@
-// The tools on damaged snapshot files (issue 12, defects 5, 6 and part of 8): a
+// The tools on damaged snapshot files (the reliability audit, defects 5, 6 and part of 8): a
 // damaged index or content frame gives exit 5 (MCP: an error) instead of an answer
 // with exit 0; verify says when a file carries no checksum; verify on a directory
 // or a FIFO answers at once.

@@ -1,4 +1,4 @@
-// The CLI against the inputs of the reliability audit (issue 12): deep JSON
+// The CLI against the inputs of the reliability audit: deep JSON
 // nesting, far-future timestamps, reads in a directory that is not a store, a
 // snapshot from a newer format, and the exit code of a conflict.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Reader::CheckIndexes and Reader::ContentStatus (issue 12, defects 5 and 6): a
+// Reader::CheckIndexes and Reader::ContentStatus (the reliability audit, defects 5 and 6): a
 // damaged index block or content frame that still opens is reported, never turned
 // into a wrong answer; FindSession's cost follows the data, not a declared count.
 #include <catch2/catch.hpp>
