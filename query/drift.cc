@@ -12,7 +12,7 @@ namespace amem::query {
 namespace {
 
 constexpr uint32_t kNoCluster = std::numeric_limits<uint32_t>::max();
-constexpr double kSecondsPerDay = 86400;
+constexpr double kSecondsInDay = 86400;
 
 struct Stats {
   size_t nodes = 0, superseded = 0, events = 0;
@@ -171,7 +171,7 @@ Result<DriftResult> Drift(const snapshot::Reader& r, const DriftOptions& options
       cl.direction = s.delta_sum / static_cast<double>(s.events);
       cl.trend = cl.direction > 0.01 ? "rising" : cl.direction < -0.01 ? "falling" : "flat";
     }
-    double days = std::max(1.0, static_cast<double>(s.last - s.first) / kSecondsPerDay);
+    double days = std::max(1.0, static_cast<double>(s.last - s.first) / kSecondsInDay);
     cl.revisions_per_day = static_cast<double>(s.events) / days;
     std::vector<uint32_t>& ev = events[k];
     std::sort(ev.begin(), ev.end(), [&](uint32_t a, uint32_t b) {

@@ -2,7 +2,9 @@
 # clang; the normal builds may use gcc, so each entry builds its target itself with
 # clang++ (tests/run_fuzz.sh reads what to link from the target's `// fuzz-link:`
 # lines). Skipped (with a message) when clang++ is not installed;
-# tools/bootstrap.sh installs it.
+# `tools/bootstrap.sh test` installs it. -DAMEM_FUZZ_TESTS=OFF leaves them out:
+# each session builds its own instrumented binary whatever the build type, so
+# tools/test.sh runs them in one of its two builds only.
 find_program(AMEM_CLANGXX NAMES clang++ clang++-19 clang++-18 clang++-17 clang++-16 clang++-15 clang++-14)
 
 # amem_fuzz_test(NAME SOURCE [RUNS [SECONDS]]): SOURCE relative to the project root.
@@ -15,12 +17,17 @@ function(amem_fuzz_test name source)
   if(ARGC GREATER 3)
     set(secs ${ARGV3})
   endif()
-  if(AMEM_CLANGXX)
+  if(NOT AMEM_FUZZ_TESTS)
+    return()
+  elseif(AMEM_CLANGXX)
     add_test(NAME ${name}
              COMMAND ${CMAKE_COMMAND} -E env AMEM_FUZZ_CXX=${AMEM_CLANGXX}
                      bash ${PROJECT_SOURCE_DIR}/tests/run_fuzz.sh
                      ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/fuzz ${source} ${runs} ${secs})
-    set_tests_properties(${name} PROPERTIES TIMEOUT 600 LABELS fuzz)
+    # One at a time: the targets share sources (common/, store/), which ccache then
+    # compiles once instead of once per target running beside another.
+    set_tests_properties(${name} PROPERTIES TIMEOUT 600 LABELS fuzz
+                         RESOURCE_LOCK amem_fuzz_build)
   else()
     message(STATUS "clang++ not found: fuzz test ${name} is not registered")
   endif()

@@ -25,10 +25,29 @@ mkdir -p "$corpus"
 for f in "${seeds[@]}"; do cp "$f" "$corpus/seed-$(basename "$f")"; done
 if [[ -d "$src/tests/data/fuzz_$name" ]]; then cp "$src/tests/data/fuzz_$name"/* "$corpus/"; fi
 bin=$work/fuzz_$name
+# shellcheck disable=SC2054  # the commas are part of -fsanitize=...
+flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
+       -fno-sanitize-recover=undefined)
+# Each source is compiled on its own, through ccache when it is installed (with the
+# settings CMakeLists.txt uses, so clones share it), so a second run recompiles only
+# what changed; then one link.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(env CCACHE_BASEDIR="$src" CCACHE_NOHASHDIR=1 ccache)
+fi
+objdir=$work/obj-$name
+mkdir -p "$objdir"
+objs=()
+for s in "$src/$target" "${links[@]}"; do
+  rel=${s#"$src"/}
+  o=$objdir/${rel//\//_}.o
+  # shellcheck disable=SC2086
+  "${launcher[@]}" "$cxx" "${flags[@]}" -I"$src" ${pkgs:+$(pkg-config --cflags $pkgs)} \
+    -c "$s" -o "$o"
+  objs+=("$o")
+done
 # shellcheck disable=SC2086
-"$cxx" -std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
-  -fno-sanitize-recover=undefined -I"$src" "$src/$target" "${links[@]}" \
-  ${pkgs:+$(pkg-config --cflags --libs $pkgs)} -o "$bin"
+"$cxx" "${flags[@]}" "${objs[@]}" ${pkgs:+$(pkg-config --libs $pkgs)} -o "$bin"
 # -rss_limit_mb: nothing may allocate more than its input justifies.
 "$bin" -runs="$runs" -max_total_time="$secs" -rss_limit_mb=512 -max_len=16384 \
   -timeout="${AMEM_FUZZ_TIMEOUT:-10}" "$corpus"

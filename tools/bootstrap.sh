@@ -1,15 +1,28 @@
 #!/usr/bin/env bash
-# Installs the Debian packages amem needs, when any is missing (apt-get; sudo when
-# not root). Safe to run again: does nothing when everything is there.
+# Installs the Debian packages one of the README's commands needs, when any is
+# missing (apt-get; sudo when not root). Safe to run again: does nothing, and asks
+# no package server, when everything is there.
+#
+#   bootstrap.sh demo [PACKAGE...]   what `amem` needs to build (tools/demo.sh)
+#   bootstrap.sh test [PACKAGE...]   that, plus the tests', benchmarks' and fuzzers'
+#                                    needs: Catch2, SQLite (a benchmark peer), clang
+#                                    and libFuzzer's runtime, Node.js and npm
+#                                    (tools/test.sh)
+# ccache comes with both: CMakeLists.txt compiles through it when it is installed.
 set -euo pipefail
 
-packages=(build-essential cmake ninja-build pkg-config git
-          liblmdb-dev liblmdb++-dev libxxhash-dev liblz4-dev catch2
+what=${1:-}
+case $what in
+  demo|test) shift ;;
+  *) echo "usage: bootstrap.sh demo|test [PACKAGE...]" >&2; exit 2 ;;
+esac
+
+packages=(build-essential cmake ninja-build pkg-config ccache
+          liblmdb-dev liblmdb++-dev libxxhash-dev liblz4-dev
           nlohmann-json3-dev libcli11-dev libsimdjson-dev)
-# Benchmarks and fuzzing compare against peers and need these too.
-if [[ "${AMEM_BOOTSTRAP_BENCH:-1}" == 1 ]]; then
+if [[ $what == test ]]; then
   # libclang-rt-14-dev holds libFuzzer's runtime; clang only recommends it.
-  packages+=(libsqlite3-dev clang libclang-rt-14-dev)
+  packages+=(git catch2 libsqlite3-dev clang libclang-rt-14-dev)
 fi
 packages+=("$@")
 
@@ -17,12 +30,14 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# The MCP end-to-end tests (tests/mcp/run_node_tests.sh) need node and npm. Checked
-# by command, not by package: a NodeSource `nodejs` package bundles npm and
-# conflicts with Debian's `npm`, so only what is missing is installed (on plain
-# Debian 12: nodejs and npm).
-command -v node >/dev/null 2>&1 || missing+=(nodejs)
-command -v npm >/dev/null 2>&1 || missing+=(npm)
+if [[ $what == test ]]; then
+  # The MCP end-to-end tests (tests/mcp/run_node_tests.sh) need node and npm.
+  # Checked by command, not by package: a NodeSource `nodejs` package bundles npm
+  # and conflicts with Debian's `npm`, so only what is missing is installed (on
+  # plain Debian 12: nodejs and npm).
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
+fi
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
 sudo=()

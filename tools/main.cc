@@ -1,4 +1,4 @@
 // amem: the command line (tools/cli/command.h describes how commands are added).
-#include "tools/cli/command.h"
+#include "tools/cli/run.h"
 
 int main(int argc, char** argv) { return amem::cli::RunCli(argc, argv); }

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/store/store_test_util.h"  // TempDir
+#include "tests/test_paths.h"
 
 extern char** environ;
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/cli/amem_runner.h"
+#include "tests/test_paths.h"
 
 namespace amem::testing {
 namespace {

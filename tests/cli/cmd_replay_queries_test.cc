@@ -7,6 +7,7 @@
 
 #include "tests/store/random_history.h"
 #include "tests/cli/amem_runner.h"
+#include "tests/test_paths.h"
 
 namespace amem::testing {
 namespace {

@@ -7,6 +7,7 @@
 #include "common/hash.h"
 #include "tests/store/raw_lmdb.h"
 #include "tests/cli/amem_runner.h"
+#include "tests/test_paths.h"
 
 namespace amem::testing {
 namespace {

@@ -1,4 +1,5 @@
 // JSON Lines ingest: the parser (in process) and `amem ingest` (the binary).
+#include "tests/test_paths.h"
 #include "tools/io/ingest.h"
 
 #include <catch2/catch.hpp>

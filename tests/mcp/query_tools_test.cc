@@ -14,6 +14,7 @@
 #include "snapshot/info.h"
 #include "tests/store/store_test_util.h"  // TempDir
 #include "store/store.h"
+#include "tests/test_paths.h"
 #include "tools/io/query_table.h"
 #include "tools/mcp/query_tools.h"
 #include "tools/mcp/server.h"

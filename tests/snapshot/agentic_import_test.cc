@@ -11,6 +11,7 @@
 #include "snapshot/reader.h"
 #include "tests/snapshot/agentic_memory_writer.h"
 #include "tests/cli/amem_runner.h"
+#include "tests/test_paths.h"
 
 namespace amem::testing {
 namespace {

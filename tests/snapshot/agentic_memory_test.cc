@@ -13,6 +13,7 @@
 #include "snapshot/agentic_memory.h"
 #include "tests/snapshot/agentic_memory_writer.h"
 #include "tests/snapshot/snapshot_test_util.h"
+#include "tests/test_paths.h"
 
 namespace amem::snapshot::agentic {
 namespace {

@@ -10,6 +10,7 @@
 #include "snapshot/writer.h"
 #include "tests/snapshot/snapshot_test_util.h"
 #include "tests/snapshot/test_state.h"
+#include "tests/test_paths.h"
 
 namespace amem::snapshot {
 namespace {

@@ -1,4 +1,4 @@
-// The crash campaign (issue 12, standing tests): amem processes that write are
+// The crash campaign (the reliability audit's standing tests): amem processes that write are
 // killed with SIGKILL at random instants — a bulk ingest, a stream of single
 // commits through `amem mcp`, a batch of deletes, compaction, an export and the
 // live snapshot a query builds — and after every kill the store must open, hold
@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tests/cli/amem_runner.h"
+#include "tests/test_paths.h"
 
 namespace amem::testing {
 namespace {

@@ -1,4 +1,4 @@
-// A full disk (issue 12, defect 4): with MDB_WRITEMAP a write into a hole of the
+// A full disk (the reliability audit, defect 4): with MDB_WRITEMAP a write into a hole of the
 // sparse data file on a full filesystem raised SIGBUS (exit 135), in the CLI and in
 // the MCP server. Now the write is refused as an I/O error (exit 6 / a tool error),
 // the store stays at its last commit and reads go on. Needs a small filesystem: the
@@ -20,6 +20,7 @@
 #include <string>
 
 #include "tests/cli/amem_runner.h"
+#include "tests/test_paths.h"
 #include "tools/io/ingest.h"
 
 namespace amem::testing {

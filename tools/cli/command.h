@@ -20,7 +20,7 @@
 //      a Status.
 //   2. Declare AddFooCommands below and add it to the list in tools/cli/commands.cc.
 //
-// Conventions (STYLE.md, docs/DESIGN.md §6):
+// Conventions (docs/DESIGN.md §6):
 //   - Global flags --store DIR (default $AMEM_STORE, else ./.amem) and --json may be
 //     given before or after the subcommand.
 //   - Output is buffered and written to stdout only when the action succeeds (or
@@ -45,6 +45,7 @@
 
 #include "common/status.h"
 #include "store/store.h"
+#include "tools/cli/run.h"
 
 namespace amem::cli {
 
@@ -189,10 +190,6 @@ Status SingleWriteError(const Status& status);
 // when node and edge tombstones have accumulated past the compaction threshold
 // (Store::TombstoneWarning, O(1)). Never fails the command.
 void WarnIfTombstonesAccumulated(const Store& store);
-
-// Builds the whole `amem` app, parses argv, runs the command and returns the exit
-// code; writes stdout/stderr. main() is just this.
-int RunCli(int argc, char** argv);
 
 // Runs one query command in this process, as RunCli would, and returns the answer
 // it recorded (Context::RecordQuery); nothing is printed. `argv` starts with the
