@@ -3,7 +3,7 @@
 # tests the source X.h/X.cc (or internal/X.h, internal/X.cc) of DIR's library, or one aspect of it (X_ASPECT_test.cc),
 # or the library as a whole (LIB_ASPECT_test.cc, LIB being the library's folder name).
 # DIR is the source folder: common, store, snapshot, query, bench, or tools/DIR for
-# cli, io and mcp. Prints each file that matches nothing and fails if there is one.
+# cli, io, mcp and index. Prints each file that matches nothing and fails if there is one.
 set -u
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root" || exit 2
@@ -12,7 +12,7 @@ for t in $(cd tests && ls -- */*_test.cc); do
   dir=${t%%/*}
   name=$(basename "$t" _test.cc)
   case $dir in
-    cli|io|mcp) src=tools/$dir ;;
+    cli|io|mcp|index) src=tools/$dir ;;
     *) src=$dir ;;
   esac
   if [ ! -d "$src" ]; then
