@@ -6,8 +6,8 @@
 #   bootstrap.sh demo [PACKAGE...]   what `amem` needs to build (tools/demo.sh)
 #   bootstrap.sh test [PACKAGE...]   that, plus the tests', benchmarks' and fuzzers'
 #                                    needs: Catch2, SQLite (a benchmark peer), clang
-#                                    and libFuzzer's runtime, Node.js and npm
-#                                    (tools/test.sh)
+#                                    and libFuzzer's runtime, universal-ctags (the
+#                                    code index tests), Node.js and npm (tools/test.sh)
 # ccache comes with both: CMakeLists.txt compiles through it when it is installed.
 set -euo pipefail
 
@@ -22,7 +22,7 @@ packages=(build-essential cmake ninja-build pkg-config ccache
           nlohmann-json3-dev libcli11-dev libsimdjson-dev)
 if [[ $what == test ]]; then
   # libclang-rt-14-dev holds libFuzzer's runtime; clang only recommends it.
-  packages+=(git catch2 libsqlite3-dev clang libclang-rt-14-dev)
+  packages+=(git catch2 libsqlite3-dev clang libclang-rt-14-dev universal-ctags)
 fi
 packages+=("$@")
 
@@ -31,7 +31,8 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [[ $what == test ]]; then
-  # The MCP end-to-end tests (tests/mcp/run_node_tests.sh) need node and npm.
+  # The MCP end-to-end tests (tests/mcp/run_node_tests.sh) and scip-typescript
+  # (tests/index/make_scip.sh) need node and npm.
   # Checked by command, not by package: a NodeSource `nodejs` package bundles npm
   # and conflicts with Debian's `npm`, so only what is missing is installed (on
   # plain Debian 12: nodejs and npm).
