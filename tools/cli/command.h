@@ -200,6 +200,7 @@ Result<Json> RunQueryCommand(const std::vector<std::string>& argv);
 void AddStoreCommands(CLI::App& app, Context& ctx);  // init, nodes, edges, stats ...
 void AddKvCommands(CLI::App& app, Context& ctx);     // kv-put, kv-get, kv-list, ...
 void AddIngestCommands(CLI::App& app, Context& ctx);  // ingest
+void AddIndexCommands(CLI::App& app, Context& ctx);   // index (docs/CODE.md)
 void AddSnapshotCommands(CLI::App& app, Context& ctx);  // export, import, verify, info, diff
 void AddLogCommands(CLI::App& app, Context& ctx);  // log, replay (docs/LOG.md)
 void AddReplayQueriesCommands(CLI::App& app, Context& ctx);  // replay-queries

@@ -26,6 +26,7 @@ constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddStoreCommands,
     AddKvCommands,
     AddIngestCommands,
+    AddIndexCommands,
     AddSnapshotCommands,
     AddLogCommands,
     AddQueryCommands,

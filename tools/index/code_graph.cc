@@ -317,6 +317,7 @@ class Planner {
     struct Body {
       SourceRange range;
       std::string key;
+      bool callable = false;  // a function's body: what it references callable, it calls
     };
     std::vector<Body> bodies;
     std::set<std::string_view> local_defs;
@@ -325,7 +326,9 @@ class Planner {
       if (!(occ.roles & kRoleDefinition) || !IsNodeWorthy(occ)) continue;
       std::string key = SymbolKey(doc.path, occ.symbol);
       if (IsLocalSymbol(occ.symbol)) local_defs.insert(occ.symbol);
-      if (occ.enclosing_range) bodies.push_back({*occ.enclosing_range, key});
+      if (occ.enclosing_range) {
+        bodies.push_back({*occ.enclosing_range, key, IsCallable(occ.symbol)});
+      }
       out.edges.emplace(file_key, kDefines, key);
       if (!defined.insert(occ.symbol).second) continue;
       if (!IsLocalSymbol(occ.symbol) && table_.defs.at(occ.symbol).doc != &doc) continue;
@@ -408,7 +411,7 @@ class Planner {
         if (!from.empty() && from != doc.path) out.edges.emplace(file_key, kImports, FileKey(from));
         continue;
       }
-      bool call = !open.empty() && IsCallable(ref->symbol);
+      bool call = !open.empty() && open.back()->callable && IsCallable(ref->symbol);
       out.edges.emplace(source, call ? kCalls : kReferences, target);
       if (test_file) {  // tests reach the code under test, not other test code
         AMEM_ASSIGN_OR_RETURN(home, DefiningFile(ref->symbol));
@@ -597,16 +600,19 @@ Result<Plan> MakePlan(Store& store, const CodeIndex& index, const FileRegistry& 
       if (file.ok()) have.nodes.emplace(FileKey(doc.path), std::move(file.value()));
       else if (!file.status().IsNotFound()) return file.status();
     }
-    size_t before = node_puts.size() + edge_puts.size() + edge_deletes.size() + node_deletes.size();
     AMEM_RETURN_IF_ERROR(reconcile(doc.path, want, have));
-    size_t after = node_puts.size() + edge_puts.size() + edge_deletes.size() + node_deletes.size();
     if (reg == registry.end()) ++report.added;
     else if (!same) ++report.changed;
-    if (!same || after != before) {
-      nlohmann::json value = {
-          {"digest", Hex16(doc.digest)}, {"indexer", index.indexer}, {"path", doc.path}};
-      kv_puts.push_back(KvInput{std::string(kRegistryScope), std::string(kRegistryNs),
-                                RegistryKey(doc.path), value.dump()});
+    if (!same) {
+      KvInput kv;
+      kv.scope = kRegistryScope;
+      kv.ns = kRegistryNs;
+      kv.key = RegistryKey(doc.path);
+      kv.value = nlohmann::json{{"digest", Hex16(doc.digest)},
+                                {"indexer", index.indexer},
+                                {"path", doc.path}}
+                     .dump();
+      kv_puts.push_back(std::move(kv));
     }
   }
   // Files of this indexer that the index no longer has.

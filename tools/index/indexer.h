@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "common/status.h"
 #include "store/store.h"
 #include "tools/index/code_graph.h"
@@ -27,6 +29,13 @@ struct IndexRequest {
 // is not installed (the message says what to install); InvalidArgument for a
 // malformed index, naming where; IOError; the store's. Nothing is written on error.
 Result<IndexReport> RunIndex(Store& store, const IndexRequest& request);
+
+// The report as `amem index --json` and the MCP tool index_code give it:
+// {"rev","written","files":{"indexed","added","changed","removed","unchanged"},
+//  "nodes":{"put","deleted"},"edges":{"put","deleted"},
+//  "orphans":[{"memory","rel","code","direction"}]}, direction "memory->code" or
+// "code->memory".
+nlohmann::ordered_json IndexReportJson(const IndexReport& report);
 
 // Runs universal-ctags (CtagsCommand()) in `dir` and returns its JSON Lines.
 Result<std::string> RunCtags(const std::string& dir);

@@ -644,6 +644,7 @@ void AddMemoryTools(ToolRegistry* registry, ToolContext* ctx) {
 ToolRegistry BuildRegistry(ToolContext* ctx) {
   ToolRegistry registry;
   AddMemoryTools(&registry, ctx);
+  AddCodeTools(&registry, ctx);
   AddQueryTools(&registry, ctx);
   AddCompatTools(&registry, ctx);
   return registry;
