@@ -8,3 +8,11 @@ add_test(NAME index_scip_typescript
          COMMAND bash ${PROJECT_SOURCE_DIR}/tests/index/make_scip.sh ${CMAKE_BINARY_DIR}/scip_ts)
 set_tests_properties(index_scip_typescript PROPERTIES TIMEOUT 300 LABELS "index;node"
                      FIXTURES_SETUP scip_ts)
+
+# The code graph of that index (tests/cli/cmd_index_scip_test.cc, hidden from the
+# test discovery by its [.] tag, since it needs the fixture above).
+add_test(NAME index_scip_typescript_graph
+         COMMAND amem_tests "[scip_ts]")
+set_tests_properties(index_scip_typescript_graph PROPERTIES TIMEOUT 300 LABELS "index"
+                     FIXTURES_REQUIRED scip_ts
+                     ENVIRONMENT "AMEM_SCIP_TS_INDEX=${CMAKE_BINARY_DIR}/scip_ts/index.scip")

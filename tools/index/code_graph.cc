@@ -78,6 +78,10 @@ struct Shape {
   std::string kind;  // "namespace", "type", "term", "method", "meta", "macro",
                      // "parameter", "type_parameter"; "" when it does not parse
   size_t last_start = 0;  // 0: no enclosing descriptor
+  // When every descriptor is a namespace: their names joined by '/'. A namespace
+  // spelling its own document's path is that file's module (scip-typescript,
+  // scip-python): the file itself, not a symbol of its own.
+  std::string module_path;
 };
 
 bool IsLocalSymbol(std::string_view symbol) { return symbol.starts_with("local "); }
@@ -131,7 +135,8 @@ Shape ScipShape(std::string_view symbol) {
     ++spaces;
   }
   const size_t first = i;
-  std::string name;
+  std::string name, path;
+  bool namespaces = true;
   while (i < symbol.size()) {
     size_t start = i;
     std::string kind;
@@ -155,7 +160,9 @@ Shape ScipShape(std::string_view symbol) {
         if (kind.empty()) break;
       }
     }
-    shape = Shape{name, kind, start > first ? start : 0};
+    namespaces = namespaces && kind == "namespace";
+    if (namespaces) path += (path.empty() ? "" : "/") + name;
+    shape = Shape{name, kind, start > first ? start : 0, namespaces ? path : std::string()};
     if (i == symbol.size()) return shape;
   }
   return Shape{std::string(symbol), "", 0};  // not the grammar: the whole string names it
@@ -207,7 +214,8 @@ class Planner {
     for (const Document& doc : index.documents) {  // sorted by path: the first wins
       if (!doc.decoded) continue;
       for (const Occurrence& occ : doc.occurrences) {
-        if (!(occ.roles & kRoleDefinition) || IsLocalSymbol(occ.symbol) || !IsNodeWorthy(occ)) {
+        if (!(occ.roles & kRoleDefinition) || IsLocalSymbol(occ.symbol) ||
+            !IsNodeWorthy(occ, doc.path)) {
           continue;
         }
         auto info = table_.infos.find(occ.symbol);
@@ -232,6 +240,10 @@ class Planner {
     if (info && !info->kind.empty()) return info->kind;
     if (!scip_) return "";
     Shape shape = ScipShape(symbol);
+    if (shape.kind == "method" &&
+        (!shape.last_start || ScipShape(symbol.substr(0, shape.last_start)).kind == "namespace")) {
+      return "function";  // a method descriptor in a namespace (or a module) is a function
+    }
     return shape.kind == "term" || shape.kind == "local" ? "" : shape.kind;
   }
 
@@ -244,11 +256,12 @@ class Planner {
 
   // Whether a definition of `symbol` gets a node of its own: not a parameter or a
   // type parameter, and a document-local symbol only when it has a body.
-  bool IsNodeWorthy(const Occurrence& def) const {
+  bool IsNodeWorthy(const Occurrence& def, std::string_view path) const {
     if (IsLocalSymbol(def.symbol)) return def.enclosing_range.has_value();
     if (!scip_) return true;
-    std::string kind = ScipShape(def.symbol).kind;
-    return kind != "parameter" && kind != "type_parameter";
+    Shape shape = ScipShape(def.symbol);
+    return shape.kind != "parameter" && shape.kind != "type_parameter" &&
+           shape.module_path != path;
   }
 
   // The key a reference to `symbol` from `doc` links to, or "" when the symbol has
@@ -323,7 +336,7 @@ class Planner {
     std::set<std::string_view> local_defs;
     std::set<std::string_view> defined;
     for (const Occurrence& occ : doc.occurrences) {
-      if (!(occ.roles & kRoleDefinition) || !IsNodeWorthy(occ)) continue;
+      if (!(occ.roles & kRoleDefinition) || !IsNodeWorthy(occ, doc.path)) continue;
       std::string key = SymbolKey(doc.path, occ.symbol);
       if (IsLocalSymbol(occ.symbol)) local_defs.insert(occ.symbol);
       if (occ.enclosing_range) {
@@ -402,6 +415,13 @@ class Planner {
       // Drop the bodies that ended before this reference; one that ends later but
       // sits under a closed one stays until it is on top.
       while (!open.empty() && !(at < End(open.back()->range))) open.pop_back();
+      if (scip_) {  // a file's module: the file imports that file
+        std::string module = ScipShape(ref->symbol).module_path;
+        if (!module.empty() && present_.count(module)) {
+          if (module != doc.path) out.edges.emplace(file_key, kImports, FileKey(module));
+          continue;
+        }
+      }
       AMEM_ASSIGN_OR_RETURN(target, TargetKey(doc, ref->symbol, local_defs));
       if (target.empty()) continue;
       const std::string& source = open.empty() ? file_key : open.back()->key;
