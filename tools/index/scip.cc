@@ -322,7 +322,8 @@ class ScipDecoder {
   }
 
   bool ReadMetadata(ScipWire w, CodeIndex* out);
-  bool ReadDocumentHead(ScipWire w, Document* doc);
+  // Also counts the occurrences and symbol informations, for the body to reserve room.
+  bool ReadDocumentHead(ScipWire w, Document* doc, size_t* occurrences, size_t* symbols);
   bool ReadDocumentBody(ScipWire w, Document* doc, std::string* context);
   bool ReadOccurrence(ScipWire w, Occurrence* occ, bool* keep);
   bool ReadSymbolInfo(ScipWire w, SymbolInfo* sym);
@@ -376,11 +377,19 @@ Result<CodeIndex> ScipDecoder::Run() {
         doc_at.push_back(b);
         doc.digest = Hash64(bytes_.substr(b, e - b));
         const std::string head_context = "document at byte " + std::to_string(b);
-        if (!ReadDocumentHead(w.Sub(b, e), &doc)) return Error(head_context);
+        size_t occurrences = 0, symbols = 0;
+        if (!ReadDocumentHead(w.Sub(b, e), &doc, &occurrences, &symbols)) {
+          return Error(head_context);
+        }
         if (options_.skip_document && options_.skip_document(doc.path, doc.digest)) {
           doc.decoded = false;
           break;
         }
+        // No more than a valid document of this size can hold: a kept occurrence takes
+        // at least 10 bytes (key, length, a 3-element range, a symbol), a symbol
+        // information 5. A document of empty fields is refused before it grows.
+        doc.occurrences.reserve(std::min(occurrences, (e - b) / 10));
+        doc.symbols.reserve(std::min(symbols, (e - b) / 5));
         std::string context = "document '" + doc.path + "'";
         if (!ReadDocumentBody(w.Sub(b, e), &doc, &context)) return Error(context);
         if (Status s = CheckUniqueSymbols(doc.symbols, "document '" + doc.path + "'"); !s.ok()) {
@@ -459,7 +468,8 @@ bool ScipDecoder::ReadMetadata(ScipWire w, CodeIndex* out) {
 }
 
 // The fields a skipped document keeps: path and language.
-bool ScipDecoder::ReadDocumentHead(ScipWire w, Document* doc) {
+bool ScipDecoder::ReadDocumentHead(ScipWire w, Document* doc, size_t* occurrences,
+                                   size_t* symbols) {
   bool has_path = false;
   size_t path_at = w.pos();
   while (!w.done()) {
@@ -474,8 +484,10 @@ bool ScipDecoder::ReadDocumentHead(ScipWire w, Document* doc) {
       has_path = true;
     } else if (field == scip_field::kDocLanguage) {
       if (!ReadString(&w, field, wire, "language", &doc->language)) return false;
-    } else if (!w.Skip(field, wire)) {
-      return false;
+    } else {
+      *occurrences += field == scip_field::kDocOccurrences;
+      *symbols += field == scip_field::kDocSymbols;
+      if (!w.Skip(field, wire)) return false;
     }
   }
   if (!has_path) return w.Fail(path_at, "no relative_path");
