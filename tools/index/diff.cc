@@ -165,6 +165,18 @@ class Parser {
         AMEM_RETURN_IF_ERROR(HunkLine(l, n));
         continue;
       }
+      if (closed_hunk_ != 0) {
+        // Right after a hunk, a line that reads as one of its lines means the
+        // header counted too few ("-- " ends a format-patch mail, "--- " starts a file).
+        const bool more = (l.starts_with('+') && !l.starts_with("+++ ")) || l.starts_with(' ') ||
+                          (l.starts_with('-') && !l.starts_with("-- ") && l != "--" &&
+                           !l.starts_with("--- "));
+        if (more) {
+          return LineError(n, "more lines than the hunk at line " + std::to_string(closed_hunk_) +
+                                  " counts");
+        }
+        if (!l.starts_with('\\')) closed_hunk_ = 0;
+      }
       if (StartsWith(l, "diff --git ")) {
         AMEM_RETURN_IF_ERROR(Finish());
         AMEM_RETURN_IF_ERROR(StartGit(l.substr(11), n));
@@ -419,6 +431,7 @@ class Parser {
     }
     if (h.old_left == 0 && h.new_left == 0) {
       FlushRun();
+      closed_hunk_ = h.line;
       hunk_.reset();
     }
     return Status::OK();
@@ -471,6 +484,7 @@ class Parser {
   std::optional<Section> section_;
   std::optional<Hunk> hunk_;
   bool sections_seen_ = false;
+  size_t closed_hunk_ = 0;  // the header line of the hunk that ended on the line before
   std::vector<FileChange> out_;
 };
 
