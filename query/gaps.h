@@ -2,9 +2,10 @@
 //
 // One pass over the edges in file order gathers the caused_by and supports edges
 // by target (a radix sort) and marks who supersedes whom; one pass over the nodes
-// then finds five kinds of gap (orphans come from the stubs, query/orphans.h) from them and each node's own out-edges;
-// supersedes chains are measured by one memoised DFS. O(V + E), with no random
-// reads of the snapshot's edge records.
+// then finds five kinds of gap from them and each node's own out-edges;
+// supersedes chains are measured by one memoised DFS. The sixth kind, orphaned,
+// comes from the stubs' edges (query/orphans.h). O(V + E), with no random reads of
+// the snapshot's edge records. `kinds` chooses the kinds looked for and counted.
 //
 //   kind                       where                              severity
 //   unjustified_decision       decision with no support           0.6 + 0.4 c
