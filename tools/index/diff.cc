@@ -141,6 +141,30 @@ Status ParseHunkHeader(std::string_view s, size_t line, Range* old_r, Range* new
   return Status::OK();
 }
 
+// One file's part of the diff while it is read.
+struct Section {
+  size_t line = 0;
+  bool git = false;       // started by `diff --git`
+  bool prefixed = false;  // paths carry a/ and b/
+  bool headers = false;   // ---/+++ seen: hunks may follow
+  bool added = false, deleted = false, renamed = false, copied = false;
+  std::string old_path, new_path;  // as far as known; kDevNull for a missing side
+  uint32_t next_old = 0;           // the first old line the next hunk may start at
+  FileChange change;
+};
+
+// The hunk being read.
+struct Hunk {
+  size_t line = 0;
+  uint32_t old_left = 0, new_left = 0;
+  uint32_t old_no = 0;  // the old line the next ' ' or '-' line is
+  // The run of changed lines being read: its removed lines, or the line its
+  // additions follow.
+  std::optional<uint32_t> removed_first, removed_last;
+  bool added = false;
+  uint32_t added_after = 0;
+};
+
 class Parser {
  public:
   explicit Parser(std::string_view text) {
@@ -211,27 +235,6 @@ class Parser {
   }
 
  private:
-  struct Section {
-    size_t line = 0;
-    bool git = false;       // started by `diff --git`
-    bool prefixed = false;  // paths carry a/ and b/
-    bool headers = false;   // ---/+++ seen: hunks may follow
-    bool added = false, deleted = false, renamed = false, copied = false;
-    std::string old_path, new_path;  // as far as known; kDevNull for a missing side
-    uint32_t next_old = 0;           // the first old line the next hunk may start at
-    FileChange change;
-  };
-  struct Hunk {
-    size_t line = 0;
-    uint32_t old_left = 0, new_left = 0;
-    uint32_t old_no = 0;  // the old line the next ' ' or '-' line is
-    // The run of changed lines being read: its removed lines, or the line its
-    // additions follow.
-    std::optional<uint32_t> removed_first, removed_last;
-    bool added = false;
-    uint32_t added_after = 0;
-  };
-
   Status StartGit(std::string_view rest, size_t n) {
     section_.emplace();
     sections_seen_ = true;
