@@ -65,6 +65,9 @@ GraphFixture CodeGraph() {
   g.Edge("decision:recursive-descent", "decided_for", "symbol:src/parse.cc#Parser::Parse");
   g.Node("fact:main-is-thin", NodeType::kFact, "main only parses flags");
   g.Edge("fact:main-is-thin", "derived_from", "symbol:src/main.cc#main");
+  // A memory's code relation to code is a link, not a step of the walk.
+  g.Node("fact:parse-doc", NodeType::kFact, "Parse is documented in docs/parse.md");
+  g.Edge("fact:parse-doc", "references", "symbol:src/parse.cc#Parser::Parse");
   g.Node("fact:config", NodeType::kFact, "Run reads the config");
   g.Edge("symbol:src/app.cc#Run", "references", "fact:config");
   g.Node("decision:far", NodeType::kDecision, "Deeper is deprecated");
@@ -124,6 +127,7 @@ TEST_CASE("code impact: a change inside a nested symbol reaches callers, tests, 
   CHECK(a.memories ==
         Rows{"constraint:no-alloc symbol:src/parse.cc#Parser::Parse constrains out 0",
              "decision:recursive-descent symbol:src/parse.cc#Parser::Parse decided_for out 0",
+             "fact:parse-doc symbol:src/parse.cc#Parser::Parse references out 0",
              "fact:main-is-thin symbol:src/main.cc#main derived_from out 1",
              "fact:config symbol:src/app.cc#Run references in 2"});
 }
@@ -136,11 +140,11 @@ TEST_CASE("code impact: depth bounds the walk", "[query][code-impact]") {
   CHECK(a.affected == Rows{"symbol:src/main.cc#main 1 calls",
                            "symbol:src/parse.cc#Parser 1 contains",
                            "symbol:tests/parse_test.cc#TestParse 1 calls"});
-  CHECK(a.memories.size() == 3);  // fact:config sits at depth 2
+  CHECK(a.memories.size() == 4);  // fact:config sits at depth 2
   o.depth = 0;
   a = Ask(*r, {Modified("src/parse.cc", {{12, 12}})}, o);
   CHECK(a.affected.empty());
-  CHECK(a.memories.size() == 2);
+  CHECK(a.memories.size() == 3);
   o.depth = 4;
   a = Ask(*r, {Modified("src/parse.cc", {{12, 12}})}, o);
   CHECK(a.affected.back() == "symbol:src/app.cc#Deeper 4 calls");
@@ -197,6 +201,7 @@ TEST_CASE("code impact: added, deleted and renamed files", "[query][code-impact]
   CHECK(a.memories ==
         Rows{"constraint:no-alloc symbol:src/parse.cc#Parser::Parse constrains out 0",
              "decision:recursive-descent symbol:src/parse.cc#Parser decided_for out 0",
+             "fact:parse-doc symbol:src/parse.cc#Parser::Parse references out 0",
              "fact:main-is-thin symbol:src/main.cc#main derived_from out 1"});
 
   a = Ask(*r, {FileChange{"src/main.cc", "src/cli.cc", ChangeKind::kRenamed, {{5, 5}}, false}},
@@ -245,7 +250,7 @@ TEST_CASE("code impact: limit cuts each list, counts cover all", "[query][code-i
   CHECK(res.changed_count == 2);
   CHECK(res.affected_count == 6);
   CHECK(res.tests_count == 2);
-  CHECK(res.memories_count == 4);
+  CHECK(res.memories_count == 5);
   Json doc = CodeImpactJson(*r, res, o);
   CHECK(doc["affected"][0]["key"] == "symbol:src/main.cc#main");
   CHECK(doc["counts"]["affected"] == 6);
@@ -273,7 +278,7 @@ TEST_CASE("code impact: the token budget keeps changed rows first and never over
     CHECK((Render(doc, f).size() + 3) / 4 <= whole - 1);
     CHECK(doc["truncated"] == true);
     CHECK(doc["changed"].size() == 1);
-    CHECK(doc["memories"].size() == 4);
+    CHECK(doc["memories"].size() == 5);
     CHECK(doc["affected"].size() < full["affected"].size());
     CHECK(doc["counts"] == full["counts"]);
     doc = full;
