@@ -9,6 +9,7 @@
 
 #include "query/internal/cog_graph.h"
 #include "query/internal/topk.h"
+#include "query/orphans.h"
 #include "snapshot/reader.h"
 
 namespace amem::query {
@@ -184,6 +185,13 @@ std::string Describe(const snapshot::Reader& r, const Candidate& c, const GapsOp
                     "not updated for %.0f days (> %lld) yet supports active decision ", c.value,
                     static_cast<long long>(o.stale_days));
       return buf + other;
+    case GapKind::kOrphaned:
+      if (c.value > 1) {
+        std::snprintf(buf, sizeof(buf), " (and %.0f more links)", c.value - 1);
+      } else {
+        buf[0] = '\0';
+      }
+      return "linked to code the graph no longer has: " + other + buf;
   }
   return {};
 }
@@ -197,8 +205,26 @@ const char* GapKindName(GapKind kind) {
     case GapKind::kLowConfidenceFoundation: return "low_confidence_foundation";
     case GapKind::kUnstableKnowledge: return "unstable_knowledge";
     case GapKind::kStaleEvidence: return "stale_evidence";
+    case GapKind::kOrphaned: return "orphaned";
   }
   return "unknown";
+}
+
+Result<GapKindFilter> ParseGapKinds(const std::vector<std::string>& names) {
+  GapKindFilter filter;
+  for (const std::string& name : SplitList(names)) {
+    int k = 0;
+    while (k < kGapKindCount && name != GapKindName(static_cast<GapKind>(k))) ++k;
+    if (k == kGapKindCount) {
+      std::string all;
+      for (int i = 0; i < kGapKindCount; ++i) {
+        all += (i ? ", " : "") + std::string(GapKindName(static_cast<GapKind>(i)));
+      }
+      return Status::InvalidArgument("gaps: unknown category '" + name + "' (one of " + all + ")");
+    }
+    filter.Only(static_cast<GapKind>(k));
+  }
+  return filter;
 }
 
 Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
@@ -245,6 +271,7 @@ Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
   using Order = bool (*)(const Candidate&, const Candidate&);
   BestOf<Candidate, Order> best(o.limit, static_cast<Order>(RanksBefore));
   auto add = [&](const Candidate& c) {
+    if (!o.kinds.Matches(c.kind)) return;
     ++out.total;
     ++out.counts[static_cast<int>(c.kind)];
     best.Push(c);
@@ -327,6 +354,19 @@ Result<GapsResult> FindGaps(const snapshot::Reader& r, const GapsOptions& o) {
         add({i, GapKind::kUnstableKnowledge, std::min(1.0, 0.2 * (len - 1)), kNoNode,
              static_cast<double>(len)});
       }
+    }
+  }
+
+  if (o.kinds.Matches(GapKind::kOrphaned)) {
+    // One gap per memory; Orphans() lists its links by code key.
+    const std::vector<OrphanLink> orphans = Orphans(r);
+    for (size_t k = 0; k < orphans.size();) {
+      size_t end = k;
+      while (end < orphans.size() && orphans[end].memory.index == orphans[k].memory.index) ++end;
+      const uint32_t m = orphans[k].memory.index;
+      add({m, GapKind::kOrphaned, 0.5 + 0.4 * confidence[m], *r.FindKey(orphans[k].code),
+           static_cast<double>(end - k)});
+      k = end;
     }
   }
 

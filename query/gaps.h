@@ -3,8 +3,9 @@
 // One pass over the edges in file order gathers the caused_by and supports edges
 // by target (a radix sort) and marks who supersedes whom; one pass over the nodes
 // then finds five kinds of gap from them and each node's own out-edges;
-// supersedes chains are measured by one memoised DFS. O(V + E), with no random
-// reads of the snapshot's edge records.
+// supersedes chains are measured by one memoised DFS. The sixth kind, orphaned,
+// comes from the stubs' edges (query/orphans.h). O(V + E), with no random reads of
+// the snapshot's edge records. `kinds` chooses the kinds looked for and counted.
 //
 //   kind                       where                              severity
 //   unjustified_decision       decision with no support           0.6 + 0.4 c
@@ -15,6 +16,9 @@
 //                              supersedes chain of L > 2 versions
 //   stale_evidence             not updated for > stale_days and   0.3 + 0.5 min(1,
 //                              a dependent is an active decision    (age - stale) / stale)
+//   orphaned                   a memory linked to a file: or       0.5 + 0.4 c
+//                              symbol: key with no live node
+//                              (query/orphans.h)
 //
 // c is the node's confidence. "Supporters" are distinct nodes. A supersedes chain
 // of L versions (L - 1 supersedes edges) means the belief was corrected L - 1
@@ -51,14 +55,34 @@ enum class GapKind : uint8_t {
   kLowConfidenceFoundation = 2,
   kUnstableKnowledge = 3,
   kStaleEvidence = 4,
+  kOrphaned = 5,
 };
-inline constexpr int kGapKindCount = 5;
+inline constexpr int kGapKindCount = 6;
 const char* GapKindName(GapKind kind);
+
+// A set of kinds; default-constructed it admits every kind.
+class GapKindFilter {
+ public:
+  bool Matches(GapKind k) const { return (mask_ >> static_cast<unsigned>(k)) & 1u; }
+  void Only(GapKind k) {
+    if (all_) mask_ = 0;
+    all_ = false;
+    mask_ |= 1u << static_cast<unsigned>(k);
+  }
+
+ private:
+  bool all_ = true;
+  uint32_t mask_ = (1u << kGapKindCount) - 1;
+};
+// Kind names, comma-separated elements allowed; empty: every kind. An unknown
+// name is InvalidArgument naming it and the kinds.
+Result<GapKindFilter> ParseGapKinds(const std::vector<std::string>& names);
 
 struct GapsOptions {
   double threshold = 0.5;           // low-confidence foundation
   int64_t stale_days = 30;          // stale evidence
   std::optional<int64_t> now;       // default: the snapshot's newest timestamp
+  GapKindFilter kinds;              // the kinds looked for (and counted)
   size_t limit = 20;
 };
 

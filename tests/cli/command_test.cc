@@ -103,7 +103,7 @@ TEST_CASE("--help on every query command names each of its parameters", "[tools]
        {"--type", "--run", "--scope", "--min-confidence", "--max-confidence", "--after",
         "--before", "--sort", "--limit"}},
       {"temporal", {"A", "B", "--limit"}},
-      {"impact", {"NODE", "--depth", "--limit"}},
+      {"impact", {"NODE", "--diff", "--depth", "--budget-tokens", "--limit"}},
       {"similar",
        {"NODE", "--vector", "--text", "--limit", "--min-similarity", "--type", "--run"}},
       {"context", {"SEED", "--depth", "--budget-tokens", "--format", "--max-content", "--limit"}},

@@ -73,11 +73,21 @@ GraphFixture PlantedGaps() {
   g.Edge("fact:b", "supports", "decision:retired");
   g.Node("fact:clock", NodeType::kFact, "newest").Confidence(0.9f).Ts(kNow);
   g.Edge("fact:clock", "related_to", "fact:a");
+  // 6. orphaned: a constraint on code the code graph no longer has (stubs); a link
+  //    to a live symbol, or to a stub that is not code, is fine.
+  node("constraint:no-alloc", NodeType::kConstraint, 0.5f);
+  g.Edge("constraint:no-alloc", "constrains", "symbol:gone.cc#Parse");
+  g.Edge("constraint:no-alloc", "constrains", "file:gone.cc");
+  g.Node("symbol:live.cc#Run", NodeType::kSymbol, "function Run").Ts(kNow - kDay);
+  node("fact:about-live", NodeType::kFact, 0.9f);
+  g.Edge("fact:about-live", "related_to", "symbol:live.cc#Run");
+  g.Edge("fact:about-live", "related_to", "entity:never-written");
   return g;
 }
 
 // The five kinds by their definitions (gaps.h), node by node through the
-// reader's accessors: what FindGaps must find, in its order.
+// reader's accessors: what FindGaps must find, in its order. (The sixth, orphaned,
+// comes from query/orphans.h, tested on its own; the random graphs hold no code.)
 struct ReferenceGap {
   uint32_t node;
   GapKind kind;
@@ -207,8 +217,9 @@ TEST_CASE("gaps: each kind appears exactly where planted", "[query][gaps]") {
                                     {"low_confidence_foundation", "fact:weak"},
                                     {"unstable_knowledge", "correction:v3"},
                                     {"stale_evidence", "fact:old"},
+                                    {"orphaned", "constraint:no-alloc"},
                                 });
-    CHECK(res->total == 5);
+    CHECK(res->total == 6);
     for (int k = 0; k < kGapKindCount; ++k) CHECK(res->counts[k] == 1);
     for (size_t k = 1; k < res->gaps.size(); ++k) {
       CHECK(res->gaps[k - 1].severity >= res->gaps[k].severity);
@@ -231,6 +242,11 @@ TEST_CASE("gaps: each kind appears exactly where planted", "[query][gaps]") {
       }
       if (row.kind == GapKind::kUnstableKnowledge) {
         CHECK(row.description.find("3 versions") != std::string::npos);
+      }
+      if (row.kind == GapKind::kOrphaned) {
+        CHECK(row.severity == Approx(0.5 + 0.4 * 0.5));
+        CHECK(row.description == "linked to code the graph no longer has: file:gone.cc "
+                                 "(and 1 more links)");
       }
     }
   }
@@ -259,12 +275,38 @@ TEST_CASE("gaps: options move the thresholds", "[query][gaps]") {
   res = FindGaps(*r, o);
   REQUIRE(res.ok());
   CHECK(res->gaps.size() == 2);
-  CHECK(res->total == 4);
+  CHECK(res->total == 5);
   o.threshold = 1.5;
   CHECK(FindGaps(*r, o).status().IsInvalidArgument());
   o.threshold = 0.5;
   o.stale_days = -1;
   CHECK(FindGaps(*r, o).status().IsInvalidArgument());
+}
+
+TEST_CASE("gaps: categories choose the kinds looked for and counted", "[query][gaps]") {
+  auto r = PlantedGaps().Open();
+  GapsOptions o;
+  auto kinds = ParseGapKinds({"orphaned"});
+  REQUIRE(kinds.ok());
+  o.kinds = *kinds;
+  auto res = FindGaps(*r, o);
+  REQUIRE(res.ok());
+  REQUIRE(res->gaps.size() == 1);
+  CHECK(res->gaps[0].node.key == "constraint:no-alloc");
+  CHECK(res->total == 1);
+  CHECK(res->counts[static_cast<int>(GapKind::kUnjustifiedDecision)] == 0);
+  kinds = ParseGapKinds({"orphaned,unjustified_decision", "stale_evidence"});
+  REQUIRE(kinds.ok());
+  o.kinds = *kinds;
+  res = FindGaps(*r, o);
+  REQUIRE(res.ok());
+  CHECK(KindsAndKeys(*res) == std::set<std::pair<std::string, std::string>>{
+                                  {"unjustified_decision", "decision:bare"},
+                                  {"stale_evidence", "fact:old"},
+                                  {"orphaned", "constraint:no-alloc"}});
+  auto bad = ParseGapKinds({"orphans"});
+  CHECK(bad.status().IsInvalidArgument());
+  CHECK_THAT(bad.status().message(), Catch::Contains("'orphans'") && Catch::Contains("orphaned"));
 }
 
 TEST_CASE("gaps: longer and cyclic supersedes chains", "[query][gaps]") {

@@ -61,6 +61,7 @@ void AddParam(CLI::App* cmd, const io::Param& p, Slot* slot) {
       if (!p.choices.empty()) {
         o->check(CLI::IsMember(p.choices));
       }
+      if (p.role == io::ParamRole::kFileText) o->type_name("FILE");
       break;
     case io::ParamType::kInteger:
       o = cmd->add_option(name, slot->integer, help);
@@ -97,7 +98,8 @@ void AddParam(CLI::App* cmd, const io::Param& p, Slot* slot) {
   slot->option = o;
 }
 
-// The arguments object of what the command line gave, named as in MCP.
+// The arguments object of what the command line gave, named as in MCP (a
+// kFileText parameter holds its file's name until RunQuery reads it).
 Result<io::QueryJson> ArgsObject(const QueryArgs& a) {
   io::QueryJson args = io::QueryJson::object();
   for (const Slot& s : a.slots) {
@@ -105,7 +107,9 @@ Result<io::QueryJson> ArgsObject(const QueryArgs& a) {
     const io::Param& p = *s.param;
     const bool text = (p.type == io::ParamType::kString && p.role != io::ParamRole::kWords) ||
                       p.type == io::ParamType::kVector;
-    if (text && s.text.empty() && !p.allow_empty) continue;  // "" is not given
+    if (text && s.text.empty() && (!p.allow_empty || p.role == io::ParamRole::kFileText)) {
+      continue;  // "" is not given
+    }
     switch (p.type) {
       case io::ParamType::kString:
         args[p.name] = p.role == io::ParamRole::kWords ? Join(s.list, " ") : s.text;
@@ -138,6 +142,15 @@ Status RunQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a) {
   // even where there is no store yet.
   if (Status given = io::CheckGiven(def, args, io::FrontEnd::kCli); !given.ok()) {
     return ctx.UsageError(given.message());
+  }
+  // Files are read once the arguments fit together: `impact NODE --diff x` is a
+  // usage error even when x does not exist.
+  for (const Slot& s : a.slots) {
+    if (s.param->role == io::ParamRole::kFileText && args.contains(s.param->name)) {
+      std::string content;
+      AMEM_RETURN_IF_ERROR(ReadInputFile(s.text, &content));
+      args[s.param->name] = std::move(content);
+    }
   }
   AMEM_ASSIGN_OR_RETURN(reader, OpenSnapshot(ctx, a.snap));
   Store* store = nullptr;

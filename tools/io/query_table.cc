@@ -84,6 +84,9 @@ std::string ParamHelp(const Param& p, FrontEnd front_end) {
       h += " (built-in: " + BuiltinRelationNames() + "; custom ones by name" +
            (front_end == FrontEnd::kCli ? "; or ids" : "") + ")";
       break;
+    case ParamRole::kFileText:
+      if (front_end == FrontEnd::kCli) h += ", read from this file (- for stdin)";
+      break;
     case ParamRole::kPlain:
     case ParamRole::kWords:
       break;

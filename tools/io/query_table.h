@@ -57,6 +57,7 @@ enum class ParamRole {
   kTypes,      // kStrings of node type names
   kRelations,  // kStrings of relation names or ids
   kWords,      // kString; the CLI takes the words as positional arguments, joined
+  kFileText,   // kString of text; the CLI takes a file to read it from (- for stdin)
 };
 
 enum class ParamScope { kBoth, kCliOnly, kMcpOnly };

@@ -63,16 +63,19 @@ QueryDef Gaps() {
       .cli_help = "Where is my reasoning weak: unjustified decisions (no support), "
                   "single-source inferences, low-confidence foundations (confidence < "
                   "--threshold under a stronger dependent), unstable knowledge (supersedes "
-                  "chains of 3+ versions) and stale evidence (not updated for --stale-days, "
-                  "supporting an active decision). Sorted by severity; downstream = "
+                  "chains of 3+ versions), stale evidence (not updated for --stale-days, "
+                  "supporting an active decision) and orphaned memories (linked to a file: "
+                  "or symbol: key with no live node). Sorted by severity; downstream = "
                   "dependents within 3 hops.",
-      .example = "amem gaps --limit 10\namem gaps --stale-days 7 --json",
+      .example = "amem gaps --limit 10\namem gaps --stale-days 7 --json\n"
+                 "amem gaps --category orphaned",
       .title = "Where reasoning is weak",
       .description =
           "Where is the project's reasoning weak: unjustified decisions (nothing supports "
           "them), single-source inferences, low-confidence foundations under more confident "
-          "conclusions, unstable knowledge (corrected twice or more) and stale evidence behind "
-          "active decisions, most severe first. Use it to decide what to verify or document.",
+          "conclusions, unstable knowledge (corrected twice or more), stale evidence behind "
+          "active decisions and orphaned memories (about code that was deleted), most severe "
+          "first. Use it to decide what to verify or document.",
       .params = {{.name = "threshold", .type = ParamType::kNumber,
                   .help = "Confidence below which a foundation is weak",
                   .default_text = DefaultText(d.threshold), .min = 0, .max = 1},
@@ -83,9 +86,18 @@ QueryDef Gaps() {
                  {.name = "now", .type = ParamType::kInteger,
                   .help = "Unix seconds taken as now (default: the newest timestamp in the "
                           "memory, never the clock)"},
+                 {.name = "categories", .type = ParamType::kStrings,
+                  .help = "Only these kinds of gap: unjustified_decision, "
+                          "single_source_inference, low_confidence_foundation, "
+                          "unstable_knowledge, stale_evidence, orphaned (memories linked to "
+                          "code the code graph no longer has)",
+                  .default_text = "all", .max_items = query::kGapKindCount,
+                  .cli = "--category"},
                  LimitParam(d.limit, 1000)},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
         query::GapsOptions o;
+        AMEM_ASSIGN_OR_RETURN(kinds, query::ParseGapKinds(c.Strings("categories")));
+        o.kinds = kinds;
         o.threshold = c.Number("threshold", o.threshold);
         o.stale_days = c.Int("stale_days", o.stale_days);
         if (c.Has("now")) o.now = c.IntValue("now");

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "query/code_impact.h"
 #include "query/context.h"
 #include "query/impact.h"
 #include "query/path.h"
@@ -16,6 +17,7 @@
 #include "query/text_search.h"
 #include "query/traverse.h"
 #include "snapshot/reader.h"
+#include "tools/index/diff.h"
 #include "tools/io/internal/query_families.h"
 
 namespace amem::io {
@@ -152,31 +154,79 @@ QueryDef Temporal() {
       }};
 }
 
+// impact's --budget-tokens: rows cut from the end of `fields` (the last first) until
+// the answer, as this front end shows it, fits.
+Status CutImpact(const QueryCall& c, const std::vector<std::string>& fields, QueryAnswer* a) {
+  const bool json = c.json_output || c.front_end == FrontEnd::kMcp;
+  return query::CutToTokenBudget(&a->doc, fields,
+                                 json ? query::Format::kJson : query::Format::kText,
+                                 c.Int<size_t>("budget_tokens", 0));
+}
+
+// impact --diff: the code a patch changes and what reaches it (docs/CODE.md §5).
+Result<QueryAnswer> RunCodeImpact(const QueryCall& c) {
+  auto changes = index::ParseUnifiedDiff(c.String("diff"));
+  if (!changes.ok()) {
+    return Status::InvalidArgument(c.Spell("diff") + ": " + changes.status().message());
+  }
+  query::CodeImpactOptions o;
+  o.depth = c.Int("depth", o.depth);
+  o.limit = c.Int("limit", o.limit);
+  QueryAnswer a{query::CodeImpactJson(c.reader, query::CodeImpact(c.reader, *changes, o), o)};
+  AMEM_RETURN_IF_ERROR(CutImpact(c, {"changed", "memories", "tests", "affected"}, &a));
+  return a;
+}
+
 QueryDef Impact() {
   const query::ImpactOptions d;
+  const query::CodeImpactOptions code;
   return QueryDef{
       .command = "impact",
       .tool = "impact",
       .cli_help = "What depends on NODE: BFS over its dependents (D with `D caused_by NODE`, "
                   "C with `NODE supports C`, then theirs); counts affected decisions and "
-                  "inferences.",
-      .example = "amem impact fact:lmdb-is-fast --depth 3",
-      .title = "What depends on a memory",
+                  "inferences. With --diff PATCH instead: the code a unified diff changes "
+                  "(old-side lines to the innermost symbols, else the file), the code that "
+                  "calls, references, implements, imports, contains or tests it (BFS back "
+                  "over those edges), the tests among them and the memories linked to any "
+                  "of it (docs/CODE.md).",
+      .example = "amem impact fact:lmdb-is-fast --depth 3\n"
+                 "git diff | amem impact --diff -",
+      .title = "What depends on a memory, or on the code a diff changes",
       .description =
           "What depends on a memory, directly or through others: every D with D caused_by X "
           "and every C with X supports C, then theirs, up to depth hops, with counts of the "
           "decisions and inferences affected. Ask it before changing or deleting something a "
-          "decision may rest on.",
-      .params = {NodeParam("node", "NODE", "The memory that might change or be wrong", true),
+          "decision may rest on. Or give diff (a unified diff, e.g. the output of git diff) "
+          "instead of node: the answer lists the changed symbols and files, the code that "
+          "depends on them, the tests that reach them and the memories (decisions, "
+          "constraints, facts) recorded about any of it. Ask it before committing a change.",
+      .params = {NodeParam("node", "NODE", "The memory that might change or be wrong", false),
+                 {.name = "diff", .role = ParamRole::kFileText,
+                  .help = "A unified diff (git diff, any -U) to map onto the code graph "
+                          "instead of a node",
+                  .allow_empty = true},
                  {.name = "depth", .type = ParamType::kInteger, .help = "Maximum hops",
-                  .default_text = DefaultText(d.depth), .min = 1, .max = 100},
-                 LimitParam(d.limit, 1000, "Maximum rows; the counts cover all")},
+                  .default_text = DefaultText(d.depth) + "; " + DefaultText(code.depth) +
+                                  " with a diff",
+                  .min = 1, .max = 100},
+                 {.name = "budget_tokens", .type = ParamType::kInteger,
+                  .help = "Token budget of the answer (bytes/4 of the text, or of the "
+                          "JSON), never exceeded: rows go from the end of the list (with a "
+                          "diff: affected, then tests, then memories); 0 for none",
+                  .default_text = "0", .min = 0, .mcp_max = 8000},
+                 LimitParam(d.limit, 1000, "Maximum rows (per list with a diff); the counts "
+                                           "cover all")},
+      .exactly_one = {"node", "diff"},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
+        if (c.Has("diff")) return RunCodeImpact(c);
         AMEM_ASSIGN_OR_RETURN(root, c.Node("node"));
         query::ImpactOptions o;
         o.depth = c.Int("depth", o.depth);
         o.limit = c.Int("limit", o.limit);
-        return QueryAnswer{query::ImpactJson(c.reader, query::Impact(c.reader, root, o))};
+        QueryAnswer a{query::ImpactJson(c.reader, query::Impact(c.reader, root, o))};
+        AMEM_RETURN_IF_ERROR(CutImpact(c, {"dependents"}, &a));
+        return a;
       }};
 }
 

@@ -1,0 +1,476 @@
+#include "query/code_impact.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "common/json_parse.h"
+#include "query/internal/scratch.h"
+#include "snapshot/reader.h"
+
+namespace amem::query {
+
+namespace {
+
+bool IsCode(NodeType t) {
+  return t == NodeType::kFile || t == NodeType::kSymbol || t == NodeType::kModule;
+}
+
+std::string FileKey(std::string_view path) { return "file:" + std::string(path); }
+
+std::optional<uint32_t> LiveNode(const snapshot::Reader& r, std::string_view key) {
+  std::optional<uint32_t> i = r.FindKey(key);
+  if (i && r.is_stub(*i)) return std::nullopt;
+  return i;
+}
+
+// "S-E" (or "S"), 1-based, S <= E.
+bool ParseLines(std::string_view s, LineSpan* out) {
+  auto number = [](std::string_view d, uint32_t* v) {
+    if (d.empty() || d.size() > 10) return false;
+    uint64_t x = 0;
+    for (char c : d) {
+      if (c < '0' || c > '9') return false;
+      x = x * 10 + static_cast<uint64_t>(c - '0');
+    }
+    if (x > UINT32_MAX) return false;
+    *v = static_cast<uint32_t>(x);
+    return true;
+  };
+  size_t dash = s.find('-');
+  if (dash == std::string_view::npos) {
+    if (!number(s, &out->first)) return false;
+    out->last = out->first;
+  } else if (!number(s.substr(0, dash), &out->first) || !number(s.substr(dash + 1), &out->last)) {
+    return false;
+  }
+  return out->first >= 1 && out->first <= out->last;
+}
+
+// The string member `name` of node i's meta, or nullopt.
+std::optional<std::string> MetaString(const snapshot::Reader& r, uint32_t i,
+                                      std::string_view name) {
+  std::string_view meta = r.meta(i);
+  if (meta.find(name) == std::string_view::npos) return std::nullopt;  // the common case, cheaply
+  auto j = ParseJsonLimited(meta, "meta");
+  if (!j.ok() || !j->is_object()) return std::nullopt;
+  auto it = j->find(name);
+  if (it == j->end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+struct SymbolSpan {
+  LineSpan lines;
+  uint32_t node;
+};
+
+// The symbols file node f (at `path`) defines whose lines are known.
+std::vector<SymbolSpan> FileSymbols(const snapshot::Reader& r, uint32_t f, std::string_view path) {
+  std::vector<SymbolSpan> out;
+  auto [b, e] = r.OutEdgesWithRel(f, kDefines);
+  for (uint32_t j = b; j < e; ++j) {
+    const uint32_t s = r.edge_target(j);
+    if (r.is_stub(s)) continue;
+    std::string_view meta = r.meta(s);
+    auto parsed = ParseJsonLimited(meta, "meta");
+    if (!parsed.ok() || !parsed->is_object()) continue;
+    auto file = parsed->find("file");
+    if (file != parsed->end() && (!file->is_string() || file->get<std::string>() != path)) continue;
+    auto lines = parsed->find("lines");
+    LineSpan span;
+    if (lines == parsed->end() || !lines->is_string() ||
+        !ParseLines(lines->get<std::string>(), &span)) {
+      continue;
+    }
+    out.push_back({span, s});
+  }
+  return out;
+}
+
+void AddSpan(std::vector<LineSpan>* spans, LineSpan s) {
+  if (!spans->empty() && uint64_t{spans->back().last} + 1 >= s.first &&
+      spans->back().first <= s.first) {
+    spans->back().last = std::max(spans->back().last, s.last);
+  } else {
+    spans->push_back(s);
+  }
+}
+
+// Sorted, overlapping and touching spans joined.
+void Normalize(std::vector<LineSpan>* spans) {
+  std::sort(spans->begin(), spans->end(), [](const LineSpan& a, const LineSpan& b) {
+    return a.first != b.first ? a.first < b.first : a.last < b.last;
+  });
+  std::vector<LineSpan> out;
+  for (const LineSpan& s : *spans) AddSpan(&out, s);
+  *spans = std::move(out);
+}
+
+class ChangedSet {
+ public:
+  explicit ChangedSet(const snapshot::Reader& r) : r_(r) {}
+
+  void Add(const std::string& key, ChangeKind kind, const std::vector<LineSpan>& lines) {
+    auto [it, inserted] = rows_.try_emplace(key);
+    if (inserted) {
+      it->second.key = key;
+      it->second.change = kind;  // the first change named wins
+    }
+    for (const LineSpan& s : lines) it->second.lines.push_back(s);
+  }
+
+  // Each span goes to the innermost symbols holding its lines, or to the file.
+  void MapLines(const std::string& path, const std::vector<LineSpan>& spans) {
+    const std::string file_key = FileKey(path);
+    std::optional<uint32_t> f = LiveNode(r_, file_key);
+    if (!f) {
+      Add(file_key, ChangeKind::kModified, spans);
+      return;
+    }
+    const std::vector<SymbolSpan> symbols = FileSymbols(r_, *f, path);
+    for (const LineSpan& span : spans) MapSpan(file_key, symbols, span);
+  }
+
+  std::vector<ChangedCode> Take() {
+    std::vector<ChangedCode> out;
+    for (auto& [key, row] : rows_) {
+      Normalize(&row.lines);
+      row.node = LiveNode(r_, key);
+      out.push_back(std::move(row));
+    }
+    return out;
+  }
+
+ private:
+  // A sweep over the symbols overlapping `span`: between two consecutive
+  // boundaries the set of symbols holding a line does not change, and its
+  // shortest members hold that stretch.
+  void MapSpan(const std::string& file_key, const std::vector<SymbolSpan>& symbols,
+               LineSpan span) {
+    struct Event {
+      uint64_t pos;
+      bool add;
+      size_t symbol;
+    };
+    std::vector<Event> events;
+    for (size_t k = 0; k < symbols.size(); ++k) {
+      const LineSpan& s = symbols[k].lines;
+      if (s.first > span.last || s.last < span.first) continue;
+      events.push_back({std::max(s.first, span.first), true, k});
+      events.push_back({uint64_t{std::min(s.last, span.last)} + 1, false, k});
+    }
+    std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+      return a.pos != b.pos ? a.pos < b.pos : a.add < b.add;
+    });
+    std::set<std::pair<uint64_t, size_t>> active;  // (length, symbol)
+    auto length = [&](size_t k) {
+      return uint64_t{symbols[k].lines.last} - symbols[k].lines.first;
+    };
+    uint64_t pos = span.first;
+    size_t e = 0;
+    const uint64_t end = uint64_t{span.last} + 1;
+    while (pos < end) {
+      for (; e < events.size() && events[e].pos <= pos; ++e) {
+        if (events[e].add) {
+          active.insert({length(events[e].symbol), events[e].symbol});
+        } else {
+          active.erase({length(events[e].symbol), events[e].symbol});
+        }
+      }
+      const uint64_t next = e < events.size() ? std::min(events[e].pos, end) : end;
+      const LineSpan stretch{static_cast<uint32_t>(pos), static_cast<uint32_t>(next - 1)};
+      if (active.empty()) {
+        Add(file_key, ChangeKind::kModified, {stretch});
+      } else {
+        const uint64_t shortest = active.begin()->first;
+        for (auto it = active.begin(); it != active.end() && it->first == shortest; ++it) {
+          Add(std::string(r_.key(symbols[it->second].node)), ChangeKind::kModified, {stretch});
+        }
+      }
+      pos = next;
+    }
+  }
+
+  const snapshot::Reader& r_;
+  std::map<std::string, ChangedCode> rows_;
+};
+
+bool ByKey(const snapshot::Reader& r, uint32_t a, uint32_t b) {
+  std::string_view ka = r.key(a), kb = r.key(b);
+  return ka != kb ? ka < kb : a < b;
+}
+
+bool HasOut(const snapshot::Reader& r, uint32_t u, RelationId rel) {
+  auto [b, e] = r.OutEdgesWithRel(u, rel);
+  return b < e;
+}
+
+// Tests: sources of `tests` edges, and the symbols of files that define one.
+class TestFinder {
+ public:
+  explicit TestFinder(const snapshot::Reader& r) : r_(r) {}
+  bool IsTest(uint32_t u) {
+    if (HasOut(r_, u, kTests)) return true;
+    if (r_.type(u) != NodeType::kSymbol) return false;
+    std::optional<std::string> path = MetaString(r_, u, "file");
+    if (!path) return false;
+    std::optional<uint32_t> f = LiveNode(r_, FileKey(*path));
+    if (!f) return false;
+    auto [it, inserted] = test_files_.try_emplace(*f, false);
+    if (inserted) {
+      auto [b, e] = r_.OutEdgesWithRel(*f, kDefines);
+      for (uint32_t j = b; j < e && !it->second; ++j) it->second = HasOut(r_, r_.edge_target(j), kTests);
+    }
+    return it->second;
+  }
+
+ private:
+  const snapshot::Reader& r_;
+  std::map<uint32_t, bool> test_files_;
+};
+
+template <typename T>
+void Cut(std::vector<T>* rows, size_t limit, bool* truncated) {
+  if (rows->size() > limit) {
+    rows->resize(limit);
+    *truncated = true;
+  }
+}
+
+std::string SpanText(const LineSpan& s) {
+  return s.first == s.last ? std::to_string(s.first)
+                           : std::to_string(s.first) + "-" + std::to_string(s.last);
+}
+
+// A JSON array of fn(item) for each item.
+template <typename T, typename Fn>
+Json Rows(const std::vector<T>& items, Fn fn) {
+  Json rows = Json::array();
+  for (const T& item : items) rows.push_back(fn(item));
+  return rows;
+}
+
+}  // namespace
+
+CodeImpactResult CodeImpact(const snapshot::Reader& r, const std::vector<FileChange>& changes,
+                            const CodeImpactOptions& options) {
+  CodeImpactResult result;
+  result.files = static_cast<uint32_t>(changes.size());
+  ChangedSet changed(r);
+  for (const FileChange& c : changes) {
+    switch (c.kind) {
+      case ChangeKind::kAdded:
+        changed.Add(FileKey(c.new_path), ChangeKind::kAdded, {});
+        break;
+      case ChangeKind::kDeleted: {
+        const std::string key = FileKey(c.old_path);
+        changed.Add(key, ChangeKind::kDeleted, {});
+        if (std::optional<uint32_t> f = LiveNode(r, key)) {
+          auto [b, e] = r.OutEdgesWithRel(*f, kDefines);
+          for (uint32_t j = b; j < e; ++j) {
+            const uint32_t s = r.edge_target(j);
+            if (!r.is_stub(s)) changed.Add(std::string(r.key(s)), ChangeKind::kDeleted, {});
+          }
+        }
+        break;
+      }
+      case ChangeKind::kRenamed:
+        changed.Add(FileKey(c.old_path), ChangeKind::kRenamed, {});
+        changed.Add(FileKey(c.new_path), ChangeKind::kRenamed, {});
+        if (!c.old_lines.empty()) changed.MapLines(c.old_path, c.old_lines);
+        break;
+      case ChangeKind::kModified:
+        if (c.old_lines.empty()) {
+          changed.Add(FileKey(c.old_path), ChangeKind::kModified, {});
+        } else {
+          changed.MapLines(c.old_path, c.old_lines);
+        }
+        break;
+    }
+  }
+  result.changed = changed.Take();
+
+  // The walk: backwards over the code relations the store defines.
+  std::vector<RelationId> rels = {kCalls, kReferences, kImplements, kImports, kTests};
+  for (std::string_view custom : {"contains", "overrides"}) {
+    if (std::optional<RelationId> id = r.FindRelation(custom)) rels.push_back(*id);
+  }
+  std::sort(rels.begin(), rels.end());
+  rels.erase(std::unique(rels.begin(), rels.end()), rels.end());
+
+  NodeMap<uint8_t>& seen = ThreadScratch<uint8_t, kScratchA>();
+  seen.Reset(r.node_count());
+  std::vector<ReachedCode> reached;  // changed live nodes first, then by (depth, key)
+  std::vector<uint32_t> frontier;
+  for (const ChangedCode& c : result.changed) {
+    if (c.node && seen.Insert(*c.node, 1)) {
+      reached.push_back({*c.node, 0, 0});
+      frontier.push_back(*c.node);
+    }
+  }
+  const size_t changed_live = reached.size();
+  std::vector<uint32_t> next;
+  for (uint32_t d = 0; d < options.depth && !frontier.empty(); ++d) {
+    next.clear();
+    for (uint32_t u : frontier) {
+      for (RelationId rel : rels) {
+        auto [b, e] = r.InEdgesWithRel(u, rel);
+        for (uint32_t k = b; k < e; ++k) {
+          const uint32_t j = r.in_edge(k);
+          const uint32_t s = r.edge_source(j);
+          if (r.is_stub(s) || !IsCode(r.type(s)) || !seen.Insert(s, 1)) continue;
+          reached.push_back({s, d + 1, j});
+          next.push_back(s);
+        }
+      }
+    }
+    const size_t level = reached.size() - next.size();
+    std::sort(reached.begin() + static_cast<ptrdiff_t>(level), reached.end(),
+              [&](const ReachedCode& a, const ReachedCode& b) { return ByKey(r, a.node, b.node); });
+    frontier.clear();
+    for (size_t k = level; k < reached.size(); ++k) frontier.push_back(reached[k].node);
+  }
+  result.affected.assign(reached.begin() + static_cast<ptrdiff_t>(changed_live), reached.end());
+
+  TestFinder tests(r);
+  for (const ReachedCode& c : reached) {
+    if (tests.IsTest(c.node)) result.tests.push_back(c);
+  }
+
+  // Memories, nearest link first: changed keys (a stub too: a memory may name code
+  // not indexed yet) in key order, then the affected nodes in (depth, key) order.
+  std::vector<std::pair<uint32_t, uint32_t>> code;  // (node, depth)
+  for (const ChangedCode& c : result.changed) {
+    if (std::optional<uint32_t> i = r.FindKey(c.key)) code.emplace_back(*i, 0);
+  }
+  for (const ReachedCode& a : result.affected) code.emplace_back(a.node, a.depth);
+  NodeMap<uint8_t>& linked = ThreadScratch<uint8_t, kScratchB>();
+  linked.Reset(r.node_count());
+  auto link = [&](uint32_t m, uint32_t c, uint32_t depth, uint32_t edge, bool outgoing) {
+    if (r.is_stub(m) || IsCode(r.type(m)) || !linked.Insert(m, 1)) return;
+    result.memories.push_back({m, c, depth, edge, outgoing});
+  };
+  for (auto [c, depth] : code) {
+    for (uint32_t j = r.out_begin(c); j < r.out_end(c); ++j) link(r.edge_target(j), c, depth, j, false);
+    for (uint32_t k = r.in_begin(c); k < r.in_end(c); ++k) {
+      const uint32_t j = r.in_edge(k);
+      link(r.edge_source(j), c, depth, j, true);
+    }
+  }
+  std::stable_sort(result.memories.begin(), result.memories.end(),
+                   [&](const LinkedMemory& a, const LinkedMemory& b) {
+                     if (a.depth != b.depth) return a.depth < b.depth;
+                     return ByKey(r, a.memory, b.memory);
+                   });
+
+  result.changed_count = result.changed.size();
+  result.affected_count = result.affected.size();
+  result.tests_count = result.tests.size();
+  result.memories_count = result.memories.size();
+  Cut(&result.changed, options.limit, &result.truncated);
+  Cut(&result.affected, options.limit, &result.truncated);
+  Cut(&result.tests, options.limit, &result.truncated);
+  Cut(&result.memories, options.limit, &result.truncated);
+  return result;
+}
+
+Json CodeImpactJson(const snapshot::Reader& r, const CodeImpactResult& result,
+                    const CodeImpactOptions& options) {
+  Json doc;
+  doc["query"] = "impact";
+  doc["mode"] = "diff";
+  doc["files"] = result.files;
+  doc["depth"] = options.depth;
+  doc["counts"] = Json{{"changed", result.changed_count},
+                       {"affected", result.affected_count},
+                       {"tests", result.tests_count},
+                       {"memories", result.memories_count}};
+  doc["truncated"] = result.truncated;
+  doc["changed"] = Rows(result.changed, [&](const ChangedCode& c) {
+    Json row;
+    if (c.node) {
+      row = NodeJson(r, *c.node);
+    } else {
+      row["key"] = c.key;
+      row["in_graph"] = false;
+    }
+    row["change"] = ChangeKindName(c.change);
+    row["lines"] = Rows(c.lines, SpanText);
+    return row;
+  });
+  doc["affected"] = Rows(result.affected, [&](const ReachedCode& a) {
+    Json row = NodeJson(r, a.node);
+    row["depth"] = a.depth;
+    row["relation"] = r.relation_name(r.edge_rel(a.edge));
+    row["via"] = EdgeJson(r, a.edge);
+    return row;
+  });
+  doc["tests"] = Rows(result.tests, [&](const ReachedCode& t) {
+    Json row = NodeJson(r, t.node);
+    row["depth"] = t.depth;
+    return row;
+  });
+  doc["memories"] = Rows(result.memories, [&](const LinkedMemory& m) {
+    Json row = NodeJson(r, m.memory);
+    row["code"] = r.key(m.code);
+    row["relation"] = r.relation_name(r.edge_rel(m.edge));
+    row["direction"] = m.outgoing ? "out" : "in";
+    row["depth"] = m.depth;
+    return row;
+  });
+  return doc;
+}
+
+Status CutToTokenBudget(Json* doc, const std::vector<std::string>& fields, Format format,
+                        size_t budget_tokens) {
+  if (budget_tokens == 0) return Status::OK();
+  auto tokens = [&](const Json& d) { return (Render(d, format).size() + 3) / 4; };
+  auto too_small = [&](size_t need) {
+    return Status::InvalidArgument(
+        "impact: a budget of " + std::to_string(budget_tokens) +
+        " tokens cannot hold the answer without its rows, which needs " + std::to_string(need) +
+        "; give at least " + std::to_string(need) + ", or 0 for no limit");
+  };
+  if (size_t need = tokens(*doc); need <= budget_tokens) {
+    return Status::OK();
+  } else if (std::all_of(fields.begin(), fields.end(),
+                         [&](const std::string& f) { return (*doc)[f].empty(); })) {
+    return too_small(need);
+  }
+  std::vector<Json> rows;  // every row, in priority order
+  std::vector<size_t> ends;
+  for (const std::string& f : fields) {
+    for (Json& row : (*doc)[f]) rows.push_back(std::move(row));
+    ends.push_back(rows.size());
+  }
+  (*doc)["truncated"] = true;
+  // The document holding the first n rows.
+  auto with = [&](size_t n) {
+    size_t begin = 0;
+    for (size_t k = 0; k < fields.size(); ++k) {
+      Json list = Json::array();
+      for (size_t i = begin; i < std::min(n, ends[k]); ++i) list.push_back(rows[i]);
+      (*doc)[fields[k]] = std::move(list);
+      begin = ends[k];
+    }
+  };
+  with(0);
+  if (size_t need = tokens(*doc); need > budget_tokens) return too_small(need);
+  // The whole document did not fit: at least one row goes (even when "truncated":
+  // true, shorter than false, would make room).
+  size_t lo = 0, hi = rows.size() - 1;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo + 1) / 2;
+    with(mid);
+    if (tokens(*doc) <= budget_tokens) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  with(lo);
+  return Status::OK();
+}
+
+}  // namespace amem::query
