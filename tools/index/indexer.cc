@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "tools/index/ctags.h"
@@ -48,6 +50,76 @@ Status ReadWholeFile(const std::string& path, std::string* out) {
   return Status::OK();
 }
 
+// Runs argv[0] (looked up on PATH) in `dir` with `input` on its stdin; its stdout
+// into *out. Returns the exit status (-1: killed), or an error when it cannot start
+// (ENOENT: not installed); *err gets the first line it wrote on stderr.
+Result<int> RunIn(const std::string& dir, std::vector<std::string> args, const std::string& input,
+                  std::string* out, std::string* err) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::FILE* in = std::tmpfile();
+  std::FILE* errors = std::tmpfile();
+  int pipe_fds[2] = {-1, -1};
+  auto close_all = [&] {
+    if (in) std::fclose(in);
+    if (errors) std::fclose(errors);
+    if (pipe_fds[0] >= 0) ::close(pipe_fds[0]);
+    if (pipe_fds[1] >= 0) ::close(pipe_fds[1]);
+  };
+  if (!in || !errors || ::pipe2(pipe_fds, O_CLOEXEC) != 0 ||
+      std::fwrite(input.data(), 1, input.size(), in) != input.size() || std::fflush(in) != 0) {
+    Status st = Status::IOError(Errno("cannot run " + args[0]));
+    close_all();
+    return st;
+  }
+  std::rewind(in);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, ::fileno(in), STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, ::fileno(errors), STDERR_FILENO);
+  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  pid_t pid = 0;
+  int rc = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  pipe_fds[1] = -1;
+  if (rc != 0) {
+    close_all();
+    if (rc == ENOENT) return Status::NotFound(args[0] + " is not installed");
+    return Status::IOError("cannot run " + args[0] + ": " + std::strerror(rc));
+  }
+  out->clear();
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(pipe_fds[0], buf, sizeof buf);
+    if (n == 0 || (n < 0 && errno != EINTR)) break;
+    if (n > 0) out->append(buf, static_cast<size_t>(n));
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::rewind(errors);
+  char line[512];
+  err->clear();
+  if (std::fgets(line, sizeof line, errors)) err->assign(line);
+  while (!err->empty() && (err->back() == '\n' || err->back() == '\r')) err->pop_back();
+  close_all();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The files git sees in `dir` (tracked, and untracked ones it does not ignore), one
+// per line, relative to `dir`; nullopt when `dir` is not in a git work tree or git
+// is not installed.
+std::optional<std::string> GitFiles(const std::string& dir) {
+  std::string out, err;
+  auto rc = RunIn(dir, {"git", "ls-files", "--cached", "--others", "--exclude-standard"}, "",
+                  &out, &err);
+  if (!rc.ok() || *rc != 0) return std::nullopt;
+  return out;
+}
+
 }  // namespace
 
 Result<std::string> RunCtags(const std::string& dir) {
@@ -56,67 +128,32 @@ Result<std::string> RunCtags(const std::string& dir) {
     return Status::NotFound(dir + ": no such directory");
   }
   std::vector<std::string> args = CtagsCommand();
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return Status::IOError(Errno("pipe"));
-  std::FILE* err = std::tmpfile();
-  if (err == nullptr) {
-    ::close(out[0]);
-    ::close(out[1]);
-    return Status::IOError(Errno("tmpfile"));
+  std::string input;
+  if (std::optional<std::string> files = GitFiles(dir)) {
+    // In a git work tree, what git sees: never build trees or ignored files.
+    input = std::move(*files);
+    args.erase(std::remove(args.begin(), args.end(), "-R"), args.end());
+    args.back() = "-L";  // "." (the tree) becomes "-L -": the list on stdin
+    args.push_back("-");
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, ::fileno(err), STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
-  pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
-  if (rc != 0) {
-    ::close(out[0]);
-    std::fclose(err);
-    if (rc == ENOENT) {
+  std::string out, err;
+  auto rc = RunIn(dir, args, input, &out, &err);
+  if (!rc.ok()) {
+    if (rc.status().IsNotFound()) {
       return Status::NotFound(
           "universal-ctags is not installed (amem index DIR runs it): apt-get install "
           "universal-ctags, or give an index with --scip FILE or --ctags FILE");
     }
-    return Status::IOError(std::string("cannot run ") + argv[0] + ": " + std::strerror(rc));
+    return rc.status();
   }
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(out[0], buf, sizeof buf);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    text.append(buf, static_cast<size_t>(n));
-  }
-  ::close(out[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string message;
-    std::rewind(err);
-    char line[512];
-    if (std::fgets(line, sizeof line, err)) message = line;
-    while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) message.pop_back();
-    std::fclose(err);
+  if (*rc != 0) {
     return Status::IOError(
         "ctags failed in " + dir +
-        (WIFEXITED(status) ? " (exit " + std::to_string(WEXITSTATUS(status)) + ")" : " (killed)") +
-        (message.empty() ? "" : ": " + message) +
+        (*rc > 0 ? " (exit " + std::to_string(*rc) + ")" : " (killed)") +
+        (err.empty() ? "" : ": " + err) +
         "; amem needs universal-ctags with JSON output (apt-get install universal-ctags)");
   }
-  std::fclose(err);
-  return text;
+  return out;
 }
 
 nlohmann::ordered_json IndexReportJson(const IndexReport& r) {
