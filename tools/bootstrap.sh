@@ -3,11 +3,13 @@
 # missing (apt-get; sudo when not root). Safe to run again: does nothing, and asks
 # no package server, when everything is there.
 #
-#   bootstrap.sh demo [PACKAGE...]   what `amem` needs to build (tools/demo.sh)
+#   bootstrap.sh demo [PACKAGE...]   what `amem` needs to build, and what `amem index`
+#                                    runs: universal-ctags, and git for the list of
+#                                    a work tree's files (tools/demo.sh)
 #   bootstrap.sh test [PACKAGE...]   that, plus the tests', benchmarks' and fuzzers'
 #                                    needs: Catch2, SQLite (a benchmark peer), clang
-#                                    and libFuzzer's runtime, universal-ctags (the
-#                                    code index tests), Node.js and npm (tools/test.sh)
+#                                    and libFuzzer's runtime, Node.js and npm
+#                                    (tools/test.sh)
 # ccache comes with both: CMakeLists.txt compiles through it when it is installed.
 set -euo pipefail
 
@@ -19,10 +21,10 @@ esac
 
 packages=(build-essential cmake ninja-build pkg-config ccache
           liblmdb-dev liblmdb++-dev libxxhash-dev liblz4-dev
-          nlohmann-json3-dev libcli11-dev libsimdjson-dev)
+          nlohmann-json3-dev libcli11-dev libsimdjson-dev universal-ctags git)
 if [[ $what == test ]]; then
   # libclang-rt-14-dev holds libFuzzer's runtime; clang only recommends it.
-  packages+=(git catch2 libsqlite3-dev clang libclang-rt-14-dev universal-ctags)
+  packages+=(catch2 libsqlite3-dev clang libclang-rt-14-dev)
 fi
 packages+=("$@")
 

@@ -71,3 +71,29 @@ run gaps
 run consolidate
 run consolidate --execute
 run consolidate
+
+# The code graph of amem's own source tree. What follows depends on the source, so
+# it is not part of tests/data/demo/expected.txt; tests/cli/cli_demo_test.cc checks
+# what it must show.
+src=$(cd "$(dirname "$0")/.." && pwd)
+work=$(pwd)
+code() {  # like run, with the source tree and the working directory shown short
+  local shown="$*"
+  shown=${shown//$src/<amem source>}
+  printf '$ amem %s\n' "${shown//$work\//}"
+  "$bin" "$@"
+}
+printf '\n%s\n' "== The code graph (below this line the output depends on amem's source)"
+step "Index amem's own source with universal-ctags, as an agent does when a task starts"
+code index "$src"
+step "Record a decision against the symbol it concerns"
+code put-node decision:hex-ids-are-16-digits --type decision \
+  --content "A node id on the command line is exactly 16 hex digits; anything shorter is a key"
+code put-edge decision:hex-ids-are-16-digits decided_for 'symbol:common/hash.cc#amem::ParseHexId'
+step "Before committing a change to ParseHexId: what does the diff touch?"
+sed 's/if (text.size() != 16) return false;/if (text.empty() || text.size() > 16) return false;/' \
+  "$src/common/hash.cc" > hash.cc.new
+diff -U0 --label a/common/hash.cc --label b/common/hash.cc "$src/common/hash.cc" hash.cc.new \
+  > change.diff || true
+cat change.diff
+code impact --diff change.diff --depth 1 --limit 5
