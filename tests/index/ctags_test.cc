@@ -225,15 +225,21 @@ TEST_CASE("ReadCtags tells overloads apart by signature, then by ordinal", "[cta
 
 TEST_CASE("ReadCtags picks the enclosing tag by scope kind, in the same file only", "[ctags]") {
   const CodeIndex index = Read(Lines({
-      {"Shape", "a.h", 1, 5, "class"},
-      {"Shape", "a.h", 7, 7, "function", "", "", "(int)"},
-      {"Area", "a.h", 8, 8, "function", "Shape", "class"},
+      {"Shape", "a.h", 1, 1, "function", "", "", "(int)"},
+      {"Shape", "a.h", 3, 9, "class"},
+      {"Inner", "a.h", 4, 6, "struct", "Shape", "class"},
+      {"v", "a.h", 5, 5, "member", "Shape::Inner", "struct"},
+      {"Area", "a.h", 11, 11, "function", "Shape", "class"},
       {"Area", "a.cc", 3, 5, "function", "Shape", "class"},
-      {"Inner", "a.h", 2, 4, "struct", "Shape", "class"},
-      {"v", "a.h", 3, 3, "member", "Shape::Inner", "struct"},
   }));
-  // The function named Shape comes later in the file; the class is the scope.
-  CHECK(Sym(index, "a.h#Shape::Area").enclosing_symbol == "a.h#Shape");
+  CHECK(Keys(Doc(index, "a.h")) == std::vector<std::string>{"a.h#Shape", "a.h#Shape#2",
+                                                            "a.h#Shape::Inner",
+                                                            "a.h#Shape::Inner::v",
+                                                            "a.h#Shape::Area"});
+  // Area is outside both tags named Shape: the class is its scope, not the
+  // function that comes first.
+  CHECK(Sym(index, "a.h#Shape::Area").enclosing_symbol == "a.h#Shape#2");
+  CHECK(Sym(index, "a.h#Shape::Inner").enclosing_symbol == "a.h#Shape#2");
   CHECK(Sym(index, "a.h#Shape::Inner::v").enclosing_symbol == "a.h#Shape::Inner");
   // The scope tag is in another file: no enclosing symbol.
   CHECK(Sym(index, "a.cc#Shape::Area").enclosing_symbol.empty());
