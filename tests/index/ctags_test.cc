@@ -24,16 +24,23 @@ namespace {
 
 using amem::testing::TempDir;
 
+// One hand-written tag line's fields.
 struct T {
+  T(std::string name_, std::string path_, uint32_t line_, uint32_t end_ = 0,
+    std::string kind_ = "function", std::string scope_ = "", std::string scope_kind_ = "",
+    std::string signature_ = "", std::string language_ = "C++")
+      : name(std::move(name_)), path(std::move(path_)), line(line_), end(end_),
+        kind(std::move(kind_)), scope(std::move(scope_)), scope_kind(std::move(scope_kind_)),
+        signature(std::move(signature_)), language(std::move(language_)) {}
   std::string name;
   std::string path;
   uint32_t line;
-  uint32_t end = 0;  // 0: absent
-  std::string kind = "function";
+  uint32_t end;  // 0: absent
+  std::string kind;
   std::string scope;
   std::string scope_kind;
   std::string signature;
-  std::string language = "C++";
+  std::string language;
 };
 
 std::string Line(const T& t) {
@@ -367,7 +374,13 @@ TEST_CASE("ReadCtags checks tags against the files under the root", "[ctags]") {
     auto r = with_root(Line({"f", "src/missing.cc", 1}));
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().IsIOError());
-    CHECK_THAT(r.status().message(), Catch::Contains("src/missing.cc"));
+    CHECK_THAT(r.status().message(), Catch::EndsWith("src/missing.cc: no such file"));
+  }
+  {
+    auto r = with_root(Line({"f", "src", 1}));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().IsIOError());
+    CHECK_THAT(r.status().message(), Catch::EndsWith("src: not a regular file"));
   }
 }
 

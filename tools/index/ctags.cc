@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
@@ -9,7 +11,6 @@
 
 #include "common/hash.h"
 #include "common/json_parse.h"
-#include "snapshot/agentic_memory.h"
 
 namespace amem::index {
 
@@ -385,6 +386,18 @@ bool CtagsReferable(const CtagsTag& tag) {
   return tag.kind != "namespace" && tag.kind != "package";
 }
 
+// Only regular files are read: a tagged path that is a FIFO or a device would
+// block or never end.
+Result<std::string> CtagsReadFile(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) return Status::IOError(path + ": no such file");
+  if (!std::filesystem::is_regular_file(st)) return Status::IOError(path + ": not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError(path + ": cannot open");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 uint32_t CtagsLineCount(std::string_view content) {
   const size_t newlines = static_cast<size_t>(std::count(content.begin(), content.end(), '\n'));
   const size_t lines = newlines + (!content.empty() && content.back() != '\n' ? 1 : 0);
@@ -488,7 +501,7 @@ Result<CodeIndex> ReadCtags(std::string_view jsonl, const CtagsOptions& options)
       doc.digest = file.lines_digest.Digest();
     } else {
       const std::string full = (std::filesystem::path(options.root) / path).string();
-      auto content = snapshot::agentic::ReadWholeFile(full);
+      auto content = CtagsReadFile(full);
       if (!content.ok()) return content.status();
       const uint32_t line_count = CtagsLineCount(*content);
       for (const CtagsTag& tag : file.tags) {
