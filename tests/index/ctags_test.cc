@@ -420,7 +420,10 @@ TEST_CASE("ReadCtags finds references by name: nearest tier, no definitions, no 
       {"geo", "src/c.cc", 2, 2, "namespace"},
       {"User", "lib/user.cc", 1, 3},
       {"main", "app/main.py", 1, 5, "function", "", "", "()", "Python"},
+      {"x", "lib/zz.cc", 1, 1, "local", "Helper2", "function"},
+      {"name", "lib/conf.json", 1, 1, "string", "", "", "", "JSON"},
   };
+  WriteFile(dir / "lib/conf.json", "{\"name\": \"Helper\"}\n");
   WriteFile(dir / "lib/zz.cc", "int Helper2, x_Helper;\n");
   for (int i = 1; i <= 9; ++i) {
     tags.push_back({"Many", "lib/many.h", static_cast<uint32_t>(i), 0, "prototype",
@@ -451,6 +454,10 @@ TEST_CASE("ReadCtags finds references by name: nearest tier, no definitions, no 
         std::vector<std::string>{"lib/a.cc#Helper", "lib/b.cc#Helper", "src/c.cc#Helper"});
   CHECK(RefsTo(index, "lib/b.cc#Helper") ==
         std::vector<std::string>{"app/main.py:4:11-17", "lib/user.cc:1:9-15"});
+  // JSON strings are no uses.
+  for (const Occurrence& o : Doc(index, "lib/conf.json").occurrences) CHECK(o.roles != 0);
+  // A function's local is not seen from other files (a.cc's line 0 has two x).
+  CHECK(RefsTo(index, "lib/zz.cc#Helper2::x").empty());
   // Namespaces are never referenced; nine definitions of a name are ambiguous,
   // eight are not.
   CHECK(RefsTo(index, "src/c.cc#geo").empty());
@@ -574,6 +581,35 @@ TEST_CASE("CtagsCommand on the C++ fixture: keys, kinds, ranges and references",
   CHECK_THAT(test_fn, Catch::StartsWith("tests/geo_tests.cc#__anon") &&
                           Catch::EndsWith("::TestClampLimits"));
   CHECK(RefsTo(index, test_fn) == std::vector<std::string>{"tests/geo_tests.cc:25:18-33"});
+}
+
+TEST_CASE("CtagsCommand on the TypeScript fixture", "[ctags]") {
+  const CodeIndex index = IndexTree(std::string(AMEM_SOURCE_DIR) + "/tests/data/code/ts");
+  std::vector<std::string> paths;
+  for (const Document& d : index.documents) paths.push_back(d.path);
+  CHECK(paths == std::vector<std::string>{"package.json", "src/circle.ts", "src/shape.ts",
+                                          "src/square.ts", "src/total.test.ts", "src/total.ts",
+                                          "tsconfig.json"});
+  CHECK(Doc(index, "src/shape.ts").language == "TypeScript");
+  CHECK(Keys(Doc(index, "src/circle.ts")) ==
+        std::vector<std::string>{"src/circle.ts#Circle", "src/circle.ts#Circle::constructor",
+                                 "src/circle.ts#Circle::radius", "src/circle.ts#Circle::area",
+                                 "src/circle.ts#Circle::describe"});
+  CHECK(Sym(index, "src/shape.ts#Shape").kind == "interface");
+  CHECK(Sym(index, "src/shape.ts#Shape::area").kind == "method");
+  CHECK(Sym(index, "src/shape.ts#Shape::area").enclosing_symbol == "src/shape.ts#Shape");
+  // TypeScript tags have no end: the range is the tag's line.
+  CHECK(DefLines(Doc(index, "src/total.ts"), "src/total.ts#totalArea") ==
+        std::pair<uint32_t, uint32_t>{3, 3});
+  // Across files: the import and the call of totalArea in the test.
+  CHECK(RefsTo(index, "src/total.ts#totalArea") ==
+        std::vector<std::string>{"src/total.test.ts:2:9-18", "src/total.test.ts:6:9-18"});
+  CHECK(RefsTo(index, "src/shape.ts#formatArea") ==
+        std::vector<std::string>{"src/circle.ts:0:16-26", "src/circle.ts:10:31-41",
+                                 "src/square.ts:0:16-26", "src/square.ts:10:31-41"});
+  // A local of the test is named in its own file only; JSON strings are no uses.
+  CHECK(RefsTo(index, "src/total.test.ts#testTotalArea::shapes") ==
+        std::vector<std::string>{"src/total.test.ts:6:19-25"});
 }
 
 TEST_CASE("ctags keys survive an edit above the tags", "[ctags]") {

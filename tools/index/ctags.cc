@@ -231,9 +231,9 @@ enum class CtagsSyntax { kNone, kCLike, kHash };
 
 CtagsSyntax CtagsSyntaxOf(std::string_view language) {
   static const std::set<std::string_view> c_like = {
-      "C",     "C++",   "CUDA",   "C#",         "D",          "Go",
-      "Java",  "JavaScript", "Kotlin", "ObjectiveC", "Protobuf", "Rust",
-      "Scala", "Swift", "TypeScript", "Vala"};
+      "C",    "C++",        "CUDA",   "C#",         "D",        "Go",    "Java",
+      "JSON", "JavaScript", "Kotlin", "ObjectiveC", "Protobuf", "Rust",  "Scala",
+      "Swift", "TypeScript", "Vala"};
   static const std::set<std::string_view> hash = {"Python", "Ruby", "Sh",   "Perl", "Make",
                                                    "CMake",  "R",    "Tcl", "Zsh",  "YAML"};
   if (c_like.count(language)) return CtagsSyntax::kCLike;
@@ -334,6 +334,11 @@ std::string_view CtagsDirOf(std::string_view path) {
   return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
 }
 
+// A tag in a function or method: a local, which no other file can name.
+bool CtagsLocal(const CtagsTag& tag) {
+  return tag.scope_kind == "function" || tag.scope_kind == "method";
+}
+
 // A tag a reference may name: its document and its place in that document.
 struct CtagsTarget {
   size_t doc;
@@ -357,18 +362,17 @@ void CtagsAddReferences(std::string_view content, size_t d,
     for (const CtagsTarget& t : targets) {
       if (t.doc == d && tags[d][t.tag].line == word.line + 1) return;
     }
-    // The nearest tier: the same file, else the same directory, else everywhere.
+    // The nearest tier: the same file, else the same directory, else everywhere;
+    // a function's locals are seen from their own file only.
     chosen.clear();
     for (const CtagsTarget& t : targets) {
       if (t.doc == d) chosen.push_back(&t);
     }
-    if (chosen.empty()) {
+    for (int tier = 1; tier <= 2 && chosen.empty(); ++tier) {
       for (const CtagsTarget& t : targets) {
-        if (CtagsDirOf(index->documents[t.doc].path) == dir) chosen.push_back(&t);
+        if (CtagsLocal(tags[t.doc][t.tag])) continue;
+        if (tier == 2 || CtagsDirOf(index->documents[t.doc].path) == dir) chosen.push_back(&t);
       }
-    }
-    if (chosen.empty()) {
-      for (const CtagsTarget& t : targets) chosen.push_back(&t);
     }
     const uint32_t end_col = word.col + static_cast<uint32_t>(word.text.size());
     for (const CtagsTarget* t : chosen) {
