@@ -89,6 +89,12 @@ const SymbolInfo& Sym(const CodeIndex& index, std::string_view key) {
   throw;
 }
 
+std::vector<std::string> Paths(const CodeIndex& index) {
+  std::vector<std::string> paths;
+  for (const Document& d : index.documents) paths.push_back(d.path);
+  return paths;
+}
+
 std::vector<std::string> Keys(const Document& doc) {
   std::vector<std::string> keys;
   for (const SymbolInfo& s : doc.symbols) keys.push_back(s.symbol);
@@ -267,9 +273,7 @@ TEST_CASE("ReadCtags normalises paths and sorts documents", "[ctags]") {
                                       }) +
                                "\r\n   \n");
   CHECK(index.tool == "Universal Ctags 5.9.0");
-  std::vector<std::string> paths;
-  for (const Document& d : index.documents) paths.push_back(d.path);
-  CHECK(paths == std::vector<std::string>{"m.cc", "src/a.cc", "src/b.cc", "z.cc"});
+  CHECK(Paths(index) == std::vector<std::string>{"m.cc", "src/a.cc", "src/b.cc", "z.cc"});
   CHECK(Keys(Doc(index, "src/a.cc")) == std::vector<std::string>{"src/a.cc#a", "src/a.cc#a2"});
 }
 
@@ -506,9 +510,7 @@ const std::string kCppFixture = "/tests/data/code/cpp";
 
 TEST_CASE("CtagsCommand on the C++ fixture: keys, kinds, ranges and references", "[ctags]") {
   const CodeIndex index = IndexTree(std::string(AMEM_SOURCE_DIR) + kCppFixture);
-  std::vector<std::string> paths;
-  for (const Document& d : index.documents) paths.push_back(d.path);
-  CHECK(paths == std::vector<std::string>{"include/geo/circle.h", "include/geo/math_util.h",
+  CHECK(Paths(index) == std::vector<std::string>{"include/geo/circle.h", "include/geo/math_util.h",
                                           "include/geo/registry.h", "include/geo/shape.h",
                                           "src/circle.cc", "src/math_util.cc",
                                           "src/registry.cc", "src/shape.cc",
@@ -585,9 +587,7 @@ TEST_CASE("CtagsCommand on the C++ fixture: keys, kinds, ranges and references",
 
 TEST_CASE("CtagsCommand on the TypeScript fixture", "[ctags]") {
   const CodeIndex index = IndexTree(std::string(AMEM_SOURCE_DIR) + "/tests/data/code/ts");
-  std::vector<std::string> paths;
-  for (const Document& d : index.documents) paths.push_back(d.path);
-  CHECK(paths == std::vector<std::string>{"package.json", "src/circle.ts", "src/shape.ts",
+  CHECK(Paths(index) == std::vector<std::string>{"package.json", "src/circle.ts", "src/shape.ts",
                                           "src/square.ts", "src/total.test.ts", "src/total.ts",
                                           "tsconfig.json"});
   CHECK(Doc(index, "src/shape.ts").language == "TypeScript");
