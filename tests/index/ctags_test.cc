@@ -612,6 +612,21 @@ TEST_CASE("CtagsCommand on the TypeScript fixture", "[ctags]") {
         std::vector<std::string>{"src/total.test.ts:6:19-25"});
 }
 
+TEST_CASE("docs/CODE.md states the ctags command amem runs", "[ctags]") {
+  std::ifstream in(std::string(AMEM_SOURCE_DIR) + "/docs/CODE.md");
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t section = doc.find("\n## ctags\n");
+  REQUIRE(section != std::string::npos);
+  // Every argument, in order, in the section's command line.
+  size_t at = section;
+  for (const std::string& arg : CtagsCommand()) {
+    INFO(arg);
+    at = doc.find(arg, at);
+    REQUIRE(at != std::string::npos);
+    at += arg.size();
+  }
+}
+
 TEST_CASE("ctags keys survive an edit above the tags", "[ctags]") {
   TempDir dir;
   const std::string tree = dir / "cpp";
