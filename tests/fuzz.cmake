@@ -38,6 +38,7 @@ amem_fuzz_test(tools_ingest_fuzz tools/io/ingest_fuzz.cc)
 amem_fuzz_test(tools_mcp_fuzz tools/mcp/server_fuzz.cc)
 amem_fuzz_test(snapshot_agentic_memory_fuzz snapshot/agentic_memory_fuzz.cc)
 amem_fuzz_test(tools_index_scip_fuzz tools/index/scip_fuzz.cc)
+amem_fuzz_test(tools_index_ctags_fuzz tools/index/ctags_fuzz.cc)
 
 # With clang as the project compiler and -DAMEM_FUZZ=ON, also a regular target.
 if(AMEM_FUZZ AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")

@@ -24,16 +24,23 @@ namespace {
 
 using amem::testing::TempDir;
 
+// One hand-written tag line's fields.
 struct T {
+  T(std::string name_, std::string path_, uint32_t line_, uint32_t end_ = 0,
+    std::string kind_ = "function", std::string scope_ = "", std::string scope_kind_ = "",
+    std::string signature_ = "", std::string language_ = "C++")
+      : name(std::move(name_)), path(std::move(path_)), line(line_), end(end_),
+        kind(std::move(kind_)), scope(std::move(scope_)), scope_kind(std::move(scope_kind_)),
+        signature(std::move(signature_)), language(std::move(language_)) {}
   std::string name;
   std::string path;
   uint32_t line;
-  uint32_t end = 0;  // 0: absent
-  std::string kind = "function";
+  uint32_t end;  // 0: absent
+  std::string kind;
   std::string scope;
   std::string scope_kind;
   std::string signature;
-  std::string language = "C++";
+  std::string language;
 };
 
 std::string Line(const T& t) {
@@ -80,6 +87,12 @@ const SymbolInfo& Sym(const CodeIndex& index, std::string_view key) {
   }
   FAIL("no symbol " << key);
   throw;
+}
+
+std::vector<std::string> Paths(const CodeIndex& index) {
+  std::vector<std::string> paths;
+  for (const Document& d : index.documents) paths.push_back(d.path);
+  return paths;
 }
 
 std::vector<std::string> Keys(const Document& doc) {
@@ -225,15 +238,21 @@ TEST_CASE("ReadCtags tells overloads apart by signature, then by ordinal", "[cta
 
 TEST_CASE("ReadCtags picks the enclosing tag by scope kind, in the same file only", "[ctags]") {
   const CodeIndex index = Read(Lines({
-      {"Shape", "a.h", 1, 5, "class"},
-      {"Shape", "a.h", 7, 7, "function", "", "", "(int)"},
-      {"Area", "a.h", 8, 8, "function", "Shape", "class"},
+      {"Shape", "a.h", 1, 1, "function", "", "", "(int)"},
+      {"Shape", "a.h", 3, 9, "class"},
+      {"Inner", "a.h", 4, 6, "struct", "Shape", "class"},
+      {"v", "a.h", 5, 5, "member", "Shape::Inner", "struct"},
+      {"Area", "a.h", 11, 11, "function", "Shape", "class"},
       {"Area", "a.cc", 3, 5, "function", "Shape", "class"},
-      {"Inner", "a.h", 2, 4, "struct", "Shape", "class"},
-      {"v", "a.h", 3, 3, "member", "Shape::Inner", "struct"},
   }));
-  // The function named Shape comes later in the file; the class is the scope.
-  CHECK(Sym(index, "a.h#Shape::Area").enclosing_symbol == "a.h#Shape");
+  CHECK(Keys(Doc(index, "a.h")) == std::vector<std::string>{"a.h#Shape", "a.h#Shape#2",
+                                                            "a.h#Shape::Inner",
+                                                            "a.h#Shape::Inner::v",
+                                                            "a.h#Shape::Area"});
+  // Area is outside both tags named Shape: the class is its scope, not the
+  // function that comes first.
+  CHECK(Sym(index, "a.h#Shape::Area").enclosing_symbol == "a.h#Shape#2");
+  CHECK(Sym(index, "a.h#Shape::Inner").enclosing_symbol == "a.h#Shape#2");
   CHECK(Sym(index, "a.h#Shape::Inner::v").enclosing_symbol == "a.h#Shape::Inner");
   // The scope tag is in another file: no enclosing symbol.
   CHECK(Sym(index, "a.cc#Shape::Area").enclosing_symbol.empty());
@@ -254,9 +273,7 @@ TEST_CASE("ReadCtags normalises paths and sorts documents", "[ctags]") {
                                       }) +
                                "\r\n   \n");
   CHECK(index.tool == "Universal Ctags 5.9.0");
-  std::vector<std::string> paths;
-  for (const Document& d : index.documents) paths.push_back(d.path);
-  CHECK(paths == std::vector<std::string>{"m.cc", "src/a.cc", "src/b.cc", "z.cc"});
+  CHECK(Paths(index) == std::vector<std::string>{"m.cc", "src/a.cc", "src/b.cc", "z.cc"});
   CHECK(Keys(Doc(index, "src/a.cc")) == std::vector<std::string>{"src/a.cc#a", "src/a.cc#a2"});
 }
 
@@ -361,7 +378,13 @@ TEST_CASE("ReadCtags checks tags against the files under the root", "[ctags]") {
     auto r = with_root(Line({"f", "src/missing.cc", 1}));
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().IsIOError());
-    CHECK_THAT(r.status().message(), Catch::Contains("src/missing.cc"));
+    CHECK_THAT(r.status().message(), Catch::EndsWith("src/missing.cc: no such file"));
+  }
+  {
+    auto r = with_root(Line({"f", "src", 1}));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().IsIOError());
+    CHECK_THAT(r.status().message(), Catch::EndsWith("src: not a regular file"));
   }
 }
 
@@ -401,7 +424,10 @@ TEST_CASE("ReadCtags finds references by name: nearest tier, no definitions, no 
       {"geo", "src/c.cc", 2, 2, "namespace"},
       {"User", "lib/user.cc", 1, 3},
       {"main", "app/main.py", 1, 5, "function", "", "", "()", "Python"},
+      {"x", "lib/zz.cc", 1, 1, "local", "Helper2", "function"},
+      {"name", "lib/conf.json", 1, 1, "string", "", "", "", "JSON"},
   };
+  WriteFile(dir / "lib/conf.json", "{\"name\": \"Helper\"}\n");
   WriteFile(dir / "lib/zz.cc", "int Helper2, x_Helper;\n");
   for (int i = 1; i <= 9; ++i) {
     tags.push_back({"Many", "lib/many.h", static_cast<uint32_t>(i), 0, "prototype",
@@ -432,6 +458,10 @@ TEST_CASE("ReadCtags finds references by name: nearest tier, no definitions, no 
         std::vector<std::string>{"lib/a.cc#Helper", "lib/b.cc#Helper", "src/c.cc#Helper"});
   CHECK(RefsTo(index, "lib/b.cc#Helper") ==
         std::vector<std::string>{"app/main.py:4:11-17", "lib/user.cc:1:9-15"});
+  // JSON strings are no uses.
+  for (const Occurrence& o : Doc(index, "lib/conf.json").occurrences) CHECK(o.roles != 0);
+  // A function's local is not seen from other files (a.cc's line 0 has two x).
+  CHECK(RefsTo(index, "lib/zz.cc#Helper2::x").empty());
   // Namespaces are never referenced; nine definitions of a name are ambiguous,
   // eight are not.
   CHECK(RefsTo(index, "src/c.cc#geo").empty());
@@ -480,9 +510,7 @@ const std::string kCppFixture = "/tests/data/code/cpp";
 
 TEST_CASE("CtagsCommand on the C++ fixture: keys, kinds, ranges and references", "[ctags]") {
   const CodeIndex index = IndexTree(std::string(AMEM_SOURCE_DIR) + kCppFixture);
-  std::vector<std::string> paths;
-  for (const Document& d : index.documents) paths.push_back(d.path);
-  CHECK(paths == std::vector<std::string>{"include/geo/circle.h", "include/geo/math_util.h",
+  CHECK(Paths(index) == std::vector<std::string>{"include/geo/circle.h", "include/geo/math_util.h",
                                           "include/geo/registry.h", "include/geo/shape.h",
                                           "src/circle.cc", "src/math_util.cc",
                                           "src/registry.cc", "src/shape.cc",
@@ -555,6 +583,48 @@ TEST_CASE("CtagsCommand on the C++ fixture: keys, kinds, ranges and references",
   CHECK_THAT(test_fn, Catch::StartsWith("tests/geo_tests.cc#__anon") &&
                           Catch::EndsWith("::TestClampLimits"));
   CHECK(RefsTo(index, test_fn) == std::vector<std::string>{"tests/geo_tests.cc:25:18-33"});
+}
+
+TEST_CASE("CtagsCommand on the TypeScript fixture", "[ctags]") {
+  const CodeIndex index = IndexTree(std::string(AMEM_SOURCE_DIR) + "/tests/data/code/ts");
+  CHECK(Paths(index) == std::vector<std::string>{"package.json", "src/circle.ts", "src/shape.ts",
+                                          "src/square.ts", "src/total.test.ts", "src/total.ts",
+                                          "tsconfig.json"});
+  CHECK(Doc(index, "src/shape.ts").language == "TypeScript");
+  CHECK(Keys(Doc(index, "src/circle.ts")) ==
+        std::vector<std::string>{"src/circle.ts#Circle", "src/circle.ts#Circle::constructor",
+                                 "src/circle.ts#Circle::radius", "src/circle.ts#Circle::area",
+                                 "src/circle.ts#Circle::describe"});
+  CHECK(Sym(index, "src/shape.ts#Shape").kind == "interface");
+  CHECK(Sym(index, "src/shape.ts#Shape::area").kind == "method");
+  CHECK(Sym(index, "src/shape.ts#Shape::area").enclosing_symbol == "src/shape.ts#Shape");
+  // TypeScript tags have no end: the range is the tag's line.
+  CHECK(DefLines(Doc(index, "src/total.ts"), "src/total.ts#totalArea") ==
+        std::pair<uint32_t, uint32_t>{3, 3});
+  // Across files: the import and the call of totalArea in the test.
+  CHECK(RefsTo(index, "src/total.ts#totalArea") ==
+        std::vector<std::string>{"src/total.test.ts:2:9-18", "src/total.test.ts:6:9-18"});
+  CHECK(RefsTo(index, "src/shape.ts#formatArea") ==
+        std::vector<std::string>{"src/circle.ts:0:16-26", "src/circle.ts:10:31-41",
+                                 "src/square.ts:0:16-26", "src/square.ts:10:31-41"});
+  // A local of the test is named in its own file only; JSON strings are no uses.
+  CHECK(RefsTo(index, "src/total.test.ts#testTotalArea::shapes") ==
+        std::vector<std::string>{"src/total.test.ts:6:19-25"});
+}
+
+TEST_CASE("docs/CODE.md states the ctags command amem runs", "[ctags]") {
+  std::ifstream in(std::string(AMEM_SOURCE_DIR) + "/docs/CODE.md");
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t section = doc.find("\n## ctags\n");
+  REQUIRE(section != std::string::npos);
+  // Every argument, in order, in the section's command line.
+  size_t at = section;
+  for (const std::string& arg : CtagsCommand()) {
+    INFO(arg);
+    at = doc.find(arg, at);
+    REQUIRE(at != std::string::npos);
+    at += arg.size();
+  }
 }
 
 TEST_CASE("ctags keys survive an edit above the tags", "[ctags]") {

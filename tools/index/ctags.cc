@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
@@ -9,7 +11,6 @@
 
 #include "common/hash.h"
 #include "common/json_parse.h"
-#include "snapshot/agentic_memory.h"
 
 namespace amem::index {
 
@@ -230,9 +231,9 @@ enum class CtagsSyntax { kNone, kCLike, kHash };
 
 CtagsSyntax CtagsSyntaxOf(std::string_view language) {
   static const std::set<std::string_view> c_like = {
-      "C",     "C++",   "CUDA",   "C#",         "D",          "Go",
-      "Java",  "JavaScript", "Kotlin", "ObjectiveC", "Protobuf", "Rust",
-      "Scala", "Swift", "TypeScript", "Vala"};
+      "C",    "C++",        "CUDA",   "C#",         "D",        "Go",    "Java",
+      "JSON", "JavaScript", "Kotlin", "ObjectiveC", "Protobuf", "Rust",  "Scala",
+      "Swift", "TypeScript", "Vala"};
   static const std::set<std::string_view> hash = {"Python", "Ruby", "Sh",   "Perl", "Make",
                                                    "CMake",  "R",    "Tcl", "Zsh",  "YAML"};
   if (c_like.count(language)) return CtagsSyntax::kCLike;
@@ -333,6 +334,11 @@ std::string_view CtagsDirOf(std::string_view path) {
   return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
 }
 
+// A tag in a function or method: a local, which no other file can name.
+bool CtagsLocal(const CtagsTag& tag) {
+  return tag.scope_kind == "function" || tag.scope_kind == "method";
+}
+
 // A tag a reference may name: its document and its place in that document.
 struct CtagsTarget {
   size_t doc;
@@ -356,18 +362,17 @@ void CtagsAddReferences(std::string_view content, size_t d,
     for (const CtagsTarget& t : targets) {
       if (t.doc == d && tags[d][t.tag].line == word.line + 1) return;
     }
-    // The nearest tier: the same file, else the same directory, else everywhere.
+    // The nearest tier: the same file, else the same directory, else everywhere;
+    // a function's locals are seen from their own file only.
     chosen.clear();
     for (const CtagsTarget& t : targets) {
       if (t.doc == d) chosen.push_back(&t);
     }
-    if (chosen.empty()) {
+    for (int tier = 1; tier <= 2 && chosen.empty(); ++tier) {
       for (const CtagsTarget& t : targets) {
-        if (CtagsDirOf(index->documents[t.doc].path) == dir) chosen.push_back(&t);
+        if (CtagsLocal(tags[t.doc][t.tag])) continue;
+        if (tier == 2 || CtagsDirOf(index->documents[t.doc].path) == dir) chosen.push_back(&t);
       }
-    }
-    if (chosen.empty()) {
-      for (const CtagsTarget& t : targets) chosen.push_back(&t);
     }
     const uint32_t end_col = word.col + static_cast<uint32_t>(word.text.size());
     for (const CtagsTarget* t : chosen) {
@@ -383,6 +388,18 @@ void CtagsAddReferences(std::string_view content, size_t d,
 // file that uses it, so its name says nothing about which file a use depends on.
 bool CtagsReferable(const CtagsTag& tag) {
   return tag.kind != "namespace" && tag.kind != "package";
+}
+
+// Only regular files are read: a tagged path that is a FIFO or a device would
+// block or never end.
+Result<std::string> CtagsReadFile(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) return Status::IOError(path + ": no such file");
+  if (!std::filesystem::is_regular_file(st)) return Status::IOError(path + ": not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError(path + ": cannot open");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 uint32_t CtagsLineCount(std::string_view content) {
@@ -488,7 +505,7 @@ Result<CodeIndex> ReadCtags(std::string_view jsonl, const CtagsOptions& options)
       doc.digest = file.lines_digest.Digest();
     } else {
       const std::string full = (std::filesystem::path(options.root) / path).string();
-      auto content = snapshot::agentic::ReadWholeFile(full);
+      auto content = CtagsReadFile(full);
       if (!content.ok()) return content.status();
       const uint32_t line_count = CtagsLineCount(*content);
       for (const CtagsTag& tag : file.tags) {
