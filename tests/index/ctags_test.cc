@@ -401,6 +401,7 @@ TEST_CASE("ReadCtags finds references by name: nearest tier, no definitions, no 
   WriteFile(dir / "lib/b.cc", "int Helper(int x) { return x; }\n");
   WriteFile(dir / "src/c.cc", "int Helper(int x) { return x; }\nnamespace geo {}\n");
   WriteFile(dir / "lib/user.cc", "int User() {\n  return Helper(2);\n}\n");
+  WriteFile(dir / "app/run.cc", "int Go() { return Helper(4); }\n");
   WriteFile(dir / "app/main.py",
             "def main():\n"
             "    # Helper in a comment\n"
@@ -423,6 +424,7 @@ TEST_CASE("ReadCtags finds references by name: nearest tier, no definitions, no 
       {"Helper", "src/c.cc", 1, 1},
       {"geo", "src/c.cc", 2, 2, "namespace"},
       {"User", "lib/user.cc", 1, 3},
+      {"Go", "app/run.cc", 1, 1},
       {"main", "app/main.py", 1, 5, "function", "", "", "()", "Python"},
       {"x", "lib/zz.cc", 1, 1, "local", "Helper2", "function"},
       {"name", "lib/conf.json", 1, 1, "string", "", "", "", "JSON"},
@@ -445,7 +447,7 @@ TEST_CASE("ReadCtags finds references by name: nearest tier, no definitions, no 
   // (line 0 is its definition; comments and strings are skipped, and x_Helper,
   // Helper_x and Helper2 are other words).
   CHECK(RefsTo(index, "lib/a.cc#Helper") ==
-        std::vector<std::string>{"app/main.py:4:11-17", "lib/a.cc:1:19-25", "lib/a.cc:5:8-14",
+        std::vector<std::string>{"app/run.cc:0:18-24", "lib/a.cc:1:19-25", "lib/a.cc:5:8-14",
                                  "lib/user.cc:1:9-15"});
   CHECK(RefsTo(index, "lib/a.cc#Run") == std::vector<std::string>{"lib/a.cc:5:15-18"});
   CHECK(RefsTo(index, "lib/zz.cc#Helper2") == std::vector<std::string>{"lib/a.cc:1:31-38"});
@@ -453,11 +455,13 @@ TEST_CASE("ReadCtags finds references by name: nearest tier, no definitions, no 
   // Then the same directory: lib/user.cc names both lib/ Helpers, not src/c.cc's.
   CHECK(RefsAt(index, "lib/user.cc", 1, 9) ==
         std::vector<std::string>{"lib/a.cc#Helper", "lib/b.cc#Helper"});
-  // Then everywhere: app/main.py names all three.
-  CHECK(RefsAt(index, "app/main.py", 4, 11) ==
+  // Then everywhere: app/run.cc names all three.
+  CHECK(RefsAt(index, "app/run.cc", 0, 18) ==
         std::vector<std::string>{"lib/a.cc#Helper", "lib/b.cc#Helper", "src/c.cc#Helper"});
   CHECK(RefsTo(index, "lib/b.cc#Helper") ==
-        std::vector<std::string>{"app/main.py:4:11-17", "lib/user.cc:1:9-15"});
+        std::vector<std::string>{"app/run.cc:0:18-24", "lib/user.cc:1:9-15"});
+  // Never across languages: Python's Helper(3) names no C++ tag.
+  CHECK(RefsAt(index, "app/main.py", 4, 11).empty());
   // JSON strings are no uses.
   for (const Occurrence& o : Doc(index, "lib/conf.json").occurrences) CHECK(o.roles != 0);
   // A function's local is not seen from other files (a.cc's line 0 has two x).
@@ -615,7 +619,7 @@ TEST_CASE("CtagsCommand on the TypeScript fixture", "[ctags]") {
 TEST_CASE("docs/CODE.md states the ctags command amem runs", "[ctags]") {
   std::ifstream in(std::string(AMEM_SOURCE_DIR) + "/docs/CODE.md");
   const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t section = doc.find("\n## ctags\n");
+  const size_t section = doc.find("\n## 7. What of universal-ctags is read\n");
   REQUIRE(section != std::string::npos);
   // Every argument, in order, in the section's command line.
   size_t at = section;

@@ -339,6 +339,17 @@ bool CtagsLocal(const CtagsTag& tag) {
   return tag.scope_kind == "function" || tag.scope_kind == "method";
 }
 
+// Languages whose code names each other's tags: C with C++ (headers are shared),
+// JavaScript with TypeScript. Every other language only names its own: `#include`
+// in C++ is not a key of a JSON file, nor a heading of a Markdown one.
+std::string_view CtagsFamily(std::string_view language) {
+  if (language == "C" || language == "C++" || language == "CUDA" || language == "ObjectiveC") {
+    return "C";
+  }
+  if (language == "JavaScript" || language == "TypeScript") return "JavaScript";
+  return language;
+}
+
 // A tag a reference may name: its document and its place in that document.
 struct CtagsTarget {
   size_t doc;
@@ -353,6 +364,7 @@ void CtagsAddReferences(std::string_view content, size_t d,
   Document& doc = index->documents[d];
   const std::string_view dir = CtagsDirOf(doc.path);
   const CtagsSyntax syntax = CtagsSyntaxOf(doc.language);
+  const std::string_view family = CtagsFamily(doc.language);
   std::vector<const CtagsTarget*> chosen;
   CtagsScanWords(content, syntax, doc.language != "Rust", [&](const CtagsWord& word) {
     auto it = by_name.find(word.text);
@@ -370,7 +382,10 @@ void CtagsAddReferences(std::string_view content, size_t d,
     }
     for (int tier = 1; tier <= 2 && chosen.empty(); ++tier) {
       for (const CtagsTarget& t : targets) {
-        if (CtagsLocal(tags[t.doc][t.tag])) continue;
+        if (CtagsLocal(tags[t.doc][t.tag]) ||
+            CtagsFamily(index->documents[t.doc].language) != family) {
+          continue;
+        }
         if (tier == 2 || CtagsDirOf(index->documents[t.doc].path) == dir) chosen.push_back(&t);
       }
     }
