@@ -179,6 +179,9 @@ struct GenOptions {
   uint64_t occ_per_doc = 200;
   uint64_t symbols_per_doc = 20;  // each with a definition occurrence among occ_per_doc
   uint64_t seed = 42;
+  // This document's references are drawn again with another seed: the index of the
+  // same tree after an edit of one file (bench/index_bench.sh). Past docs: none.
+  uint64_t changed_doc = UINT64_MAX;
 };
 
 // A deterministic synthetic index: docs files of symbols_per_doc functions, methods
@@ -186,7 +189,7 @@ struct GenOptions {
 // documentation; a definition with an enclosing range), the remaining occurrences
 // references to symbols anywhere in the index. Same options, same bytes.
 inline std::string GenerateIndex(const GenOptions& opt) {
-  uint64_t state = opt.seed * 0x9E3779B97F4A7C15ull + 1;
+  uint64_t state = 0;
   auto next = [&state] {  // splitmix64
     uint64_t z = (state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -203,6 +206,10 @@ inline std::string GenerateIndex(const GenOptions& opt) {
   PutLenField(&out, field::kIndexMetadata, EncodeMetadata("scip-synth", "1.0.0"));
   std::string doc_bytes;
   for (uint64_t d = 0; d < opt.docs; ++d) {
+    // Each document draws from its own stream, so one changed document leaves the
+    // others' bytes as they were.
+    state = (opt.seed * 0x9E3779B97F4A7C15ull + 1) ^ (d * 0xD1B54A32D192ED03ull) ^
+            (d == opt.changed_doc ? 0x5555555555555555ull : 0);
     index::Document doc;
     doc.path = "src/mod" + std::to_string(d % 97) + "/file" + std::to_string(d) + ".cc";
     doc.language = "cpp";

@@ -2,7 +2,9 @@
 // benchmarks of `amem index --scip` (bench/index_bench.sh).
 //
 // Usage: scip_gen --out=FILE [--docs=5000] [--occ-per-doc=200] [--symbols-per-doc=20]
-//                 [--seed=42]
+//                 [--seed=42] [--changed-doc=D]
+// --changed-doc draws document D's references again: the index after an edit of
+// one file, for timing a re-index.
 // Every flag takes a value, given as `--flag=VALUE` or `--flag VALUE`.
 // Same flags, same bytes. Prints the documents, occurrences and bytes written.
 #include <cstdio>
@@ -33,10 +35,11 @@ int main(int argc, char** argv) {
   options.occ_per_doc = flags.Uint("occ-per-doc", options.occ_per_doc);
   options.symbols_per_doc = flags.Uint("symbols-per-doc", options.symbols_per_doc);
   options.seed = flags.Uint("seed", options.seed);
+  options.changed_doc = flags.Uint("changed-doc", options.changed_doc);
   if (out.empty() || !flags.Unknown().empty()) {
     std::fprintf(stderr,
                  "usage: scip_gen --out=FILE [--docs=N] [--occ-per-doc=M] "
-                 "[--symbols-per-doc=K] [--seed=S]\n");
+                 "[--symbols-per-doc=K] [--seed=S] [--changed-doc=D]\n");
     return 2;
   }
   const std::string bytes = amem::bench::scip::GenerateIndex(options);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,32 +24,53 @@ namespace {
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-Status ReadWholeFile(const std::string& path, std::string* out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return errno == ENOENT ? Status::NotFound(path + ": no such file") : Status::IOError(Errno(path));
+// A file's bytes, mapped read-only for as long as this lives (an index file can be
+// hundreds of megabytes: reading it into a growing string copied it several times).
+class MappedFile {
+ public:
+  MappedFile() = default;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile() {
+    if (data_ != nullptr) ::munmap(data_, size_);
   }
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return Status::InvalidArgument(path + ": is a directory, not an index file");
-  }
-  out->clear();
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Status st = Status::IOError(Errno(path));
-      ::close(fd);
-      return st;
+
+  Status Open(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      return errno == ENOENT ? Status::NotFound(path + ": no such file")
+                             : Status::IOError(Errno(path));
     }
-    out->append(buf, static_cast<size_t>(n));
+    struct stat st {};
+    Status status;
+    if (::fstat(fd, &st) != 0) {
+      status = Status::IOError(Errno(path));
+    } else if (S_ISDIR(st.st_mode)) {
+      status = Status::InvalidArgument(path + ": is a directory, not an index file");
+    } else if (!S_ISREG(st.st_mode)) {
+      status = Status::InvalidArgument(path + ": not a regular file");
+    } else if (st.st_size > 0) {
+      size_ = static_cast<size_t>(st.st_size);
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p == MAP_FAILED) {
+        size_ = 0;
+        status = Status::IOError(Errno(path));
+      } else {
+        data_ = p;
+        ::madvise(data_, size_, MADV_SEQUENTIAL);
+      }
+    }
+    ::close(fd);
+    return status;
   }
-  ::close(fd);
-  return Status::OK();
-}
+  std::string_view bytes() const {
+    return data_ ? std::string_view(static_cast<const char*>(data_), size_) : std::string_view();
+  }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
 
 // Runs argv[0] (looked up on PATH) in `dir` with `input` on its stdin; its stdout
 // into *out. Returns the exit status (-1: killed), or an error when it cannot start
@@ -179,10 +201,10 @@ nlohmann::ordered_json IndexReportJson(const IndexReport& r) {
 Result<IndexReport> RunIndex(Store& store, const IndexRequest& request) {
   AMEM_ASSIGN_OR_RETURN(registry, ReadRegistry(store));
   CodeIndex index;
-  std::string bytes;
+  MappedFile file;
   switch (request.source) {
     case IndexRequest::Source::kScip: {
-      AMEM_RETURN_IF_ERROR(ReadWholeFile(request.path, &bytes));
+      AMEM_RETURN_IF_ERROR(file.Open(request.path));
       ScipOptions options;
       if (!request.options.full) {
         options.skip_document = [&registry](std::string_view path, uint64_t digest) {
@@ -190,14 +212,14 @@ Result<IndexReport> RunIndex(Store& store, const IndexRequest& request) {
           return it != registry.end() && it->second.indexer == "scip" && it->second.digest == digest;
         };
       }
-      auto read = ReadScip(bytes, options);
+      auto read = ReadScip(file.bytes(), options);
       if (!read.ok()) return read.status().WithContext(request.path);
       index = std::move(read.value());
       break;
     }
     case IndexRequest::Source::kCtags: {
-      AMEM_RETURN_IF_ERROR(ReadWholeFile(request.path, &bytes));
-      auto read = ReadCtags(bytes, CtagsOptions{.root = request.root});
+      AMEM_RETURN_IF_ERROR(file.Open(request.path));
+      auto read = ReadCtags(file.bytes(), CtagsOptions{.root = request.root});
       if (!read.ok()) return read.status().WithContext(request.path);
       index = std::move(read.value());
       break;
@@ -205,8 +227,7 @@ Result<IndexReport> RunIndex(Store& store, const IndexRequest& request) {
     case IndexRequest::Source::kDirectory: {
       auto ran = RunCtags(request.path);
       if (!ran.ok()) return ran.status();
-      bytes = std::move(ran.value());
-      auto read = ReadCtags(bytes, CtagsOptions{.root = request.path});
+      auto read = ReadCtags(*ran, CtagsOptions{.root = request.path});
       if (!read.ok()) return read.status().WithContext("ctags output for " + request.path);
       index = std::move(read.value());
       break;
