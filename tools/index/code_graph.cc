@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -185,6 +186,14 @@ std::string LinesMeta(const SourceRange& r) {
 }
 
 using EdgeKey = std::tuple<std::string, std::string, std::string>;  // src, rel, dst
+
+uint64_t EdgeHash(const EdgeKey& e) {
+  const auto& [src, rel, dst] = e;
+  std::string joined;
+  joined.reserve(src.size() + rel.size() + dst.size() + 2);
+  joined.append(src).append(1, '\0').append(rel).append(1, '\0').append(dst);
+  return Hash64(joined);
+}
 
 // What one file contributes to the graph (docs/CODE.md §4).
 struct FileRecords {
@@ -415,30 +424,64 @@ class Planner {
       // Drop the bodies that ended before this reference; one that ends later but
       // sits under a closed one stays until it is on top.
       while (!open.empty() && !(at < End(open.back()->range))) open.pop_back();
-      if (scip_) {  // a file's module: the file imports that file
-        std::string module = ScipShape(ref->symbol).module_path;
-        if (!module.empty() && present_.count(module)) {
-          if (module != doc.path) out.edges.emplace(file_key, kImports, FileKey(module));
-          continue;
-        }
-      }
-      AMEM_ASSIGN_OR_RETURN(target, TargetKey(doc, ref->symbol, local_defs));
-      if (target.empty()) continue;
       const std::string& source = open.empty() ? file_key : open.back()->key;
-      if (source == target) continue;
-      if (ref->roles & kRoleImport) {
-        AMEM_ASSIGN_OR_RETURN(from, DefiningFile(ref->symbol));
-        if (!from.empty() && from != doc.path) out.edges.emplace(file_key, kImports, FileKey(from));
+      if (IsLocalSymbol(ref->symbol)) {  // known within this file only
+        if (!local_defs.count(ref->symbol)) continue;
+        std::string target = SymbolKey(doc.path, ref->symbol);
+        if (source != target) out.edges.emplace(source, kReferences, target);
         continue;
       }
-      bool call = !open.empty() && open.back()->callable && IsCallable(ref->symbol);
-      out.edges.emplace(source, call ? kCalls : kReferences, target);
-      if (test_file) {  // tests reach the code under test, not other test code
-        AMEM_ASSIGN_OR_RETURN(home, DefiningFile(ref->symbol));
-        if (!home.empty() && !IsTestFile(home)) out.edges.emplace(source, kTests, target);
+      AMEM_ASSIGN_OR_RETURN(facts_ptr, FactsOf(ref->symbol));
+      const Facts& facts = *facts_ptr;
+      if (!facts.module.empty()) {  // a file's module: the file imports that file
+        if (facts.module != doc.path) out.edges.emplace(file_key, kImports, FileKey(facts.module));
+        continue;
+      }
+      if (facts.key.empty() || source == facts.key) continue;
+      if (ref->roles & kRoleImport) {
+        if (!facts.home.empty() && facts.home != doc.path) {
+          out.edges.emplace(file_key, kImports, FileKey(facts.home));
+        }
+        continue;
+      }
+      bool call = !open.empty() && open.back()->callable && facts.callable;
+      out.edges.emplace(source, call ? kCalls : kReferences, facts.key);
+      // Tests reach the code under test, not other test code.
+      if (test_file && !facts.home.empty() && !facts.home_is_test) {
+        out.edges.emplace(source, kTests, facts.key);
       }
     }
     return out;
+  }
+
+  // What a reference to a (global) symbol needs, worked out once per symbol.
+  struct Facts {
+    std::string key;     // its node's key; empty: no node (defined nowhere known)
+    std::string home;    // the file that defines it; empty: unknown
+    std::string module;  // non-empty: the symbol is this indexed file's module
+    bool callable = false;
+    bool home_is_test = false;
+  };
+  Result<const Facts*> FactsOf(std::string_view symbol) {
+    auto it = facts_.find(symbol);
+    if (it != facts_.end()) return &it->second;
+    Facts f;
+    if (scip_) {
+      std::string module = ScipShape(symbol).module_path;
+      if (!module.empty() && present_.count(module)) f.module = std::move(module);
+    }
+    if (f.module.empty()) {
+      std::set<std::string_view> no_locals;
+      AMEM_ASSIGN_OR_RETURN(key, TargetKey(Document{}, symbol, no_locals));
+      f.key = key;
+      AMEM_ASSIGN_OR_RETURN(home, DefiningFile(symbol));
+      f.home = home;
+      f.callable = IsCallable(symbol);
+      f.home_is_test = !f.home.empty() && IsTestFile(f.home);
+    }
+    // The symbol's bytes live in the index, which outlives the planner.
+    auto [pos, _] = facts_.emplace(symbol, std::move(f));
+    return &pos->second;
   }
 
   Result<std::string> DefiningFile(std::string_view symbol) {
@@ -470,6 +513,7 @@ class Planner {
   std::set<std::string, std::less<>> present_;
   std::vector<std::string> globs_;
   std::unordered_map<std::string, std::string> stored_owner_;
+  std::unordered_map<std::string_view, Facts> facts_;
 };
 
 // What the store holds of one registered file: the nodes it owns and the edges
@@ -539,13 +583,19 @@ Result<Plan> MakePlan(Store& store, const CodeIndex& index, const FileRegistry& 
   std::vector<std::string> kv_deletes;
   // What some file of this index still has: never deleted, even when another file
   // (renamed, or losing a symbol to this one) had it before.
+  // Edges by the XXH3-64 of their triple: a full index wants a million, and a
+  // delete that collides with one (about 1 in 10^13 at that size) is only kept.
   std::set<std::string> wanted_nodes;
-  std::set<EdgeKey> wanted_edges;
+  std::unordered_set<uint64_t> wanted_edges;
 
-  auto reconcile = [&](const std::string& path, const FileRecords& want,
+  // Only a store that has files of an earlier index can lose records to a delete.
+  const bool track_wanted = !registry.empty();
+  auto reconcile = [&](const std::string& path, FileRecords& want,
                        const StoredFile& have) -> Status {
-    for (const auto& [key, node] : want.nodes) wanted_nodes.insert(key);
-    wanted_edges.insert(want.edges.begin(), want.edges.end());
+    if (track_wanted) {
+      for (const auto& [key, node] : want.nodes) wanted_nodes.insert(key);
+      for (const EdgeKey& e : want.edges) wanted_edges.insert(EdgeHash(e));
+    }
     std::set<std::string_view> existed;  // nodes the store has now
     for (const auto& [key, node] : have.nodes) existed.insert(key);
     for (const auto& [key, node] : want.nodes) {
@@ -567,9 +617,14 @@ Result<Plan> MakePlan(Store& store, const CodeIndex& index, const FileRegistry& 
       }
       node_puts.push_back(node);
     }
-    for (const EdgeKey& e : want.edges) {
-      if (have.edges.count(e)) continue;
-      const auto& [src, rel, dst] = e;
+    for (const EdgeKey& e : have.edges) {
+      if (!want.edges.count(e)) edge_deletes.push_back(e);
+    }
+    // The wanted edges' strings move into the batch: a full index has a million.
+    while (!want.edges.empty()) {
+      auto handle = want.edges.extract(want.edges.begin());
+      auto& [src, rel, dst] = handle.value();
+      if (have.edges.count(handle.value())) continue;
       // An edge from a node that did not exist cannot exist; from one that did, or
       // from a symbol another file owns, it may.
       if (existed.count(src) || !want.nodes.count(src)) {
@@ -578,13 +633,10 @@ Result<Plan> MakePlan(Store& store, const CodeIndex& index, const FileRegistry& 
         if (!stored.status().IsNotFound()) return stored.status();
       }
       EdgeInput edge;
-      edge.src = src;
-      edge.rel = rel;
-      edge.dst = dst;
+      edge.src = std::move(src);
+      edge.rel = std::move(rel);
+      edge.dst = std::move(dst);
       edge_puts.push_back(std::move(edge));
-    }
-    for (const EdgeKey& e : have.edges) {
-      if (!want.edges.count(e)) edge_deletes.push_back(e);
     }
     for (const auto& [key, node] : have.nodes) {
       if (!want.nodes.count(key) && !have.shared.count(key)) node_deletes.push_back(key);
@@ -640,11 +692,12 @@ Result<Plan> MakePlan(Store& store, const CodeIndex& index, const FileRegistry& 
     if (reg.indexer != index.indexer || planner.present().count(path)) continue;
     ++report.removed;
     AMEM_ASSIGN_OR_RETURN(have, ReadStoredFile(store, path));
-    AMEM_RETURN_IF_ERROR(reconcile(path, FileRecords{}, have));
+    FileRecords none;
+    AMEM_RETURN_IF_ERROR(reconcile(path, none, have));
     kv_deletes.push_back(RegistryKey(path));
   }
 
-  std::erase_if(edge_deletes, [&](const EdgeKey& e) { return wanted_edges.count(e) > 0; });
+  std::erase_if(edge_deletes, [&](const EdgeKey& e) { return wanted_edges.count(EdgeHash(e)) > 0; });
   std::erase_if(node_deletes, [&](const std::string& k) { return wanted_nodes.count(k) > 0; });
   report.nodes_put = node_puts.size();
   report.edges_put = edge_puts.size();
@@ -655,6 +708,8 @@ Result<Plan> MakePlan(Store& store, const CodeIndex& index, const FileRegistry& 
       kv_puts.empty() && kv_deletes.empty()) {
     return plan;
   }
+  batch.Reserve(2 + node_puts.size() + edge_puts.size() + edge_deletes.size() +
+                node_deletes.size() + kv_puts.size() + kv_deletes.size());
   for (std::string_view rel : kCustomRelations) {
     auto id = store.LookupRelation(rel);
     if (id.ok()) continue;
