@@ -141,6 +141,7 @@ TEST_CASE("code graph: the records of a SCIP-like index", "[code_graph]") {
   CHECK(report->written);
   CHECK(report->added == 3);
   CHECK(report->documents == 3);
+  CHECK(report->digests == 3);
 
   auto file = store->GetNode("file:src/lib.ts");
   REQUIRE(file.ok());
@@ -248,6 +249,7 @@ TEST_CASE("code graph: a re-index writes only what changed", "[code_graph]") {
     CHECK(report->edges_put == 0);
     CHECK(report->edges_deleted == 1);
     CHECK(report->nodes_deleted == 0);
+    CHECK(report->digests == 1);
     CHECK(*store->revision() == rev + 1);
     CHECK(store->GetEdge(K(kParse), "calls", K(kHelper)).status().IsNotFound());
     CHECK(store->GetNode(K(kHelper))->rev == helper_before->rev);

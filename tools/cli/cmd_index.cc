@@ -63,7 +63,7 @@ Status RunIndexCommand(Context& ctx, const IndexArgs& a) {
     out += "wrote rev " + std::to_string(r.revision) + ": " + std::to_string(r.nodes_put) +
            " nodes and " + std::to_string(r.edges_put) + " edges put, " +
            std::to_string(r.nodes_deleted) + " nodes and " + std::to_string(r.edges_deleted) +
-           " edges deleted\n";
+           " edges deleted, " + std::to_string(r.digests) + " file digests recorded\n";
   } else {
     out += "nothing to write: the store is at rev " + std::to_string(r.revision) + "\n";
   }

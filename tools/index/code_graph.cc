@@ -703,6 +703,7 @@ Result<Plan> MakePlan(Store& store, const CodeIndex& index, const FileRegistry& 
   report.edges_put = edge_puts.size();
   report.edges_deleted = edge_deletes.size();
   report.nodes_deleted = node_deletes.size();
+  report.digests = kv_puts.size() + kv_deletes.size();
   Batch& batch = plan.batch;
   if (node_puts.empty() && edge_puts.empty() && edge_deletes.empty() && node_deletes.empty() &&
       kv_puts.empty() && kv_deletes.empty()) {

@@ -61,6 +61,7 @@ struct IndexReport {
   size_t unchanged = 0;   // skipped: same digest as registered
   size_t added = 0, changed = 0, removed = 0;  // files
   size_t nodes_put = 0, nodes_deleted = 0, edges_put = 0, edges_deleted = 0;
+  size_t digests = 0;  // registry entries written or deleted (docs/CODE.md §4)
   std::vector<Orphan> orphans;  // sorted by (memory, code, rel)
 };
 

@@ -194,6 +194,7 @@ nlohmann::ordered_json IndexReportJson(const IndexReport& r) {
                   {"removed", r.removed},   {"unchanged", r.unchanged}};
   doc["nodes"] = {{"put", r.nodes_put}, {"deleted", r.nodes_deleted}};
   doc["edges"] = {{"put", r.edges_put}, {"deleted", r.edges_deleted}};
+  doc["digests"] = r.digests;
   doc["orphans"] = std::move(orphans);
   return doc;
 }

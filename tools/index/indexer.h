@@ -32,7 +32,7 @@ Result<IndexReport> RunIndex(Store& store, const IndexRequest& request);
 
 // The report as `amem index --json` and the MCP tool index_code give it:
 // {"rev","written","files":{"indexed","added","changed","removed","unchanged"},
-//  "nodes":{"put","deleted"},"edges":{"put","deleted"},
+//  "nodes":{"put","deleted"},"edges":{"put","deleted"},"digests",
 //  "orphans":[{"memory","rel","code","direction"}]}, direction "memory->code" or
 // "code->memory".
 nlohmann::ordered_json IndexReportJson(const IndexReport& report);
