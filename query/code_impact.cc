@@ -207,7 +207,9 @@ class TestFinder {
     auto [it, inserted] = test_files_.try_emplace(f, false);
     if (inserted) {
       auto [b, e] = r_.OutEdgesWithRel(f, kDefines);
-      for (uint32_t j = b; j < e && !it->second; ++j) it->second = HasOut(r_, r_.edge_target(j), kTests);
+      for (uint32_t j = b; j < e && !it->second; ++j) {
+        it->second = HasOut(r_, r_.edge_target(j), kTests);
+      }
     }
     return it->second;
   }
@@ -339,7 +341,9 @@ CodeImpactResult CodeImpact(const snapshot::Reader& r, const std::vector<FileCha
     result.memories.push_back({m, c, depth, edge, outgoing});
   };
   for (auto [c, depth] : code) {
-    for (uint32_t j = r.out_begin(c); j < r.out_end(c); ++j) link(r.edge_target(j), c, depth, j, false);
+    for (uint32_t j = r.out_begin(c); j < r.out_end(c); ++j) {
+      link(r.edge_target(j), c, depth, j, false);
+    }
     for (uint32_t k = r.in_begin(c); k < r.in_end(c); ++k) {
       const uint32_t j = r.in_edge(k);
       link(r.edge_source(j), c, depth, j, true);
