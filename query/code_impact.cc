@@ -48,18 +48,6 @@ bool ParseLines(std::string_view s, LineSpan* out) {
   return out->first >= 1 && out->first <= out->last;
 }
 
-// The string member `name` of node i's meta, or nullopt.
-std::optional<std::string> MetaString(const snapshot::Reader& r, uint32_t i,
-                                      std::string_view name) {
-  std::string_view meta = r.meta(i);
-  if (meta.find(name) == std::string_view::npos) return std::nullopt;  // the common case, cheaply
-  auto j = ParseJsonLimited(meta, "meta");
-  if (!j.ok() || !j->is_object()) return std::nullopt;
-  auto it = j->find(name);
-  if (it == j->end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
-
 struct SymbolSpan {
   LineSpan lines;
   uint32_t node;
@@ -212,15 +200,16 @@ class TestFinder {
   explicit TestFinder(const snapshot::Reader& r) : r_(r) {}
   bool IsTest(uint32_t u) {
     if (HasOut(r_, u, kTests)) return true;
-    if (r_.type(u) != NodeType::kSymbol) return false;
-    std::optional<std::string> path = MetaString(r_, u, "file");
-    if (!path) return false;
-    std::optional<uint32_t> f = LiveNode(r_, FileKey(*path));
-    if (!f) return false;
-    auto [it, inserted] = test_files_.try_emplace(*f, false);
+    // Its file is the one that defines it: an edge, so no content block is read.
+    auto [db, de] = r_.InEdgesWithRel(u, kDefines);
+    if (r_.type(u) != NodeType::kSymbol || db == de) return false;
+    const uint32_t f = r_.in_source(db);
+    auto [it, inserted] = test_files_.try_emplace(f, false);
     if (inserted) {
-      auto [b, e] = r_.OutEdgesWithRel(*f, kDefines);
-      for (uint32_t j = b; j < e && !it->second; ++j) it->second = HasOut(r_, r_.edge_target(j), kTests);
+      auto [b, e] = r_.OutEdgesWithRel(f, kDefines);
+      for (uint32_t j = b; j < e && !it->second; ++j) {
+        it->second = HasOut(r_, r_.edge_target(j), kTests);
+      }
     }
     return it->second;
   }
@@ -352,7 +341,9 @@ CodeImpactResult CodeImpact(const snapshot::Reader& r, const std::vector<FileCha
     result.memories.push_back({m, c, depth, edge, outgoing});
   };
   for (auto [c, depth] : code) {
-    for (uint32_t j = r.out_begin(c); j < r.out_end(c); ++j) link(r.edge_target(j), c, depth, j, false);
+    for (uint32_t j = r.out_begin(c); j < r.out_end(c); ++j) {
+      link(r.edge_target(j), c, depth, j, false);
+    }
     for (uint32_t k = r.in_begin(c); k < r.in_end(c); ++k) {
       const uint32_t j = r.in_edge(k);
       link(r.edge_source(j), c, depth, j, true);

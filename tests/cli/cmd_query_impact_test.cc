@@ -43,10 +43,12 @@ std::string CodeGraph() {
          Edge("symbol:src/app.cc#Run", "calls", "symbol:src/main.cc#main") +
          Edge("symbol:tests/parse_test.cc#TestParse", "tests",
               "symbol:src/parse.cc#Parser::Parse") +
-         R"({"op":"node","key":"constraint:no-alloc","type":"constraint","content":"Parse must not allocate"})"
+         R"({"op":"node","key":"constraint:no-alloc","type":"constraint",)"
+         R"("content":"Parse must not allocate"})"
          "\n" +
          Edge("constraint:no-alloc", "constrains", "symbol:src/parse.cc#Parser::Parse") +
-         R"({"op":"node","key":"decision:recursive-descent","type":"decision","content":"The parser is recursive descent"})"
+         R"({"op":"node","key":"decision:recursive-descent","type":"decision",)"
+         R"("content":"The parser is recursive descent"})"
          "\n" +
          Edge("decision:recursive-descent", "decided_for", "symbol:src/parse.cc#Parser");
 }

@@ -14,7 +14,9 @@ struct StringMaker<amem::query::FileChange> {
   static std::string convert(const amem::query::FileChange& c) {
     std::string s = "{" + c.old_path + " -> " + c.new_path + " " +
                     amem::query::ChangeKindName(c.kind) + (c.binary ? " binary" : "") + " [";
-    for (const auto& l : c.old_lines) s += std::to_string(l.first) + "-" + std::to_string(l.last) + " ";
+    for (const auto& l : c.old_lines) {
+      s += std::to_string(l.first) + "-" + std::to_string(l.last) + " ";
+    }
     return s + "]}";
   }
 };

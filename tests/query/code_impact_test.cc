@@ -180,12 +180,17 @@ TEST_CASE("code impact: the file node of lines outside every symbol reaches its 
 }
 
 TEST_CASE("code impact: added, deleted and renamed files", "[query][code-impact]") {
-  auto r = CodeGraph().Open();
+  GraphFixture g = CodeGraph();
+  // A memory about a file not written yet (a stub) is found when the file comes.
+  g.Node("constraint:new-is-small", NodeType::kConstraint, "new.cc stays under 200 lines");
+  g.Edge("constraint:new-is-small", "constrains", "file:src/new.cc");
+  auto r = g.Open();
   CodeImpactOptions o;
   o.depth = 1;
   Answer a = Ask(*r, {FileChange{"", "src/new.cc", ChangeKind::kAdded, {}, false}}, o);
   CHECK(a.changed == Rows{"file:src/new.cc added missing"});
   CHECK(a.affected.empty());
+  CHECK(a.memories == Rows{"constraint:new-is-small file:src/new.cc constrains out 0"});
 
   a = Ask(*r, {FileChange{"src/parse.cc", "", ChangeKind::kDeleted, {{1, 70}}, false}}, o);
   CHECK(a.changed == Rows{"file:src/parse.cc deleted", "symbol:src/parse.cc#Parser deleted",

@@ -185,8 +185,9 @@ QueryDef Impact() {
       .tool = "impact",
       .cli_help = "What depends on NODE: BFS over its dependents (D with `D caused_by NODE`, "
                   "C with `NODE supports C`, then theirs); counts affected decisions and "
-                  "inferences. With --diff PATCH instead: the code a unified diff changes "
-                  "(old-side lines to the innermost symbols, else the file), the code that "
+                  "inferences. With --diff FILE instead (- for stdin): the code a unified "
+                  "diff changes (old-side lines to the innermost symbols, else the file), the "
+                  "code that "
                   "calls, references, implements, imports, contains or tests it (BFS back "
                   "over those edges), the tests among them and the memories linked to any "
                   "of it (docs/CODE.md).",
