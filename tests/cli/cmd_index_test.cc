@@ -165,6 +165,39 @@ TEST_CASE("index: an edit, a rename and a deleted file rewrite only what changed
   }
 }
 
+TEST_CASE("index then impact --diff: callers, tests and decisions of a change",
+          "[tools][cli][index]") {
+  Tree t;
+  RequireOk(t.Index());
+  RequireOk(t.s.Run({"put-node", "decision:squared-is-pure", "--type", "decision", "--content",
+                     "Squared stays a pure function"}));
+  RequireOk(t.s.Run({"put-edge", "decision:squared-is-pure", "decided_for", kSquared}));
+  // Line 17 of src/math_util.cc is Squared's body.
+  const std::string patch =
+      "diff --git a/src/math_util.cc b/src/math_util.cc\n"
+      "--- a/src/math_util.cc\n+++ b/src/math_util.cc\n"
+      "@@ -17 +17 @@ double Squared(double x) {\n-  return x * x;\n+  return x * x * 1.0;\n";
+  RunResult r = t.s.Run({"impact", "--diff", "-", "--json"}, patch);
+  RequireOk(r);
+  const nlohmann::json j = r.json();
+  REQUIRE(j["changed"].size() == 1);
+  CHECK(j["changed"][0]["key"] == kSquared);
+  std::set<std::string> callers;
+  for (const auto& a : j["affected"]) {
+    if (a["depth"] == 1 && a["relation"] == "calls") callers.insert(a["key"].get<std::string>());
+  }
+  CHECK(callers == std::set<std::string>{kCircleArea, kSquareArea});
+  // The test that sums the registry's areas reaches Squared through Area().
+  bool test_reached = false;
+  for (const auto& x : j["tests"]) {
+    test_reached = test_reached || x["key"].get<std::string>().ends_with("::TestRegistrySum");
+  }
+  CHECK(test_reached);
+  REQUIRE(j["memories"].size() == 1);
+  CHECK(j["memories"][0]["key"] == "decision:squared-is-pure");
+  CHECK(j["memories"][0]["code"] == kSquared);
+}
+
 TEST_CASE("index: bad input is refused and changes nothing", "[tools][cli][index]") {
   Tree t;
   RequireOk(t.Index());

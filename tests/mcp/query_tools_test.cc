@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "snapshot/info.h"
+#include "tests/mcp/tool_harness.h"
 #include "tests/store/store_test_util.h"  // TempDir
 #include "store/store.h"
 #include "tests/test_paths.h"
@@ -26,53 +27,7 @@ using namespace amem::mcp;
 
 namespace {
 
-struct Harness {
-  Harness() {
-    auto s = Store::Open(dir / "store");
-    REQUIRE(s.ok());
-    store = std::move(*s);
-    ctx.store = store.get();
-    ctx.export_dir = std::filesystem::canonical(dir.path()).string();
-    registry = BuildRegistry(&ctx);
-    server = std::make_unique<Server>(&registry);
-  }
-  ~Harness() {
-    server.reset();
-    store.reset();
-  }
-  Json Call(const std::string& tool, const Json& args) {
-    Json req{{"jsonrpc", "2.0"}, {"id", ++id}, {"method", "tools/call"},
-             {"params", {{"name", tool}, {"arguments", args}}}};
-    auto line = server->HandleLine(DumpLine(req));
-    REQUIRE(line);
-    last_bytes = line->size();
-    Json r = Json::parse(*line);
-    REQUIRE(r.contains("result"));
-    return r["result"];
-  }
-  Json Ok(const std::string& tool, const Json& args) {
-    Json r = Call(tool, args);
-    INFO(tool << " " << DumpLine(args) << " -> " << DumpLine(r));
-    REQUIRE(r["isError"] == false);
-    REQUIRE(r["structuredContent"].is_object());
-    REQUIRE(r["content"][0]["type"] == "text");
-    return r["structuredContent"];
-  }
-  // The error text of a call that must fail.
-  std::string Error(const std::string& tool, const Json& args) {
-    Json r = Call(tool, args);
-    INFO(tool << " " << DumpLine(args) << " -> " << DumpLine(r));
-    REQUIRE(r["isError"] == true);
-    return r["content"][0]["text"].get<std::string>();
-  }
-  amem::testing::TempDir dir;
-  std::unique_ptr<Store> store;
-  ToolContext ctx;
-  ToolRegistry registry;
-  std::unique_ptr<Server> server;
-  int id = 0;
-  size_t last_bytes = 0;  // of the last response line
-};
+using amem::mcp::testing::Harness;
 
 Json Node(const std::string& key, const std::string& type, const std::string& content,
           double confidence = 1) {
