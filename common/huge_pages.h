@@ -7,7 +7,9 @@
 #ifndef AMEM_COMMON_HUGE_PAGES_H_
 #define AMEM_COMMON_HUGE_PAGES_H_
 
+#include <malloc.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +27,26 @@ void ReserveHuge(Container* c, size_t n) {
   const auto end = reinterpret_cast<uintptr_t>(c->data() + c->capacity());
   if (end - begin >= kHugePage) {
     ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  }
+}
+
+// For a process about to make millions of small allocations (amem index of a
+// large code index: a million edges' key strings): grows the heap by about
+// `bytes` at once and advises huge pages for that range before anything touches
+// it, so those allocations fault in 2 MiB pages rather than 4 KiB ones (at 1M
+// occurrences, 14.4 -> about 10 s, most of it page faults). From then on malloc
+// keeps up to `bytes` at the top of the heap instead of returning it, so only a
+// short-lived process should call it. Only a hint, as ReserveHuge.
+inline void AdviseHugeHeap(size_t bytes) {
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  const auto before = reinterpret_cast<uintptr_t>(::sbrk(0));
+  ::mallopt(M_TOP_PAD, static_cast<int>(bytes));
+  ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(bytes));
+  ::free(::malloc(1));  // the next heap growth takes M_TOP_PAD more
+  const auto after = reinterpret_cast<uintptr_t>(::sbrk(0));
+  const uintptr_t begin = (before + kHugePage - 1) & ~(kHugePage - 1);
+  if (after > begin + kHugePage) {
+    ::madvise(reinterpret_cast<void*>(begin), after - begin, MADV_HUGEPAGE);
   }
 }
 

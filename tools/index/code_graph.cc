@@ -198,7 +198,7 @@ uint64_t EdgeHash(const EdgeKey& e) {
 // What one file contributes to the graph (docs/CODE.md §4).
 struct FileRecords {
   std::map<std::string, NodeInput> nodes;  // key → node (the file and its symbols)
-  std::set<EdgeKey> edges;
+  std::vector<EdgeKey> edges;  // sorted and unique once Records returns
 };
 
 // Everything the planner knows about symbols across the decoded documents.
@@ -351,7 +351,7 @@ class Planner {
       if (occ.enclosing_range) {
         bodies.push_back({*occ.enclosing_range, key, IsCallable(occ.symbol)});
       }
-      out.edges.emplace(file_key, kDefines, key);
+      out.edges.emplace_back(file_key, kDefines, key);
       if (!defined.insert(occ.symbol).second) continue;
       if (!IsLocalSymbol(occ.symbol) && table_.defs.at(occ.symbol).doc != &doc) continue;
       const SymbolInfo* info = info_of(occ.symbol);
@@ -385,7 +385,7 @@ class Planner {
         if (shape.last_start) parent = std::string(symbol.substr(0, shape.last_start));
       }
       if (!parent.empty() && (defined.count(parent) || table_.defs.count(parent))) {
-        out.edges.emplace(SymbolKey(doc.path, parent), kContains, key);
+        out.edges.emplace_back(SymbolKey(doc.path, parent), kContains, key);
       }
       if (!info) continue;
       for (const Relationship& rel : info->relationships) {
@@ -394,9 +394,9 @@ class Planner {
         if (target.empty()) continue;
         if (rel.is_implementation) {
           bool methods = IsCallable(symbol) && IsCallable(rel.symbol);
-          out.edges.emplace(key, methods ? kOverrides : kImplements, target);
+          out.edges.emplace_back(key, methods ? kOverrides : kImplements, target);
         } else if (rel.is_reference) {
-          out.edges.emplace(key, kReferences, target);
+          out.edges.emplace_back(key, kReferences, target);
         }
       }
     }
@@ -428,29 +428,31 @@ class Planner {
       if (IsLocalSymbol(ref->symbol)) {  // known within this file only
         if (!local_defs.count(ref->symbol)) continue;
         std::string target = SymbolKey(doc.path, ref->symbol);
-        if (source != target) out.edges.emplace(source, kReferences, target);
+        if (source != target) out.edges.emplace_back(source, kReferences, target);
         continue;
       }
       AMEM_ASSIGN_OR_RETURN(facts_ptr, FactsOf(ref->symbol));
       const Facts& facts = *facts_ptr;
       if (!facts.module.empty()) {  // a file's module: the file imports that file
-        if (facts.module != doc.path) out.edges.emplace(file_key, kImports, FileKey(facts.module));
+        if (facts.module != doc.path) out.edges.emplace_back(file_key, kImports, FileKey(facts.module));
         continue;
       }
       if (facts.key.empty() || source == facts.key) continue;
       if (ref->roles & kRoleImport) {
         if (!facts.home.empty() && facts.home != doc.path) {
-          out.edges.emplace(file_key, kImports, FileKey(facts.home));
+          out.edges.emplace_back(file_key, kImports, FileKey(facts.home));
         }
         continue;
       }
       bool call = !open.empty() && open.back()->callable && facts.callable;
-      out.edges.emplace(source, call ? kCalls : kReferences, facts.key);
+      out.edges.emplace_back(source, call ? kCalls : kReferences, facts.key);
       // Tests reach the code under test, not other test code.
       if (test_file && !facts.home.empty() && !facts.home_is_test) {
-        out.edges.emplace(source, kTests, facts.key);
+        out.edges.emplace_back(source, kTests, facts.key);
       }
     }
+    std::sort(out.edges.begin(), out.edges.end());
+    out.edges.erase(std::unique(out.edges.begin(), out.edges.end()), out.edges.end());
     return out;
   }
 
@@ -618,13 +620,12 @@ Result<Plan> MakePlan(Store& store, const CodeIndex& index, const FileRegistry& 
       node_puts.push_back(node);
     }
     for (const EdgeKey& e : have.edges) {
-      if (!want.edges.count(e)) edge_deletes.push_back(e);
+      if (!std::binary_search(want.edges.begin(), want.edges.end(), e)) edge_deletes.push_back(e);
     }
     // The wanted edges' strings move into the batch: a full index has a million.
-    while (!want.edges.empty()) {
-      auto handle = want.edges.extract(want.edges.begin());
-      auto& [src, rel, dst] = handle.value();
-      if (have.edges.count(handle.value())) continue;
+    for (EdgeKey& e : want.edges) {
+      if (have.edges.count(e)) continue;
+      auto& [src, rel, dst] = e;
       // An edge from a node that did not exist cannot exist; from one that did, or
       // from a symbol another file owns, it may.
       if (existed.count(src) || !want.nodes.count(src)) {
