@@ -41,7 +41,9 @@
 namespace amem::snapshot {
 
 inline constexpr char kDeltaMagic[4] = {'A', 'M', 'D', 'L'};
-inline constexpr uint16_t kDeltaVersion = 1;
+// Version 2: the node file and doc_length_change come from the code-aware tokenizer
+// (kFormatVersion 2). Only this version is read; a live view compiles another.
+inline constexpr uint16_t kDeltaVersion = 2;
 inline constexpr size_t kDeltaHeaderLength = 64;
 
 // A node named by a delta: a base dense number, or a delta node (kDeltaNode | d).

@@ -21,10 +21,14 @@ namespace amem::snapshot {
 // Little-endian everywhere. Offsets are from the start of the file unless a field
 // says "within the decompressed content block" or "within the block body".
 inline constexpr char kMagic[4] = {'A', 'M', 'E', 'M'};
-// Version 1: the seed spec's layout. amem's additions are feature bits and block
-// tags that a seed-spec reader skips, so the version stays 1 (seed readers reject
-// anything newer).
-inline constexpr uint16_t kFormatVersion = 1;
+// Version 1: the seed spec's layout; amem's additions are feature bits and block
+// tags that a seed-spec reader skips. Version 2: the same layout, with the term
+// index, doc lengths and embeddings made by the code-aware tokenizer
+// (common/tokenizer.h); a file without them is still written as version 1. Both
+// are read; a version-1 file's term blocks answer with the words the former
+// tokenizer made (FORMAT.md §10).
+inline constexpr uint16_t kFormatVersion = 2;
+inline constexpr uint16_t kSeedFormatVersion = 1;
 inline constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();  // u64::MAX
 
 // ---- FORMAT.md §3 Header: the first 64 bytes ----

@@ -23,8 +23,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/coding.h"
 #include "snapshot/delta.h"
 #include "snapshot/export.h"
+#include "snapshot/format.h"
 #include "snapshot/writer.h"
 
 namespace amem::snapshot {
@@ -101,6 +103,15 @@ void RemoveStaleTempFiles(const std::string& dir) {
 // Marks a cached past snapshot as just used (its mtime is the LRU clock).
 void Touch(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
 
+// Whether the file at `path` has this build's format version: a cached file from
+// an older amem (its term blocks made by the former tokenizer) is exported again.
+bool CurrentVersion(const std::string& path) {
+  char header[Header::kVersionOffset + 2];
+  std::ifstream in(path, std::ios::binary);
+  return in.read(header, sizeof(header)) &&
+         DecodeFixed16(header + Header::kVersionOffset) == kFormatVersion;
+}
+
 // Removes the least recently used snapshots/rev-*.amem until at most
 // options.max_cached_snapshots files and max_cached_bytes remain, sparing `keep`.
 // A process that mapped a removed file still reads it (the mapping holds the
@@ -168,7 +179,7 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
     fs::create_directories(dir + "/snapshots", ec);
     if (ec) return Status::IOError("create " + dir + "/snapshots: " + ec.message());
     file.path = dir + "/snapshots/rev-" + std::to_string(*wanted) + ".amem";
-    if (fs::exists(file.path, ec)) {
+    if (fs::exists(file.path, ec) && CurrentVersion(file.path)) {
       Touch(file.path);
       return file;
     }
@@ -185,7 +196,7 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
     uint64_t recorded = 0;
     std::error_code ec;
     return ReadRevisionFile(rev_path, &recorded) && recorded == rev &&
-           fs::exists(file.path, ec);
+           fs::exists(file.path, ec) && CurrentVersion(file.path);
   };
   file.revision = *latest;
   if (fresh(*latest)) return file;
@@ -266,9 +277,11 @@ Result<LiveOptions> LiveOptionsFromEnv() {
 namespace {
 
 // A base from an amem that wrote no embeddings block (docs/FORMAT.md §8.20): every
-// text-only similar on it would embed each content again, so it is rebuilt.
-bool PredatesEmbeddings(const Reader& r) {
-  return (r.features() & kFeatureTermIndex) && !(r.features() & kFeatureEmbeddings);
+// text-only similar on it would embed each content again; or one whose term blocks
+// come from the former tokenizer (format version 1). Either is rebuilt.
+bool Outdated(const Reader& r) {
+  return (r.features() & kFeatureTermIndex) &&
+         (r.version() < kFormatVersion || !(r.features() & kFeatureEmbeddings));
 }
 
 }  // namespace
@@ -329,11 +342,11 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
         if (cache && cache->base && cache->base_identity == identity &&
             cache->base_revision == base_rev) {
           base = cache->base;
-        } else if (auto r = Reader::Open(base_path); r.ok() && !PredatesEmbeddings(**r)) {
+        } else if (auto r = Reader::Open(base_path); r.ok() && !Outdated(**r)) {
           base = std::move(r).value();
         } else {
-          // Unreadable, or written before the embeddings block: the export below
-          // replaces it (once per store, on the first query after an upgrade).
+          // Unreadable, or outdated: the export below replaces it (once per
+          // store, on the first query after an upgrade).
           ::unlink(rev_path.c_str());
         }
       }

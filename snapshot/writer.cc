@@ -833,6 +833,9 @@ Header MakeHeader(uint32_t n, uint32_t m, uint32_t dim, uint32_t session_count, 
                (options.extensions ? kFeatureExtensions : 0) |
                (options.checksum ? kFeatureChecksum : 0) |
                (options.term_index && options.embeddings ? kFeatureEmbeddings : 0);
+  // Without the term blocks no word is written: the seed's version, which a
+  // seed-spec reader accepts (docs/FORMAT.md §3).
+  h.version = options.term_index ? kFormatVersion : kSeedFormatVersion;
   return h;
 }
 

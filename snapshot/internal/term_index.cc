@@ -62,9 +62,12 @@ class TermTable {
   std::vector<uint64_t> offsets_ = {0};
 };
 
-// A token is at least two word bytes and all but the last are followed by a
-// separator, so a text of n bytes has at most (n + 1) / 3 of them.
-uint64_t MaxTokens(std::string_view text) { return (text.size() + 1) / 3; }
+// At most (3n + 3) / 4 tokens in n bytes (common/tokenizer.h). A run of L bytes
+// and the byte after it give at most 1 + L / 2 words (the run and its parts of at
+// least 2 bytes; 1 when L = 2), which is at most 3/4 of those L + 1 bytes less
+// 3/4. The whole identifier and each name that is a word join two or more runs,
+// whose 3/4s pay for them (an identifier of k runs has fewer than k/2 + 1 such).
+uint64_t MaxTokens(std::string_view text) { return (3 * text.size() + 3) / 4; }
 
 }  // namespace
 

@@ -240,7 +240,8 @@ TEST_CASE("two processes alternating writes and queries see their own writes, ne
     // One of the two merges after nearly every write, the other layers deltas.
     std::vector<std::string> env = {merge_often ? "AMEM_MERGE_BYTES=1" : "AMEM_MERGE_FRACTION=100"};
     for (int i = 0; i < 15; ++i) {
-      const std::string token = name + "token" + std::to_string(i);
+      // A word of its own: letters only, as a digit would split off a shared part.
+      const std::string token = name + "token" + static_cast<char>('a' + i);
       RunResult w = Run(store, {"put-node", "fact:" + name, "--type", "fact", "--content",
                                 "shared words " + token},
                         env);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/hash.h"
+#include "snapshot/format.h"
 #include "tests/store/raw_lmdb.h"
 #include "tests/cli/amem_runner.h"
 #include "tests/test_paths.h"
@@ -36,7 +37,8 @@ TEST_CASE("first contact: amem alone, --version, a mistyped command", "[tools][c
   CHECK(version.exit_code == 0);
   CHECK_THAT(version.out, Catch::StartsWith("amem "));
   CHECK(version.out.find("store format " + std::to_string(StoreFormatVersion())) != std::string::npos);
-  CHECK(version.out.find("snapshot format 1") != std::string::npos);
+  CHECK(version.out.find("snapshot format " + std::to_string(snapshot::kFormatVersion)) !=
+        std::string::npos);
   // A mistyped command names the nearest one; a word near none says only that.
   struct Case {
     std::vector<std::string> args;

@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "common/tokenizer.h"
 #include "store/store.h"
 #include "tools/io/ingest_line.h"
 #include "tools/mcp/compat.h"
@@ -714,6 +715,18 @@ TEST_CASE("two servers racing on one entity and one pair lose nothing", "[mcp][c
   }
 }
 
+namespace {
+
+// The names search_nodes answers `q` with, in order.
+std::vector<std::string> SearchNames(Harness* h, const std::string& q) {
+  Json r = h->Ok("search_nodes", {{"query", q}});
+  std::vector<std::string> out;
+  for (const Json& e : r["entities"]) out.push_back(e["name"]);
+  return out;
+}
+
+}  // namespace
+
 TEST_CASE("search_nodes matches within one field, case-insensitively, and sees writes",
           "[mcp][compat]") {
   Harness h;
@@ -725,12 +738,7 @@ TEST_CASE("search_nodes matches within one field, case-insensitively, and sees w
            {"observations", {"uses alpha", std::string("nul\0inside", 10)}}}}}});
   h.Ok("create_relations", {{"relations", {{{"from", "Gamma"}, {"to", "beta"},
                                             {"relationType", "uses"}}}}});
-  auto names = [&](const std::string& q) {
-    Json r = h.Ok("search_nodes", {{"query", q}});
-    std::vector<std::string> out;
-    for (const Json& e : r["entities"]) out.push_back(e["name"]);
-    return out;
-  };
+  auto names = [&](const std::string& q) { return SearchNames(&h, q); };
   using V = std::vector<std::string>;
   CHECK(names("ALPHA") == V{"Alpha", "Gamma"});  // a name, and an observation
   CHECK(names("three") == V{"Alpha"});
@@ -741,6 +749,10 @@ TEST_CASE("search_nodes matches within one field, case-insensitively, and sees w
   CHECK(names(std::string("nul\0ins", 7)) == V{"Gamma"});  // a NUL in the query
   CHECK(names("").size() == 3);                  // everything, as the official server
   CHECK(names("zzz").empty());
+  CHECK(names("retries times") == V{"Alpha"});   // every word, in any order
+  CHECK(names("times retries three") == V{"Alpha"});
+  CHECK(names("retries alpha").empty());         // words of two fields do not match
+  CHECK(names("alpha service").empty());
   Json beta = h.Ok("search_nodes", {{"query", "bet"}});
   CHECK(beta["relations"].size() == 1);          // relations touching the hits
   // A write makes the next search read the new revision.
@@ -748,12 +760,40 @@ TEST_CASE("search_nodes matches within one field, case-insensitively, and sees w
   CHECK(names("three") == V{"Alpha", "beta"});
 }
 
+TEST_CASE("search_nodes finds identifiers by their words", "[mcp][compat][tokenizer]") {
+  Harness h;
+  h.Ok("create_entities",
+       {{"entities",
+         {{{"name", "WriteBatch"}, {"entityType", "class"}, {"observations", {"batches puts"}}},
+          {{"name", "write_ahead_log"}, {"entityType", "module"}, {"observations", Json::array()}},
+          {{"name", "Builder"}, {"entityType", "class"},
+           {"observations", {"amem::HashIndexBuilder builds the index"}}}}}});
+  auto names = [&](const std::string& q) { return SearchNames(&h, q); };
+  using V = std::vector<std::string>;
+  // On the base (the first search builds it), then on an overlay after a write.
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    CHECK(names("write batch") == V{"WriteBatch"});
+    CHECK(names("Batch Write") == V{"WriteBatch"});
+    CHECK(names("index builder") == V{"Builder"});  // `HashIndexBuilder` in an observation
+    CHECK(names("hash index builder") == V{"Builder"});
+    CHECK(names("ahead log") == V{"write_ahead_log"});
+    CHECK(names("write") == V{"WriteBatch", "write_ahead_log"});  // a substring, as before
+    CHECK(names("write log batch").empty());  // no field has all three
+    CHECK(names("index hash class").empty());  // an observation and a type
+    h.Ok("add_observations",
+         {{"observations", {{{"entityName", "write_ahead_log"}, {"contents", {"FsyncPolicy"}}}}}});
+  }
+  CHECK(names("fsync policy") == V{"write_ahead_log"});
+}
+
 // ---- read_graph and search_nodes on the live view (tools/mcp/graph_view.h) ----
 
 namespace {
 
 // search_nodes' answer computed from the store's graph the plain way: every field
-// lowered and searched, the relations touching a hit.
+// lowered and searched, or tokenized and holding every word of the query; the
+// relations touching a hit.
 // search_nodes lists the relations touching a hit; read_graph (query null) all of
 // them, those between names that are no entity included (an import keeps them).
 Json ExpectedSearch(const KnowledgeGraph& g, const std::string* query) {
@@ -764,7 +804,14 @@ Json ExpectedSearch(const KnowledgeGraph& g, const std::string* query) {
     return s;
   };
   const std::string q = lower(query ? *query : "");
-  auto has = [&](const std::string& field) { return lower(field).find(q) != std::string::npos; };
+  const std::vector<std::string> words = Tokenize(q);
+  auto has = [&](const std::string& field) {
+    if (lower(field).find(q) != std::string::npos) return true;
+    const std::vector<std::string> field_words = Tokenize(field);
+    return !words.empty() && std::all_of(words.begin(), words.end(), [&](const std::string& w) {
+      return std::find(field_words.begin(), field_words.end(), w) != field_words.end();
+    });
+  };
   Json entities = Json::array(), relations = Json::array();
   std::set<std::string> names;
   for (const Entity& e : g.entities) {

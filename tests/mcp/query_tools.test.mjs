@@ -180,16 +180,18 @@ test("live view: a query right after a write (own or another process's) answers 
       await call(client, "create_relations", { relations: [
         { from: `live-${round}`, to: `live-${round - 1}`, relationType: "depends_on" }] });
     }
-    // Another process writes too; the server must see it on its next call.
+    // Another process writes too; the server must see it on its next call. Its word
+    // is letters only: a digit would split off a part shared with other rounds.
+    const word = `cliwrite${String.fromCharCode(97 + round)}`;
     execFileSync(AMEM, ["--store", store, "put-node", `fact:cli-${round}`, "--type", "fact",
-                        "--content", `retry written by the cli cliwrite${round}`]);
+                        "--content", `retry written by the cli ${word}`]);
     const full = join(dir, `full-${round}.amem`);
     execFileSync(AMEM, ["--store", store, "export", full]);
     const found = await call(client, "search_nodes", { query: `live-${round}` });
     assert.equal(found.entities.length, 1);
     const ts = await call(client, "text_search", { query: "retry cache" });
     assert.deepEqual(strip(ts), strip(amemCli(store, "text-search", "retry cache", "--snapshot", full)));
-    const seen = await call(client, "text_search", { query: `cliwrite${round}` });
+    const seen = await call(client, "text_search", { query: word });
     assert.deepEqual(seen.results.map((r) => r.key), [`fact:cli-${round}`], "the other process's write is seen");
     const ctx = await call(client, "context", { seeds: [`entity:live-${round}`] });
     const cli = amemCli(store, "context", `entity:live-${round}`, "--snapshot", full);

@@ -42,7 +42,7 @@ TEST_CASE("Golden file opens and verifies", "[snapshot][golden]") {
   REQUIRE(r.ok());
   CHECK((*r)->node_count() == 14);
   CHECK((*r)->edge_count() == 18);
-  CHECK((*r)->version() == 1);
+  CHECK((*r)->version() == kFormatVersion);
   auto i = (*r)->FindKey("fact:ünïcödé");
   REQUIRE(i.has_value());
   CHECK((*r)->content(*i) == "Grüße 日本語 テキスト — naïve café");
@@ -117,7 +117,7 @@ TEST_CASE("Hostile header lengths are rejected without allocating", "[snapshot][
   CHECK(patched([](Header& c) { c.dimension = 0; }).IsCorruption());
   CHECK(patched([](Header& c) { c.dimension = 0xFFFF; }).IsCorruption());
   CHECK(patched([](Header& c) { c.features = 0; }).IsCorruption());
-  CHECK(patched([](Header& c) { c.version = 2; }).IsNotSupported());
+  CHECK(patched([](Header& c) { c.version = kFormatVersion + 1; }).IsNotSupported());
   CHECK(patched([](Header& c) { c.version = 0; }).IsCorruption());
 }
 

@@ -43,7 +43,7 @@ TEST_CASE("Header survives EncodeTo/DecodeFrom", "[snapshot][format]") {
   bad[0] = 'X';
   CHECK(d.DecodeFrom(bad).IsCorruption());
   bad = buf;
-  bad[Header::kVersionOffset] = 2;  // a newer format: maybe fine, not ours to read
+  bad[Header::kVersionOffset] = kFormatVersion + 1;  // a newer format: maybe fine, not ours to read
   CHECK(d.DecodeFrom(bad).IsNotSupported());
   bad[Header::kVersionOffset] = 0;
   CHECK(d.DecodeFrom(bad).IsCorruption());

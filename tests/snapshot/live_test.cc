@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/coding.h"
+#include "common/hash.h"
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
 #include "tests/store/store_test_util.h"
@@ -22,6 +24,18 @@ namespace {
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// `bytes` as an amem before the code-aware tokenizer labelled them: format version
+// 1, the checksum (FORMAT.md §8.21: over every byte before its block header) redone.
+std::string AsVersion1(std::string bytes) {
+  bytes[Header::kVersionOffset] = 1;
+  bytes[Header::kVersionOffset + 1] = 0;
+  const size_t sum_at = bytes.size() - 8;
+  std::string sum;
+  PutFixed64(&sum, Hash64(std::string_view(bytes).substr(0, sum_at - 8)));
+  bytes.replace(sum_at, 8, sum);
+  return bytes;
 }
 
 WriteOptions At(int64_t ts) {
@@ -207,6 +221,56 @@ TEST_CASE("a base written before the embeddings block is rebuilt once", "[snapsh
   CHECK(first->reader->embedding(0, &entries));
   CHECK_FALSE(entries.empty());
   // Then it is the base like any other: not rebuilt again.
+  auto second = OpenLive(*store, ReadView::Latest(), options);
+  REQUIRE(second.ok());
+  CHECK_FALSE(second->exported);
+}
+
+TEST_CASE("a base or cached file from the former tokenizer (version 1) is rebuilt once",
+          "[snapshot][live][tokenizer]") {
+  TempDir dir;
+  auto store = amem::testing::OpenStore(dir.path());
+  REQUIRE(store->PutNode(amem::testing::Node("fact:a", "WriteBatch is atomic"), At(100)).ok());
+  auto state = store->ReadState();
+  REQUIRE(state.ok());
+  auto bytes = BuildSnapshot(*state);
+  REQUIRE(bytes.ok());
+  const std::string old = AsVersion1(*bytes);
+  {
+    // Read as it is: a valid file of the older version.
+    auto r = Reader::OpenBuffer(old);
+    INFO(r.status().ToString());
+    REQUIRE(r.ok());
+    CHECK((*r)->version() == 1);
+    CHECK((*r)->Verify().ok());
+  }
+  // Without a term index the writer keeps the seed's version (no word written).
+  WriterOptions plain;
+  plain.term_index = false;
+  auto plain_bytes = BuildSnapshot(*state, plain);
+  REQUIRE(plain_bytes.ok());
+  CHECK(Reader::OpenBuffer(*plain_bytes).value()->version() == kSeedFormatVersion);
+
+  const std::string current = dir.path() + "/current.amem";
+  auto install_old = [&] {
+    std::ofstream(current, std::ios::binary | std::ios::trunc) << old;
+    std::ofstream(dir.path() + "/current.rev", std::ios::trunc) << "1\n";
+  };
+  install_old();
+  auto file = EnsureSnapshot(*store);
+  REQUIRE(file.ok());
+  CHECK(file->exported);  // fresh by revision, but of the older version
+  CHECK(Reader::Open(current).value()->version() == kFormatVersion);
+  CHECK_FALSE(EnsureSnapshot(*store)->exported);
+
+  install_old();
+  LiveOptions options;
+  auto first = OpenLive(*store, ReadView::Latest(), options);
+  INFO(first.status().ToString());
+  REQUIRE(first.ok());
+  CHECK(first->exported);
+  CHECK(first->reader->version() == kFormatVersion);
+  CHECK(first->reader->FindTerm("batch").has_value());  // a part of WriteBatch
   auto second = OpenLive(*store, ReadView::Latest(), options);
   REQUIRE(second.ok());
   CHECK_FALSE(second->exported);

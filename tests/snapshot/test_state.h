@@ -56,6 +56,8 @@ inline StoreState SmallState() {
     n.updated_ts = 2000 + t;
     if (t % 4 == 0) n.vector = {0.5f, -0.25f, static_cast<float>(t), 1.0f};
     if (t == 7) n.meta = R"({"kind":"source","lang":"c++"})";
+    // Identifiers, so the golden file holds the code-aware tokenizer's words.
+    if (t == 8) n.meta = R"({"name":"amem::WriteBatch","file":"store/write_batch.cc"})";
     s.nodes.push_back(std::move(n));
   }
   NodeRecord uni = MakeNode("fact:ünïcödé", NodeType::kFact, "Grüße 日本語 テキスト — naïve café", 1500);

@@ -11,6 +11,7 @@
 
 #include "common/coding.h"
 #include "common/hash.h"
+#include "common/tokenizer.h"
 #include "snapshot/delta.h"
 #include "tools/mcp/common.h"
 
@@ -38,6 +39,25 @@ bool EntityMatches(const Entity& e, const std::string& lowered) {
     if (Contains(o, lowered)) return true;
   }
   return false;
+}
+
+// The words of `text` (common/tokenizer.h), sorted and distinct.
+std::vector<std::string> SortedWords(std::string_view text) {
+  std::vector<std::string> words = Tokenize(text);
+  std::sort(words.begin(), words.end());
+  words.erase(std::unique(words.begin(), words.end()), words.end());
+  return words;
+}
+
+// search_nodes' word rule: every word of the query (`words`, sorted, not empty) is
+// a word of one field, so `write batch` finds `WriteBatch`.
+bool EntityHasWords(const Entity& e, const std::vector<std::string>& words) {
+  auto has = [&](std::string_view field) {
+    const std::vector<std::string> have = SortedWords(field);
+    return std::includes(have.begin(), have.end(), words.begin(), words.end());
+  };
+  if (has(e.name) || has(e.entity_type)) return true;
+  return std::any_of(e.observations.begin(), e.observations.end(), has);
 }
 
 void AddSlot(const Reader& r, uint32_t i, std::vector<ObservationSlot>* slots) {
@@ -237,6 +257,9 @@ struct BaseGraph {
   // Numbers of the entities matching the lowered query, ascending.
   std::vector<uint32_t> Find(const std::string& lowered) const;
   std::vector<uint32_t> FindByTrigrams(const std::string& lowered) const;
+  // Numbers of the entities with every one of `words` as a word of one field
+  // (EntityHasWords), ascending: those holding each word, verified.
+  std::vector<uint32_t> FindWords(const std::vector<std::string>& words) const;
   bool TextContains(uint32_t k, const std::string& lowered) const {
     return ::memmem(text.data() + starts[k], starts[k + 1] - starts[k], lowered.data(),
                     lowered.size()) != nullptr;
@@ -344,6 +367,19 @@ std::vector<uint32_t> BaseGraph::Find(const std::string& lowered) const {
   hits.resize(entities.size());  // the empty query: everything
   for (uint32_t k = 0; k < hits.size(); ++k) hits[k] = k;
   return hits;
+}
+
+std::vector<uint32_t> BaseGraph::FindWords(const std::vector<std::string>& words) const {
+  std::vector<uint32_t> candidates = Find(words[0]), both;
+  for (size_t w = 1; w < words.size() && !candidates.empty(); ++w) {
+    const std::vector<uint32_t> next = Find(words[w]);  // a word is a substring of its field
+    both.clear();
+    std::set_intersection(candidates.begin(), candidates.end(), next.begin(), next.end(),
+                          std::back_inserter(both));
+    candidates.swap(both);
+  }
+  std::erase_if(candidates, [&](uint32_t k) { return !EntityHasWords(entities[k], words); });
+  return candidates;
 }
 
 // What a delta changed, read again from the view.
@@ -494,14 +530,26 @@ const GraphSplice& GraphView::All() const {
 
 GraphListing GraphView::Search(std::string_view query) const {
   const std::string q = AsciiLower(query);
+  // The word rule adds nothing when the query is one word as written.
+  std::vector<std::string> words = SortedWords(query);
+  if (words.size() == 1 && words[0] == q) words.clear();
+  std::vector<uint32_t> found = base_->Find(q);
+  if (!words.empty()) {
+    std::vector<uint32_t> by_words = base_->FindWords(words), both;
+    std::set_union(found.begin(), found.end(), by_words.begin(), by_words.end(),
+                   std::back_inserter(both));
+    found.swap(both);
+  }
   GraphListing out;
-  for (uint32_t k : base_->Find(q)) {
+  for (uint32_t k : found) {
     const Entity& e = base_->entities[k];
     if (overlay_ == nullptr || !overlay_->touched.contains(e.name)) out.entities.push_back(&e);
   }
   if (overlay_ != nullptr) {
     for (const Entity& e : overlay_->entities) {
-      if (EntityMatches(e, q)) out.entities.push_back(&e);
+      if (EntityMatches(e, q) || (!words.empty() && EntityHasWords(e, words))) {
+        out.entities.push_back(&e);
+      }
     }
     std::sort(out.entities.begin(), out.entities.end(),
               [](const Entity* a, const Entity* b) { return a->name < b->name; });

@@ -129,7 +129,9 @@ class GraphView {
   // call; reading an item is O(log changes).
   const GraphSplice& All() const;
   // search_nodes: the entities whose name, type or one observation contains
-  // `query` after ASCII lowering (a match never spans two fields), by name. A
+  // `query` after ASCII lowering, or has every word of `query` as a word
+  // (common/tokenizer.h: `write batch` finds `WriteBatch`); a match never spans
+  // two fields. By name. A
   // query of 3 bytes or more without a NUL is looked up in the base's trigram
   // postings and the candidates verified; one of 1 or 2 bytes reads its own
   // postings; one holding a NUL checks every field. No relations: see
