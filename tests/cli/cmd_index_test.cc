@@ -28,6 +28,12 @@ struct Tree {
     return s.Run(args);
   }
   std::string File(const std::string& rel) const { return root + "/" + rel; }
+  // A memory of `type` linked to the code node `code` by `rel`.
+  void Memory(const std::string& key, const std::string& type, const std::string& content,
+              const std::string& rel, const std::string& code) const {
+    RequireOk(s.Run({"put-node", key, "--type", type, "--content", content}));
+    RequireOk(s.Run({"put-edge", key, rel, code}));
+  }
 };
 
 // The sources of the live edges entering `key` by `rel`.
@@ -94,12 +100,10 @@ TEST_CASE("index: an edit, a rename and a deleted file rewrite only what changed
           "[tools][cli][index]") {
   Tree t;
   RequireOk(t.Index());
-  RequireOk(t.s.Run({"put-node", "decision:squared-is-pure", "--type", "decision", "--content",
-                     "Squared stays a pure function"}));
-  RequireOk(t.s.Run({"put-edge", "decision:squared-is-pure", "decided_for", kSquared}));
-  RequireOk(t.s.Run({"put-node", "constraint:sum-order", "--type", "constraint", "--content",
-                     "SumAreas adds in registration order"}));
-  RequireOk(t.s.Run({"put-edge", "constraint:sum-order", "constrains", kSumAreas}));
+  t.Memory("decision:squared-is-pure", "decision", "Squared stays a pure function",
+           "decided_for", kSquared);
+  t.Memory("constraint:sum-order", "constraint", "SumAreas adds in registration order",
+           "constrains", kSumAreas);
   const uint64_t circle_area = NodeRev(t.s, kCircleArea);
   const uint64_t clamp = NodeRev(t.s, kClampInt);
   REQUIRE(circle_area > 0);
@@ -169,9 +173,8 @@ TEST_CASE("index then impact --diff: callers, tests and decisions of a change",
           "[tools][cli][index]") {
   Tree t;
   RequireOk(t.Index());
-  RequireOk(t.s.Run({"put-node", "decision:squared-is-pure", "--type", "decision", "--content",
-                     "Squared stays a pure function"}));
-  RequireOk(t.s.Run({"put-edge", "decision:squared-is-pure", "decided_for", kSquared}));
+  t.Memory("decision:squared-is-pure", "decision", "Squared stays a pure function",
+           "decided_for", kSquared);
   // Line 17 of src/math_util.cc is Squared's body.
   const std::string patch =
       "diff --git a/src/math_util.cc b/src/math_util.cc\n"

@@ -116,9 +116,10 @@ CodeIndex Index(std::vector<Document> docs) {
 }
 
 Result<IndexReport> Run(Store& store, const CodeIndex& index, IndexOptions options = {}) {
-  auto registry = ReadRegistry(store);
+  uint64_t rev = 0;
+  auto registry = ReadRegistry(store, &rev);
   REQUIRE(registry.ok());
-  return IndexCode(store, index, *registry, options);
+  return IndexCode(store, index, *registry, rev, options);
 }
 
 using Triple = std::tuple<std::string, std::string, std::string>;
@@ -313,6 +314,31 @@ TEST_CASE("code graph: a re-index writes only what changed", "[code_graph]") {
     CHECK(report->removed == 0);
     CHECK_FALSE(report->written);
   }
+}
+
+TEST_CASE("code graph: another writer between the registry read and the write",
+          "[code_graph]") {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  uint64_t rev = 0;
+  auto registry = ReadRegistry(*store, &rev);
+  REQUIRE(registry.ok());
+  CHECK(rev == 0);
+  // An unrelated write: the index is planned again and written after it.
+  REQUIRE(store->PutNode(testing::Node("fact:other", "x")).ok());
+  auto report = IndexCode(*store, Index({Lib(), Util(), Test()}), *registry, rev, {});
+  REQUIRE(report.ok());
+  CHECK(report->written);
+  CHECK(report->revision == 2);
+  // A write that changes the registry: Aborted, nothing written.
+  auto stale = ReadRegistry(*store, &rev);
+  REQUIRE(stale.ok());
+  Document lib = Lib(13);
+  REQUIRE(Run(*store, Index({lib, Util(), Test()})).ok());
+  const uint64_t now = *store->revision();
+  auto refused = IndexCode(*store, Index({Lib(14), Util(), Test()}), *stale, rev, {});
+  CHECK(refused.status().IsAborted());
+  CHECK(*store->revision() == now);
 }
 
 TEST_CASE("code graph: the registry refuses entries it did not write", "[code_graph]") {

@@ -831,10 +831,19 @@ bool GlobMatch(std::string_view glob, std::string_view path) {
   return MatchSegments(Segments(glob), 0, Segments(path), 0);
 }
 
-Result<FileRegistry> ReadRegistry(const Store& store) {
+Result<FileRegistry> ReadRegistry(const Store& store, uint64_t* revision) {
+  // The revision before and after the read: equal, the list is that revision's.
+  std::vector<KvRecord> entries;
+  for (;;) {
+    AMEM_ASSIGN_OR_RETURN(before, store.revision());
+    AMEM_ASSIGN_OR_RETURN(list, store.ListKv(kRegistryScope, kRegistryNs));
+    AMEM_ASSIGN_OR_RETURN(after, store.revision());
+    if (before != after) continue;
+    if (revision != nullptr) *revision = after;
+    entries = std::move(list);
+    break;
+  }
   FileRegistry out;
-  AMEM_ASSIGN_OR_RETURN(entries,
-                        store.ListKv(kRegistryScope, kRegistryNs));
   for (const KvRecord& kv : entries) {
     auto j = nlohmann::json::parse(kv.value, nullptr, false);
     RegisteredFile file;
@@ -857,21 +866,25 @@ Result<FileRegistry> ReadRegistry(const Store& store) {
 }
 
 Result<IndexReport> IndexCode(Store& store, const CodeIndex& index, const FileRegistry& registry,
-                              const IndexOptions& options) {
+                              uint64_t registry_revision, const IndexOptions& options) {
+  uint64_t rev = registry_revision;
   for (int attempt = 0;; ++attempt) {
-    AMEM_ASSIGN_OR_RETURN(rev, store.revision());
-    AMEM_ASSIGN_OR_RETURN(current, ReadRegistry(store));
-    if (current.size() != registry.size() ||
-        !std::equal(current.begin(), current.end(), registry.begin(),
-                    [](const auto& a, const auto& b) {
-                      return a.first == b.first && a.second.digest == b.second.digest &&
-                             a.second.indexer == b.second.indexer;
-                    })) {
-      return Status::Aborted("the code index registry changed while the index was read; run again");
+    if (attempt > 0) {  // another writer committed: plan again if the registry held
+      AMEM_ASSIGN_OR_RETURN(current, ReadRegistry(store, &rev));
+      if (current.size() != registry.size() ||
+          !std::equal(current.begin(), current.end(), registry.begin(),
+                      [](const auto& a, const auto& b) {
+                        return a.first == b.first && a.second.digest == b.second.digest &&
+                               a.second.indexer == b.second.indexer;
+                      })) {
+        return Status::Aborted(
+            "the code index registry changed while the index was read; run again");
+      }
     }
     AMEM_ASSIGN_OR_RETURN(plan, MakePlan(store, index, registry, options));
     if (plan.batch.empty()) {
-      plan.report.revision = rev;
+      AMEM_ASSIGN_OR_RETURN(now, store.revision());
+      plan.report.revision = now;
       return plan.report;
     }
     WriteOptions write = options.write;

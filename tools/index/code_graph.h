@@ -29,9 +29,10 @@ struct RegisteredFile {
 // path → what the last index recorded.
 using FileRegistry = std::map<std::string, RegisteredFile, std::less<>>;
 
-// Reads the registry. Errors: the store's; Corruption for an entry that is not the
-// JSON above.
-Result<FileRegistry> ReadRegistry(const Store& store);
+// Reads the registry; `*revision` (when given) gets the store revision it is the
+// registry of. Errors: the store's; Corruption for an entry that is not the JSON
+// above.
+Result<FileRegistry> ReadRegistry(const Store& store, uint64_t* revision = nullptr);
 
 // The default test-file patterns (docs/CODE.md §3).
 const std::vector<std::string>& DefaultTestGlobs();
@@ -66,13 +67,15 @@ struct IndexReport {
 };
 
 // Writes the code graph of `index` into `store` in one transaction (docs/CODE.md).
-// `registry` must be what ReadRegistry read; documents whose decoded == false must
-// be registered with the same digest. Retries when another writer commits between
-// the reads and the write. Errors: InvalidArgument for a document the registry
+// `registry` must be what ReadRegistry read at `registry_revision`; documents whose
+// decoded == false must be registered with the same digest. The write happens only
+// at that revision; when another writer committed since, the registry is read again
+// and, if it is the same, the index is planned again (Aborted otherwise: the caller
+// decided what to decode from a registry that is gone). Errors: InvalidArgument for a document the registry
 // does not explain, or a key the store refuses; the store's errors. On error
 // nothing is written.
 Result<IndexReport> IndexCode(Store& store, const CodeIndex& index, const FileRegistry& registry,
-                              const IndexOptions& options);
+                              uint64_t registry_revision, const IndexOptions& options);
 
 // The key of a file node and of a symbol node (docs/CODE.md §1). `symbol` is the
 // index's symbol string; a document-local one ("local N") is made unique by `path`.

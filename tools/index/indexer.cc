@@ -200,7 +200,8 @@ nlohmann::ordered_json IndexReportJson(const IndexReport& r) {
 }
 
 Result<IndexReport> RunIndex(Store& store, const IndexRequest& request) {
-  AMEM_ASSIGN_OR_RETURN(registry, ReadRegistry(store));
+  uint64_t registry_revision = 0;
+  AMEM_ASSIGN_OR_RETURN(registry, ReadRegistry(store, &registry_revision));
   CodeIndex index;
   MappedFile file;
   switch (request.source) {
@@ -234,7 +235,7 @@ Result<IndexReport> RunIndex(Store& store, const IndexRequest& request) {
       break;
     }
   }
-  return IndexCode(store, index, registry, request.options);
+  return IndexCode(store, index, registry, registry_revision, request.options);
 }
 
 }  // namespace amem::index
