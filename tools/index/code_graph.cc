@@ -127,7 +127,7 @@ Shape ScipShape(std::string_view symbol) {
   // space inside them is written twice.
   size_t i = 0;
   for (int spaces = 0; spaces < 4; ++i) {
-    if (i >= symbol.size()) return Shape{std::string(symbol), "", 0};
+    if (i >= symbol.size()) return Shape{std::string(symbol), "", 0, {}};
     if (symbol[i] != ' ') continue;
     if (i + 1 < symbol.size() && symbol[i + 1] == ' ') {
       ++i;
@@ -166,7 +166,7 @@ Shape ScipShape(std::string_view symbol) {
     shape = Shape{name, kind, start > first ? start : 0, namespaces ? path : std::string()};
     if (i == symbol.size()) return shape;
   }
-  return Shape{std::string(symbol), "", 0};  // not the grammar: the whole string names it
+  return Shape{std::string(symbol), "", 0, {}};  // not the grammar: the whole string names it
 }
 
 bool IsCallableKind(std::string_view kind) {
@@ -203,18 +203,15 @@ struct FileRecords {
 
 // Everything the planner knows about symbols across the decoded documents.
 struct SymbolTable {
-  struct Def {
-    const Document* doc = nullptr;  // the first document (by path) that defines it
-    const SymbolInfo* info = nullptr;
-  };
-  std::unordered_map<std::string_view, Def> defs;  // symbol string → def (globals only)
+  // symbol string → the first document (by path) that defines it (globals only)
+  std::unordered_map<std::string_view, const Document*> defs;
   std::unordered_map<std::string_view, const SymbolInfo*> infos;  // every SymbolInfo
 };
 
 class Planner {
  public:
   Planner(Store& store, const CodeIndex& index, const IndexOptions& options)
-      : store_(store), index_(index), options_(options), scip_(index.indexer == "scip") {
+      : store_(store), index_(index), scip_(index.indexer == "scip") {
     for (const Document& doc : index.documents) {
       if (!doc.decoded) continue;
       for (const SymbolInfo& info : doc.symbols) table_.infos.emplace(info.symbol, &info);
@@ -227,9 +224,7 @@ class Planner {
             !IsNodeWorthy(occ, doc.path)) {
           continue;
         }
-        auto info = table_.infos.find(occ.symbol);
-        table_.defs.emplace(occ.symbol,
-                            SymbolTable::Def{&doc, info == table_.infos.end() ? nullptr : info->second});
+        table_.defs.emplace(occ.symbol, &doc);
       }
     }
     for (const Document& doc : index.documents) present_.insert(doc.path);
@@ -353,7 +348,7 @@ class Planner {
       }
       out.edges.emplace_back(file_key, kDefines, key);
       if (!defined.insert(occ.symbol).second) continue;
-      if (!IsLocalSymbol(occ.symbol) && table_.defs.at(occ.symbol).doc != &doc) continue;
+      if (!IsLocalSymbol(occ.symbol) && table_.defs.at(occ.symbol) != &doc) continue;
       const SymbolInfo* info = info_of(occ.symbol);
       const SourceRange& span = occ.enclosing_range ? *occ.enclosing_range : occ.range;
       std::string name = info && !info->display_name.empty() ? info->display_name
@@ -489,7 +484,7 @@ class Planner {
   Result<std::string> DefiningFile(std::string_view symbol) {
     if (IsLocalSymbol(symbol)) return std::string();
     auto it = table_.defs.find(symbol);
-    if (it != table_.defs.end()) return it->second.doc->path;
+    if (it != table_.defs.end()) return it->second->path;
     AMEM_ASSIGN_OR_RETURN(file, StoredOwner(symbol));
     return file ? *file : std::string();
   }
@@ -509,7 +504,6 @@ class Planner {
  private:
   Store& store_;
   const CodeIndex& index_;
-  const IndexOptions& options_;
   const bool scip_;
   SymbolTable table_;
   std::set<std::string, std::less<>> present_;
