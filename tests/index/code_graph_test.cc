@@ -215,7 +215,9 @@ TEST_CASE("code graph: a re-index writes only what changed", "[code_graph]") {
     CHECK(again->unchanged == 3);
     CHECK(*store->revision() == rev);
     // --full reads every document again and still finds nothing to write.
-    auto full = Run(*store, Index({Lib(), Util(), Test()}), IndexOptions{.full = true});
+    IndexOptions full_options;
+    full_options.full = true;
+    auto full = Run(*store, Index({Lib(), Util(), Test()}), full_options);
     REQUIRE(full.ok());
     CHECK_FALSE(full->written);
     CHECK(*store->revision() == rev);
@@ -344,7 +346,11 @@ TEST_CASE("code graph: another writer between the registry read and the write",
 TEST_CASE("code graph: the registry refuses entries it did not write", "[code_graph]") {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  KvInput kv{"amem", "code_files", "src/a.ts", R"({"digest":"xyz","indexer":"scip","path":"src/a.ts"})"};
+  KvInput kv;
+  kv.scope = "amem";
+  kv.ns = "code_files";
+  kv.key = "src/a.ts";
+  kv.value = R"({"digest":"xyz","indexer":"scip","path":"src/a.ts"})";
   REQUIRE(store->PutKv(kv).ok());
   CHECK(ReadRegistry(*store).status().IsCorruption());
   kv.value = R"({"digest":"00000000000000ff","indexer":"scip","path":"src/b.ts"})";
