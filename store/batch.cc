@@ -11,6 +11,8 @@ Batch::Batch() = default;
 Batch::~Batch() = default;
 Batch::Batch(Batch&&) noexcept = default;
 Batch& Batch::operator=(Batch&&) noexcept = default;
+Batch::Batch(const Batch&) = default;
+Batch& Batch::operator=(const Batch&) = default;
 
 void Batch::PutNode(NodeInput node) {
   ops_.push_back(Op{Op::Kind::kPutNode, std::move(node)});

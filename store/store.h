@@ -150,6 +150,9 @@ class Batch {
   ~Batch();
   Batch(Batch&&) noexcept;
   Batch& operator=(Batch&&) noexcept;
+  // A copy of every operation (a stream that may be read again keeps its pieces).
+  Batch(const Batch&);
+  Batch& operator=(const Batch&);
 
   void PutNode(NodeInput node);
   void DeleteNode(std::string key);

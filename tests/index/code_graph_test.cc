@@ -409,5 +409,93 @@ TEST_CASE("code graph: --tests replaces the default patterns", "[code_graph]") {
   CHECK(store->GetEdge("file:tests/lib.test.ts", "tests", K(kParse)).status().IsNotFound());
 }
 
+// Many files: sym(f, k) is function k of file f; each calls two functions of the
+// next file. A full index of them is more operations than one piece of the write.
+std::string Fn(int f, int k) {
+  return Sym("src/`f" + std::to_string(f) + ".ts`/fn" + std::to_string(k) + "().");
+}
+CodeIndex ManyFiles(int files, int fns) {
+  std::vector<Document> docs;
+  for (int f = 0; f < files; ++f) {
+    Document d;
+    d.path = "src/f" + std::to_string(f) + ".ts";
+    d.digest = 1000 + f;
+    for (int k = 0; k < fns; ++k) {
+      uint32_t line = 3 * k;
+      d.symbols.push_back(Info(Fn(f, k), "function", "fn" + std::to_string(k)));
+      d.occurrences.push_back(Def(Fn(f, k), R(line, 9, line, 12), R(line, 0, line + 2, 1)));
+      d.occurrences.push_back(Ref(Fn((f + 1) % files, k), R(line + 1, 2, line + 1, 5)));
+      d.occurrences.push_back(Ref(Fn((f + 1) % files, (k + 1) % fns), R(line + 1, 8, line + 1, 11)));
+    }
+    docs.push_back(std::move(d));
+  }
+  return Index(std::move(docs));
+}
+
+TEST_CASE("code graph: a write larger than one piece, and one whose map must grow",
+          "[code_graph]") {
+  // 300 files x 40 functions: 12,300 nodes and about 36,000 edges, three pieces.
+  const CodeIndex index = ManyFiles(300, 40);
+  TempDir a, b;
+  auto roomy = OpenStore(a.path());
+  StoreOptions tight;
+  tight.TEST_map_size = 1 << 20;  // full long before the end: the write runs again
+  auto small = OpenStore(b.path(), tight);
+  IndexOptions low;
+  low.TEST_size_hint = 0;
+  auto r1 = Run(*roomy, index);
+  auto r2 = Run(*small, index, low);
+  REQUIRE(r1.ok());
+  REQUIRE(r2.ok());
+  CHECK(r1->revision == 1);
+  CHECK(r2->revision == 1);
+  CHECK(r1->nodes_put == 300 + 300 * 40);
+  CHECK(r2->nodes_put == r1->nodes_put);
+  CHECK(r2->edges_put == r1->edges_put);
+  CHECK(r1->edges_put > 3 * 16384 / 2);
+  auto s1 = roomy->Stats();
+  auto s2 = small->Stats();
+  REQUIRE(s1.ok());
+  REQUIRE(s2.ok());
+  CHECK(s1->live_nodes == r1->nodes_put);
+  CHECK(s1->live_edges == r1->edges_put);
+  CHECK(s2->live_nodes == s1->live_nodes);
+  CHECK(s2->live_edges == s1->live_edges);
+  CHECK(s1->kv_entries == 300);
+  CHECK(s2->kv_entries == 300);
+  CHECK(s2->map_size > (uint64_t{1} << 20));
+  for (int f : {0, 150, 299}) {
+    CHECK(OutEdges(*small, K(Fn(f, 7))) == OutEdges(*roomy, K(Fn(f, 7))));
+    CHECK(OutEdges(*small, K(Fn(f, 7))).count({K(Fn(f, 7)), "calls", K(Fn((f + 1) % 300, 8))}));
+  }
+  // Again, unchanged: nothing is written.
+  auto again = Run(*small, index);
+  REQUIRE(again.ok());
+  CHECK_FALSE(again->written);
+  CHECK(again->revision == 1);
+}
+
+TEST_CASE("code graph: a plan that fails after the write started writes nothing",
+          "[code_graph]") {
+  // A document the registry does not explain fails the plan at its turn, after
+  // earlier files' pieces went to the writer.
+  CodeIndex index = ManyFiles(300, 40);
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  Document odd;
+  odd.path = "zz/last.ts";  // sorted last
+  odd.digest = 7;
+  odd.decoded = false;      // "not read", yet never registered
+  index.documents.push_back(odd);
+  auto r = Run(*store, index);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().IsInvalidArgument());
+  CHECK(r.status().ToString().find("zz/last.ts") != std::string::npos);
+  auto rev = store->revision();
+  REQUIRE(rev.ok());
+  CHECK(*rev == 0);
+  CHECK(store->GetNode("file:src/f0.ts").status().IsNotFound());
+}
+
 }  // namespace
 }  // namespace amem::index

@@ -1,8 +1,14 @@
 #include "tools/index/code_graph.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -560,14 +566,83 @@ bool SameNode(const NodeInput& want, const NodeRecord& have) {
          have.vector.empty() && have.confidence == 1.0f;
 }
 
-struct Plan {
-  Batch batch;
-  IndexReport report;
-  std::vector<std::string> deleted_nodes;
+// The pieces of one write, handed from the thread that plans them to the thread
+// that writes them (Store::ApplyStream), so that the two overlap. Every piece is
+// kept until the write ends: a write that must run again (its map grew) reads them
+// from the start.
+class PieceQueue : public BatchStream {
+ public:
+  explicit PieceQueue(uint64_t size_hint) : size_hint_(size_hint) {}
+
+  // The planner's side. Push: false once the writer has stopped (it failed; the
+  // planner stops too). Finish: no more pieces; an error aborts the write.
+  bool Push(Batch&& piece) {
+    std::lock_guard lock(mu_);
+    if (closed_) return false;
+    pieces_.push_back(std::move(piece));
+    cv_.notify_all();
+    return true;
+  }
+  void Finish(Status status) {
+    std::lock_guard lock(mu_);
+    finished_ = true;
+    status_ = std::move(status);
+    cv_.notify_all();
+  }
+  // The writer's side, when ApplyStream has returned.
+  void Close() {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+  }
+
+  Status Rewind() override {
+    std::lock_guard lock(mu_);
+    next_ = 0;
+    return Status::OK();
+  }
+  Result<bool> Next(Batch* piece) override {
+    const Batch* from = nullptr;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return next_ < pieces_.size() || finished_; });
+      if (next_ >= pieces_.size()) {
+        if (!status_.ok()) return status_;
+        return false;
+      }
+      from = &pieces_[next_++];  // a deque's elements stay where they are
+    }
+    *piece = *from;
+    return true;
+  }
+  uint64_t SizeHint() const override { return size_hint_; }
+
+ private:
+  const uint64_t size_hint_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Batch> pieces_;
+  size_t next_ = 0;
+  bool finished_ = false, closed_ = false;
+  Status status_;
 };
 
+struct Plan {
+  IndexReport report;
+  std::vector<std::string> deleted_nodes;
+  bool emitted = false;  // some operations went to `emit`
+};
+
+// Operations per piece handed to the writer: big enough that a piece's fixed
+// costs vanish, small enough that the writer starts early.
+constexpr size_t kPieceOps = 16384;
+
+// Plans the index's records against the store and hands them to `emit` a piece at
+// a time, in the order they are planned: each re-read file's nodes and edges and
+// its registry entry, then the deletes, which wait for every file's records
+// (something one file loses another may have gained). Nothing is emitted when
+// nothing differs.
 Result<Plan> MakePlan(Store& store, const CodeIndex& index, const FileRegistry& registry,
-                      const IndexOptions& options) {
+                      const IndexOptions& options, const std::function<Status(Batch&&)>& emit) {
   Plan plan;
   IndexReport& report = plan.report;
   Planner planner(store, index, options);
@@ -583,6 +658,47 @@ Result<Plan> MakePlan(Store& store, const CodeIndex& index, const FileRegistry& 
   // delete that collides with one (about 1 in 10^13 at that size) is only kept.
   std::set<std::string> wanted_nodes;
   std::unordered_set<uint64_t> wanted_edges;
+
+  // Moves the puts planned so far, and with `deletes` the deletes too, into a
+  // piece for `emit`; the first piece defines the code graph's relations that the
+  // store lacks.
+  auto flush = [&](bool deletes) -> Status {
+    const size_t ops = node_puts.size() + edge_puts.size() + kv_puts.size() +
+                       (deletes ? edge_deletes.size() + node_deletes.size() + kv_deletes.size() : 0);
+    if (ops == 0) return Status::OK();
+    Batch piece;
+    piece.Reserve(2 + ops);
+    if (!plan.emitted) {
+      for (std::string_view rel : kCustomRelations) {
+        auto id = store.LookupRelation(rel);
+        if (id.ok()) continue;
+        if (!id.status().IsNotFound() && !id.status().IsInvalidArgument()) return id.status();
+        piece.DefineRelation(std::string(rel));
+      }
+    }
+    report.nodes_put += node_puts.size();
+    report.edges_put += edge_puts.size();
+    report.digests += kv_puts.size();
+    for (NodeInput& n : node_puts) piece.PutNode(std::move(n));
+    for (EdgeInput& e : edge_puts) piece.PutEdge(std::move(e));
+    for (KvInput& kv : kv_puts) piece.PutKv(std::move(kv));
+    node_puts.clear();
+    edge_puts.clear();
+    kv_puts.clear();
+    if (deletes) {
+      report.edges_deleted = edge_deletes.size();
+      report.nodes_deleted = node_deletes.size();
+      report.digests += kv_deletes.size();
+      for (auto& [src, rel, dst] : edge_deletes) piece.DeleteEdge(src, rel, dst);
+      for (const std::string& key : node_deletes) piece.DeleteNode(key);
+      for (const std::string& key : kv_deletes) {
+        piece.DeleteKv(std::string(kRegistryScope), std::string(kRegistryNs), key);
+      }
+      plan.deleted_nodes = std::move(node_deletes);
+    }
+    plan.emitted = true;
+    return emit(std::move(piece));
+  };
 
   // Only a store that has files of an earlier index can lose records to a delete.
   const bool track_wanted = !registry.empty();
@@ -681,6 +797,7 @@ Result<Plan> MakePlan(Store& store, const CodeIndex& index, const FileRegistry& 
                      .dump();
       kv_puts.push_back(std::move(kv));
     }
+    if (node_puts.size() + edge_puts.size() >= kPieceOps) AMEM_RETURN_IF_ERROR(flush(false));
   }
   // Files of this indexer that the index no longer has.
   for (const auto& [path, reg] : registry) {
@@ -694,33 +811,7 @@ Result<Plan> MakePlan(Store& store, const CodeIndex& index, const FileRegistry& 
 
   std::erase_if(edge_deletes, [&](const EdgeKey& e) { return wanted_edges.count(EdgeHash(e)) > 0; });
   std::erase_if(node_deletes, [&](const std::string& k) { return wanted_nodes.count(k) > 0; });
-  report.nodes_put = node_puts.size();
-  report.edges_put = edge_puts.size();
-  report.edges_deleted = edge_deletes.size();
-  report.nodes_deleted = node_deletes.size();
-  report.digests = kv_puts.size() + kv_deletes.size();
-  Batch& batch = plan.batch;
-  if (node_puts.empty() && edge_puts.empty() && edge_deletes.empty() && node_deletes.empty() &&
-      kv_puts.empty() && kv_deletes.empty()) {
-    return plan;
-  }
-  batch.Reserve(2 + node_puts.size() + edge_puts.size() + edge_deletes.size() +
-                node_deletes.size() + kv_puts.size() + kv_deletes.size());
-  for (std::string_view rel : kCustomRelations) {
-    auto id = store.LookupRelation(rel);
-    if (id.ok()) continue;
-    if (!id.status().IsNotFound() && !id.status().IsInvalidArgument()) return id.status();
-    batch.DefineRelation(std::string(rel));
-  }
-  for (NodeInput& n : node_puts) batch.PutNode(std::move(n));
-  for (EdgeInput& e : edge_puts) batch.PutEdge(std::move(e));
-  for (auto& [src, rel, dst] : edge_deletes) batch.DeleteEdge(src, rel, dst);
-  for (const std::string& key : node_deletes) batch.DeleteNode(key);
-  for (KvInput& kv : kv_puts) batch.PutKv(std::move(kv));
-  for (const std::string& key : kv_deletes) {
-    batch.DeleteKv(std::string(kRegistryScope), std::string(kRegistryNs), key);
-  }
-  plan.deleted_nodes = std::move(node_deletes);
+  AMEM_RETURN_IF_ERROR(flush(true));
   return plan;
 }
 
@@ -861,6 +952,10 @@ Result<FileRegistry> ReadRegistry(const Store& store, uint64_t* revision) {
 
 Result<IndexReport> IndexCode(Store& store, const CodeIndex& index, const FileRegistry& registry,
                               uint64_t registry_revision, const IndexOptions& options) {
+  // About what the store grows by: 320 bytes per occurrence read (a full index of
+  // 1M occurrences grew a store by 319 MB).
+  uint64_t occurrences = 0;
+  for (const Document& doc : index.documents) occurrences += doc.occurrences.size();
   uint64_t rev = registry_revision;
   for (int attempt = 0;; ++attempt) {
     if (attempt > 0) {  // another writer committed: plan again if the registry held
@@ -875,24 +970,40 @@ Result<IndexReport> IndexCode(Store& store, const CodeIndex& index, const FileRe
             "the code index registry changed while the index was read; run again");
       }
     }
-    AMEM_ASSIGN_OR_RETURN(plan, MakePlan(store, index, registry, options));
-    if (plan.batch.empty()) {
-      AMEM_ASSIGN_OR_RETURN(now, store.revision());
-      plan.report.revision = now;
-      return plan.report;
-    }
+    // The write starts with the first piece planned, on a thread of its own, and
+    // takes the pieces as the plan makes them: one revision, all or nothing.
     WriteOptions write = options.write;
     write.expected_revision = rev;
-    auto applied = store.Apply(plan.batch, write);
-    if (!applied.ok()) {
+    PieceQueue queue(options.TEST_size_hint.value_or(320 * occurrences));
+    Result<uint64_t> applied = uint64_t{0};
+    std::optional<std::thread> writer;
+    auto emit = [&](Batch&& piece) -> Status {
+      if (!writer) {
+        writer.emplace([&] {
+          applied = store.ApplyStream(&queue, write);
+          queue.Close();
+        });
+      }
+      return queue.Push(std::move(piece)) ? Status::OK() : Status::Aborted("the write stopped");
+    };
+    auto plan = MakePlan(store, index, registry, options, emit);
+    queue.Finish(plan.ok() ? Status::OK() : plan.status());
+    if (writer) writer->join();
+    if (writer && !applied.ok()) {  // the write's own error explains a stopped plan
       if (applied.status().IsAborted() && attempt < 5) continue;
       return applied.status();
     }
-    plan.report.revision = *applied;
-    plan.report.written = true;
-    AMEM_ASSIGN_OR_RETURN(orphans, FindOrphans(store, plan.deleted_nodes));
-    plan.report.orphans = std::move(orphans);
-    return plan.report;
+    if (!plan.ok()) return plan.status();
+    if (!plan->emitted) {
+      AMEM_ASSIGN_OR_RETURN(now, store.revision());
+      plan->report.revision = now;
+      return plan->report;
+    }
+    plan->report.revision = *applied;
+    plan->report.written = true;
+    AMEM_ASSIGN_OR_RETURN(orphans, FindOrphans(store, plan->deleted_nodes));
+    plan->report.orphans = std::move(orphans);
+    return plan->report;
   }
 }
 

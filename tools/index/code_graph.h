@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,9 @@ struct IndexOptions {
   // true: every decoded document is compared with the store, whatever its digest.
   bool full = false;
   WriteOptions write;  // ts, run, task; expected_revision is set by IndexCode
+  // Tests: what the write expects to add to the store (unset: 320 bytes per
+  // occurrence). A low guess makes a write that fills the map run again.
+  std::optional<uint64_t> TEST_size_hint;
 };
 
 // A memory linked to a code node that this index deleted (docs/CODE.md §4).
