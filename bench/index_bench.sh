@@ -45,16 +45,7 @@ rm -rf "$work"
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-# timed FILE CMD...: runs CMD, appends "<ms> <peak RSS KB>" to FILE.
-timed() {
-  local out=$1; shift
-  local t0 t1
-  t0=$(date +%s%N)
-  /usr/bin/time -f "%M" -o "$work/rss" "$@" > /dev/null
-  t1=$(date +%s%N)
-  echo "$(( (t1 - t0) / 1000000 )) $(cat "$work/rss")" >> "$out"
-}
+. "$root/bench/bench_lib.sh"
 # row NAME FILE: prints the median ms and the largest peak RSS of FILE's runs.
 row() {
   local ms rss

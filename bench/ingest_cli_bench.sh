@@ -69,7 +69,7 @@ peak_parts() {
   echo "$anon $file"
 }
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+. "$root/bench/bench_lib.sh"
 mb() { awk -v k="$1" 'BEGIN {printf "%.0f MB", k / 1024}'; }
 
 # ingest_bench BENCHMARK N: prints "<median seconds> <peak RSS KB>".

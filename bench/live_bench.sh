@@ -38,17 +38,7 @@ done
 py=/usr/bin/python3
 mkdir -p "$work"
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-# Runs amem; appends "<ms> <peak RSS KB>" to file $1.
-timed() {
-  local out=$1; shift
-  local t0 t1
-  t0=$(date +%s%N)
-  /usr/bin/time -f "%M" -o "$work/rss" "$@" > /dev/null
-  t1=$(date +%s%N)
-  echo "$(( (t1 - t0) / 1000 ))e-3 $(cat "$work/rss")" | awk '{printf "%.1f %d\n", $1, $2}' >> "$out"
-}
-col() { awk -v c="$1" '{print $c}' "$2" | median; }
+. "$root/bench/bench_lib.sh"
 
 printf '%-9s %-34s %12s %12s %8s\n' size "step" "live ms" "full ms" ratio
 for n in ${sizes//,/ }; do

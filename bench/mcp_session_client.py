@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""An agent's write-then-ask session through `amem mcp` (bench/process_bench.sh).
+
+    mcp_session_client.py AMEM STORE SEED_KEY WRITES
+
+Starts one `amem mcp` session on STORE and, WRITES times, stores one memory with
+put_memory and right after it asks one query, in turn text_search, search_nodes,
+context (seeded with SEED_KEY) and traverse (from SEED_KEY). Round trips are timed
+from the request's write to the response's read, what an MCP client sees. Prints,
+for each tool and each tenth of the session, p50, p99 and max in milliseconds, and
+the session's slowest call. Any tool error aborts with exit 1.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def pct(values, p):
+    s = sorted(values)
+    return s[min(len(s) - 1, int(p / 100.0 * len(s)))]
+
+
+def main():
+    amem, store, seed, writes = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    proc = subprocess.Popen([amem, "--store", store, "mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    next_id = [0]
+
+    def call(method, params):
+        next_id[0] += 1
+        start = time.perf_counter()
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": next_id[0], "method": method,
+                                     "params": params}) + "\n")
+        proc.stdin.flush()
+        reply = json.loads(proc.stdout.readline())
+        ms = (time.perf_counter() - start) * 1000
+        if "error" in reply or reply.get("result", {}).get("isError"):
+            sys.exit("mcp_session_client: %s failed: %s" % (method, json.dumps(reply)[:300]))
+        return ms
+
+    call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "process_bench", "version": "1"}})
+    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+    queries = [("text_search", {"query": "retry policy cache", "limit": 10}),
+               ("search_nodes", {"query": "session note", "limit": 10}),
+               ("context", {"seeds": [seed]}),
+               ("traverse", {"node": seed, "depth": 2, "limit": 50})]
+    tools = ["put_memory"] + [q[0] for q in queries]
+    tenths = [{t: [] for t in tools} for _ in range(10)]
+    call("tools/call", {"name": "text_search", "arguments": queries[0][1]})  # maps the base
+    tag = os.getpid()
+    for i in range(writes):
+        part = tenths[i * 10 // writes]
+        part["put_memory"].append(call("tools/call", {"name": "put_memory", "arguments": {
+            "key": "fact:session-%d-%d" % (tag, i), "type": "fact",
+            "content": "session note %d on the retry policy cache" % i}}))
+        name, arguments = queries[i % len(queries)]
+        part[name].append(call("tools/call", {"name": name, "arguments": arguments}))
+    proc.stdin.close()
+    proc.wait()
+    worst = 0.0
+    print("%-13s %-7s %9s %9s %9s" % ("tool", "tenth", "p50 ms", "p99 ms", "max ms"))
+    for t in tools:
+        for k, part in enumerate(tenths):
+            v = part[t]
+            if not v:
+                continue
+            worst = max(worst, max(v))
+            print("%-13s %-7d %9.2f %9.2f %9.2f" % (t, k + 1, pct(v, 50), pct(v, 99), max(v)))
+    print("slowest call: %.1f ms" % worst)
+
+
+if __name__ == "__main__":
+    main()
