@@ -13,9 +13,9 @@ tool error aborts with exit 1.
 """
 import json
 import os
-import subprocess
 import sys
-import time
+
+from mcp_client import Session
 
 
 def main():
@@ -23,28 +23,8 @@ def main():
     env = dict(os.environ)
     if len(sys.argv) > 5 and sys.argv[5] == "full":
         env["AMEM_FULL_EXPORT"] = "1"
-    proc = subprocess.Popen([amem, "--store", store, "mcp"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
-    next_id = [0]
-
-    def call(method, params):
-        next_id[0] += 1
-        start = time.perf_counter()
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": next_id[0], "method": method,
-                                     "params": params}) + "\n")
-        proc.stdin.flush()
-        reply = json.loads(proc.stdout.readline())
-        ms = (time.perf_counter() - start) * 1000
-        if "error" in reply or reply.get("result", {}).get("isError"):
-            sys.exit("live_mcp_client: %s failed: %s" % (method, json.dumps(reply)[:300]))
-        return ms
-
-    def tool(name, arguments):
-        return call("tools/call", {"name": name, "arguments": arguments})
-
-    call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                        "clientInfo": {"name": "live_bench", "version": "1"}})
-    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+    session = Session(amem, store, "live_bench", env)
+    tool = session.tool
     queries = {
         "text_search": {"query": "retry policy cache"},
         "context": {"seeds": [seed_key]},
@@ -63,8 +43,7 @@ def main():
             out[name].append(tool(name, arguments))
         tool("text_search", queries["text_search"])  # catches up with the last write
         out["idle_text_search"].append(tool("text_search", queries["text_search"]))
-    proc.stdin.close()
-    proc.wait()
+    session.close()
     print(json.dumps(out))
 
 

@@ -10,11 +10,10 @@ from the request's write to the response's read, what an MCP client sees. Prints
 for each tool and each tenth of the session, p50, p99 and max in milliseconds, and
 the session's slowest call. Any tool error aborts with exit 1.
 """
-import json
 import os
-import subprocess
 import sys
-import time
+
+from mcp_client import Session
 
 
 def pct(values, p):
@@ -24,25 +23,8 @@ def pct(values, p):
 
 def main():
     amem, store, seed, writes = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    proc = subprocess.Popen([amem, "--store", store, "mcp"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    next_id = [0]
-
-    def call(method, params):
-        next_id[0] += 1
-        start = time.perf_counter()
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": next_id[0], "method": method,
-                                     "params": params}) + "\n")
-        proc.stdin.flush()
-        reply = json.loads(proc.stdout.readline())
-        ms = (time.perf_counter() - start) * 1000
-        if "error" in reply or reply.get("result", {}).get("isError"):
-            sys.exit("mcp_session_client: %s failed: %s" % (method, json.dumps(reply)[:300]))
-        return ms
-
-    call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                        "clientInfo": {"name": "process_bench", "version": "1"}})
-    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+    session = Session(amem, store, "process_bench")
+    call = session.call
     queries = [("text_search", {"query": "retry policy cache", "limit": 10}),
                ("search_nodes", {"query": "session note", "limit": 10}),
                ("context", {"seeds": [seed]}),
@@ -58,8 +40,7 @@ def main():
             "content": "session note %d on the retry policy cache" % i}}))
         name, arguments = queries[i % len(queries)]
         part[name].append(call("tools/call", {"name": name, "arguments": arguments}))
-    proc.stdin.close()
-    proc.wait()
+    session.close()
     worst = 0.0
     print("%-13s %-7s %9s %9s %9s" % ("tool", "tenth", "p50 ms", "p99 ms", "max ms"))
     for t in tools:
