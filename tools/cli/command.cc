@@ -90,6 +90,8 @@ Result<Store*> Context::OpenStore(bool bulk) {
   StoreOptions options = BaseOptions();
   options.create_if_missing = false;
   options.write_map = bulk;
+  options.read_only = read_only_;
+  options.read_only_if_needed = true;  // a read-only file system: reads still work
   Result<std::unique_ptr<Store>> store = Store::Open(store_dir_, options);
   if (store.status().IsNotFound()) {
     return Status::NotFound(store.status().message() + " (create one with amem init)");
