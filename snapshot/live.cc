@@ -82,9 +82,11 @@ class FileLock {
  public:
   // A directory that cannot be written (a read-only file system, no permission)
   // still lets a reader lock an existing file opened read-only (flock needs no
-  // write access); with no file there, nobody can be exporting either.
-  explicit FileLock(const std::string& path)
-      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+  // write access); with no file there, nobody can be exporting either. So does
+  // a read-only store, which creates nothing (create = false).
+  explicit FileLock(const std::string& path, bool create = true)
+      : fd_(create ? ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644) : -1) {
+    if (!create) errno = EROFS;
     if (fd_ < 0 && (errno == EROFS || errno == EACCES)) {
       fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
       unwritable_ = fd_ < 0 && errno == ENOENT;
@@ -431,7 +433,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   std::string identity;
   for (int attempt = 0; attempt < 2 && !base; ++attempt) {
     {
-      FileLock lock(lock_path);
+      FileLock lock(lock_path, /*create=*/writable);
       AMEM_RETURN_IF_ERROR(lock.Lock(lock_path, /*shared=*/true));
       struct stat st;
       if (ReadRevisionFile(rev_path, &base_rev, &base_history) &&

@@ -164,6 +164,14 @@ TEST_CASE("--read-only reads a writable store without writing anything beside it
   const auto before = Files(store);
   CheckReadsAndRefusedWrite(store, {"--read-only"});
   CHECK(Files(store) == before);
+  // Not even the lock file of the caches, on a store that never had them.
+  fs::create_directories(dir.Sub("bare"));
+  fs::copy_file(store + "/data.mdb", dir.Sub("bare/data.mdb"));
+  fs::copy_file(store + "/lock.mdb", dir.Sub("bare/lock.mdb"));
+  std::string bare_err;
+  CHECK(Found(dir.Sub("bare"), "lmdb", {"--read-only"}, &bare_err).size() == 4);
+  CHECK(bare_err.find(kFromMemory) != std::string::npos);
+  CHECK(Files(dir.Sub("bare")) == std::set<std::string>{"data.mdb", "lock.mdb"});
   // A missing store is not created.
   RunResult r = Run(dir.Sub("none"), {"--read-only", "stats"});
   CHECK(r.exit_code == 3);
