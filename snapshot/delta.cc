@@ -31,7 +31,8 @@ constexpr size_t kDeltaKvFixedLength = 16;  // ts i64, gap u32, reserved u32
 
 // Header offsets.
 constexpr size_t kVersionAt = 4, kBaseRevisionAt = 8, kHeadRevisionAt = 16,
-                 kBaseNodesAt = 24, kBaseEdgesAt = 28, kBaseSizeAt = 32, kIndexAt = 40;
+                 kBaseNodesAt = 24, kBaseEdgesAt = 28, kBaseSizeAt = 32, kIndexAt = 40,
+                 kBaseIdentityAt = 48, kHeadIdentityAt = 56;
 
 Status Corrupt(std::string_view what) { return Status::Corruption("delta " + std::string(what)); }
 
@@ -663,6 +664,10 @@ Result<DeltaSummary> Compiler::Run(std::string* out) {
   EncodeFixed32(header + kBaseEdgesAt, base_.edge_count());
   EncodeFixed64(header + kBaseSizeAt, base_.file_size());
   EncodeFixed64(header + kIndexAt, kDeltaHeaderLength);
+  AMEM_ASSIGN_OR_RETURN(base_identity, store_.RevisionIdentity(base_rev_));
+  AMEM_ASSIGN_OR_RETURN(head_identity, store_.RevisionIdentity(head_rev_));
+  EncodeFixed64(header + kBaseIdentityAt, base_identity);
+  EncodeFixed64(header + kHeadIdentityAt, head_identity);
   e.Append(std::string_view(header, sizeof(header)));
 
   PutBlock(&e, DeltaTag::kInfo, Body([&](Emitter* b) {
@@ -870,6 +875,8 @@ Status Delta::ParseFrame(const Reader& base, std::map<uint32_t, std::string_view
   if (DecodeFixed16(h + kVersionAt) != kDeltaVersion) return Corrupt("header: unknown version");
   base_revision_ = DecodeFixed64(h + kBaseRevisionAt);
   head_revision_ = DecodeFixed64(h + kHeadRevisionAt);
+  base_identity_ = DecodeFixed64(h + kBaseIdentityAt);
+  head_identity_ = DecodeFixed64(h + kHeadIdentityAt);
   if (head_revision_ < base_revision_) return Corrupt("header: head before base");
   if (DecodeFixed32(h + kBaseNodesAt) != base.node_count() ||
       DecodeFixed32(h + kBaseEdgesAt) != base.edge_count() ||

@@ -42,8 +42,9 @@ namespace amem::snapshot {
 
 inline constexpr char kDeltaMagic[4] = {'A', 'M', 'D', 'L'};
 // Version 2: the node file and doc_length_change come from the code-aware tokenizer
-// (kFormatVersion 2). Only this version is read; a live view compiles another.
-inline constexpr uint16_t kDeltaVersion = 2;
+// (kFormatVersion 2). Version 3: the header names the commits at both ends
+// (Store::RevisionIdentity). Only this version is read; a live view compiles another.
+inline constexpr uint16_t kDeltaVersion = 3;
 inline constexpr size_t kDeltaHeaderLength = 64;
 
 // A node named by a delta: a base dense number, or a delta node (kDeltaNode | d).
@@ -117,6 +118,10 @@ class Delta {
 
   uint64_t base_revision() const { return base_revision_; }
   uint64_t head_revision() const { return head_revision_; }
+  // Store::RevisionIdentity of the base and head revisions it was compiled from:
+  // a delta of another history (a restored or recreated store) names other commits.
+  uint64_t base_identity() const { return base_identity_; }
+  uint64_t head_identity() const { return head_identity_; }
   const DeltaTotals& totals() const { return totals_; }
   uint64_t size() const { return data_.size(); }
 
@@ -168,6 +173,7 @@ class Delta {
 
   std::string data_;  // the file, 8-aligned copy
   uint64_t base_revision_ = 0, head_revision_ = 0;
+  uint64_t base_identity_ = 0, head_identity_ = 0;
   DeltaTotals totals_;
   std::unique_ptr<Reader> nodes_;
   const char* placement_ = nullptr;

@@ -35,31 +35,71 @@ namespace {
 
 std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-bool ReadRevisionFile(const std::string& path, uint64_t* rev) {
+std::string Hex16(uint64_t x) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(x));
+  return buf;
+}
+
+// current.rev: "B <16 hex digits>\n", the base's revision and its history identity
+// (Store::RevisionIdentity). false for anything else, a file of an older amem ("B\n")
+// included: its base is then exported again.
+bool ReadRevisionFile(const std::string& path, uint64_t* rev, uint64_t* identity) {
   std::ifstream in(path);
   std::string line;
-  if (!in || !std::getline(in, line) || line.empty()) return false;
-  for (char c : line) {
-    if (c < '0' || c > '9') return false;
+  if (!in || !std::getline(in, line)) return false;
+  const size_t space = line.find(' ');
+  if (space == 0 || space == std::string::npos || line.size() != space + 17) return false;
+  uint64_t r = 0, id = 0;
+  for (size_t i = 0; i < space; ++i) {
+    const char c = line[i];
+    if (c < '0' || c > '9' || r > (UINT64_MAX - 9) / 10) return false;
+    r = r * 10 + static_cast<uint64_t>(c - '0');
   }
-  try {
-    *rev = std::stoull(line);
-  } catch (...) {
-    return false;
+  for (size_t i = space + 1; i < line.size(); ++i) {
+    const char c = line[i];
+    const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (v < 0) return false;
+    id = id << 4 | static_cast<uint64_t>(v);
   }
+  *rev = r;
+  *identity = id;
   return true;
+}
+std::string RevisionFileText(uint64_t rev, uint64_t identity) {
+  return std::to_string(rev) + " " + Hex16(identity) + "\n";
+}
+
+// Whether `rev` and `identity` (read from a cache file) name a commit of this
+// store's history: false after data.mdb was restored from a backup or the store
+// recreated, when the same revision number is another commit.
+bool SameHistory(const Store& store, uint64_t rev, uint64_t identity) {
+  auto id = store.RevisionIdentity(rev);
+  return id.ok() && *id == identity;
 }
 
 class FileLock {
  public:
-  explicit FileLock(const std::string& path)
-      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {}
+  // A directory that cannot be written (a read-only file system, no permission)
+  // still lets a reader lock an existing file opened read-only (flock needs no
+  // write access); with no file there, nobody can be exporting either. So does
+  // a read-only store, which creates nothing (create = false).
+  explicit FileLock(const std::string& path, bool create = true)
+      : fd_(create ? ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644) : -1) {
+    if (!create) errno = EROFS;
+    if (fd_ < 0 && (errno == EROFS || errno == EACCES)) {
+      fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      unwritable_ = fd_ < 0 && errno == ENOENT;
+      if (fd_ < 0) errno = EROFS;
+    }
+  }
   ~FileLock() {
     if (fd_ >= 0) ::close(fd_);  // closing releases the flock
   }
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
   Status Lock(const std::string& path, bool shared = false) {
+    if (fd_ < 0 && shared && unwritable_) return Status::OK();
     if (fd_ < 0) return Status::IOError(Errno("open " + path));
     while (::flock(fd_, shared ? LOCK_SH : LOCK_EX) != 0) {
       if (errno != EINTR) return Status::IOError(Errno("flock " + path));
@@ -69,7 +109,28 @@ class FileLock {
 
  private:
   int fd_;
+  bool unwritable_ = false;
 };
+
+// The state as of `view` as a snapshot built in memory: what a query reads when
+// the snapshot cache cannot be written (a full disk, a read-only store).
+Result<std::shared_ptr<const Reader>> SnapshotInMemory(const Store& store, const ReadView& view) {
+  AMEM_ASSIGN_OR_RETURN(state, store.ReadState(view));
+  AMEM_ASSIGN_OR_RETURN(bytes, BuildSnapshot(state));
+  AMEM_ASSIGN_OR_RETURN(reader, Reader::OpenBuffer(bytes));
+  return std::shared_ptr<const Reader>(std::move(reader));
+}
+
+// A cache file a read-only store needs and does not write (OpenLive then builds
+// it in memory).
+Status NotWritten(const std::string& path) {
+  return Status::IOError("the store is open read-only: " + path + " is not written");
+}
+
+// Why a cache file was not written, for LiveView::note.
+std::string CacheNote(const Status& why) {
+  return "the snapshot cache was not written (" + why.ToString() + "); answered from memory";
+}
 
 // Streams the snapshot of `view` into `path` (amem export's writer: a temp file of
 // its own, fsynced, renamed into place, the directory fsynced) and returns the
@@ -174,15 +235,19 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
   file.revision = *wanted;
 
   if (view.kind != ReadView::Kind::kLatest && *wanted != *latest) {
-    // A past revision: its snapshot never changes, so a cached file is final.
+    // A past revision: its snapshot never changes, so a cached file is final. Its
+    // name carries the revision's history identity: a file from before a restore
+    // or a re-creation of the store is another commit's, and never matches.
+    AMEM_ASSIGN_OR_RETURN(identity, store.RevisionIdentity(*wanted));
     std::error_code ec;
-    fs::create_directories(dir + "/snapshots", ec);
-    if (ec) return Status::IOError("create " + dir + "/snapshots: " + ec.message());
-    file.path = dir + "/snapshots/rev-" + std::to_string(*wanted) + ".amem";
+    file.path = dir + "/snapshots/rev-" + std::to_string(*wanted) + "-" + Hex16(identity) + ".amem";
     if (fs::exists(file.path, ec) && CurrentVersion(file.path)) {
       Touch(file.path);
       return file;
     }
+    if (store.read_only()) return NotWritten(file.path);
+    fs::create_directories(dir + "/snapshots", ec);
+    if (ec) return Status::IOError("create " + dir + "/snapshots: " + ec.message());
     auto done = Export(store, ReadView::AtRevision(*wanted), file.path);
     if (!done.ok()) return done.status();
     file.exported = true;
@@ -193,13 +258,15 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
   file.path = dir + "/current.amem";
   const std::string rev_path = dir + "/current.rev";
   const auto fresh = [&](uint64_t rev) {
-    uint64_t recorded = 0;
+    uint64_t recorded = 0, identity = 0;
     std::error_code ec;
-    return ReadRevisionFile(rev_path, &recorded) && recorded == rev &&
-           fs::exists(file.path, ec) && CurrentVersion(file.path);
+    return ReadRevisionFile(rev_path, &recorded, &identity) && recorded == rev &&
+           SameHistory(store, rev, identity) && fs::exists(file.path, ec) &&
+           CurrentVersion(file.path);
   };
   file.revision = *latest;
   if (fresh(*latest)) return file;
+  if (store.read_only()) return NotWritten(file.path);
 
   const std::string lock_path = dir + "/current.lock";
   FileLock lock(lock_path);
@@ -217,7 +284,8 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
   auto exported = Export(store, ReadView::Latest(), file.path);
   if (!exported.ok()) return exported.status();
   file.revision = *exported;
-  AMEM_RETURN_IF_ERROR(WriteFileAtomic(rev_path, std::to_string(*exported) + "\n"));
+  AMEM_ASSIGN_OR_RETURN(identity, store.RevisionIdentity(*exported));
+  AMEM_RETURN_IF_ERROR(WriteFileAtomic(rev_path, RevisionFileText(*exported, identity)));
   file.exported = true;
   return file;
 }
@@ -286,6 +354,12 @@ bool Outdated(const Reader& r) {
 
 }  // namespace
 
+void PrintNote(const LiveView& view, const std::string& who) {
+  if (view.note.empty()) return;
+  const std::string line = who + ": " + view.note + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
 Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOptions& options,
                           LiveCache* cache) {
   const std::string dir = store.path();
@@ -293,6 +367,9 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   const std::string delta_path = dir + "/current.amdl", lock_path = dir + "/current.lock";
   AMEM_ASSIGN_OR_RETURN(latest, store.ResolveRevision(ReadView::Latest()));
   AMEM_ASSIGN_OR_RETURN(wanted, store.ResolveRevision(view));
+  // A read-only store writes nothing beside it either: what the caches lack is
+  // built in memory.
+  const bool writable = !store.read_only();
   std::unique_lock<std::mutex> cache_lock;
   if (cache) cache_lock = std::unique_lock<std::mutex>(cache->mu);
 
@@ -312,8 +389,13 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     auto reader = Reader::Open(file.path);
     if (!reader.ok()) {
       // Another process evicted the cached file between the check and the open
-      // (a mapped file stays readable; only this window can miss it): once more.
+      // (a mapped file stays readable; only this window can miss it), or the file
+      // is damaged (truncated, emptied): it is dropped and exported once more.
+      if (reader.status().IsCorruption() && writable) {
+        ::unlink(file.path == base_path ? rev_path.c_str() : file.path.c_str());
+      }
       AMEM_ASSIGN_OR_RETURN(again, EnsureSnapshot(store, v, options));
+      out.exported = out.exported || again.exported;
       reader = Reader::Open(again.path);
       if (!reader.ok()) return reader.status();
       identity.clear();
@@ -325,26 +407,46 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     }
     return out;
   };
-  if (options.full_export) return whole_file(view);
+  // The state as of `v` built in memory, when its file cannot be written: the
+  // disk is full, the file system read-only, or the store opened read-only.
+  auto from_memory = [&](const ReadView& v, const Status& why) -> Result<LiveView> {
+    AMEM_ASSIGN_OR_RETURN(at, store.ResolveRevision(v));
+    AMEM_ASSIGN_OR_RETURN(reader, SnapshotInMemory(store, ReadView::AtRevision(at)));
+    out.reader = std::move(reader);
+    out.revision = out.base_revision = at;
+    out.note = CacheNote(why);
+    return out;
+  };
+  auto whole_or_memory = [&](const ReadView& v) -> Result<LiveView> {
+    auto done = whole_file(v);
+    if (!done.ok() && done.status().IsIOError()) return from_memory(v, done.status());
+    return done;
+  };
+  if (options.full_export) return whole_or_memory(view);
 
   // The base: current.rev and current.amem are read under the shared lock, so
-  // that they belong together (a re-export holds it exclusively).
+  // that they belong together (a re-export holds it exclusively). current.rev
+  // names the base's commit (Store::RevisionIdentity): a base of another history
+  // (data.mdb restored from a backup, the store recreated) is exported again.
   std::shared_ptr<const Reader> base;
-  uint64_t base_rev = 0;
+  uint64_t base_rev = 0, base_history = 0;
   std::string identity;
   for (int attempt = 0; attempt < 2 && !base; ++attempt) {
     {
-      FileLock lock(lock_path);
+      FileLock lock(lock_path, /*create=*/writable);
       AMEM_RETURN_IF_ERROR(lock.Lock(lock_path, /*shared=*/true));
       struct stat st;
-      if (ReadRevisionFile(rev_path, &base_rev) && ::stat(base_path.c_str(), &st) == 0) {
+      if (ReadRevisionFile(rev_path, &base_rev, &base_history) &&
+          ::stat(base_path.c_str(), &st) == 0) {
         identity = FileIdentity(st);
-        if (cache && cache->base && cache->base_identity == identity &&
-            cache->base_revision == base_rev) {
+        if (!SameHistory(store, base_rev, base_history)) {
+          if (writable) ::unlink(rev_path.c_str());  // another history's: exported again
+        } else if (cache && cache->base && cache->base_identity == identity &&
+                   cache->base_revision == base_rev) {
           base = cache->base;
         } else if (auto r = Reader::Open(base_path); r.ok() && !Outdated(**r)) {
           base = std::move(r).value();
-        } else {
+        } else if (writable) {
           // Unreadable, or outdated: the export below replaces it (once per
           // store, on the first query after an upgrade).
           ::unlink(rev_path.c_str());
@@ -353,8 +455,10 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     }
     if (!base && attempt == 0) {
       // No base yet: export the latest state, which is then the base.
-      AMEM_ASSIGN_OR_RETURN(file, EnsureSnapshot(store, ReadView::Latest(), options));
-      out.exported = file.exported;
+      auto file = EnsureSnapshot(store, ReadView::Latest(), options);
+      if (!file.ok() && file.status().IsIOError()) return from_memory(view, file.status());
+      if (!file.ok()) return file.status();
+      out.exported = file->exported;
     }
   }
   if (!base) return Status::IOError("cannot open the store's snapshot " + base_path);
@@ -365,23 +469,28 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     cache->view = nullptr;
   }
   out.base_revision = base_rev;
-  if (wanted < base_rev) return whole_file(ReadView::AtRevision(wanted));  // older than the base
+  // Older than the base: a whole file.
+  if (wanted < base_rev) return whole_or_memory(ReadView::AtRevision(wanted));
   if (wanted == base_rev) {
     out.reader = base;
     return out;
   }
-  if (cache && cache->view && cache->view_revision == wanted) {
+  AMEM_ASSIGN_OR_RETURN(wanted_history, store.RevisionIdentity(wanted));
+  if (cache && cache->view && cache->view_revision == wanted &&
+      cache->view_history == wanted_history) {
     out.reader = cache->view;
     return out;
   }
 
   // The delta from the base to `wanted`: the cached file for the latest state if it
-  // is the right one, else compiled from the store's change log.
+  // is the right one (its header names the commits at both ends), else compiled
+  // from the store's change log.
   const bool is_latest = wanted == latest;
   std::unique_ptr<Delta> delta;
   if (is_latest) {
     auto d = Delta::Open(delta_path, *base);
-    if (d.ok() && (*d)->base_revision() == base_rev && (*d)->head_revision() == wanted) {
+    if (d.ok() && (*d)->base_revision() == base_rev && (*d)->head_revision() == wanted &&
+        (*d)->base_identity() == base_history && (*d)->head_identity() == wanted_history) {
       delta = std::move(d).value();
     }
   }
@@ -391,19 +500,30 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     if (!compiled.ok()) {
       // The history since the base was compacted away: a full file instead.
       if (!compiled.status().IsInvalidArgument()) return compiled.status();
-      return whole_file(is_latest ? ReadView::Latest() : ReadView::AtRevision(wanted));
+      return whole_or_memory(is_latest ? ReadView::Latest() : ReadView::AtRevision(wanted));
     }
+    bool layer = true;
     if (is_latest && (bytes.size() > options.merge_bytes ||
                       static_cast<double>(bytes.size()) >
                           options.merge_fraction * static_cast<double>(base->file_size()))) {
-      // Merge: the delta has grown past the threshold; rebuild the base.
-      ::unlink(delta_path.c_str());
-      return whole_file(ReadView::Latest());
+      // Merge: the delta has grown past the threshold; rebuild the base. When the
+      // new base cannot be written, the base and this delta answer from memory.
+      if (writable) ::unlink(delta_path.c_str());
+      auto merged = whole_file(ReadView::Latest());
+      if (merged.ok() || !merged.status().IsIOError()) return merged;
+      out.revision = wanted;
+      out.base_revision = base_rev;
+      out.note = CacheNote(merged.status());
+      layer = false;
     }
-    if (is_latest && options.write_delta_file) {
+    if (layer && is_latest && options.write_delta_file) {
       // A cache: not fsynced; a torn or stale file fails its checksum or base check
       // and is compiled again. A failure to write it only costs the next process.
-      (void)WriteFileAtomic(delta_path, bytes, Durability::kCache);
+      if (!writable) {
+        out.note = CacheNote(Status::IOError("the store is open read-only"));
+      } else if (Status w = WriteFileAtomic(delta_path, bytes, Durability::kCache); !w.ok()) {
+        out.note = CacheNote(w);
+      }
     }
     AMEM_ASSIGN_OR_RETURN(opened, Delta::OpenBuffer(bytes, *base));
     delta = std::move(opened);
@@ -414,6 +534,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   if (cache) {
     cache->view = out.reader;
     cache->view_revision = wanted;
+    cache->view_history = wanted_history;
   }
   return out;
 }

@@ -5,14 +5,15 @@
 //
 // Files beside the LMDB environment:
 //   current.amem   the base: a full snapshot of revision B
-//   current.rev    "B\n", written after current.amem is in place
+//   current.rev    "B ID\n" (ID: Store::RevisionIdentity(B), 16 hex digits),
+//                  written after current.amem is in place
 //   current.amdl   the delta from B to the newest revision a query has seen; a
 //                  cache (temp file + rename, not fsynced: a torn or stale one
 //                  fails its checksum or base check and is compiled again)
 //   current.lock   flock()ed: exclusively while the base is checked and
 //                  re-exported, shared while a reader reads current.rev and maps
 //                  current.amem, so the two always belong together
-//   snapshots/rev-R.amem   full snapshots of revisions older than the base
+//   snapshots/rev-R-ID.amem   full snapshots of revisions older than the base
 //                  (--as-of / --at), an LRU cache bounded in files and bytes
 //                  (LiveOptions); a process that mapped an evicted file
 //                  still reads it, and one that missed it exports it again
@@ -66,6 +67,10 @@ struct LiveView {
   uint64_t base_revision = 0;
   bool exported = false;  // this call wrote a full snapshot (base or past revision)
   bool compiled = false;  // this call compiled a delta
+  // Set when a cache file this view needed could not be written (a full disk, a
+  // read-only file system or store) and the answer was built in memory instead:
+  // what the CLI prints on stderr.
+  std::string note;
 };
 
 // What a long-lived process (amem mcp) keeps between queries: the mapped base and
@@ -78,6 +83,7 @@ class LiveCache {
   uint64_t base_revision = 0;
   std::shared_ptr<const Reader> view;
   uint64_t view_revision = 0;
+  uint64_t view_history = 0;  // Store::RevisionIdentity(view_revision)
   // The last whole file read instead (a revision older than the base, or
   // LiveOptions::full_export), while that file stays the same.
   std::string file_identity;
@@ -89,6 +95,9 @@ class LiveCache {
 // it, merges when the delta passed the threshold. `cache` may be null.
 Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOptions& options,
                           LiveCache* cache = nullptr);
+
+// Prints view.note, if any, on stderr as "<who>: <note>".
+void PrintNote(const LiveView& view, const std::string& who);
 
 struct SnapshotFile {
   std::string path;

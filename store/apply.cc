@@ -1026,7 +1026,7 @@ Status FinishRevision(const Store::Rep& rep, MDB_txn* txn, Revision* r, uint64_t
     std::memcpy(dst, header.data(), header.size());
     std::memcpy(dst + header.size(), r->log.data(), r->log.size());
   }
-  Put(txn, dbs.time, TimeKey(rev_ts, r->rev), {});
+  Put(txn, dbs.time, TimeKey(rev_ts, r->rev), CommitNonce(r->rev));
   AMEM_RETURN_IF_ERROR(AddTombstones(txn, dbs, r->tombstone_delta));
   PutMetaU64(txn, dbs, kMetaRevision, r->rev);
   PutMetaU64(txn, dbs, kMetaRevisionTs, static_cast<uint64_t>(rev_ts));

@@ -20,6 +20,7 @@
 
 #include "common/clock.h"
 #include "common/coding.h"
+#include "common/hash.h"
 #include "store/internal/store_rep.h"
 
 namespace amem {
@@ -676,8 +677,21 @@ Status OpenEnv(const std::string& dir, const StoreOptions& options, SharedEnv* s
     // Without durable commits there is no msync, and MDB_WRITEMAP only saves work.
     unsigned flags = MDB_NOTLS | (options.write_map || !options.durable ? MDB_WRITEMAP : 0) |
                      (options.durable ? 0 : MDB_NOSYNC);
-    lmdb::env_open(env, dir.c_str(), flags, 0644);
-    AdoptDeadWriterCommit(env);
+    shared->read_only = options.read_only;
+    if (shared->read_only) flags = MDB_NOTLS | MDB_RDONLY;
+    int rc = ::mdb_env_open(env, dir.c_str(), flags, 0644);
+    if ((rc == EROFS || rc == EACCES) && !shared->read_only && options.read_only_if_needed) {
+      // A read-only file system or no write permission: reads still work. LMDB
+      // asks a failed environment to be closed, so a fresh one opens read-only.
+      shared->read_only = true;
+      shared->env = lmdb::env::create();
+      env = shared->env.handle();
+      lmdb::env_set_max_dbs(env, kMaxDbs);
+      lmdb::env_set_mapsize(env, map_size);
+      rc = ::mdb_env_open(env, dir.c_str(), MDB_NOTLS | MDB_RDONLY, 0644);
+    }
+    if (rc != MDB_SUCCESS) lmdb::error::raise("mdb_env_open", rc);
+    if (!shared->read_only) AdoptDeadWriterCommit(env);
     bool opened = false;
     {
       auto txn = Txn::Begin(env, MDB_RDONLY);
@@ -696,7 +710,7 @@ Status OpenEnv(const std::string& dir, const StoreOptions& options, SharedEnv* s
       }
     }
     if (!opened) {
-      if (!options.create_if_missing) return Status::NotFound("no store at " + dir);
+      if (!options.create_if_missing || shared->read_only) return Status::NotFound("no store at " + dir);
       // Another process may be creating it too: whoever commits first writes meta.
       AMEM_RETURN_IF_ERROR(store_internal::ReserveDisk(shared, 0));
       auto txn = Txn::Begin(env, 0);
@@ -730,11 +744,12 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
     return Status::InvalidArgument("dimension must be 1.." + std::to_string(kMaxDimension));
   }
   std::error_code ec;
+  const bool create = options.create_if_missing && !options.read_only;
   if (!std::filesystem::is_directory(dir, ec)) {
-    if (!options.create_if_missing) return Status::NotFound("no store at " + dir);
+    if (!create) return Status::NotFound("no store at " + dir);
     std::filesystem::create_directories(dir, ec);
     if (ec) return Status::IOError("cannot create " + dir + ": " + ec.message());
-  } else if (!options.create_if_missing &&
+  } else if (!create &&
              !std::filesystem::exists(std::filesystem::path(dir) / "data.mdb", ec)) {
     // Checked before LMDB opens the directory: opening creates data.mdb and lock.mdb.
     return Status::NotFound("no store at " + dir);
@@ -763,6 +778,40 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
 }
 
 uint32_t Store::dimension() const { return rep_->dimension; }
+bool Store::read_only() const { return rep_->shared->read_only || rep_->options.read_only; }
+
+Result<uint64_t> Store::RevisionIdentity(uint64_t rev) const {
+  uint64_t id = 0;
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) -> Status {
+    const uint64_t latest = GetMetaU64(txn, rep_->dbs, kMetaRevision, 0);
+    if (rev > latest) {
+      return Status::InvalidArgument("revision " + std::to_string(rev) + " is after the latest (" +
+                                     std::to_string(latest) + ")");
+    }
+    if (rev == 0) {
+      id = 1;  // the empty state before the first commit is the same in every store
+      return Status::OK();
+    }
+    std::string_view log;
+    if (!Get(txn, rep_->dbs.log, RevKey(rev), &log)) {
+      return Status::InvalidArgument("the history of revision " + std::to_string(rev) +
+                                     " was compacted away");
+    }
+    if (log.size() < 8) return Status::Corruption("log value of revision " + std::to_string(rev));
+    const int64_t ts = static_cast<int64_t>(DecodeFixed64(log.data()));
+    std::string_view nonce;
+    // The commit's random nonce (§4.6); a revision written before nonces were
+    // kept is known by its log value (what it changed, and when).
+    if (Get(txn, rep_->dbs.time, TimeKey(ts, rev), &nonce) && nonce.size() == kCommitNonceLength) {
+      id = Hash64(nonce.data(), nonce.size(), rev);
+    } else {
+      id = Hash64(log.data(), log.size(), ~rev);
+    }
+    if (id == 0) id = 1;
+    return Status::OK();
+  }));
+  return id;
+}
 const std::string& Store::path() const { return rep_->path; }
 
 Result<uint64_t> Store::revision() const {

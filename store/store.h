@@ -45,6 +45,13 @@ struct StoreOptions {
   bool write_map = false;
   // Append JSON Lines telemetry events here (docs/DESIGN.md §3); empty: off.
   std::string telemetry_path;
+  // Open for reads only (LMDB's MDB_RDONLY, docs/STORE.md §7): every write is
+  // IOError ("... is open read-only ...; nothing was written"), nothing is created.
+  bool read_only = false;
+  // Open read-only by itself when the store cannot be opened for writing: a
+  // read-only file system (EROFS) or no write permission (EACCES). A store that
+  // does not exist is not created then (NotFound).
+  bool read_only_if_needed = false;
 
   // Test hooks. TEST_key_hash replaces NodeIdForKey (to force id collisions);
   // TEST_map_size sets the initial LMDB map size in bytes (0: 1 GiB) to exercise
@@ -510,6 +517,14 @@ class Store {
   uint32_t dimension() const;
   // The latest committed revision (reads the store; 0 for a new store).
   Result<uint64_t> revision() const;
+  // What identifies revision `rev` of this store's history (docs/STORE.md §4.6):
+  // two stores, or one store before and after a restore from a backup or being
+  // recreated, give the same value for `rev` only if they hold the same commit
+  // there (so the same state at every revision up to it). Never 0. A revision
+  // after the latest, or one whose log was compacted away, is InvalidArgument.
+  Result<uint64_t> RevisionIdentity(uint64_t rev) const;
+  // Whether the store was opened read-only (asked for, or fallen back to).
+  bool read_only() const;
   const std::string& path() const;
 
   // The implementation (store/internal/store_rep.h), named here so that store/'s own

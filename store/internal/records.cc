@@ -1,5 +1,9 @@
 #include "store/internal/records.h"
 
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "common/coding.h"
 #include "store/store.h"
 
@@ -116,6 +120,21 @@ int64_t DecodeTimeKeyTs(std::string_view key) {
   return static_cast<int64_t>(DecodeBig64(key.data()) ^ kSignBit);
 }
 uint64_t DecodeTimeKeyRev(std::string_view key) { return DecodeBig64(key.data() + 8); }
+
+std::string CommitNonce(uint64_t rev) {
+  char bytes[kCommitNonceLength];
+  if (::getrandom(bytes, sizeof(bytes), GRND_NONBLOCK) != static_cast<ssize_t>(sizeof(bytes))) {
+    // No entropy yet (early boot): the clock, the process and the revision still
+    // tell this commit from one a restored or recreated store makes.
+    struct timespec now;
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t x = static_cast<uint64_t>(now.tv_sec) * 1000000007u ^
+                 static_cast<uint64_t>(now.tv_nsec) ^ (static_cast<uint64_t>(::getpid()) << 32) ^
+                 (rev * 0x9E3779B97F4A7C15u);
+    EncodeFixed64(bytes, x);
+  }
+  return std::string(bytes, sizeof(bytes));
+}
 
 bool PeekRev(std::string_view value, uint64_t* rev, bool* tombstone) {
   return GetHeader(&value, tombstone, rev);

@@ -51,6 +51,10 @@ std::string RevKey(uint64_t rev);
 std::string TimeKey(int64_t ts, uint64_t rev);
 int64_t DecodeTimeKeyTs(std::string_view key);
 uint64_t DecodeTimeKeyRev(std::string_view key);
+// The value of a revision's time key (STORE.md §4.6): a random nonce drawn at the
+// commit, which Store::RevisionIdentity reads; older stores wrote it empty.
+inline constexpr size_t kCommitNonceLength = 8;
+std::string CommitNonce(uint64_t rev);
 
 // ---- values (STORE.md §4). Every value starts with flags u8 | rev varint64. ----
 inline constexpr uint8_t kTombstone = 1;

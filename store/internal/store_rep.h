@@ -171,6 +171,9 @@ struct SharedEnv {
   Dbs dbs;
   uint32_t dimension = kDefaultDimension;
   int pid = 0;
+  // Opened with MDB_RDONLY (StoreOptions::read_only, or fallen back to): Run
+  // refuses write transactions before asking LMDB.
+  bool read_only = false;
   // Held shared by every transaction, exclusively while the map is resized:
   // mdb_env_set_mapsize needs no transaction active in this process.
   std::shared_mutex resize_mu;
@@ -291,6 +294,11 @@ Status Store::Rep::Run(unsigned flags, bool commit, uint64_t reserve, Fn&& fn) c
     Retry retry = Retry::kNone;
     {
       std::shared_lock lock(shared->resize_mu);
+      if (!(flags & MDB_RDONLY) && (shared->read_only || options.read_only)) {
+        return Status::IOError("the store at " + path +
+                                    " is open read-only (a read-only file system, no write "
+                                    "permission, or --read-only); nothing was written");
+      }
       if (!(flags & MDB_RDONLY)) {
         AMEM_RETURN_IF_ERROR(store_internal::ReserveDisk(shared.get(), reserve));
       }

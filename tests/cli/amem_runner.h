@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -177,6 +178,38 @@ inline std::vector<std::string> Lines(const std::string& text) {
     start = end + 1;
   }
   return out;
+}
+
+// One fact node per line, {"op":"node",...}, for amem ingest.
+inline std::string FactLine(const std::string& key, const std::string& content) {
+  return R"({"op":"node","key":")" + key + R"(","type":"fact","content":")" + content + "\"}\n";
+}
+
+// Applies `lines` with amem ingest (it must succeed); returns the revision.
+inline int IngestLines(const std::string& store, const std::string& lines) {
+  RunResult r = RunProgram(AMEM_BINARY, {"--store", store, "--json", "ingest", "-"}, lines, {}, "");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return r.json()["rev"].get<int>();
+}
+
+// The keys `amem text-search WORD` finds, sorted, with `extra` arguments and
+// `env`; the query must succeed. *err, when given, gets its stderr.
+inline std::vector<std::string> TextSearchKeys(const std::string& store, const std::string& word,
+                                               const std::vector<std::string>& extra = {},
+                                               const std::vector<std::string>& env = {},
+                                               std::string* err = nullptr) {
+  std::vector<std::string> args{"--store", store, "--json", "text-search", word};
+  args.insert(args.end(), extra.begin(), extra.end());
+  RunResult r = RunProgram(AMEM_BINARY, args, "", env, "");
+  INFO(word << ": " << r.err);
+  REQUIRE(r.exit_code == 0);
+  if (err != nullptr) *err = r.err;
+  std::vector<std::string> keys;
+  const nlohmann::json doc = r.json();
+  for (const auto& row : doc["results"]) keys.push_back(row["key"].get<std::string>());
+  std::sort(keys.begin(), keys.end());
+  return keys;
 }
 
 }  // namespace amem::testing

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <span>
@@ -11,6 +12,7 @@
 
 #include "common/coding.h"
 #include "common/hash.h"
+#include "snapshot/delta.h"
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
 #include "tests/store/store_test_util.h"
@@ -38,6 +40,21 @@ std::string AsVersion1(std::string bytes) {
   return bytes;
 }
 
+// current.rev as amem writes it for revision `rev` of `store`: "B <identity>\n".
+std::string RevText(const Store& store, uint64_t rev) {
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx",
+                static_cast<unsigned long long>(store.RevisionIdentity(rev).value()));
+  return std::to_string(rev) + " " + hex + "\n";
+}
+
+// snapshots/rev-R-ID.amem of `store`.
+std::string PastPath(const Store& store, const std::string& dir, uint64_t rev) {
+  std::string text = RevText(store, rev);
+  return dir + "/snapshots/rev-" + std::to_string(rev) + "-" + text.substr(text.find(' ') + 1, 16) +
+         ".amem";
+}
+
 WriteOptions At(int64_t ts) {
   WriteOptions w;
   w.ts = ts;
@@ -57,7 +74,7 @@ TEST_CASE("current snapshot is exported once per store revision", "[snapshot][li
   CHECK(first->exported);
   CHECK(first->revision == 1);
   CHECK(first->path == dir.path() + "/current.amem");
-  CHECK(ReadFile(dir.path() + "/current.rev") == "1\n");
+  CHECK(ReadFile(dir.path() + "/current.rev") == RevText(*store, 1));
   {
     auto reader = snapshot::Reader::Open(first->path);
     REQUIRE(reader.ok());
@@ -81,7 +98,7 @@ TEST_CASE("current snapshot is exported once per store revision", "[snapshot][li
   auto old = EnsureSnapshot(*store, ReadView::AtRevision(1));
   REQUIRE(old.ok());
   CHECK(old->exported);
-  CHECK(old->path == dir.path() + "/snapshots/rev-1.amem");
+  CHECK(old->path == PastPath(*store, dir.path(), 1));
   auto old_reader = snapshot::Reader::Open(old->path);
   REQUIRE(old_reader.ok());
   CHECK((*old_reader)->node_count() == 1);
@@ -89,14 +106,14 @@ TEST_CASE("current snapshot is exported once per store revision", "[snapshot][li
   auto by_time = EnsureSnapshot(*store, ReadView::AtTime(150));
   REQUIRE(by_time.ok());
   CHECK(by_time->revision == 1);
-  CHECK(ReadFile(dir.path() + "/current.rev") == "2\n");
+  CHECK(ReadFile(dir.path() + "/current.rev") == RevText(*store, 2));
 
   // A damaged rev file only causes a re-export.
   std::ofstream(dir.path() + "/current.rev") << "garbage";
   auto repaired = EnsureSnapshot(*store);
   REQUIRE(repaired.ok());
   CHECK(repaired->exported);
-  CHECK(ReadFile(dir.path() + "/current.rev") == "2\n");
+  CHECK(ReadFile(dir.path() + "/current.rev") == RevText(*store, 2));
   // By directory, as the CLI does (after closing ours: LMDB allows one open
   // environment per process).
   REQUIRE(store->PutNode(amem::testing::Node("fact:c"), At(300)).ok());
@@ -149,7 +166,7 @@ TEST_CASE("past snapshots are cached up to a limit, the least recently used remo
                 .ok());
   }
   auto path = [&](int rev) {
-    return dir.path() + "/snapshots/rev-" + std::to_string(rev) + ".amem";
+    return PastPath(*store, dir.path(), rev);
   };
   // Last used `seconds` ago (the mtime is the LRU clock).
   auto used_ago = [&](int rev, int seconds) {
@@ -209,7 +226,7 @@ TEST_CASE("a base written before the embeddings block is rebuilt once", "[snapsh
   auto bytes = BuildSnapshot(*state, old_writer);
   REQUIRE(bytes.ok());
   std::ofstream(dir.path() + "/current.amem", std::ios::binary) << *bytes;
-  std::ofstream(dir.path() + "/current.rev") << "2\n";
+  std::ofstream(dir.path() + "/current.rev") << RevText(*store, 2);
 
   LiveOptions options;
   auto first = OpenLive(*store, ReadView::Latest(), options);
@@ -254,7 +271,7 @@ TEST_CASE("a base or cached file from the former tokenizer (version 1) is rebuil
   const std::string current = dir.path() + "/current.amem";
   auto install_old = [&] {
     std::ofstream(current, std::ios::binary | std::ios::trunc) << old;
-    std::ofstream(dir.path() + "/current.rev", std::ios::trunc) << "1\n";
+    std::ofstream(dir.path() + "/current.rev", std::ios::trunc) << RevText(*store, 1);
   };
   install_old();
   auto file = EnsureSnapshot(*store);
@@ -274,4 +291,44 @@ TEST_CASE("a base or cached file from the former tokenizer (version 1) is rebuil
   auto second = OpenLive(*store, ReadView::Latest(), options);
   REQUIRE(second.ok());
   CHECK_FALSE(second->exported);
+}
+
+TEST_CASE("the delta cache names the commits at its base and head; another history's is not read",
+          "[snapshot][live][identity]") {
+  TempDir dir;
+  auto store = amem::testing::OpenStore(dir.path());
+  REQUIRE(store->PutNode(amem::testing::Node("fact:a", "alpha"), At(100)).ok());
+  REQUIRE(EnsureSnapshot(*store).ok());  // the base, at revision 1
+  REQUIRE(store->PutNode(amem::testing::Node("fact:b", "bravo"), At(200)).ok());
+  LiveOptions options;
+  options.merge_fraction = 1e6;  // a delta however large next to this tiny base
+  auto live = OpenLive(*store, ReadView::Latest(), options);
+  REQUIRE(live.ok());
+  CHECK(live->compiled);
+  CHECK(live->note.empty());
+  auto base = Reader::Open(dir.path() + "/current.amem");
+  REQUIRE(base.ok());
+  const std::string delta_path = dir.path() + "/current.amdl";
+  auto delta = Delta::Open(delta_path, **base);
+  REQUIRE(delta.ok());
+  CHECK((*delta)->base_identity() == store->RevisionIdentity(1).value());
+  CHECK((*delta)->head_identity() == store->RevisionIdentity(2).value());
+  // Read from the file by the next call.
+  auto again = OpenLive(*store, ReadView::Latest(), options);
+  REQUIRE(again.ok());
+  CHECK_FALSE(again->compiled);
+
+  // The same delta with another head commit named (checksum redone): compiled again.
+  std::string bytes = ReadFile(delta_path);
+  bytes[56] ^= 0x01;  // head_identity (docs/FORMAT.md §11.1)
+  const size_t sum_at = bytes.size() - 8;
+  std::string sum;
+  PutFixed64(&sum, Hash64(bytes.data(), sum_at - 8, 0));
+  bytes.replace(sum_at, 8, sum);
+  std::ofstream(delta_path, std::ios::binary | std::ios::trunc) << bytes;
+  REQUIRE(Delta::Open(delta_path, **base).ok());  // a valid file, of another history
+  auto other = OpenLive(*store, ReadView::Latest(), options);
+  REQUIRE(other.ok());
+  CHECK(other->compiled);
+  CHECK(other->reader->node_count() == 2);
 }

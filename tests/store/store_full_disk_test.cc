@@ -4,7 +4,6 @@
 // the store stays at its last commit and reads go on. Needs a small filesystem: the
 // tests mount a tmpfs (8 MiB, 128 MiB), which takes root (or CAP_SYS_ADMIN);
 // elsewhere they are skipped with a message saying why.
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -20,36 +19,12 @@
 #include <string>
 
 #include "tests/cli/amem_runner.h"
+#include "tests/small_disk.h"
 #include "tests/test_paths.h"
 #include "tools/io/ingest.h"
 
 namespace amem::testing {
 namespace {
-
-// A tmpfs of `size` (8 MiB by default) mounted on a fresh directory for the life
-// of the object.
-class SmallDisk {
- public:
-  explicit SmallDisk(const std::string& size = "8m") {
-    dir_ = tmp_.Sub("disk");
-    std::filesystem::create_directories(dir_);
-    const std::string options = "size=" + size;
-    if (::mount("tmpfs", dir_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
-      why_ = std::strerror(errno);
-    }
-  }
-  ~SmallDisk() {
-    if (why_.empty()) ::umount2(dir_.c_str(), MNT_DETACH);
-  }
-  bool mounted() const { return why_.empty(); }
-  const std::string& why() const { return why_; }
-  const std::string& dir() const { return dir_; }
-
- private:
-  TempDir tmp_;
-  std::string dir_;
-  std::string why_;
-};
 
 // `count` nodes of `bytes` bytes of content each, as ingest lines.
 std::string BigNodes(int count, size_t bytes, const std::string& prefix) {

@@ -56,7 +56,10 @@ Result<std::unique_ptr<Store>> OpenMcpStore(const CLI::App& root, const Context&
   if (ec) return Status::IOError("cannot read the current directory: " + ec.message());
   auto dir = mcp::ResolveStoreDir(ExplicitStore(root, ctx), cwd);
   if (!dir.ok()) return dir.status();
-  return Store::Open(*dir);
+  StoreOptions options;
+  options.read_only = ctx.read_only();  // and then never creates the store
+  options.read_only_if_needed = true;  // a read-only file system: reads still work
+  return Store::Open(*dir, options);
 }
 
 Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir) {

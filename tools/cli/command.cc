@@ -57,7 +57,8 @@ CLI::App* Context::AddCommand(CLI::App& app, const std::string& name,
   cmd->footer("Example:\n  " + indented +
               "\n\nGlobal options: --store DIR (default $AMEM_STORE, else ./.amem), --json\n"
               "(one JSON document on stdout), --query-log FILE (default $AMEM_QUERY_LOG:\n"
-              "record queries, docs/LOG.md). Exit codes: see amem --help.\n");
+              "record queries, docs/LOG.md), --read-only (reads only; automatic on a\n"
+              "read-only file system). Exit codes: see amem --help.\n");
   cmd->fallthrough();  // global --store/--json after the subcommand name
   return cmd;
 }
@@ -90,6 +91,8 @@ Result<Store*> Context::OpenStore(bool bulk) {
   StoreOptions options = BaseOptions();
   options.create_if_missing = false;
   options.write_map = bulk;
+  options.read_only = read_only_;
+  options.read_only_if_needed = true;  // a read-only file system: reads still work
   Result<std::unique_ptr<Store>> store = Store::Open(store_dir_, options);
   if (store.status().IsNotFound()) {
     return Status::NotFound(store.status().message() + " (create one with amem init)");

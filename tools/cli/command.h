@@ -83,8 +83,11 @@ class Context {
   // ---- global flags ----
   const std::string& store_dir() const { return store_dir_; }
   bool json() const { return json_; }
+  bool read_only() const { return read_only_; }
   std::string* mutable_store_dir() { return &store_dir_; }
   bool* mutable_json() { return &json_; }
+  // --read-only: the store is opened with StoreOptions::read_only.
+  bool* mutable_read_only() { return &read_only_; }
   // --query-log FILE / $AMEM_QUERY_LOG: where queries are recorded (empty: off).
   const std::string& query_log() const { return query_log_; }
   std::string* mutable_query_log() { return &query_log_; }
@@ -130,6 +133,7 @@ class Context {
  private:
   std::string store_dir_;
   bool json_ = false;
+  bool read_only_ = false;
   std::string query_log_;
   std::string command_name_;
   std::vector<std::string> command_args_;

@@ -128,6 +128,10 @@ void BuildApp(CLI::App& app, Context& ctx) {
                  "(docs/LOG.md; default: $AMEM_QUERY_LOG)")
       ->envname("AMEM_QUERY_LOG")
       ->type_name("FILE");
+  app.add_flag("--read-only", *ctx.mutable_read_only(),
+               "Open the store for reads only: writes fail, nothing is written beside the "
+               "store (queries build what the snapshot cache lacks in memory). A store on a "
+               "read-only file system is opened so by itself");
   for (auto add : kCommandFamilies) add(app, ctx);
   app.set_version_flag("--version", VersionText(),
                        "Print amem's version and the store and snapshot formats it reads");

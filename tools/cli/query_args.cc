@@ -32,6 +32,7 @@ Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const
   // writer's, so the O(nodes + edges) check is kept for files from outside.
   Result<snapshot::LiveView> live = snapshot::OpenLive(**store, args.view.view(), *options);
   if (!live.ok()) return live.status();
+  snapshot::PrintNote(*live, "amem " + ctx.command_name());
   ctx.SetQueryRevision(live->revision);
   return std::move(live->reader);
 }

@@ -518,6 +518,7 @@ ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* quer
   if (!view.ok()) return ToolError(view.status().message());
   auto live = snapshot::OpenLive(*ctx->store, *view, ctx->live_options, ctx->live.get());
   if (!live.ok()) return ToolErrorFromStatus(what, live.status());
+  snapshot::PrintNote(*live, "amem mcp");
   if (ctx->graphs == nullptr) ctx->graphs = std::make_shared<GraphViewCache>();
   auto graph = ctx->graphs->Get(std::move(live->reader), live->revision, *ctx->store);
   if (!graph.ok()) return ToolErrorFromStatus(what, graph.status());
@@ -1026,6 +1027,7 @@ Tool OpenNodesTool(ToolContext* ctx) {
     // The live view (base + delta) at the call's revision, as read_graph reads it.
     auto live = snapshot::OpenLive(*ctx->store, *view, ctx->live_options, ctx->live.get());
     if (!live.ok()) return ToolErrorFromStatus("open_nodes", live.status());
+    snapshot::PrintNote(*live, "amem mcp");
     const snapshot::Reader& reader = *live->reader;
     const RelationOrder rel_order = StoreRelationOrder(reader, *ctx->store);
     // The entities in the order asked for, then their relations (each once).

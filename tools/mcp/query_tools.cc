@@ -153,6 +153,7 @@ ToolResult RunOnSnapshot(const ToolContext* ctx, const io::QueryDef& def, const 
     if (!view.ok()) return ToolErrorFromStatus(name, view.status());
     auto live = snapshot::OpenLive(*ctx->store, *view, ctx->live_options, ctx->live.get());
     if (!live.ok()) return ToolErrorFromStatus(name, live.status());
+    snapshot::PrintNote(*live, "amem mcp");
     opened = std::move(live->reader);
     reader = opened.get();
     revision = live->revision;
