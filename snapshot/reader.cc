@@ -143,13 +143,20 @@ struct Reader::Rep {
   // size other than its place in the buffer (then the frame is read whole).
   bool DecodeBlock(const Reader* r, size_t b, bool* irregular) const;
   void Fail(Status s) const;
+  // The u32 at file offset `at`: read with pread from a mapped file, so that the
+  // walk over the content frame's block headers (one word every ~30 KB) does not
+  // fault the whole frame into this process (the kernel maps ~64 KB per fault).
+  uint32_t ReadWord(const Reader* r, uint64_t at) const;
 
   const float* vectors = nullptr;
 
   // Lazy checks (docs/FORMAT.md §12). `lazy` is fixed at open: true for a file with
   // amem's extension, session and time blocks opened without check_records. Each
-  // part's chunks of Reader::kCheckChunk entries are checked on first use.
+  // part's chunks are checked on first use: 4096 node or edge records, the out
+  // ranges of 256 nodes, the in-lists of 32 nodes (their edges are read at random),
+  // 1024 time entries.
   enum Part : uint8_t { kNodes, kEdges, kOut, kIn, kTime, kParts };
+  static constexpr uint8_t kChunkShift[kParts] = {12, 12, 8, 5, 10};
   enum : uint8_t { kChunkUnchecked = 0, kChunkGood = 1, kChunkBad = 2 };
   bool lazy = false;
   std::unique_ptr<std::atomic<uint8_t>[]> chunk_state[kParts];
@@ -165,9 +172,10 @@ struct Reader::Rep {
   const char* cluster_assign = nullptr;
   uint32_t term_postings = 0, term_name_bytes = 0;
 
-  // True when chunk c of `part` is good (checked now if it was not yet); false,
-  // with the failure recorded, when it is damaged.
-  bool Chunk(const Reader* r, Part part, uint32_t c) const {
+  // True when the chunk of `part` holding entry x is good (checked now if it was
+  // not yet); false, with the failure recorded, when it is damaged.
+  bool Chunk(const Reader* r, Part part, uint32_t x) const {
+    const uint32_t c = x >> kChunkShift[part];
     const uint8_t state = chunk_state[part][c].load(std::memory_order_acquire);
     if (state != kChunkUnchecked) return state == kChunkGood;
     return CheckChunk(r, part, c);
@@ -225,8 +233,11 @@ struct Reader::Rep {
   std::vector<std::string> spec_relations;  // "rel<id>" for ids a seed file leaves unnamed
   std::vector<bool> rel_used = std::vector<bool>(kRelationSlots);
 
+  int fd = -1;  // of a mapped file, kept for ReadWord
+
   ~Rep() {
     if (map) ::munmap(map, map_len);
+    if (fd >= 0) ::close(fd);
   }
 
   static Result<std::unique_ptr<Reader>> Finish(std::unique_ptr<Reader> r,
@@ -289,8 +300,11 @@ Result<std::unique_ptr<Reader>> Reader::Open(const std::string& path, const Read
   }
   int flags = MAP_PRIVATE | (options.populate ? MAP_POPULATE : 0);
   void* map = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
-  ::close(fd);
-  if (map == MAP_FAILED) return Status::IOError("mmap " + path + ": " + std::strerror(errno));
+  if (map == MAP_FAILED) {
+    ::close(fd);
+    return Status::IOError("mmap " + path + ": " + std::strerror(errno));
+  }
+  r->rep_->fd = fd;
   r->rep_->map = map;
   r->rep_->map_len = size;
   r->base_ = static_cast<const char*>(map);
@@ -325,6 +339,7 @@ Result<std::unique_ptr<Reader>> Reader::Rep::Finish(std::unique_ptr<Reader> r,
   Rep& from = *r->rep_;
   Rep& to = *fresh->rep_;
   to.map = std::exchange(from.map, nullptr);
+  to.fd = std::exchange(from.fd, -1);
   to.map_len = from.map_len;
   to.owned = std::move(from.owned);
   fresh->base_ = r->base_;
@@ -882,7 +897,8 @@ Status Reader::Rep::StartLazy(Reader* r) {
   uint8_t bits = 0;
   for (int part = 0; part < kParts; ++part) {
     const uint64_t count = part == kEdges ? m : n;
-    const uint32_t chunks = static_cast<uint32_t>((count + kCheckChunk - 1) / kCheckChunk);
+    const uint64_t size = uint64_t{1} << rep.kChunkShift[part];
+    const uint32_t chunks = static_cast<uint32_t>((count + size - 1) / size);
     rep.chunk_state[part].reset(new std::atomic<uint8_t>[std::max<uint32_t>(chunks, 1)]());
     rep.chunks_left[part].store(chunks, std::memory_order_relaxed);
     if (chunks > 0) bits |= kBits[part];
@@ -895,7 +911,8 @@ bool Reader::Rep::CheckChunk(const Reader* r, Part part, uint32_t c) const {
   static constexpr uint8_t kBits[kParts] = {kUncheckedNodes, kUncheckedEdges, kUncheckedOut,
                                             kUncheckedIn, kUncheckedTime};
   const uint32_t count = part == kEdges ? r->edge_count_ : r->node_count_;
-  const uint32_t begin = c * kCheckChunk, end = std::min<uint64_t>(uint64_t{begin} + kCheckChunk, count);
+  const uint32_t begin = c << kChunkShift[part];
+  const uint32_t end = std::min<uint64_t>(uint64_t{begin} + (uint64_t{1} << kChunkShift[part]), count);
   Status s;
   switch (part) {
     case kNodes: s = CheckNodeRange(r, begin, end); break;
@@ -1152,16 +1169,16 @@ Status Reader::CheckRecords() const {
   if (!rep.lazy) return Status::OK();
   for (int part = 0; part < Rep::kParts; ++part) {
     const uint32_t count = part == Rep::kEdges ? edge_count_ : node_count_;
-    for (uint32_t c = 0; uint64_t{c} * kCheckChunk < count; ++c) {
-      if (rep.Chunk(this, static_cast<Rep::Part>(part), c)) continue;
-      const uint32_t begin = c * kCheckChunk;
-      const uint32_t end = std::min<uint64_t>(uint64_t{begin} + kCheckChunk, count);
+    const uint64_t size = uint64_t{1} << Rep::kChunkShift[part];
+    for (uint64_t begin = 0; begin < count; begin += size) {
+      if (rep.Chunk(this, static_cast<Rep::Part>(part), static_cast<uint32_t>(begin))) continue;
+      const uint32_t end = std::min<uint64_t>(begin + size, count);
       switch (part) {  // this chunk's own verdict (ReadStatus() has the first one read)
-        case Rep::kNodes: return rep.CheckNodeRange(this, begin, end);
-        case Rep::kEdges: return rep.CheckEdgeRange(this, begin, end);
-        case Rep::kOut: return rep.CheckOutRange(this, begin, end);
-        case Rep::kIn: return rep.CheckInRange(this, begin, end);
-        default: return rep.CheckTimeRange(this, begin, end);
+        case Rep::kNodes: return rep.CheckNodeRange(this, static_cast<uint32_t>(begin), end);
+        case Rep::kEdges: return rep.CheckEdgeRange(this, static_cast<uint32_t>(begin), end);
+        case Rep::kOut: return rep.CheckOutRange(this, static_cast<uint32_t>(begin), end);
+        case Rep::kIn: return rep.CheckInRange(this, static_cast<uint32_t>(begin), end);
+        default: return rep.CheckTimeRange(this, static_cast<uint32_t>(begin), end);
       }
     }
   }
@@ -1175,13 +1192,13 @@ const char* Reader::CheckedNodePtr(uint32_t i) const {
       0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
       // vector_offset = kNone (bytes 32..39), meta_offset = kNone (40..47)
       -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
-  if (!rep_->Chunk(this, Rep::kNodes, i / kCheckChunk)) return kBlank;
+  if (!rep_->Chunk(this, Rep::kNodes, i)) return kBlank;
   return base_ + Header::kEncodedLength + static_cast<size_t>(i) * NodeEntry::kEncodedLength;
 }
 
 Edge Reader::SlowEdge(uint32_t j) const {
   if (layer_) return LayeredEdge(j);
-  if (!rep_->Chunk(this, Rep::kEdges, j / kCheckChunk)) return {0, 0, 0, 0.0f};  // damaged: blank
+  if (!rep_->Chunk(this, Rep::kEdges, j)) return {0, 0, 0, 0.0f};  // damaged: blank
   EdgeEntry e;
   e.DecodeFrom(edge_ptr(j));
   return {e.source, e.target, e.rel, e.weight};
@@ -1193,11 +1210,11 @@ uint32_t Reader::SlowList(ListPart part, uint32_t x) const {
     case ListPart::kOutBegin:
     case ListPart::kOutEnd:
       // A damaged chunk's nodes have no out-edges.
-      if (!rep_->Chunk(this, Rep::kOut, x / kCheckChunk)) return 0;
+      if (!rep_->Chunk(this, Rep::kOut, x)) return 0;
       return DecodeFixed32(out_off_ + 4 * (uint64_t{x} + (part == ListPart::kOutEnd)));
     case ListPart::kInBegin:
     case ListPart::kInEnd:
-      if (!rep_->Chunk(this, Rep::kIn, x / kCheckChunk)) return 0;
+      if (!rep_->Chunk(this, Rep::kIn, x)) return 0;
       return DecodeFixed32(in_off_ + 4 * (uint64_t{x} + (part == ListPart::kInEnd)));
     case ListPart::kInEdge: {
       const uint32_t e = DecodeFixed32(in_list_ + 4 * uint64_t{x});
@@ -1212,7 +1229,7 @@ uint32_t Reader::SlowList(ListPart part, uint32_t x) const {
 TimeEntry Reader::SlowTimeEntry(uint32_t k) const {
   if (layer_) {
     EnsureTime();
-  } else if (!rep_->Chunk(this, Rep::kTime, k / kCheckChunk)) {
+  } else if (!rep_->Chunk(this, Rep::kTime, k)) {
     return {0, 0};  // damaged: blank
   }
   const char* p = time_ + k * kTimeEntryLength;
@@ -1259,9 +1276,10 @@ bool Reader::Rep::WalkBlocks(const Reader* r) const {
   const bool sums = (flg & kFlgBlockChecksum) != 0;
   const uint64_t count = (raw + max - 1) / max;
   std::vector<ContentBlock> table;
+  table.reserve(count);
   for (;;) {
     if (len - pos < 4) return false;
-    const uint32_t word = DecodeFixed32(f + pos);
+    const uint32_t word = ReadWord(r, header.content_offset + pos);
     pos += 4;
     if (word == 0) break;  // end mark
     const uint32_t size = word & ~kLz4Uncompressed;
@@ -1272,7 +1290,7 @@ bool Reader::Rep::WalkBlocks(const Reader* r) const {
   if (table.size() != count) return false;
   if (flg & kFlgContentChecksum) {
     if (len - pos < 4) return false;
-    stored_checksum = DecodeFixed32(f + pos);
+    stored_checksum = ReadWord(r, header.content_offset + pos);
     pos += 4;
   }
   if (pos != len) return false;
@@ -1286,6 +1304,14 @@ bool Reader::Rep::WalkBlocks(const Reader* r) const {
   for (uint64_t b = 0; b < count; ++b) block_state[b].store(kBlockPending, std::memory_order_relaxed);
   block_mu.reset(new std::mutex[count]);
   return true;
+}
+
+uint32_t Reader::Rep::ReadWord(const Reader* r, uint64_t at) const {
+  char word[4];
+  // The file's bytes are the mapping's (MAP_PRIVATE, never written); a short read
+  // (the file shrank under us) falls back to the mapping, which then faults.
+  if (fd >= 0 && ::pread(fd, word, 4, static_cast<off_t>(at)) == 4) return DecodeFixed32(word);
+  return DecodeFixed32(r->base_ + at);
 }
 
 void Reader::Rep::Fail(Status s) const {
@@ -1693,13 +1719,17 @@ bool Reader::embedding(uint32_t i, std::span<const uint32_t>* entries) const {
   if (!rep.embed_offsets) return false;
   const uint32_t begin = DecodeFixed32(rep.embed_offsets + 4 * size_t{i});
   const uint32_t end = DecodeFixed32(rep.embed_offsets + 4 * (size_t{i} + 1));
-  if (begin > end || end > rep.embed_entry_count) {
+  if (begin > end || end > rep.embed_entry_count || (i == 0 && begin != 0) ||
+      (i + 1 == node_count_ && end != rep.embed_entry_count)) {
     rep.Fail(Corrupt("embeddings", "offsets of node " + std::to_string(i) + " out of range"));
     return false;
   }
-  if (begin == end && rep.embed_overflow_count > 0) {
+  if (rep.embed_overflow_count > 0) {
     const uint32_t* over = reinterpret_cast<const uint32_t*>(rep.embed_overflow);
-    if (std::binary_search(over, over + rep.embed_overflow_count, i)) return false;
+    if (std::binary_search(over, over + rep.embed_overflow_count, i)) {
+      if (begin != end) rep.Fail(Corrupt("embeddings", "overflow node " + std::to_string(i) + " has entries"));
+      return false;
+    }
   }
   *entries = std::span<const uint32_t>(rep.embed_entries + begin, end - begin);
   return true;

@@ -3,7 +3,7 @@
 // blocks, in time independent of the node and edge counts; each larger structure
 // is checked when a query first reads it, at a cost proportional to what it reads
 // (docs/FORMAT.md §12): node and edge records, out/in adjacency and the time index
-// by chunks of kCheckChunk entries (each checked once, then trusted), key/id/term
+// by chunks of 32 to 4096 entries (each checked once, then trusted), key/id/term
 // orders at every binary-search probe, posting lists per term, string lists per
 // entry. An accessor that reads a damaged chunk answers with a harmless blank value
 // (an empty range, an empty string, a record of zeros) and records the failure in
@@ -173,8 +173,6 @@ class Reader {
   // Runs every lazy check now (records, adjacency, time index): the first failure,
   // or OK. O(n + m), once. Verify() and CheckIndexes() include it.
   Status CheckRecords() const;
-  // Entries per lazily checked chunk of records.
-  static constexpr uint32_t kCheckChunk = 4096;
 
   // ---- header facts ----
   uint16_t version() const { return version_; }
