@@ -127,7 +127,7 @@ struct Reader::Rep {
   mutable std::unique_ptr<std::mutex[]> block_mu;
   mutable std::mutex status_mu;
   mutable std::atomic<bool> block_failed{false};
-  mutable Status block_status;  // the first failure found after the walk
+  mutable Status block_status;  // the first failure found on a read (ReadStatus())
   mutable std::atomic<bool> use_whole{false};
   mutable std::once_flag whole_once;
   mutable Status whole_status;
@@ -143,8 +143,60 @@ struct Reader::Rep {
   // size other than its place in the buffer (then the frame is read whole).
   bool DecodeBlock(const Reader* r, size_t b, bool* irregular) const;
   void Fail(Status s) const;
+  // The u32 at file offset `at`: read with pread from a mapped file, so that the
+  // walk over the content frame's block headers (one word every ~30 KB) does not
+  // fault the whole frame into this process (the kernel maps ~64 KB per fault).
+  uint32_t ReadWord(const Reader* r, uint64_t at) const;
 
   const float* vectors = nullptr;
+
+  // Lazy checks (docs/FORMAT.md §12). `lazy` is fixed at open: true for a file with
+  // amem's extension, session and time blocks opened without check_records. Each
+  // part's chunks are checked on first use: 4096 node or edge records, the out
+  // ranges of 256 nodes, the in-lists of 32 nodes (their edges are read at random),
+  // 1024 time entries.
+  enum Part : uint8_t { kNodes, kEdges, kOut, kIn, kTime, kParts };
+  static constexpr uint8_t kChunkShift[kParts] = {12, 12, 8, 5, 10};
+  enum : uint8_t { kChunkUnchecked = 0, kChunkGood = 1, kChunkBad = 2 };
+  bool lazy = false;
+  std::unique_ptr<std::atomic<uint8_t>[]> chunk_state[kParts];
+  mutable std::atomic<uint32_t> chunks_left[kParts] = {};
+  // The O(n + m) checks of block contents that a lazy open defers (CheckDeferred).
+  mutable std::once_flag deferred_once;
+  mutable Status deferred_status;
+  // Set once the key, id, term, run and kv orders are known good: binary searches
+  // stop checking their probes' neighbours.
+  mutable std::atomic<bool> orders_ok{false};
+  mutable std::once_flag type_once;
+  mutable Status type_status;
+  const char* cluster_assign = nullptr;
+  uint32_t term_postings = 0, term_name_bytes = 0;
+
+  // True when the chunk of `part` holding entry x is good (checked now if it was
+  // not yet); false, with the failure recorded, when it is damaged.
+  bool Chunk(const Reader* r, Part part, uint32_t x) const {
+    const uint32_t c = x >> kChunkShift[part];
+    const uint8_t state = chunk_state[part][c].load(std::memory_order_acquire);
+    if (state != kChunkUnchecked) return state == kChunkGood;
+    return CheckChunk(r, part, c);
+  }
+  bool CheckChunk(const Reader* r, Part part, uint32_t c) const;
+  Status CheckNodeRange(const Reader* r, uint32_t begin, uint32_t end) const;
+  Status CheckEdgeRange(const Reader* r, uint32_t begin, uint32_t end) const;
+  Status CheckOutRange(const Reader* r, uint32_t begin, uint32_t end) const;
+  Status CheckInRange(const Reader* r, uint32_t begin, uint32_t end) const;
+  Status CheckTimeRange(const Reader* r, uint32_t begin, uint32_t end) const;
+  Status CheckDeferred(const Reader* r) const;
+  Status CheckTypeIndex(const Reader* r) const;
+  // Entry t of the term directory fits the names and postings.
+  bool TermEntryOk(uint32_t t) const;
+  // String k of `list`, or "" with the failure recorded when it is damaged.
+  std::string_view Str(const StringListView& list, uint32_t k, std::string_view what) const;
+  // Whether the value at position p of a sorted order lies strictly between its
+  // neighbours' (get(q) yields std::optional values; nullopt is damage). Skipped
+  // once orders_ok; a failure is recorded.
+  template <typename Get>
+  bool Ordered(uint32_t p, uint32_t count, std::string_view what, Get get) const;
 
   // Blocks (nullptr / empty when absent).
   const char* type_bits = nullptr;
@@ -181,8 +233,11 @@ struct Reader::Rep {
   std::vector<std::string> spec_relations;  // "rel<id>" for ids a seed file leaves unnamed
   std::vector<bool> rel_used = std::vector<bool>(kRelationSlots);
 
+  int fd = -1;  // of a mapped file, kept for ReadWord
+
   ~Rep() {
     if (map) ::munmap(map, map_len);
+    if (fd >= 0) ::close(fd);
   }
 
   static Result<std::unique_ptr<Reader>> Finish(std::unique_ptr<Reader> r,
@@ -204,6 +259,7 @@ struct Reader::Rep {
   static Status AttachSeedIndexes(Reader* r, const ParsedBlocks& p);
   static Status CheckNodes(Reader* r);
   static Status CheckEdges(Reader* r);
+  static Status StartLazy(Reader* r);
 };
 
 Reader::Reader() : rep_(std::make_unique<Rep>()) {}
@@ -244,8 +300,11 @@ Result<std::unique_ptr<Reader>> Reader::Open(const std::string& path, const Read
   }
   int flags = MAP_PRIVATE | (options.populate ? MAP_POPULATE : 0);
   void* map = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
-  ::close(fd);
-  if (map == MAP_FAILED) return Status::IOError("mmap " + path + ": " + std::strerror(errno));
+  if (map == MAP_FAILED) {
+    ::close(fd);
+    return Status::IOError("mmap " + path + ": " + std::strerror(errno));
+  }
+  r->rep_->fd = fd;
   r->rep_->map = map;
   r->rep_->map_len = size;
   r->base_ = static_cast<const char*>(map);
@@ -280,6 +339,7 @@ Result<std::unique_ptr<Reader>> Reader::Rep::Finish(std::unique_ptr<Reader> r,
   Rep& from = *r->rep_;
   Rep& to = *fresh->rep_;
   to.map = std::exchange(from.map, nullptr);
+  to.fd = std::exchange(from.fd, -1);
   to.map_len = from.map_len;
   to.owned = std::move(from.owned);
   fresh->base_ = r->base_;
@@ -349,9 +409,18 @@ Status Reader::Rep::Load(Reader* r, const ReadOptions& options, bool ignore_inde
     rep.vectors = reinterpret_cast<const float*>(r->base_ + h.vector_offset);
   }
 
+  // Decided before the blocks are parsed (their O(n) checks are deferred when
+  // lazy); AttachSeedIndexes turns it off when the session or time block is missing.
+  rep.lazy = (h.features & kFeatureExtensions) != 0;
   AMEM_RETURN_IF_ERROR(ParseBlocks(r, ignore_index));
-  AMEM_RETURN_IF_ERROR(CheckNodes(r));
-  AMEM_RETURN_IF_ERROR(CheckEdges(r));
+  if (rep.lazy) {
+    AMEM_RETURN_IF_ERROR(StartLazy(r));
+    if (options.check_records) AMEM_RETURN_IF_ERROR(r->CheckRecords());
+  } else {
+    AMEM_RETURN_IF_ERROR(r->CheckRecords());  // the deferred block checks
+    AMEM_RETURN_IF_ERROR(CheckNodes(r));
+    AMEM_RETURN_IF_ERROR(CheckEdges(r));
+  }
   if (options.verify_checksum) AMEM_RETURN_IF_ERROR(r->Verify());
   if (options.check_indexes) AMEM_RETURN_IF_ERROR(r->CheckIndexes());
   return Status::OK();
@@ -478,12 +547,7 @@ Status Reader::Rep::ParseSeedBlock(Reader* r, const BlockBody& b, ParsedBlocks* 
       if (k == 0) break;
       if (d != rep.header.dimension) return Corrupt(b.name, "dimension differs from the header's");
       if (!b.Has(8 + k * d * 4 + n * 8)) return Corrupt(b.name, "past end of block");
-      const char* assign = body + 8 + k * d * 4;
-      for (uint64_t i = 0; i < n; ++i) {
-        if (DecodeFixed32(assign + 8 * i) >= k || DecodeFixed32(assign + 8 * i + 4) >= n) {
-          return Corrupt(b.name, "assignment out of range");
-        }
-      }
+      rep.cluster_assign = body + 8 + k * d * 4;  // checked by CheckDeferred
       r->cluster_count_ = static_cast<uint32_t>(k);
       rep.centroids = body + 8;
       break;
@@ -511,26 +575,12 @@ Status Reader::Rep::ParseTermIndex(Reader* r, const BlockBody& b) {
       DecodeFixed32(dir + t * kTermEntryLength + 4) != p) {
     return Corrupt(b.name, "directory does not span the postings");
   }
-  std::string_view prev;
-  for (uint64_t k = 0; k < t; ++k) {
-    const char* e = dir + k * kTermEntryLength;
-    uint32_t nb = DecodeFixed32(e), ne = DecodeFixed32(e + kTermEntryLength);
-    uint32_t pb = DecodeFixed32(e + 4), pe = DecodeFixed32(e + kTermEntryLength + 4);
-    uint32_t content = DecodeFixed32(e + 8);
-    // ne <= name_bytes and pe <= p before any use: monotonicity alone is only
-    // proven once the loop reaches the last entry.
-    if (nb > ne || ne > name_bytes || pb > pe || pe > p || content > pe - pb) {
-      return Corrupt(b.name, "directory not monotone");
-    }
-    std::string_view term(names + nb, ne - nb);
-    if (k > 0 && !(prev < term)) return Corrupt(b.name, "terms not sorted");
-    prev = term;
-  }
   r->term_count_ = static_cast<uint32_t>(t);
-  // Postings are checked per term on first use (CheckTerm): at 100K nodes
-  // they are ~18 MB, too much to touch inside the 5 ms open budget.
-  rep.term_state.reset(new std::atomic<uint8_t>[t]);
-  for (uint64_t k = 0; k < t; ++k) rep.term_state[k].store(0, std::memory_order_relaxed);
+  rep.term_postings = static_cast<uint32_t>(p);
+  rep.term_name_bytes = static_cast<uint32_t>(name_bytes);
+  // The directory's entries are checked where they are read (TermEntryOk) and
+  // whole by CheckDeferred; postings per term on first use (CheckTerm).
+  rep.term_state.reset(new std::atomic<uint8_t>[t]());
   rep.term_entries = dir;
   rep.postings = post;
   rep.term_names = names;
@@ -572,13 +622,11 @@ Status Reader::Rep::ParseNodeBlock(Reader* r, const BlockBody& b, ParsedBlocks* 
     case BlockTag::kNodeIds:
       if (!b.Has(12 * n)) return Corrupt(b.name, "past end of block");
       rep.ids = body;
-      rep.by_id = body + 8 * n;
-      if (!AllBelow(rep.by_id, n, n)) return Corrupt(b.name, "index out of range");
+      rep.by_id = body + 8 * n;  // entries checked where read and by CheckDeferred
       break;
     case BlockTag::kNodeKeys: {
       if (!b.Has(4 * n)) return Corrupt(b.name, "past end of block");
-      rep.by_key = body;
-      if (!AllBelow(rep.by_key, n, n)) return Corrupt(b.name, "index out of range");
+      rep.by_key = body;  // entries checked where read and by CheckDeferred
       std::string_view in = b.bytes();
       in.remove_prefix(4 * n);
       AMEM_RETURN_IF_ERROR(rep.keys.Parse(&in).WithContext(b.name));
@@ -648,9 +696,7 @@ Status Reader::Rep::ParseEdgeBlock(Reader* r, const BlockBody& b, ParsedBlocks* 
       break;
     case BlockTag::kInIndex: {
       if (!b.Has(4 * (n + 1) + 4 * m)) return Corrupt(b.name, "past end of block");
-      if (!OffsetsSpan(body, n, m)) return Corrupt(b.name, "offsets not monotone");
-      if (!AllBelow(body + 4 * (n + 1), m, m)) return Corrupt(b.name, "edge index out of range");
-      p->in_block = body;
+      p->in_block = body;  // checked by chunks (CheckInRange) or by CheckDeferred
       break;
     }
     default:
@@ -672,12 +718,11 @@ Status Reader::Rep::ParseEmbeddings(Reader* r, const BlockBody& b) {
   if (!b.Has(EmbeddingBlock::kFixedLength + 4 * (n + 1 + uint64_t{entries} + overflow))) {
     return Corrupt(b.name, "past end of block");
   }
-  if (!OffsetsSpan(offsets, n, entries)) return Corrupt(b.name, "offsets not monotone");
+  // The offsets are checked where read (embedding()) and whole by CheckDeferred.
   const char* over = offsets + 4 * (n + 1) + 4 * uint64_t{entries};
   for (uint32_t k = 0; k < overflow; ++k) {
     const uint32_t node = DecodeFixed32(over + 4 * k);
-    if (node >= n || (k > 0 && node <= DecodeFixed32(over + 4 * (k - 1))) ||
-        DecodeFixed32(offsets + 4 * node) != DecodeFixed32(offsets + 4 * (node + 1))) {
+    if (node >= n || (k > 0 && node <= DecodeFixed32(over + 4 * (k - 1)))) {
       return Corrupt(b.name, "overflow list not ascending nodes without entries");
     }
   }
@@ -734,17 +779,8 @@ Status Reader::Rep::AttachSeedIndexes(Reader* r, const ParsedBlocks& p) {
     }
     rep.sessions = p.session_block;
   }
-  if (p.time_block) {
-    for (uint64_t k = 0; k < n; ++k) {
-      const char* e = p.time_block + k * kTimeEntryLength;
-      if (DecodeFixed32(e + 8) >= n) return Corrupt("time index", "node out of range");
-      if (k > 0) {
-        auto cur = std::make_tuple(static_cast<int64_t>(DecodeFixed64(e)), DecodeFixed32(e + 8));
-        auto prev = std::make_tuple(static_cast<int64_t>(DecodeFixed64(e - kTimeEntryLength)),
-                                    DecodeFixed32(e - kTimeEntryLength + 8));
-        if (!(prev < cur)) return Corrupt("time index", "not sorted");
-      }
-    }
+  if (!p.session_block || !p.time_block) rep.lazy = false;
+  if (p.time_block) {  // checked by chunks (CheckTimeRange) or by CheckDeferred
     r->time_ = p.time_block;
     r->time_count_ = static_cast<uint32_t>(n);
   }
@@ -759,47 +795,19 @@ Status Reader::Rep::AttachSeedIndexes(Reader* r, const ParsedBlocks& p) {
 Status Reader::Rep::CheckNodes(Reader* r) {
   Rep& rep = *r->rep_;
   const uint32_t n = r->node_count_;
-  const uint64_t dim = r->dimension_;
-  const uint64_t content_size = rep.header.content_uncompressed;
   const bool spec_only = !rep.has_ext;
   std::vector<uint32_t> lo, hi;  // rebuilt session ranges (no session index)
   if (!rep.sessions) {
     lo.assign(r->session_count_, n);
     hi.assign(r->session_count_, 0);
   }
+  AMEM_RETURN_IF_ERROR(rep.CheckNodeRange(r, 0, n));
   int64_t newest = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    const char* p = r->node_ptr(i);
-    auto fail = [&](std::string_view what) {
-      return Corrupt("node record " + std::to_string(i), what);
-    };
-    if (static_cast<uint8_t>(p[0]) >= kNodeTypeCount) return fail("unknown type");
-    if (p[1] || p[2] || p[3]) return fail("padding not zero");
-    for (size_t k = NodeEntry::kReservedOffset; k < NodeEntry::kEncodedLength; ++k) {
-      if (p[k]) return fail("reserved bytes not zero");
-    }
-    uint32_t s = r->session(i);
-    if (s >= r->session_count_) return fail("session out of range");
-    if (rep.sessions) {
-      const char* e = rep.sessions + uint64_t{s} * kSessionEntryLength;
-      if (i < DecodeFixed32(e + 4) || i >= DecodeFixed32(e + 8)) return fail("outside its session's range");
-    } else {
+    if (!rep.sessions) {
+      const uint32_t s = r->session(i);
       lo[s] = std::min(lo[s], i);
       hi[s] = std::max(hi[s], i + 1);
-    }
-    float c = r->confidence(i);
-    if (!std::isfinite(c) || c < 0.0f || c > 1.0f) return fail("confidence outside 0..1");
-    uint64_t co = DecodeFixed64(p + NodeEntry::kContentOffsetOffset);
-    uint64_t cl = DecodeFixed32(p + NodeEntry::kContentLengthOffset);
-    if (!InBounds(co, cl, content_size)) return fail("content outside the content block");
-    uint64_t mo = DecodeFixed64(p + NodeEntry::kMetaOffsetOffset);
-    uint64_t ml = DecodeFixed32(p + NodeEntry::kMetaLengthOffset);
-    if (mo == kNone ? ml != 0 : !InBounds(mo, ml, content_size)) {
-      return fail("metadata outside the content block");
-    }
-    uint64_t vo = DecodeFixed64(p + NodeEntry::kVectorOffsetOffset);
-    if (vo != kNone && (!rep.vectors || vo != uint64_t{i} * dim * sizeof(float))) {
-      return fail("vector offset is not the node's slot");
     }
     if (spec_only) newest = std::max(newest, r->created_ts(i));
   }
@@ -844,24 +852,10 @@ Status Reader::Rep::CheckEdges(Reader* r) {
     PutFixed32(&rep.built_out, j);
     return true;
   };
+  AMEM_RETURN_IF_ERROR(rep.CheckEdgeRange(r, 0, m));
   for (uint32_t j = 0; j < m; ++j) {
-    const char* p = r->edge_ptr(j);
-    uint32_t src = DecodeFixed32(p + EdgeEntry::kSourceOffset);
-    uint32_t dst = DecodeFixed32(p + EdgeEntry::kTargetOffset);
-    RelationId rel = static_cast<RelationId>(p[EdgeEntry::kRelOffset]);
-    auto fail = [&](std::string_view what) { return Corrupt("edge record " + std::to_string(j), what); };
-    if (src >= n || dst >= n) return fail("endpoint out of range");
-    if (r->relation_name(rel).empty()) return fail("undefined relation");
-    rep.rel_used[rel] = true;
-    if (!std::isfinite(r->edge_weight(j))) return fail("weight not finite");
-    if (j > 0) {
-      const char* q = r->edge_ptr(j - 1);
-      auto prev = std::make_tuple(DecodeFixed32(q), static_cast<uint8_t>(q[EdgeEntry::kRelOffset]),
-                                  DecodeFixed32(q + EdgeEntry::kTargetOffset));
-      if (!(prev < std::make_tuple(src, static_cast<uint8_t>(rel), dst))) {
-        return fail("not sorted by (source, rel, target)");
-      }
-    }
+    const uint32_t src = r->edge_source(j);
+    rep.rel_used[r->edge_rel(j)] = true;
     while (next_node <= src) {
       if (!expect_offset(next_node++, j)) return Corrupt("out index", "offsets disagree with edges");
     }
@@ -889,6 +883,357 @@ Status Reader::Rep::CheckEdges(Reader* r) {
     r->in_list_ = r->in_off_ + 4 * (size_t{n} + 1);
   }
   return Status::OK();
+}
+
+Status Reader::Rep::StartLazy(Reader* r) {
+  Rep& rep = *r->rep_;
+  const uint32_t n = r->node_count_, m = r->edge_count_;
+  // What the blank answers for damaged chunks rely on: node 0, session 0 and
+  // edge 0 exist wherever a record refers to them.
+  if (m > 0 && n == 0) return Corrupt("edge records", "edges without nodes");
+  if (n > 0 && r->session_count_ == 0) return Corrupt("node records", "nodes without sessions");
+  static constexpr uint8_t kBits[kParts] = {kUncheckedNodes, kUncheckedEdges, kUncheckedOut,
+                                            kUncheckedIn, kUncheckedTime};
+  uint8_t bits = 0;
+  for (int part = 0; part < kParts; ++part) {
+    const uint64_t count = part == kEdges ? m : n;
+    const uint64_t size = uint64_t{1} << rep.kChunkShift[part];
+    const uint32_t chunks = static_cast<uint32_t>((count + size - 1) / size);
+    rep.chunk_state[part].reset(new std::atomic<uint8_t>[std::max<uint32_t>(chunks, 1)]());
+    rep.chunks_left[part].store(chunks, std::memory_order_relaxed);
+    if (chunks > 0) bits |= kBits[part];
+  }
+  r->lazy_pending_.store(bits, std::memory_order_release);
+  return Status::OK();
+}
+
+bool Reader::Rep::CheckChunk(const Reader* r, Part part, uint32_t c) const {
+  static constexpr uint8_t kBits[kParts] = {kUncheckedNodes, kUncheckedEdges, kUncheckedOut,
+                                            kUncheckedIn, kUncheckedTime};
+  const uint32_t count = part == kEdges ? r->edge_count_ : r->node_count_;
+  const uint32_t begin = c << kChunkShift[part];
+  const uint32_t end = std::min<uint64_t>(uint64_t{begin} + (uint64_t{1} << kChunkShift[part]), count);
+  Status s;
+  switch (part) {
+    case kNodes: s = CheckNodeRange(r, begin, end); break;
+    case kEdges: s = CheckEdgeRange(r, begin, end); break;
+    case kOut: s = CheckOutRange(r, begin, end); break;
+    case kIn: s = CheckInRange(r, begin, end); break;
+    default: s = CheckTimeRange(r, begin, end); break;
+  }
+  uint8_t expected = kChunkUnchecked;
+  if (!s.ok()) {
+    Fail(s);
+    chunk_state[part][c].compare_exchange_strong(expected, kChunkBad, std::memory_order_acq_rel);
+    return false;
+  }
+  // Racing first uses compute the same verdict; the one that stores it counts it.
+  if (chunk_state[part][c].compare_exchange_strong(expected, kChunkGood, std::memory_order_acq_rel) &&
+      chunks_left[part].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    r->lazy_pending_.fetch_and(static_cast<uint8_t>(~kBits[part]), std::memory_order_release);
+  }
+  return true;
+}
+
+// Records [begin, end): type, zero bytes, session (and its range), confidence,
+// content, meta and vector extents.
+Status Reader::Rep::CheckNodeRange(const Reader* r, uint32_t begin, uint32_t end) const {
+  const uint64_t dim = r->dimension_;
+  const uint64_t content_size = header.content_uncompressed;
+  for (uint32_t i = begin; i < end; ++i) {
+    const char* p = r->base_ + Header::kEncodedLength + uint64_t{i} * NodeEntry::kEncodedLength;
+    auto fail = [&](std::string_view what) {
+      return Corrupt("node record " + std::to_string(i), what);
+    };
+    if (static_cast<uint8_t>(p[0]) >= kNodeTypeCount) return fail("unknown type");
+    if (p[1] || p[2] || p[3]) return fail("padding not zero");
+    for (size_t k = NodeEntry::kReservedOffset; k < NodeEntry::kEncodedLength; ++k) {
+      if (p[k]) return fail("reserved bytes not zero");
+    }
+    const uint32_t s = DecodeFixed32(p + NodeEntry::kSessionOffset);
+    if (s >= r->session_count_) return fail("session out of range");
+    if (sessions) {
+      const char* e = sessions + uint64_t{s} * kSessionEntryLength;
+      if (i < DecodeFixed32(e + 4) || i >= DecodeFixed32(e + 8)) return fail("outside its session's range");
+    }
+    const float c = DecodeFloat(p + NodeEntry::kConfidenceOffset);
+    if (!std::isfinite(c) || c < 0.0f || c > 1.0f) return fail("confidence outside 0..1");
+    uint64_t co = DecodeFixed64(p + NodeEntry::kContentOffsetOffset);
+    uint64_t cl = DecodeFixed32(p + NodeEntry::kContentLengthOffset);
+    if (!InBounds(co, cl, content_size)) return fail("content outside the content block");
+    uint64_t mo = DecodeFixed64(p + NodeEntry::kMetaOffsetOffset);
+    uint64_t ml = DecodeFixed32(p + NodeEntry::kMetaLengthOffset);
+    if (mo == kNone ? ml != 0 : !InBounds(mo, ml, content_size)) {
+      return fail("metadata outside the content block");
+    }
+    uint64_t vo = DecodeFixed64(p + NodeEntry::kVectorOffsetOffset);
+    if (vo != kNone && (!vectors || vo != uint64_t{i} * dim * sizeof(float))) {
+      return fail("vector offset is not the node's slot");
+    }
+  }
+  return Status::OK();
+}
+
+// Records [begin, end): endpoints, relation, weight, and the order against the
+// record before each (the one before `begin` included).
+Status Reader::Rep::CheckEdgeRange(const Reader* r, uint32_t begin, uint32_t end) const {
+  const uint32_t n = r->node_count_;
+  for (uint32_t j = begin; j < end; ++j) {
+    const char* p = r->edge_ptr(j);
+    EdgeEntry e;
+    e.DecodeFrom(p);
+    auto fail = [&](std::string_view what) { return Corrupt("edge record " + std::to_string(j), what); };
+    if (e.source >= n || e.target >= n) return fail("endpoint out of range");
+    if (r->relation_name(e.rel).empty()) return fail("undefined relation");
+    if (!std::isfinite(e.weight)) return fail("weight not finite");
+    if (j > 0) {
+      const char* q = r->edge_ptr(j - 1);
+      auto prev = std::make_tuple(DecodeFixed32(q), static_cast<uint8_t>(q[EdgeEntry::kRelOffset]),
+                                  DecodeFixed32(q + EdgeEntry::kTargetOffset));
+      if (!(prev < std::make_tuple(e.source, e.rel, e.target))) {
+        return fail("not sorted by (source, rel, target)");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+namespace {
+
+// Offsets [begin, end] of an (n+1)-entry CSR table: non-decreasing, at most
+// `total`, 0 at node 0 and `total` at node n.
+bool OffsetsFit(const char* off, uint32_t begin, uint32_t end, uint32_t n, uint32_t total) {
+  uint32_t prev = DecodeFixed32(off + 4 * uint64_t{begin});
+  if (begin == 0 && prev != 0) return false;
+  for (uint64_t i = begin; i <= end; ++i) {
+    const uint32_t o = DecodeFixed32(off + 4 * i);
+    if (o < prev || o > total) return false;
+    prev = o;
+  }
+  return end < n || prev == total;
+}
+
+}  // namespace
+
+// The out-edge ranges of nodes [begin, end): each holds exactly the edges with
+// that source (the edges on either side of the chunk's span have other sources).
+Status Reader::Rep::CheckOutRange(const Reader* r, uint32_t begin, uint32_t end) const {
+  const uint32_t n = r->node_count_, m = r->edge_count_;
+  const char* off = r->out_off_;
+  auto source = [&](uint32_t j) { return DecodeFixed32(r->edge_ptr(j) + EdgeEntry::kSourceOffset); };
+  const Status bad = Corrupt("out index", "offsets disagree with edges at nodes " +
+                                              std::to_string(begin) + ".." + std::to_string(end));
+  if (!OffsetsFit(off, begin, end, n, m)) return bad;
+  const uint32_t first = DecodeFixed32(off + 4 * uint64_t{begin});
+  const uint32_t last = DecodeFixed32(off + 4 * uint64_t{end});
+  if ((first > 0 && source(first - 1) >= begin) || (last < m && source(last) < end)) return bad;
+  for (uint32_t i = begin; i < end; ++i) {
+    const uint32_t to = DecodeFixed32(off + 4 * (uint64_t{i} + 1));
+    for (uint32_t j = DecodeFixed32(off + 4 * uint64_t{i}); j < to; ++j) {
+      if (source(j) != i) return bad;
+    }
+  }
+  return Status::OK();
+}
+
+// The in-lists of nodes [begin, end): edge numbers in range, each edge's target
+// the node, sorted by (rel, source); the entries on either side of the chunk's
+// span belong to other nodes.
+Status Reader::Rep::CheckInRange(const Reader* r, uint32_t begin, uint32_t end) const {
+  const uint32_t n = r->node_count_, m = r->edge_count_;
+  const char* off = r->in_off_;
+  const char* list = r->in_list_;
+  const std::string where = " at nodes " + std::to_string(begin) + ".." + std::to_string(end);
+  if (!OffsetsFit(off, begin, end, n, m)) return Corrupt("in index", "offsets not monotone" + where);
+  // Entry k's edge, or m when it is out of range.
+  auto edge_at = [&](uint32_t k) {
+    const uint32_t e = DecodeFixed32(list + 4 * uint64_t{k});
+    return e < m ? e : m;
+  };
+  auto field = [&](uint32_t e, size_t at) { return DecodeFixed32(r->edge_ptr(e) + at); };
+  auto rel = [&](uint32_t e) { return static_cast<uint8_t>(r->edge_ptr(e)[EdgeEntry::kRelOffset]); };
+  const uint32_t first = DecodeFixed32(off + 4 * uint64_t{begin});
+  const uint32_t last = DecodeFixed32(off + 4 * uint64_t{end});
+  if (first > 0) {
+    const uint32_t e = edge_at(first - 1);
+    if (e == m || field(e, EdgeEntry::kTargetOffset) >= begin) return Corrupt("in index", "lists overlap" + where);
+  }
+  if (last < m) {
+    const uint32_t e = edge_at(last);
+    if (e == m || field(e, EdgeEntry::kTargetOffset) < end) return Corrupt("in index", "lists overlap" + where);
+  }
+  for (uint32_t i = begin; i < end; ++i) {
+    const uint32_t from = DecodeFixed32(off + 4 * uint64_t{i});
+    const uint32_t to = DecodeFixed32(off + 4 * (uint64_t{i} + 1));
+    for (uint32_t k = from; k < to; ++k) {
+      const uint32_t e = edge_at(k);
+      if (e == m) return Corrupt("in index", "edge index out of range" + where);
+      if (field(e, EdgeEntry::kTargetOffset) != i) {
+        return Corrupt("in index", "edge " + std::to_string(e) + " listed under node " +
+                                       std::to_string(i) + ", not its target");
+      }
+      if (k > from) {
+        const uint32_t p = edge_at(k - 1);
+        if (std::pair(rel(p), field(p, EdgeEntry::kSourceOffset)) >=
+            std::pair(rel(e), field(e, EdgeEntry::kSourceOffset))) {
+          return Corrupt("in index", "in-edges of node " + std::to_string(i) + " not sorted");
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// Time entries [begin, end): nodes in range, each entry its node's created_ts,
+// sorted by (ts, node) against the entry before each.
+Status Reader::Rep::CheckTimeRange(const Reader* r, uint32_t begin, uint32_t end) const {
+  const uint32_t n = r->node_count_;
+  for (uint32_t k = begin; k < end; ++k) {
+    const char* e = r->time_ + uint64_t{k} * kTimeEntryLength;
+    const int64_t ts = static_cast<int64_t>(DecodeFixed64(e));
+    const uint32_t node = DecodeFixed32(e + 8);
+    if (node >= n) return Corrupt("time index", "node out of range");
+    const char* rec = r->base_ + Header::kEncodedLength + uint64_t{node} * NodeEntry::kEncodedLength;
+    if (static_cast<int64_t>(DecodeFixed64(rec + NodeEntry::kTimestampOffset)) != ts) {
+      return Corrupt("time index", "entry " + std::to_string(k) + " has another time than its node");
+    }
+    if (k > 0) {
+      auto prev = std::make_tuple(static_cast<int64_t>(DecodeFixed64(e - kTimeEntryLength)),
+                                  DecodeFixed32(e - kTimeEntryLength + 8));
+      if (!(prev < std::make_tuple(ts, node))) return Corrupt("time index", "not sorted");
+    }
+  }
+  return Status::OK();
+}
+
+// The block checks a lazy open leaves to first use, whole: the id and key orders'
+// entries, the in index's table (when mapped), the time index (when mapped), the
+// term directory, the embeddings' offsets and the cluster assignments.
+Status Reader::Rep::CheckDeferred(const Reader* r) const {
+  const uint32_t n = r->node_count_, m = r->edge_count_;
+  if (by_id && !AllBelow(by_id, n, n)) return Corrupt("node ids", "index out of range");
+  if (by_key && !AllBelow(by_key, n, n)) return Corrupt("node keys", "index out of range");
+  if (built_in.empty() && r->in_list_) {
+    if (!OffsetsSpan(r->in_off_, n, m)) return Corrupt("in index", "offsets not monotone");
+    if (!AllBelow(r->in_list_, m, m)) return Corrupt("in index", "edge index out of range");
+  }
+  if (built_time.empty() && r->time_) {
+    for (uint64_t k = 0; k < n; ++k) {
+      const char* e = r->time_ + k * kTimeEntryLength;
+      if (DecodeFixed32(e + 8) >= n) return Corrupt("time index", "node out of range");
+      if (k > 0) {
+        auto cur = std::make_tuple(static_cast<int64_t>(DecodeFixed64(e)), DecodeFixed32(e + 8));
+        auto prev = std::make_tuple(static_cast<int64_t>(DecodeFixed64(e - kTimeEntryLength)),
+                                    DecodeFixed32(e - kTimeEntryLength + 8));
+        if (!(prev < cur)) return Corrupt("time index", "not sorted");
+      }
+    }
+  }
+  std::string_view prev;
+  for (uint32_t t = 0; t < r->term_count_; ++t) {
+    if (!TermEntryOk(t)) return Corrupt("term index", "directory not monotone");
+    const char* e = term_entries + size_t{t} * kTermEntryLength;
+    const uint32_t nb = DecodeFixed32(e), ne = DecodeFixed32(e + kTermEntryLength);
+    std::string_view term(term_names + nb, ne - nb);
+    if (t > 0 && !(prev < term)) return Corrupt("term index", "terms not sorted");
+    prev = term;
+  }
+  if (embed_offsets) {
+    if (!OffsetsSpan(embed_offsets, n, embed_entry_count)) return Corrupt("embeddings", "offsets not monotone");
+    for (uint32_t k = 0; k < embed_overflow_count; ++k) {
+      const uint32_t node = DecodeFixed32(embed_overflow + 4 * k);
+      if (DecodeFixed32(embed_offsets + 4 * node) != DecodeFixed32(embed_offsets + 4 * (node + 1))) {
+        return Corrupt("embeddings", "overflow list not ascending nodes without entries");
+      }
+    }
+  }
+  if (cluster_assign) {
+    for (uint64_t i = 0; i < n; ++i) {
+      if (DecodeFixed32(cluster_assign + 8 * i) >= r->cluster_count_ ||
+          DecodeFixed32(cluster_assign + 8 * i + 4) >= n) {
+        return Corrupt("cluster map", "assignment out of range");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status Reader::CheckRecords() const {
+  if (layer_) {
+    AMEM_RETURN_IF_ERROR(layer_->base->CheckRecords());
+    return layer_->dn().CheckRecords();
+  }
+  Rep& rep = *rep_;
+  std::call_once(rep.deferred_once, [&] { rep.deferred_status = rep.CheckDeferred(this); });
+  AMEM_RETURN_IF_ERROR(rep.deferred_status);
+  if (!rep.lazy) return Status::OK();
+  for (int part = 0; part < Rep::kParts; ++part) {
+    const uint32_t count = part == Rep::kEdges ? edge_count_ : node_count_;
+    const uint64_t size = uint64_t{1} << Rep::kChunkShift[part];
+    for (uint64_t begin = 0; begin < count; begin += size) {
+      if (rep.Chunk(this, static_cast<Rep::Part>(part), static_cast<uint32_t>(begin))) continue;
+      const uint32_t end = std::min<uint64_t>(begin + size, count);
+      switch (part) {  // this chunk's own verdict (ReadStatus() has the first one read)
+        case Rep::kNodes: return rep.CheckNodeRange(this, static_cast<uint32_t>(begin), end);
+        case Rep::kEdges: return rep.CheckEdgeRange(this, static_cast<uint32_t>(begin), end);
+        case Rep::kOut: return rep.CheckOutRange(this, static_cast<uint32_t>(begin), end);
+        case Rep::kIn: return rep.CheckInRange(this, static_cast<uint32_t>(begin), end);
+        default: return rep.CheckTimeRange(this, static_cast<uint32_t>(begin), end);
+      }
+    }
+  }
+  return Status::OK();
+}
+
+const char* Reader::CheckedNodePtr(uint32_t i) const {
+  // A damaged chunk reads as this record: type 0, session 0, confidence 0, empty
+  // content, no meta, no vector.
+  alignas(8) static const char kBlank[NodeEntry::kEncodedLength] = {
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      // vector_offset = kNone (bytes 32..39), meta_offset = kNone (40..47)
+      -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+  if (!rep_->Chunk(this, Rep::kNodes, i)) return kBlank;
+  return base_ + Header::kEncodedLength + static_cast<size_t>(i) * NodeEntry::kEncodedLength;
+}
+
+Edge Reader::SlowEdge(uint32_t j) const {
+  if (layer_) return LayeredEdge(j);
+  if (!rep_->Chunk(this, Rep::kEdges, j)) return {0, 0, 0, 0.0f};  // damaged: blank
+  EdgeEntry e;
+  e.DecodeFrom(edge_ptr(j));
+  return {e.source, e.target, e.rel, e.weight};
+}
+
+uint32_t Reader::SlowList(ListPart part, uint32_t x) const {
+  if (layer_) return LayeredList(part, x);
+  switch (part) {
+    case ListPart::kOutBegin:
+    case ListPart::kOutEnd:
+      // A damaged chunk's nodes have no out-edges.
+      if (!rep_->Chunk(this, Rep::kOut, x)) return 0;
+      return DecodeFixed32(out_off_ + 4 * (uint64_t{x} + (part == ListPart::kOutEnd)));
+    case ListPart::kInBegin:
+    case ListPart::kInEnd:
+      if (!rep_->Chunk(this, Rep::kIn, x)) return 0;
+      return DecodeFixed32(in_off_ + 4 * (uint64_t{x} + (part == ListPart::kInEnd)));
+    case ListPart::kInEdge: {
+      const uint32_t e = DecodeFixed32(in_list_ + 4 * uint64_t{x});
+      if (e < edge_count_) return e;  // its node's chunk check proved the rest
+      rep_->Fail(Corrupt("in index", "edge index out of range at " + std::to_string(x)));
+      return 0;
+    }
+  }
+  return 0;
+}
+
+TimeEntry Reader::SlowTimeEntry(uint32_t k) const {
+  if (layer_) {
+    EnsureTime();
+  } else if (!rep_->Chunk(this, Rep::kTime, k)) {
+    return {0, 0};  // damaged: blank
+  }
+  const char* p = time_ + k * kTimeEntryLength;
+  return {static_cast<int64_t>(DecodeFixed64(p)), DecodeFixed32(p + 8)};
 }
 
 bool Reader::index_section_ignored() const { return rep_->index_ignored; }
@@ -931,9 +1276,10 @@ bool Reader::Rep::WalkBlocks(const Reader* r) const {
   const bool sums = (flg & kFlgBlockChecksum) != 0;
   const uint64_t count = (raw + max - 1) / max;
   std::vector<ContentBlock> table;
+  table.reserve(count);
   for (;;) {
     if (len - pos < 4) return false;
-    const uint32_t word = DecodeFixed32(f + pos);
+    const uint32_t word = ReadWord(r, header.content_offset + pos);
     pos += 4;
     if (word == 0) break;  // end mark
     const uint32_t size = word & ~kLz4Uncompressed;
@@ -944,7 +1290,7 @@ bool Reader::Rep::WalkBlocks(const Reader* r) const {
   if (table.size() != count) return false;
   if (flg & kFlgContentChecksum) {
     if (len - pos < 4) return false;
-    stored_checksum = DecodeFixed32(f + pos);
+    stored_checksum = ReadWord(r, header.content_offset + pos);
     pos += 4;
   }
   if (pos != len) return false;
@@ -958,6 +1304,14 @@ bool Reader::Rep::WalkBlocks(const Reader* r) const {
   for (uint64_t b = 0; b < count; ++b) block_state[b].store(kBlockPending, std::memory_order_relaxed);
   block_mu.reset(new std::mutex[count]);
   return true;
+}
+
+uint32_t Reader::Rep::ReadWord(const Reader* r, uint64_t at) const {
+  char word[4];
+  // The file's bytes are the mapping's (MAP_PRIVATE, never written); a short read
+  // (the file shrank under us) falls back to the mapping, which then faults.
+  if (fd >= 0 && ::pread(fd, word, 4, static_cast<off_t>(at)) == 4) return DecodeFixed32(word);
+  return DecodeFixed32(r->base_ + at);
 }
 
 void Reader::Rep::Fail(Status s) const {
@@ -1095,16 +1449,16 @@ Status Reader::DecodeAllContent() const {
   return ContentStatus();
 }
 
-Status Reader::ContentStatus() const {
+Status Reader::ReadStatus() const {
   if (layer_) {
-    AMEM_RETURN_IF_ERROR(layer_->base->ContentStatus());
-    return layer_->dn().ContentStatus();
+    AMEM_RETURN_IF_ERROR(layer_->base->ReadStatus());
+    return layer_->dn().ReadStatus();
   }
-  if (!rep_->content_tried.load(std::memory_order_acquire)) return Status::OK();
   if (rep_->block_failed.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(rep_->status_mu);
     return rep_->block_status;
   }
+  if (!rep_->content_tried.load(std::memory_order_acquire)) return Status::OK();
   if (rep_->use_whole.load(std::memory_order_acquire)) return rep_->whole_status;
   return Status::OK();
 }
@@ -1164,6 +1518,7 @@ Status Reader::Verify() const {
     AMEM_RETURN_IF_ERROR(layer_->base->Verify());
     return layer_->dn().Verify();
   }
+  AMEM_RETURN_IF_ERROR(CheckRecords());
   for (uint32_t k = 0; k < rep_->embed_entry_count; ++k) {
     const uint32_t e = rep_->embed_entries[k];
     if (EmbeddingBlock::Bucket(e) >= dimension_ || EmbeddingBlock::Count(e) == 0) {
@@ -1203,7 +1558,13 @@ Status Reader::CheckIndexes() const {
     AMEM_RETURN_IF_ERROR(layer_->base->CheckIndexes());
     return layer_->dn().CheckIndexes();
   }
-  std::call_once(rep_->index_once, [this] { rep_->index_status = rep_->CheckIndexBlocks(this); });
+  std::call_once(rep_->index_once, [this] {
+    rep_->index_status = CheckRecords();
+    if (rep_->index_status.ok()) rep_->index_status = rep_->CheckIndexBlocks(this);
+    // A damaged string read on the way shows in the sticky status.
+    if (rep_->index_status.ok()) rep_->index_status = ReadStatus();
+    if (rep_->index_status.ok()) rep_->orders_ok.store(true, std::memory_order_release);
+  });
   return rep_->index_status;
 }
 
@@ -1257,23 +1618,7 @@ Status Reader::Rep::CheckIndexBlocks(const Reader* r) const {
     // n lists of distinct edges, each under its target, their lengths summing to
     // edge_count (checked at open): the lists hold every edge exactly once.
   }
-  if (type_bits) {
-    const size_t bytes = (size_t{n} + 7) / 8;
-    const auto* bits = reinterpret_cast<const unsigned char*>(type_bits);
-    uint64_t set = 0;
-    for (size_t k = 0; k < type_slots * bytes; ++k) {
-      unsigned b = bits[k];
-      if (k % bytes == bytes - 1 && n % 8 != 0) b &= (1u << (n % 8)) - 1;  // bits past n
-      set += static_cast<uint64_t>(std::popcount(b));
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-      const uint8_t t = r->type_code(i);
-      if (t >= type_slots || !((bits[t * bytes + i / 8] >> (i % 8)) & 1)) {
-        return Corrupt("type index", "node " + std::to_string(i) + " missing from its type's set");
-      }
-    }
-    if (set != n) return Corrupt("type index", "a node is in more than one type's set");
-  }
+  AMEM_RETURN_IF_ERROR(CheckTypeIndex(r));
   if (built_time.empty() && r->time_) {
     for (uint32_t k = 0; k < r->time_count_; ++k) {
       const TimeEntry e = r->time_entry(k);
@@ -1304,6 +1649,55 @@ Status Reader::Rep::CheckIndexBlocks(const Reader* r) const {
   return Status::OK();
 }
 
+// Each node in exactly its type's set. O(n).
+Status Reader::Rep::CheckTypeIndex(const Reader* r) const {
+  std::call_once(type_once, [&] {
+    if (!type_bits) return;
+    const uint32_t n = r->node_count_;
+    const size_t bytes = (size_t{n} + 7) / 8;
+    const auto* bits = reinterpret_cast<const unsigned char*>(type_bits);
+    uint64_t set = 0;
+    for (size_t k = 0; k < type_slots * bytes; ++k) {
+      unsigned b = bits[k];
+      if (k % bytes == bytes - 1 && n % 8 != 0) b &= (1u << (n % 8)) - 1;  // bits past n
+      set += static_cast<uint64_t>(std::popcount(b));
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint8_t t = r->type_code(i);
+      if (t >= type_slots || !((bits[t * bytes + i / 8] >> (i % 8)) & 1)) {
+        type_status = Corrupt("type index", "node " + std::to_string(i) + " missing from its type's set");
+        return;
+      }
+    }
+    if (set != n) type_status = Corrupt("type index", "a node is in more than one type's set");
+  });
+  return type_status;
+}
+
+std::string_view Reader::Rep::Str(const StringListView& list, uint32_t k, std::string_view what) const {
+  std::string_view s;
+  if (list.TryGet(k, &s)) return s;
+  Fail(Corrupt(what, "entry " + std::to_string(k) + " out of range or outside the strings"));
+  return {};
+}
+
+template <typename Get>
+bool Reader::Rep::Ordered(uint32_t p, uint32_t count, std::string_view what, Get get) const {
+  if (orders_ok.load(std::memory_order_acquire)) return true;
+  const auto here = get(p);
+  bool ok = here.has_value();
+  if (ok && p > 0) {
+    const auto before = get(p - 1);
+    ok = before.has_value() && *before < *here;
+  }
+  if (ok && p + 1 < count) {
+    const auto after = get(p + 1);
+    ok = after.has_value() && *here < *after;
+  }
+  if (!ok) Fail(Corrupt(what, "not sorted at position " + std::to_string(p)));
+  return ok;
+}
+
 // ---- nodes ----
 
 const float* Reader::vector(uint32_t i) const {
@@ -1325,9 +1719,17 @@ bool Reader::embedding(uint32_t i, std::span<const uint32_t>* entries) const {
   if (!rep.embed_offsets) return false;
   const uint32_t begin = DecodeFixed32(rep.embed_offsets + 4 * size_t{i});
   const uint32_t end = DecodeFixed32(rep.embed_offsets + 4 * (size_t{i} + 1));
-  if (begin == end && rep.embed_overflow_count > 0) {
+  if (begin > end || end > rep.embed_entry_count || (i == 0 && begin != 0) ||
+      (i + 1 == node_count_ && end != rep.embed_entry_count)) {
+    rep.Fail(Corrupt("embeddings", "offsets of node " + std::to_string(i) + " out of range"));
+    return false;
+  }
+  if (rep.embed_overflow_count > 0) {
     const uint32_t* over = reinterpret_cast<const uint32_t*>(rep.embed_overflow);
-    if (std::binary_search(over, over + rep.embed_overflow_count, i)) return false;
+    if (std::binary_search(over, over + rep.embed_overflow_count, i)) {
+      if (begin != end) rep.Fail(Corrupt("embeddings", "overflow node " + std::to_string(i) + " has entries"));
+      return false;
+    }
   }
   *entries = std::span<const uint32_t>(rep.embed_entries + begin, end - begin);
   return true;
@@ -1356,7 +1758,8 @@ std::string_view Reader::key(uint32_t i) const {
     auto [file, x] = layer_->Local(i);
     return file->key(x);
   }
-  return rep_->keys.Get(i);
+  if (!rep_->has_ext) return {};
+  return rep_->Str(rep_->keys, i, "node keys");
 }
 
 std::string_view Reader::scope(uint32_t i) const {
@@ -1365,8 +1768,8 @@ std::string_view Reader::scope(uint32_t i) const {
     return file->scope(x);
   }
   if (!rep_->node_attrs) return {};
-  return rep_->labels.Get(DecodeFixed32(rep_->node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i} +
-                                       NodeAttrsEntry::kScopeOffset));
+  return rep_->Str(rep_->labels, DecodeFixed32(rep_->node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i} +
+                                              NodeAttrsEntry::kScopeOffset), "labels");
 }
 
 std::string_view Reader::task(uint32_t i) const {
@@ -1375,8 +1778,8 @@ std::string_view Reader::task(uint32_t i) const {
     return file->task(x);
   }
   if (!rep_->node_attrs) return {};
-  return rep_->labels.Get(DecodeFixed32(rep_->node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i} +
-                                       NodeAttrsEntry::kTaskOffset));
+  return rep_->Str(rep_->labels, DecodeFixed32(rep_->node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i} +
+                                              NodeAttrsEntry::kTaskOffset), "labels");
 }
 
 bool Reader::is_stub(uint32_t i) const {
@@ -1398,12 +1801,21 @@ std::optional<uint32_t> Reader::FindKey(std::string_view k) const {
     return layer_->OfBase(*b);
   }
   if (!rep_->by_key) return std::nullopt;
+  // The key at order position p, nullopt when its node number is damaged.
+  auto at = [this](uint32_t p) -> std::optional<std::string_view> {
+    const uint32_t i = DecodeFixed32(rep_->by_key + 4 * size_t{p});
+    if (i >= node_count_) return std::nullopt;
+    return key(i);
+  };
+  auto probe = [&](uint32_t p) { return rep_->Ordered(p, node_count_, "node keys", at); };
   uint32_t lo = 0, hi = node_count_;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (key(DecodeFixed32(rep_->by_key + 4 * size_t{mid})) < k) lo = mid + 1; else hi = mid;
+    if (!probe(mid)) return std::nullopt;
+    if (*at(mid) < k) lo = mid + 1; else hi = mid;
   }
   if (lo < node_count_) {
+    if (!probe(lo)) return std::nullopt;
     uint32_t i = DecodeFixed32(rep_->by_key + 4 * size_t{lo});
     if (key(i) == k) return i;
   }
@@ -1418,12 +1830,27 @@ std::optional<uint32_t> Reader::FindId(uint64_t target) const {
     return layer_->OfBase(*b);
   }
   if (!rep_->by_id) return std::nullopt;
+  // The id at order position p, nullopt when its node number is damaged or (until
+  // the orders are checked) the id is not its key's.
+  auto at = [this](uint32_t p) -> std::optional<uint64_t> {
+    const uint32_t i = DecodeFixed32(rep_->by_id + 4 * size_t{p});
+    if (i >= node_count_) return std::nullopt;
+    const uint64_t v = id(i);
+    if (!rep_->orders_ok.load(std::memory_order_acquire) && rep_->by_key &&
+        v != NodeIdForKey(key(i))) {
+      return std::nullopt;
+    }
+    return v;
+  };
+  auto probe = [&](uint32_t p) { return rep_->Ordered(p, node_count_, "node ids", at); };
   uint32_t lo = 0, hi = node_count_;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (id(DecodeFixed32(rep_->by_id + 4 * size_t{mid})) < target) lo = mid + 1; else hi = mid;
+    if (!probe(mid)) return std::nullopt;
+    if (*at(mid) < target) lo = mid + 1; else hi = mid;
   }
   if (lo < node_count_) {
+    if (!probe(lo)) return std::nullopt;
     uint32_t i = DecodeFixed32(rep_->by_id + 4 * size_t{lo});
     if (id(i) == target) return i;
   }
@@ -1435,7 +1862,7 @@ std::optional<uint32_t> Reader::FindId(uint64_t target) const {
 std::string_view Reader::edge_payload(uint32_t j) const {
   if (layer_) return layer_->Attrs(j).payload;
   if (!rep_->has_ext) return "{}";
-  return rep_->payloads.Get(j);
+  return rep_->Str(rep_->payloads, j, "edge payloads");
 }
 
 int64_t Reader::edge_created_ts(uint32_t j) const {
@@ -1455,15 +1882,15 @@ int64_t Reader::edge_updated_ts(uint32_t j) const {
 std::string_view Reader::edge_run(uint32_t j) const {
   if (layer_) return layer_->Attrs(j).run;
   if (!rep_->edge_attrs) return {};
-  return rep_->runs.Get(DecodeFixed32(rep_->edge_attrs + EdgeAttrsEntry::kEncodedLength * size_t{j} +
-                                     EdgeAttrsEntry::kRunOffset));
+  return rep_->Str(rep_->runs, DecodeFixed32(rep_->edge_attrs + EdgeAttrsEntry::kEncodedLength * size_t{j} +
+                                            EdgeAttrsEntry::kRunOffset), "runs");
 }
 
 std::string_view Reader::edge_task(uint32_t j) const {
   if (layer_) return layer_->Attrs(j).task;
   if (!rep_->edge_attrs) return {};
-  return rep_->labels.Get(DecodeFixed32(rep_->edge_attrs + EdgeAttrsEntry::kEncodedLength * size_t{j} +
-                                       EdgeAttrsEntry::kTaskOffset));
+  return rep_->Str(rep_->labels, DecodeFixed32(rep_->edge_attrs + EdgeAttrsEntry::kEncodedLength * size_t{j} +
+                                              EdgeAttrsEntry::kTaskOffset), "labels");
 }
 
 std::pair<uint32_t, uint32_t> Reader::OutEdgesWithRel(uint32_t i, RelationId rel) const {
@@ -1516,7 +1943,7 @@ std::string_view Reader::relation_name(RelationId rel) const {
   if (layer_) return rel < kFirstCustomRelation ? std::string_view() : layer_->delta->relation_name(rel);
   if (!rep_->has_ext) return rep_->spec_relations[rel];
   if (rel < kFirstCustomRelation) return {};
-  return rep_->relation_names.Get(rel);
+  return rep_->Str(rep_->relation_names, rel, "relation names");
 }
 
 std::optional<RelationId> Reader::FindRelation(std::string_view name) const {
@@ -1547,9 +1974,24 @@ std::string_view Reader::type_name(uint8_t type) const {
 
 // ---- term index ----
 
+bool Reader::Rep::TermEntryOk(uint32_t t) const {
+  const char* e = term_entries + size_t{t} * kTermEntryLength;
+  const uint32_t nb = DecodeFixed32(e), ne = DecodeFixed32(e + kTermEntryLength);
+  const uint32_t pb = DecodeFixed32(e + 4), pe = DecodeFixed32(e + kTermEntryLength + 4);
+  const uint32_t content = DecodeFixed32(e + 8);
+  const bool ok = nb <= ne && ne <= term_name_bytes && pb <= pe && pe <= term_postings &&
+                  content <= pe - pb;
+  if (!ok) Fail(Corrupt("term index", "directory entry " + std::to_string(t) + " out of range"));
+  return ok;
+}
+
 bool Reader::Rep::CheckTerm(uint32_t t, uint32_t n) const {
   uint8_t state = term_state[t].load(std::memory_order_acquire);
   if (state != 0) return state == 1;
+  if (!TermEntryOk(t)) {
+    term_state[t].store(2, std::memory_order_release);
+    return false;
+  }
   const char* e = term_entries + size_t{t} * kTermEntryLength;
   const uint32_t pb = DecodeFixed32(e + 4), pe = DecodeFixed32(e + kTermEntryLength + 4);
   const uint32_t content = DecodeFixed32(e + 8);
@@ -1564,11 +2006,15 @@ bool Reader::Rep::CheckTerm(uint32_t t, uint32_t n) const {
   }
   // Racing first uses compute the same answer; either store wins.
   term_state[t].store(ok ? 1 : 2, std::memory_order_release);
+  if (!ok) {
+    Fail(Corrupt("term index", "postings of term " + std::to_string(t) + " out of range or out of order"));
+  }
   return ok;
 }
 
 std::string_view Reader::term(uint32_t t) const {
   if (layer_) return layer_->Term(t);
+  if (!rep_->TermEntryOk(t)) return {};
   const char* e = rep_->term_entries + size_t{t} * kTermEntryLength;
   uint32_t b = DecodeFixed32(e), end = DecodeFixed32(e + kTermEntryLength);
   return std::string_view(rep_->term_names + b, end - b);
@@ -1576,12 +2022,18 @@ std::string_view Reader::term(uint32_t t) const {
 
 std::optional<uint32_t> Reader::FindTerm(std::string_view t) const {
   if (layer_) return layer_->FindTerm(t);
+  auto at = [this](uint32_t p) -> std::optional<std::string_view> {
+    if (!rep_->TermEntryOk(p)) return std::nullopt;
+    return term(p);
+  };
+  auto probe = [&](uint32_t p) { return rep_->Ordered(p, term_count_, "term index", at); };
   uint32_t lo = 0, hi = term_count_;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
+    if (!probe(mid)) return std::nullopt;
     if (term(mid) < t) lo = mid + 1; else hi = mid;
   }
-  if (lo < term_count_ && term(lo) == t) return lo;
+  if (lo < term_count_ && probe(lo) && term(lo) == t) return lo;
   return std::nullopt;
 }
 
@@ -1613,6 +2065,7 @@ PostingList Reader::postings(uint32_t t, Field field) const {
 
 uint32_t Reader::doc_frequency(uint32_t t) const {
   if (layer_) return layer_->Postings(t).content;
+  if (!rep_->TermEntryOk(t)) return 0;
   return DecodeFixed32(rep_->term_entries + size_t{t} * kTermEntryLength + 8);
 }
 
@@ -1622,6 +2075,10 @@ std::vector<uint32_t> Reader::NodesOfType(uint8_t type) const {
   if (layer_) return layer_->NodesOfType(type);
   std::vector<uint32_t> out;
   if (rep_->type_bits) {
+    if (Status s = rep_->CheckTypeIndex(this); !s.ok()) {
+      rep_->Fail(s);
+      return out;
+    }
     if (type >= rep_->type_slots) return out;
     const size_t bytes = (size_t{node_count_} + 7) / 8;
     const unsigned char* bits =
@@ -1651,7 +2108,7 @@ SessionRange Reader::session_range(uint32_t s) const {
 
 std::string_view Reader::session_run(uint32_t s) const {
   if (layer_) return layer_->delta->runs()[s];
-  if (rep_->has_ext) return rep_->runs.Get(s);
+  if (rep_->has_ext) return rep_->Str(rep_->runs, s, "runs");
   return s < rep_->spec_runs.size() ? std::string_view(rep_->spec_runs[s]) : std::string_view();
 }
 
@@ -1670,11 +2127,14 @@ std::optional<uint32_t> Reader::FindSession(std::string_view run) const {
     if (s >= session_count_) return std::nullopt;
     return static_cast<uint32_t>(s);
   }
+  auto at = [this](uint32_t p) -> std::optional<std::string_view> { return session_run(p); };
+  auto probe = [&](uint32_t p) { return rep_->Ordered(p, session_count_, "runs", at); };
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
+    if (!probe(mid)) return std::nullopt;
     if (session_run(mid) < run) lo = mid + 1; else hi = mid;
   }
-  if (lo < session_count_ && session_run(lo) == run) return lo;
+  if (lo < session_count_ && probe(lo) && session_run(lo) == run) return lo;
   return std::nullopt;
 }
 
@@ -1699,13 +2159,13 @@ KvEntry Reader::kv(uint32_t k) const {
   fixed.DecodeFrom(rep_->kv_fixed + size_t{k} * KvFixedEntry::kEncodedLength);
   const StringListView& s = rep_->kv_strings;
   KvEntry e;
-  e.scope = s.Get(4 * k);
-  e.ns = s.Get(4 * k + 1);
-  e.key = s.Get(4 * k + 2);
-  e.value = s.Get(4 * k + 3);
   e.ts = fixed.ts;
-  e.run = rep_->runs.Get(fixed.run);
-  e.task = rep_->labels.Get(fixed.task);
+  e.scope = rep_->Str(s, 4 * k, "kv");
+  e.ns = rep_->Str(s, 4 * k + 1, "kv");
+  e.key = rep_->Str(s, 4 * k + 2, "kv");
+  e.value = rep_->Str(s, 4 * k + 3, "kv");
+  e.run = rep_->Str(rep_->runs, fixed.run, "runs");
+  e.task = rep_->Str(rep_->labels, fixed.task, "labels");
   return e;
 }
 
@@ -1713,13 +2173,18 @@ std::optional<uint32_t> Reader::FindKv(std::string_view scope, std::string_view 
                                        std::string_view key) const {
   if (layer_) return layer_->FindKv(scope, ns, key);
   const auto want = std::make_tuple(scope, ns, key);
+  auto at = [this](uint32_t p) -> std::optional<std::tuple<std::string_view, std::string_view, std::string_view>> {
+    const KvEntry e = kv(p);
+    return std::make_tuple(e.scope, e.ns, e.key);
+  };
   uint32_t lo = 0, hi = kv_count_;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
+    if (!rep_->Ordered(mid, kv_count_, "kv", at)) return std::nullopt;
     KvEntry e = kv(mid);
     if (std::make_tuple(e.scope, e.ns, e.key) < want) lo = mid + 1; else hi = mid;
   }
-  if (lo < kv_count_) {
+  if (lo < kv_count_ && rep_->Ordered(lo, kv_count_, "kv", at)) {
     KvEntry e = kv(lo);
     if (std::make_tuple(e.scope, e.ns, e.key) == want) return lo;
   }

@@ -1,9 +1,17 @@
 // amem::snapshot::Reader — a read-only, memory-mapped .amem snapshot
-// (docs/FORMAT.md). Open() validates the whole structure once (magic, version, every
-// extent, every hot record field, CSR monotonicity, edge endpoints, postings), like
-// flatbuffers' Verifier; afterwards accessors trust the bytes and only assert their
-// REQUIRES. A truncated, corrupted or hostile file gives Corruption naming the
-// section, never a crash. Verify() additionally checks the checksum block.
+// (docs/FORMAT.md). Open() checks the header, the block table and the small fixed
+// blocks, in time independent of the node and edge counts; each larger structure
+// is checked when a query first reads it, at a cost proportional to what it reads
+// (docs/FORMAT.md §12): node and edge records, out/in adjacency and the time index
+// by chunks of 32 to 4096 entries (each checked once, then trusted), key/id/term
+// orders at every binary-search probe, posting lists per term, string lists per
+// entry. An accessor that reads a damaged chunk answers with a harmless blank value
+// (an empty range, an empty string, a record of zeros) and records the failure in
+// the sticky ReadStatus(); whoever answers checks it after building the answer and
+// reports Corruption instead (the amem tools exit 5). A truncated, corrupted or
+// hostile file never crashes the reader. Verify() checks everything, the checksum
+// block included. Files without amem's extension, session and time blocks (seed
+// files) are checked whole at open, as before.
 //
 // Dense node numbers i are 0..node_count()-1, edge numbers j are 0..edge_count()-1.
 // Nodes are ordered by (session, key); edges by (source, rel, target).
@@ -48,8 +56,10 @@ struct ReadOptions {
   // Pre-fault the whole mapping (MAP_POPULATE). Faster first queries, slower open.
   bool populate = false;
   // Also run CheckIndexes() inside Open (O(n + m); what the amem tools do for every
-  // snapshot they answer from).
+  // snapshot file named with --snapshot).
   bool check_indexes = false;
+  // Check every record at open (O(n + m)) instead of on first use.
+  bool check_records = false;
 };
 
 struct Edge {
@@ -152,12 +162,17 @@ class Reader {
   // Corruption("<block>: ...") on the first mismatch. Open() checks structure
   // only; Verify() includes this.
   Status CheckIndexes() const;
-  // The verdict of decompressing the content block: OK while it has not been
-  // needed yet or while every block read so far decoded; Corruption ("content
-  // block: ...") once the frame or a block read failed. content() and meta()
-  // read as "" / "{}" after a failure, so whoever shows content checks this after
-  // building the answer (the tools do: exit 5 instead of empty text).
-  Status ContentStatus() const;
+  // The sticky read status: OK while every structure read so far checked out;
+  // otherwise the first Corruption found on a read ("content block: ...", "node
+  // record 12: ...", "in index: ..."). Accessors that hit damage answer with blank
+  // values (content() and meta() read as "" / "{}"), so whoever shows an answer
+  // checks this after building it (the tools do: exit 5 instead of a wrong answer).
+  // ContentStatus() is the same status under its former name.
+  Status ReadStatus() const;
+  Status ContentStatus() const { return ReadStatus(); }
+  // Runs every lazy check now (records, adjacency, time index): the first failure,
+  // or OK. O(n + m), once. Verify() and CheckIndexes() include it.
+  Status CheckRecords() const;
 
   // ---- header facts ----
   uint16_t version() const { return version_; }
@@ -245,19 +260,19 @@ class Reader {
 
   // ---- edges. REQUIRES: j < edge_count() ----
   uint32_t edge_source(uint32_t j) const {
-    if (Pending(kLazyOut)) [[unlikely]] return LayeredEdge(j).source;
+    if (Pending(kLazyOut | kUncheckedEdges)) [[unlikely]] return SlowEdge(j).source;
     return DecodeFixed32(edge_ptr(j) + EdgeEntry::kSourceOffset);
   }
   uint32_t edge_target(uint32_t j) const {
-    if (Pending(kLazyOut)) [[unlikely]] return LayeredEdge(j).target;
+    if (Pending(kLazyOut | kUncheckedEdges)) [[unlikely]] return SlowEdge(j).target;
     return DecodeFixed32(edge_ptr(j) + EdgeEntry::kTargetOffset);
   }
   RelationId edge_rel(uint32_t j) const {
-    if (Pending(kLazyOut)) [[unlikely]] return LayeredEdge(j).rel;
+    if (Pending(kLazyOut | kUncheckedEdges)) [[unlikely]] return SlowEdge(j).rel;
     return static_cast<RelationId>(edge_ptr(j)[EdgeEntry::kRelOffset]);
   }
   float edge_weight(uint32_t j) const {
-    if (Pending(kLazyOut)) [[unlikely]] return LayeredEdge(j).weight;
+    if (Pending(kLazyOut | kUncheckedEdges)) [[unlikely]] return SlowEdge(j).weight;
     return DecodeFloat(edge_ptr(j) + EdgeEntry::kWeightOffset);
   }
   Edge edge(uint32_t j) const {
@@ -272,27 +287,27 @@ class Reader {
   // Out-edges of node i are the edge numbers [out_begin(i), out_end(i)), sorted by
   // (rel, target). REQUIRES: i < node_count().
   uint32_t out_begin(uint32_t i) const {
-    if (Pending(kLazyOut)) [[unlikely]] return LayeredList(ListPart::kOutBegin, i);
+    if (Pending(kLazyOut | kUncheckedOut)) [[unlikely]] return SlowList(ListPart::kOutBegin, i);
     return DecodeFixed32(out_off_ + 4 * i);
   }
   uint32_t out_end(uint32_t i) const {
-    if (Pending(kLazyOut)) [[unlikely]] return LayeredList(ListPart::kOutEnd, i);
+    if (Pending(kLazyOut | kUncheckedOut)) [[unlikely]] return SlowList(ListPart::kOutEnd, i);
     return DecodeFixed32(out_off_ + 4 * (i + 1));
   }
   uint32_t out_degree(uint32_t i) const { return out_end(i) - out_begin(i); }
   // In-edges of node i are in_edge(k) for k in [in_begin(i), in_end(i)), sorted by
   // (rel, source). in_source(k) = edge_source(in_edge(k)).
   uint32_t in_begin(uint32_t i) const {
-    if (Pending(kLazyIn)) [[unlikely]] return LayeredList(ListPart::kInBegin, i);
+    if (Pending(kLazyIn | kUncheckedIn)) [[unlikely]] return SlowList(ListPart::kInBegin, i);
     return DecodeFixed32(in_off_ + 4 * i);
   }
   uint32_t in_end(uint32_t i) const {
-    if (Pending(kLazyIn)) [[unlikely]] return LayeredList(ListPart::kInEnd, i);
+    if (Pending(kLazyIn | kUncheckedIn)) [[unlikely]] return SlowList(ListPart::kInEnd, i);
     return DecodeFixed32(in_off_ + 4 * (i + 1));
   }
   uint32_t in_degree(uint32_t i) const { return in_end(i) - in_begin(i); }
   uint32_t in_edge(uint32_t k) const {
-    if (Pending(kLazyIn)) [[unlikely]] return LayeredList(ListPart::kInEdge, k);
+    if (Pending(kLazyIn | kUncheckedIn)) [[unlikely]] return SlowList(ListPart::kInEdge, k);
     return DecodeFixed32(in_list_ + 4 * k);
   }
   uint32_t in_source(uint32_t k) const { return edge_source(in_edge(k)); }
@@ -340,7 +355,7 @@ class Reader {
   // Nodes sorted by (created_ts, node).
   uint32_t time_entry_count() const { return time_count_; }
   TimeEntry time_entry(uint32_t k) const {
-    EnsureTime();
+    if (Pending(kLazyTime | kUncheckedTime)) [[unlikely]] return SlowTimeEntry(k);
     const char* p = time_ + k * kTimeEntryLength;
     return {static_cast<int64_t>(DecodeFixed64(p)), DecodeFixed32(p + 8)};
   }
@@ -363,6 +378,7 @@ class Reader {
   Reader();
   const char* node_ptr(uint32_t i) const {
     if (layer_) [[unlikely]] return LayeredNodePtr(i);
+    if (Pending(kUncheckedNodes)) [[unlikely]] return CheckedNodePtr(i);
     return base_ + Header::kEncodedLength + static_cast<size_t>(i) * NodeEntry::kEncodedLength;
   }
   const char* LayeredNodePtr(uint32_t i) const;
@@ -374,12 +390,24 @@ class Reader {
   // Until then each edge access is answered from the merged sequences in O(log
   // changes); after enough of them (a bulk query) the tables are built.
   static constexpr uint8_t kLazyOut = 1, kLazyTime = 2, kLazyIn = 4;
+  // A file read lazily (Open without check_records) has these set until every
+  // chunk of that structure has been checked (docs/FORMAT.md §12).
+  static constexpr uint8_t kUncheckedNodes = 8, kUncheckedEdges = 16, kUncheckedOut = 32,
+                           kUncheckedIn = 64, kUncheckedTime = 128;
+  static constexpr uint8_t kUncheckedAll =
+      kUncheckedNodes | kUncheckedEdges | kUncheckedOut | kUncheckedIn | kUncheckedTime;
   bool Pending(uint8_t part) const {
     return (lazy_pending_.load(std::memory_order_acquire) & part) != 0;
   }
   enum class ListPart : uint8_t { kOutBegin, kOutEnd, kInBegin, kInEnd, kInEdge };
   Edge LayeredEdge(uint32_t j) const;
   uint32_t LayeredList(ListPart part, uint32_t x) const;
+  // The slow paths of the inline accessors: a layered view's, or a lazily read
+  // file's (the chunk checked first; a blank answer when it is damaged).
+  Edge SlowEdge(uint32_t j) const;
+  uint32_t SlowList(ListPart part, uint32_t x) const;
+  TimeEntry SlowTimeEntry(uint32_t k) const;
+  const char* CheckedNodePtr(uint32_t i) const;
   void EnsureTime() const {
     if (Pending(kLazyTime)) [[unlikely]] BuildLazy(kLazyTime);
   }

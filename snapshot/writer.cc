@@ -208,9 +208,9 @@ Status AddStringListBlock(std::vector<PendingBlock>* blocks, BlockTag tag, const
 // bytes in all) into one LZ4 frame, without building the concatenation: the
 // pieces are copied a block at a time into a staging buffer, and each full block
 // is handed to LZ4F_compressUpdate whole. The frame is the one LZ4F_compressFrame
-// makes of the concatenation, byte for byte: the same preferences, the same block
-// size (the smallest of 64 KB, 256 KB, 1 MB and 4 MB that holds everything, as
-// LZ4F_compressFrame picks), and independent blocks with the same bounds.
+// makes of the concatenation with the same preferences, byte for byte: 64 KB
+// independent blocks, so that a query showing a few texts decodes a few 64 KB
+// blocks (docs/FORMAT.md §6).
 template <typename ForEachPiece>
 Status Compress(uint64_t raw_size, ForEachPiece for_each_piece, std::string* out) {
   auto failed = [](size_t code) {
@@ -219,12 +219,8 @@ Status Compress(uint64_t raw_size, ForEachPiece for_each_piece, std::string* out
   };
   LZ4F_preferences_t prefs;
   std::memset(&prefs, 0, sizeof(prefs));
-  size_t block_size = size_t{64} << 10;
+  const size_t block_size = size_t{64} << 10;
   prefs.frameInfo.blockSizeID = LZ4F_max64KB;
-  while (raw_size > block_size && prefs.frameInfo.blockSizeID != LZ4F_max4MB) {
-    block_size <<= 2;
-    prefs.frameInfo.blockSizeID = static_cast<LZ4F_blockSizeID_t>(prefs.frameInfo.blockSizeID + 1);
-  }
   prefs.frameInfo.blockMode = LZ4F_blockIndependent;
   prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
   // Each block's XXH32, so a reader that decodes one block at a time still finds

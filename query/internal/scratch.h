@@ -15,7 +15,10 @@
 
 #include <cassert>
 #include <cstdint>
-#include <vector>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <type_traits>
 
 namespace amem::query {
 
@@ -23,15 +26,22 @@ template <typename T>
 class NodeMap {
  public:
   // Forgets every entry; the map then covers nodes [0, n).
+  // Growing takes zeroed memory from calloc (fresh pages from the system for a
+  // large map), so a query that touches a few nodes of a million-node graph faults
+  // in only their pages: a process asking one traverse does not zero 8 MB.
   void Reset(uint32_t n) {
-    if (slots_.size() < n) slots_.resize(n);
+    if (size_ < n) {
+      slots_.reset(static_cast<Slot*>(std::calloc(n, sizeof(Slot))));
+      if (!slots_) throw std::bad_alloc();
+      size_ = n;
+    }
     if (++epoch_ == 0) {  // wrapped: old stamps could collide with new epochs
-      for (Slot& s : slots_) s.stamp = 0;
+      for (uint32_t i = 0; i < size_; ++i) slots_[i].stamp = 0;
       epoch_ = 1;
     }
   }
   bool Has(uint32_t i) const {
-    assert(i < slots_.size());
+    assert(i < size_);
     return slots_[i].stamp == epoch_;
   }
   // REQUIRES: Has(i).
@@ -44,7 +54,7 @@ class NodeMap {
     return slots_[i].value;
   }
   void Set(uint32_t i, const T& v) {
-    assert(i < slots_.size());
+    assert(i < size_);
     slots_[i].stamp = epoch_;
     slots_[i].value = v;
   }
@@ -57,11 +67,17 @@ class NodeMap {
 
  private:
   // Stamp and value side by side: one cache line per lookup.
+  // All zero bytes is the empty slot (stamp 0 is never an epoch).
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_default_constructible_v<T>);
   struct Slot {
-    uint32_t stamp = 0;
-    T value{};
+    uint32_t stamp;
+    T value;
   };
-  std::vector<Slot> slots_;
+  struct Free {
+    void operator()(Slot* p) const { std::free(p); }
+  };
+  std::unique_ptr<Slot[], Free> slots_;
+  uint32_t size_ = 0;
   uint32_t epoch_ = 0;
 };
 

@@ -56,11 +56,17 @@ class StringListView {
   Status Parse(std::string_view* in);
   uint32_t size() const { return count_; }
   std::string_view Get(uint32_t k) const {
-    if (k >= count_) return {};
+    std::string_view s;
+    return TryGet(k, &s) ? s : std::string_view();
+  }
+  // False when k >= size() or entry k's offsets do not fit the bytes (damage).
+  bool TryGet(uint32_t k, std::string_view* out) const {
+    if (k >= count_) return false;
     uint32_t b = DecodeFixed32(offsets_ + 4 * k);
     uint32_t e = DecodeFixed32(offsets_ + 4 * (k + 1));
-    if (b > e || e > bytes_len_) return {};
-    return std::string_view(bytes_ + b, e - b);
+    if (b > e || e > bytes_len_) return false;
+    *out = std::string_view(bytes_ + b, e - b);
+    return true;
   }
   // Full check: offsets start at 0 and never decrease. O(count).
   bool Monotone() const;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <span>
 #include <string>
 
 #include "snapshot/reader.h"
@@ -112,6 +113,53 @@ inline uint64_t TouchEverything(const snapshot::Reader& r) {
   }
   double avg = r.average_doc_length();  // may be NaN or huge in a corrupted file
   return h + (avg >= 0.0 && avg < 1e18 ? static_cast<uint64_t>(avg) : 1);
+}
+
+// The lazy reader's promise (docs/FORMAT.md §9): a file read lazily, every
+// accessor called (embeddings included), answers exactly as a file checked whole
+// at open, or its sticky ReadStatus() is Corruption. Returns "" when that holds,
+// else what differed. `bytes` may be anything.
+inline std::string LazyAgreesWithEager(std::string_view bytes) {
+  auto touch = [](const snapshot::Reader& r) {
+    uint64_t h = TouchEverything(r);
+    for (uint32_t i = 0; i < r.node_count(); ++i) {
+      std::span<const uint32_t> entries;
+      if (r.embedding(i, &entries)) h += entries.size() + (entries.empty() ? 0 : entries[0]);
+    }
+    return h;
+  };
+  auto lazy = snapshot::Reader::OpenBuffer(bytes);
+  if (!lazy.ok()) {
+    if (!lazy.status().IsCorruption() && !lazy.status().IsNotSupported()) {
+      return "lazy open: " + lazy.status().ToString();
+    }
+    // Whatever the lazy open refuses, the whole check refuses too.
+    auto eager = snapshot::Reader::OpenBuffer(bytes, {.check_indexes = true, .check_records = true});
+    return eager.ok() ? "lazy open refused what the whole check accepts" : "";
+  }
+  const uint64_t lazy_digest = touch(**lazy);
+  const Status lazy_status = (*lazy)->ReadStatus();
+  if (!lazy_status.ok() && !lazy_status.IsCorruption()) return "read status: " + lazy_status.ToString();
+  // Files without amem's blocks (or without the session or time index) are checked
+  // whole at open either way, their index blocks only by CheckIndexes, as before.
+  bool session = false, time = false;
+  for (const snapshot::BlockInfo& b : (*lazy)->blocks()) {
+    session |= b.tag == static_cast<uint32_t>(snapshot::BlockTag::kSessionIndex);
+    time |= b.tag == static_cast<uint32_t>(snapshot::BlockTag::kTimeIndex);
+  }
+  const bool read_lazily = (*lazy)->has_extensions() && session && time;
+  auto eager = snapshot::Reader::OpenBuffer(bytes, {.check_indexes = read_lazily, .check_records = true});
+  if (!eager.ok()) {
+    return lazy_status.ok() ? "lazy reads found nothing, the whole check: " + eager.status().ToString()
+                            : "";
+  }
+  const uint64_t eager_digest = touch(**eager);
+  const Status eager_status = (*eager)->ReadStatus();
+  if (lazy_status.ok() != eager_status.ok()) {
+    return "read status " + lazy_status.ToString() + " lazily, " + eager_status.ToString() + " whole";
+  }
+  if (lazy_status.ok() && lazy_digest != eager_digest) return "different answers, both OK";
+  return "";
 }
 
 }  // namespace amem::snapshot_test

@@ -187,7 +187,14 @@ TEST_CASE("embeddings: a damaged block is refused at open or by verify",
   {
     std::string bad = good;
     put32(&bad, body + EmbeddingBlock::kFixedLength + 4 * 3, 0xFFFF);  // offset 3
-    CHECK_THAT(open_error(bad), Catch::Contains("embeddings: offsets not monotone"));
+    // Offsets are checked where read: the file opens, node 3's embedding is
+    // refused and recorded, and verify finds the whole block's fault.
+    auto damaged = OpenBytes(bad);
+    CHECK(damaged->ReadStatus().ok());
+    std::span<const uint32_t> entries;
+    CHECK_FALSE(damaged->embedding(3, &entries));
+    CHECK_THAT(damaged->ReadStatus().ToString(), Catch::Contains("embeddings: offsets of node 3"));
+    CHECK_THAT(OpenBytes(bad)->Verify().ToString(), Catch::Contains("embeddings: offsets not monotone"));
   }
   {
     std::string bad = good;
