@@ -186,6 +186,9 @@ void RunSize(uint64_t num, int runs, bool vectors, const std::vector<std::string
   bytes = Status::NotFound("released");
   snapshot::ReadOptions ro;
   ro.populate = true;
+  // A reader that answers many queries checks its records once at open, as amem
+  // mcp does; a one-shot CLI process checks what it reads (docs/FORMAT.md §9).
+  ro.check_records = true;
   auto reader = snapshot::Reader::Open(path, ro);
   if (!reader.ok()) Die(kProgram, reader.status().ToString());
   const snapshot::Reader& r = **reader;

@@ -354,6 +354,9 @@ void RunSize(const Context& ctx, uint64_t num, int reps, uint32_t pair_count, bo
   bytes = Status::NotFound("freed");
   snapshot::ReadOptions ro;
   ro.populate = true;
+  // A reader that answers many queries checks its records once at open, as amem
+  // mcp does; a one-shot CLI process checks what it reads (docs/FORMAT.md §9).
+  ro.check_records = true;
   auto opened = snapshot::Reader::Open(path, ro);
   if (!opened.ok()) Die(kProgram, opened.status().ToString());
   const snapshot::Reader& r = **opened;

@@ -375,6 +375,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
 
   LiveView out;
   out.revision = wanted;
+  const ReadOptions read_options{.check_records = options.check_records};
   auto whole_file = [&](const ReadView& v) -> Result<LiveView> {
     AMEM_ASSIGN_OR_RETURN(file, EnsureSnapshot(store, v, options));
     out.revision = out.base_revision = file.revision;
@@ -386,7 +387,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
       out.reader = cache->file_reader;
       return out;
     }
-    auto reader = Reader::Open(file.path);
+    auto reader = Reader::Open(file.path, read_options);
     if (!reader.ok()) {
       // Another process evicted the cached file between the check and the open
       // (a mapped file stays readable; only this window can miss it), or the file
@@ -396,7 +397,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
       }
       AMEM_ASSIGN_OR_RETURN(again, EnsureSnapshot(store, v, options));
       out.exported = out.exported || again.exported;
-      reader = Reader::Open(again.path);
+      reader = Reader::Open(again.path, read_options);
       if (!reader.ok()) return reader.status();
       identity.clear();
     }
@@ -444,7 +445,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
         } else if (cache && cache->base && cache->base_identity == identity &&
                    cache->base_revision == base_rev) {
           base = cache->base;
-        } else if (auto r = Reader::Open(base_path); r.ok() && !Outdated(**r)) {
+        } else if (auto r = Reader::Open(base_path, read_options); r.ok() && !Outdated(**r)) {
           base = std::move(r).value();
         } else if (writable) {
           // Unreadable, or outdated: the export below replaces it (once per

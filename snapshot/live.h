@@ -54,6 +54,11 @@ struct LiveOptions {
   // process. amem mcp keeps its view in memory and turns this off: a file
   // operation per write is a cost on a busy disk that only other processes repay.
   bool write_delta_file = true;
+  // Check the base's (or a past snapshot's) records whole when it is mapped
+  // (ReadOptions::check_records): what a long-lived reader (amem mcp) wants, once
+  // per base, so that its queries read the records at full speed. A one-shot
+  // process (a CLI query) leaves it off and checks what it reads.
+  bool check_records = false;
 };
 // The defaults, overridden by the environment: AMEM_SNAPSHOT_CACHE_FILES,
 // AMEM_SNAPSHOT_CACHE_BYTES, AMEM_MERGE_FRACTION, AMEM_MERGE_BYTES,

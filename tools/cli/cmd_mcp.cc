@@ -83,6 +83,7 @@ Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir)
   tool_ctx.query_log = ctx.query_log();
   tool_ctx.live_options = *live_options;
   tool_ctx.live_options.write_delta_file = false;  // the server keeps its view in memory
+  tool_ctx.live_options.check_records = true;      // once per base, then full-speed reads
   mcp::ToolRegistry registry = mcp::BuildRegistry(&tool_ctx);
   mcp::Server server(&registry, mcp::ServerInstructions());
   if (server.Serve(STDIN_FILENO, STDOUT_FILENO) != 0) {
