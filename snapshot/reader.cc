@@ -1097,6 +1097,7 @@ Status Reader::DecodeAllContent() const {
 
 Status Reader::ContentStatus() const {
   if (layer_) {
+    AMEM_RETURN_IF_ERROR(layer_->Failure());  // the two files found not to fit
     AMEM_RETURN_IF_ERROR(layer_->base->ContentStatus());
     return layer_->dn().ContentStatus();
   }
