@@ -95,7 +95,8 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
 // the cache files it came from are bad, and the store, which they only cache, can
 // make them again. Removes current.amdl, and current.amem with current.rev when
 // the base fails Reader::Verify() or the failing delta was not read from
-// current.amdl (compiled here, or unknown), under the exclusive lock so that no
+// current.amdl (compiled here, or unknown); a whole file read for a past revision
+// with a sound base: snapshots/rev-R.amem. Under the exclusive lock so that no
 // reader pairs a new rev file with the old base; empties `cache`. The next OpenLive
 // compiles (or exports) them again. Returns the files removed, for the caller to
 // say on stderr ("" when none was there).

@@ -252,7 +252,7 @@ TEST_CASE("a damaged in-index in the base is Corruption: the cache is rebuilt an
   CHECK(trials == 24);
 }
 
-TEST_CASE("a bad cache found at query time is rebuilt once; the next query answers from it",
+TEST_CASE("a bad cache found at query time is rebuilt once, and the next query answers from it",
           "[cli][hardening][live]") {
   TempStore t;
   MakeLayeredStore(t);
