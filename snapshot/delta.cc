@@ -861,7 +861,105 @@ Status Delta::Parse(const Reader& base) {
                                   block(DeltaTag::kRuns)));
   AMEM_RETURN_IF_ERROR(ParseOutLists(block(DeltaTag::kOutLists), base));
   AMEM_RETURN_IF_ERROR(ParseInLists(block(DeltaTag::kInLists), base));
-  return ParseKv(block(DeltaTag::kKv), base);
+  AMEM_RETURN_IF_ERROR(ParseKv(block(DeltaTag::kKv), base));
+  return CheckFit(base);
+}
+
+// Every reference is in range by now; what remains is that the delta fits its base:
+// a layered view maps each of them to a node or an edge at H. Costs the delta's
+// size plus the base degrees of the nodes it changes, never a walk of the base.
+Status Delta::CheckFit(const Reader& base) const {
+  const uint32_t nb = base.node_count();
+  // Base nodes that are not at H in their own slot: removed, or replaced in place.
+  std::vector<uint32_t> replaced;
+  for (uint32_t d = 0; d < node_count(); ++d) {
+    if (base_slot(d) != kNoNode) replaced.push_back(base_slot(d));
+  }
+  if (!std::is_sorted(replaced.begin(), replaced.end()) ||
+      std::adjacent_find(replaced.begin(), replaced.end()) != replaced.end()) {
+    return Corrupt("placement: a base slot replaced twice or out of order");
+  }
+  auto in = [](const std::vector<uint32_t>& v, uint32_t x) {
+    return std::binary_search(v.begin(), v.end(), x);
+  };
+  auto is_removed = [&](uint32_t b) { return in(removed_, b); };
+  for (uint32_t b : replaced) {
+    if (is_removed(b)) return Corrupt("placement: a removed base node is also replaced");
+  }
+  // A base reference names a base node unchanged at H (changed ones are delta nodes).
+  auto kept_ref = [&](uint32_t ref) {
+    return IsDeltaRef(ref) || (ref < nb && !is_removed(ref) && !in(replaced, ref));
+  };
+  // The base slot a node reference stands in (kNoNode: a new node).
+  auto slot_of = [&](uint32_t ref) { return IsDeltaRef(ref) ? base_slot(ref & ~kDeltaNode) : ref; };
+  std::vector<uint32_t> out_slots = removed_, in_slots = removed_;
+  for (uint32_t k = 0; k < out_list_count(); ++k) {
+    if (!kept_ref(out_source(k))) return Corrupt("out-lists: a source is not a node at H");
+    if (slot_of(out_source(k)) != kNoNode) out_slots.push_back(slot_of(out_source(k)));
+  }
+  for (uint32_t k = 0; k < in_list_count(); ++k) {
+    if (!kept_ref(in_target(k))) return Corrupt("in-lists: a target is not a node at H");
+    if (slot_of(in_target(k)) != kNoNode) in_slots.push_back(slot_of(in_target(k)));
+  }
+  std::sort(out_slots.begin(), out_slots.end());
+  std::sort(in_slots.begin(), in_slots.end());
+  // Base edges the delta copies: each from a base out-range it replaces.
+  // A copy is the same edge: its source and target stand in the base edge's.
+  std::vector<uint32_t> copied;
+  for (uint32_t k = 0; k < out_list_count(); ++k) {
+    for (uint32_t x = out_begin(k); x < out_begin(k + 1); ++x) {
+      const char* p = edges_ + size_t{x} * kDeltaEdgeLength;
+      if (!kept_ref(DecodeFixed32(p))) return Corrupt("out-lists: a target is not a node at H");
+      const uint32_t be = DecodeFixed32(p + 12);
+      if (be == kNoNode) continue;
+      if (!in(out_slots, base.edge_source(be))) {
+        return Corrupt("out-lists: a copied base edge is still in its base out-list");
+      }
+      if (slot_of(out_source(k)) != base.edge_source(be) ||
+          slot_of(DecodeFixed32(p)) != base.edge_target(be)) {
+        return Corrupt("out-lists: a copied base edge has other ends");
+      }
+      copied.push_back(be);
+    }
+  }
+  std::sort(copied.begin(), copied.end());
+  // A base edge in a replaced out-range that is not copied is gone: no base in-list
+  // kept at H may name it (its target's in-list is the delta's, or removed).
+  const uint32_t mb = base.edge_count();
+  for (uint32_t s : out_slots) {
+    if (base.out_end(s) > mb) return Corrupt("base: an out-list passes the edge count");
+    for (uint32_t e = base.out_begin(s); e < base.out_end(s); ++e) {
+      if (!in(copied, e) && !in(in_slots, base.edge_target(e))) {
+        return Corrupt("in-lists: a kept base in-list names a gone edge");
+      }
+    }
+  }
+  // An unchanged base out-range never points at a removed node.
+  for (uint32_t t : removed_) {
+    if (base.in_end(t) > mb) return Corrupt("base: an in-list passes the edge count");
+    for (uint32_t q = base.in_begin(t); q < base.in_end(t); ++q) {
+      if (base.in_edge(q) >= mb) return Corrupt("base: an in-list entry names no edge");
+      if (!in(out_slots, base.edge_source(base.in_edge(q)))) {
+        return Corrupt("out-lists: a kept base edge points at a removed node");
+      }
+    }
+  }
+  // Each in-list entry is an edge at H into that list's node.
+  for (uint32_t k = 0; k < in_list_count(); ++k) {
+    const uint32_t t = in_target(k);
+    for (uint32_t q = in_begin(k); q < in_begin(k + 1); ++q) {
+      const uint32_t r = in_entry(q);
+      bool fits;
+      if (IsDeltaRef(r)) {
+        fits = DecodeFixed32(edges_ + size_t{r & ~kDeltaNode} * kDeltaEdgeLength) == t;
+      } else {
+        const bool gone = in(out_slots, base.edge_source(r));
+        fits = (!gone || in(copied, r)) && slot_of(t) == base.edge_target(r);
+      }
+      if (!fits) return Corrupt("in-lists: an entry is not an edge into its node");
+    }
+  }
+  return Status::OK();
 }
 
 // The header, the checksum and the block directory: `blocks` by tag.

@@ -168,6 +168,8 @@ class Delta {
   Status ParseOutLists(std::string_view b, const Reader& base);
   Status ParseInLists(std::string_view b, const Reader& base);
   Status ParseKv(std::string_view b, const Reader& base);
+  // That every node and edge the delta names is one at H over this base.
+  Status CheckFit(const Reader& base) const;
   // `ref` names a node of the merged view (a base index, or a delta node).
   bool ValidNode(const Reader& base, uint32_t ref) const;
 

@@ -540,4 +540,42 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   return out;
 }
 
+Result<std::string> DiscardLiveCache(const Store& store, const LiveView* view, LiveCache* cache) {
+  const std::string dir = store.path();
+  const std::string base_path = dir + "/current.amem", rev_path = dir + "/current.rev";
+  const std::string delta_path = dir + "/current.amdl", lock_path = dir + "/current.lock";
+  if (cache) {
+    std::lock_guard<std::mutex> lock(cache->mu);
+    cache->base = nullptr;
+    cache->view = nullptr;
+    cache->file_reader = nullptr;
+    cache->base_identity.clear();
+    cache->file_identity.clear();
+  }
+  FileLock lock(lock_path);
+  AMEM_RETURN_IF_ERROR(lock.Lock(lock_path));
+  // A base + delta view: only a delta read from current.amdl can be wrong with a
+  // sound base. A whole file: the base, or else the past revision's file.
+  const bool whole = view != nullptr && view->reader && !view->reader->layered();
+  bool drop_base = view == nullptr || !view->reader || view->compiled;
+  if (!drop_base) {
+    auto base = Reader::Open(base_path);
+    drop_base = !base.ok() || !(*base)->Verify().ok();
+  }
+  std::string removed;
+  auto remove = [&](const std::string& path, const std::string& name) {
+    if (::unlink(path.c_str()) == 0) removed += (removed.empty() ? "" : ", ") + name;
+  };
+  remove(delta_path, "current.amdl");
+  if (drop_base) {
+    remove(rev_path, "current.rev");  // first: a rev file never names a missing base
+    remove(base_path, "current.amem");
+  } else if (whole) {
+    const std::string past = "snapshots/rev-" + std::to_string(view->revision) + ".amem";
+    remove(dir + "/" + past, past);
+  }
+  RemoveStaleTempFiles(dir);
+  return removed;
+}
+
 }  // namespace amem::snapshot

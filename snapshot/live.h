@@ -103,6 +103,20 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
 
 // Prints view.note, if any, on stderr as "<who>: <note>".
 void PrintNote(const LiveView& view, const std::string& who);
+// After a Corruption from the live view of `store` (OpenLive's own, or the
+// view's ContentStatus() once a query read it; `view` null when OpenLive failed):
+// the cache files it came from are bad, and the store, which they only cache, can
+// make them again. Removes current.amdl, and current.amem with current.rev when
+// the base fails Reader::Verify() or the failing delta was not read from
+// current.amdl (compiled here, or unknown); a whole file read for a past revision
+// with a sound base: snapshots/rev-R.amem. Under the exclusive lock so that no
+// reader pairs a new rev file with the old base; empties `cache`. The next OpenLive
+// compiles (or exports) them again. Returns the files removed, for the caller to
+// say on stderr ("" when none was there).
+Result<std::string> DiscardLiveCache(const Store& store, const LiveView* view,
+                                     LiveCache* cache = nullptr);
+// True for a status DiscardLiveCache is the answer to: a Corruption.
+inline bool IsLiveCacheCorruption(const Status& s) { return s.IsCorruption(); }
 
 struct SnapshotFile {
   std::string path;

@@ -1451,6 +1451,7 @@ Status Reader::DecodeAllContent() const {
 
 Status Reader::ReadStatus() const {
   if (layer_) {
+    AMEM_RETURN_IF_ERROR(layer_->Failure());  // the two files found not to fit
     AMEM_RETURN_IF_ERROR(layer_->base->ReadStatus());
     return layer_->dn().ReadStatus();
   }

@@ -48,3 +48,7 @@ if(AMEM_FUZZ AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   target_link_libraries(amem_reader_fuzz PRIVATE amem_snapshot)
 endif()
 amem_fuzz_test(tools_index_diff_fuzz tools/index/diff_fuzz.cc)
+# Deltas patched with their checksums redone (tests/snapshot/delta_fuzz_fixture.h):
+# Delta::Open's checks, and every accessor of the base + delta view.
+amem_fuzz_test(snapshot_delta_fuzz snapshot/delta_fuzz.cc)
+amem_fuzz_test(snapshot_layered_fuzz snapshot/layered_fuzz.cc)

@@ -3,8 +3,6 @@
 #include "snapshot/internal/layered.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <tuple>
 
@@ -75,6 +73,7 @@ Status Reader::Layer::Build(Reader* r) {
   r->cluster_count_ = 0;
   r->blocks_ = b.blocks_;
   if (delta->runs().size() != t.session_count) return Corrupt("runs and session count differ");
+  if (t.node_count == 0 && t.edge_count != 0) return Corrupt("edges without nodes");
   AMEM_RETURN_IF_ERROR(BuildNodes(r));
   AMEM_RETURN_IF_ERROR(BuildPoint(r));
   AMEM_RETURN_IF_ERROR(BuildTerms());
@@ -242,34 +241,86 @@ uint32_t Reader::Layer::EdgeOfBase(uint32_t e) const {
   return kNoNode;
 }
 
+void Reader::Layer::Fail(Status s) const {
+  std::lock_guard<std::mutex> lock(failure_mu);
+  if (failed.load(std::memory_order_relaxed)) return;
+  failure = std::move(s);
+  failed.store(true, std::memory_order_release);
+}
+
+Status Reader::Layer::Failure() const {
+  if (!failed.load(std::memory_order_acquire)) return Status::OK();
+  std::lock_guard<std::mutex> lock(failure_mu);
+  return failure;
+}
+
 Edge Reader::Layer::PointEdge(uint32_t j) const {
   const Reader& b = *base;
+  const uint32_t n = static_cast<uint32_t>(nodes.size());
+  // A node number at H, else a Fail() and node 0 (there are nodes when there are edges).
+  auto node = [&](uint32_t m, const char* what) {
+    if (m < n) return m;
+    Fail(Corrupt(std::string("edge ") + std::to_string(j) + ": " + what + " is no node at H"));
+    return uint32_t{0};
+  };
+  if (j >= edge_seq.size()) {
+    Fail(Corrupt("edge " + std::to_string(j) + " out of range"));
+    return {0, 0, 0, 0.0f};
+  }
   MergedSequence::Item it = edge_seq.At(j);
   if (!it.delta) {
     const uint32_t e = it.index;
-    return {OfBase(b.edge_source(e)), OfBase(b.edge_target(e)),
+    return {node(OfBase(b.edge_source(e)), "its source"), node(OfBase(b.edge_target(e)), "its target"),
             delta->merged_relation(b.edge_rel(e)), b.edge_weight(e)};
   }
   // The out-list holding delta edge x: the last k with out_begin(k) <= x.
   const uint32_t x = it.index;
+  if (x >= delta->edge_count() || delta->out_list_count() == 0) {
+    Fail(Corrupt("edge " + std::to_string(j) + " names no delta edge"));
+    return {0, 0, 0, 0.0f};
+  }
   uint32_t lo = 0, hi = delta->out_list_count();
   while (hi - lo > 1) {
     uint32_t mid = lo + (hi - lo) / 2;
     if (delta->out_begin(mid) <= x) lo = mid; else hi = mid;
   }
   DeltaEdge d = delta->edge(x);
-  return {out_src[lo], MapRef(d.target), d.rel, d.weight};
+  return {node(out_src[lo], "its source"), node(MapRef(d.target), "its target"), d.rel, d.weight};
 }
 
 uint32_t Reader::Layer::PointList(ListPart part, uint32_t x) const {
   const Reader& b = *base;
   const Delta& dl = *delta;
+  const uint32_t m = edge_seq.size();
   if (part == ListPart::kInEdge) {
+    // An edge number at H, else a Fail() and edge 0 (an in-list position means edges).
+    auto edge = [&](uint32_t e) {
+      if (e < m) return e;
+      Fail(Corrupt("in-list entry " + std::to_string(x) + " names no edge"));
+      return uint32_t{0};
+    };
+    if (x >= in_seq.size()) return edge(kNoNode);
     MergedSequence::Item it = in_seq.At(x);
-    if (!it.delta) return EdgeOfBase(b.in_edge(it.index));
+    if (!it.delta) {
+      // A base entry names an edge into the node whose base in-range holds it (the
+      // base's in-index is read here unchecked; a damaged one must not steer).
+      const uint32_t q = it.index, e = b.in_edge(q);
+      const uint32_t t = e < b.edge_count() ? b.edge_target(e) : kNoNode;
+      if (t >= b.node_count() || q < b.in_begin(t) || q >= b.in_end(t)) return edge(kNoNode);
+      return edge(EdgeOfBase(e));
+    }
     const uint32_t ref = dl.in_entry(it.index);
-    return IsDeltaRef(ref) ? edge_seq.OfDelta(ref & ~kDeltaNode) : EdgeOfBase(ref);
+    return edge(IsDeltaRef(ref) ? edge_seq.OfDelta(ref & ~kDeltaNode) : EdgeOfBase(ref));
   }
+  const uint32_t list = ListBound(part, x);
+  if (list <= m) return list;
+  Fail(Corrupt("the edge list of node " + std::to_string(x) + " passes the edge count"));
+  return m;
+}
+
+uint32_t Reader::Layer::ListBound(ListPart part, uint32_t x) const {
+  const Reader& b = *base;
+  const Delta& dl = *delta;
   const bool out = part == ListPart::kOutBegin || part == ListPart::kOutEnd;
   const uint32_t i = x;
   const uint32_t ref = Ref(i);
@@ -390,13 +441,31 @@ Status Reader::Layer::BuildIn(Reader* r) {
   in_list.resize(size_t{m} * 4);
   uint32_t p = 0;
   const uint32_t in_lists = dl.in_list_count();
+  // Each entry an edge into node i, in (rel, source) order, each edge once: with p
+  // == m at the end the in-lists hold every edge exactly once.
+  uint32_t list_begin = 0, node = 0;
   auto put_in = [&](uint32_t edge) -> Status {
-    if (edge == kNoNode || p >= m) return Corrupt("an in-list entry names no edge");
+    if (edge >= m || p >= m) return Corrupt("an in-list entry names no edge");
+    const char* e = edges.data() + size_t{edge} * EdgeEntry::kEncodedLength;
+    if (DecodeFixed32(e + EdgeEntry::kTargetOffset) != node) {
+      return Corrupt("an in-list entry is no edge into its node");
+    }
+    if (p > list_begin) {
+      const char* prev = edges.data() + size_t{DecodeFixed32(in_list.data() + 4 * size_t{p - 1})} *
+                                            EdgeEntry::kEncodedLength;
+      auto order = [](const char* x) {
+        return std::pair(static_cast<uint8_t>(x[EdgeEntry::kRelOffset]),
+                         DecodeFixed32(x + EdgeEntry::kSourceOffset));
+      };
+      if (!(order(prev) < order(e))) return Corrupt("an in-list is out of (rel, source) order");
+    }
     EncodeFixed32(in_list.data() + 4 * size_t{p++}, edge);
     return Status::OK();
   };
   for (uint32_t i = 0; i < n; ++i) {
     EncodeFixed32(in_off.data() + 4 * size_t{i}, p);
+    list_begin = p;
+    node = i;
     uint32_t list_target = k < in_lists ? MapRef(dl.in_target(k)) : kNoNode;
     if (k < in_lists && (list_target == kNoNode || list_target < i)) {
       return Corrupt("in-lists are not in node order");
@@ -420,7 +489,8 @@ Status Reader::Layer::BuildIn(Reader* r) {
     uint32_t slot = IsDeltaRef(ref) ? dl.base_slot(ref & ~kDeltaNode) : ref;
     if (slot == kNoNode) continue;
     for (uint32_t q = b.in_begin(slot); q < b.in_end(slot); ++q) {
-      AMEM_RETURN_IF_ERROR(put_in(base_edge_to_merged[b.in_edge(q)]));
+      const uint32_t e = b.in_edge(q);
+      AMEM_RETURN_IF_ERROR(put_in(e < base_edge_to_merged.size() ? base_edge_to_merged[e] : kNoNode));
     }
   }
   if (k != in_lists || p != m) return Corrupt("in-lists do not hold every edge once");
@@ -642,8 +712,8 @@ uint32_t Reader::LayeredDocLength(uint32_t i) const {
 void Reader::BuildLazy(uint8_t what) const {
   auto* layer = const_cast<Layer*>(layer_);
   std::lock_guard<std::mutex> lock(layer->build_mu);
-  // The tables were validated against each other when the delta was opened; a
-  // failure here means the two files do not fit, which Open could not see.
+  // The delta was checked against the base when it was opened (Delta::CheckFit); a
+  // failure here means the base's own tables are damaged, which Open did not walk.
   Reader* self = const_cast<Reader*>(this);
   // In-lists are made from the out tables' edge numbering: those come first.
   for (uint8_t part : {kLazyOut, kLazyIn, kLazyTime}) {
@@ -652,10 +722,36 @@ void Reader::BuildLazy(uint8_t what) const {
                : part == kLazyIn ? layer->BuildIn(self)
                                  : layer->BuildTime(self);
     if (!s.ok()) {
-      std::fprintf(stderr, "amem: %s\n", s.ToString().c_str());
-      std::abort();
+      // Sticky: ContentStatus() reports it; every table still pending gets one that
+      // keeps the accessors in range, so the query ends and its caller drops it.
+      layer->Fail(s);
+      const uint8_t rest = lazy_pending_.load(std::memory_order_acquire);
+      layer->UseFallback(self, rest);
+      lazy_pending_.fetch_and(static_cast<uint8_t>(~rest), std::memory_order_release);
+      return;
     }
     lazy_pending_.fetch_and(static_cast<uint8_t>(~part), std::memory_order_release);
+  }
+}
+
+void Reader::Layer::UseFallback(Reader* r, uint8_t parts) {
+  const uint32_t n = r->node_count_, m = r->edge_count_;  // m > 0 only with n > 0 (Build)
+  if (parts & kLazyOut) {
+    edges.assign(size_t{m} * EdgeEntry::kEncodedLength, '\0');
+    out_off.assign((size_t{n} + 1) * 4, '\0');
+    r->edges_ = edges.data();
+    r->out_off_ = out_off.data();
+  }
+  if (parts & kLazyIn) {
+    in_off.assign((size_t{n} + 1) * 4, '\0');
+    in_list.assign(size_t{m} * 4, '\0');
+    r->in_off_ = in_off.data();
+    r->in_list_ = in_list.data();
+  }
+  if (parts & kLazyTime) {
+    time.assign(size_t{n} * kTimeEntryLength, '\0');
+    for (uint32_t i = 0; i < n; ++i) EncodeFixed32(time.data() + size_t{i} * kTimeEntryLength + 8, i);
+    r->time_ = time.data();
   }
 }
 

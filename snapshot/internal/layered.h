@@ -47,12 +47,24 @@ struct Reader::Layer {
   std::vector<uint32_t> out_src, in_tgt;
   std::vector<std::pair<uint32_t, uint32_t>> copied;
   uint64_t point_limit = 0;  // edge accesses answered this way before BuildOut/BuildIn
+
+  // The first inconsistency an accessor met, sticky: the two files do not fit,
+  // which Open could not see without a walk of the base. The accessor returns a
+  // number in range instead (0: node or edge 0), and Reader::ContentStatus() reports
+  // this Corruption, so the caller drops the answer (the live view's callers then
+  // discard the cache and compile it again).
+  void Fail(Status s) const;
+  Status Failure() const;
+  mutable std::mutex failure_mu;
+  mutable Status failure;
+  mutable std::atomic<bool> failed{false};
   mutable std::atomic<uint64_t> point_uses{0};
   bool NotePointUse() const {
     return point_uses.fetch_add(1, std::memory_order_relaxed) >= point_limit;
   }
   Edge PointEdge(uint32_t j) const;
   uint32_t PointList(ListPart part, uint32_t x) const;
+  uint32_t ListBound(ListPart part, uint32_t x) const;  // PointList's begin or end, unchecked
   uint32_t EdgeOfBase(uint32_t e) const;  // merged edge of base edge e; kNoNode if gone
 
   // Bulk tables, built by a bulk query's edge accesses (BuildOut, BuildIn): flat node maps and
@@ -135,6 +147,9 @@ struct Reader::Layer {
   Status BuildOut(Reader* r);
   Status BuildIn(Reader* r);
   Status BuildTime(Reader* r);
+  // After a failed Build*: tables for `parts` (Reader::kLazy*) that keep every
+  // accessor in range (no edges in any list, edges 0 -> 0, time order by node).
+  void UseFallback(Reader* r, uint8_t parts);
 
  private:
   Status BuildNodes(Reader* r);

@@ -107,7 +107,8 @@ TEST_CASE("Damaged content is exit 5 for every command that shows content",
   CHECK(t.Run({"context", "fact:v1", "--snapshot", copy}).exit_code == 0);
 }
 
-TEST_CASE("MCP answers an error, not empty texts, from damaged content", "[mcp][hardening]") {
+TEST_CASE("MCP never answers empty texts from damaged content: the store's own file is exported again",
+          "[mcp][hardening]") {
   TempStore t;
   MakeSnapshot(t, t.dir().Sub("a.amem"));
   // The first query exports the store's own snapshot; damage that file in place.
@@ -136,9 +137,14 @@ TEST_CASE("MCP answers an error, not empty texts, from damaged content", "[mcp][
     at = end == std::string::npos ? r.out.size() : end + 1;
   }
   CHECK(reply["id"] == 2);
-  CHECK(reply["result"]["isError"] == true);
-  CHECK(reply["result"]["content"][0]["text"].get<std::string>().find("content block") !=
-        std::string::npos);
+  // The store's snapshot is a cache of the store: the damaged file is discarded,
+  // said on stderr, and the answer comes from a new export.
+  CHECK(reply["result"]["isError"] == false);
+  CHECK(reply["result"]["content"][0]["text"].get<std::string>().find(
+            "retry policy number 1 for the cache layer") != std::string::npos);
+  CHECK(r.err.find("content block") != std::string::npos);
+  CHECK(r.err.find("discarded current.rev, current.amem") != std::string::npos);
+  CHECK(t.Run({"verify", current}).exit_code == 0);
 }
 
 TEST_CASE("verify says NO CHECKSUM and exits 1 for a file without one", "[cli][hardening]") {

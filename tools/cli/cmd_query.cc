@@ -130,6 +130,34 @@ Result<io::QueryJson> ArgsObject(const QueryArgs& a) {
   return args;
 }
 
+// One run of the query on the snapshot the flags name (*live: the store's view).
+// Output is dropped on failure: empty text from undecodable content never shows,
+// nor an answer read from a base and delta found not to fit (both ContentStatus).
+Result<io::QueryAnswer> AnswerOnce(Context& ctx, const io::QueryDef& def, const QueryArgs& a,
+                                   const io::QueryJson& args, snapshot::LiveView* live,
+                                   bool* usage_error, bool* wrote) {
+  const bool latest = a.snap.snapshot.empty() && a.snap.view.view().kind == ReadView::Kind::kLatest;
+  AMEM_ASSIGN_OR_RETURN(reader, OpenSnapshot(ctx, a.snap, live));
+  Store* store = nullptr;
+  if (a.snap.snapshot.empty()) {
+    AMEM_ASSIGN_OR_RETURN(s, ctx.OpenStore());
+    store = s;
+  }
+  io::QueryCall call{.reader = *reader,
+                     .args = args,
+                     .def = def,
+                     .front_end = io::FrontEnd::kCli,
+                     .store = store,
+                     .latest = latest,
+                     .write = a.write.options(),
+                     .json_output = ctx.json()};
+  Result<io::QueryAnswer> answer = def.run(call);
+  *wrote = answer.ok() && answer->wrote;
+  AMEM_RETURN_IF_ERROR(reader->ContentStatus());
+  *usage_error = !answer.ok() && call.usage_error;
+  return answer;
+}
+
 Status RunQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a) {
   AMEM_ASSIGN_OR_RETURN(args, ArgsObject(a));
   const bool latest = a.snap.snapshot.empty() && a.snap.view.view().kind == ReadView::Kind::kLatest;
@@ -152,26 +180,19 @@ Status RunQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a) {
       args[s.param->name] = std::move(content);
     }
   }
-  AMEM_ASSIGN_OR_RETURN(reader, OpenSnapshot(ctx, a.snap));
-  Store* store = nullptr;
-  if (a.snap.snapshot.empty()) {
-    AMEM_ASSIGN_OR_RETURN(s, ctx.OpenStore());
-    store = s;
+  // A damaged cache of the store's live view, found opening it or by the query
+  // (ContentStatus), is discarded and compiled again: a second, last attempt.
+  snapshot::LiveView live;
+  bool usage_error = false, wrote = false;
+  Result<io::QueryAnswer> answer = AnswerOnce(ctx, def, a, args, &live, &usage_error, &wrote);
+  // What a write did stands: it is never run twice.
+  if (!answer.ok() && !usage_error && !wrote && a.snap.snapshot.empty() &&
+      DiscardBadLiveCache(ctx, answer.status(), live.reader ? &live : nullptr)) {
+    live = {};
+    answer = AnswerOnce(ctx, def, a, args, &live, &usage_error, &wrote);
   }
-  io::QueryCall call{.reader = *reader,
-                     .args = args,
-                     .def = def,
-                     .front_end = io::FrontEnd::kCli,
-                     .store = store,
-                     .latest = latest,
-                     .write = a.write.options(),
-                     .json_output = ctx.json()};
-  Result<io::QueryAnswer> answer = def.run(call);
-  if (!answer.ok()) {
-    return call.usage_error ? ctx.UsageError(answer.status().message()) : answer.status();
-  }
-  // Output is dropped on failure: empty text from undecodable content never shows.
-  AMEM_RETURN_IF_ERROR(reader->ContentStatus());
+  if (usage_error) return ctx.UsageError(answer.status().message());
+  if (!answer.ok()) return answer.status();
   if (!answer->wrote) ctx.RecordQuery(answer->doc);  // the query log keeps questions only
   if (ctx.json()) {
     ctx.SetJsonOutput(answer->doc);

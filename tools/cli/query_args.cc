@@ -1,5 +1,7 @@
 #include "tools/cli/query_args.h"
 
+#include <cstdio>
+
 #include "snapshot/live.h"
 
 namespace amem::cli {
@@ -14,7 +16,8 @@ void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args) {
   AddReadViewFlags(cmd, &args->view);
 }
 
-Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args) {
+Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args,
+                                                             snapshot::LiveView* live_out) {
   if (!args.snapshot.empty()) {
     if (args.view.view().kind != ReadView::Kind::kLatest) {
       return ctx.UsageError("--as-of/--at read the store; they cannot apply to --snapshot");
@@ -34,7 +37,21 @@ Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const
   if (!live.ok()) return live.status();
   snapshot::PrintNote(*live, "amem " + ctx.command_name());
   ctx.SetQueryRevision(live->revision);
+  if (live_out) *live_out = *live;
   return std::move(live->reader);
+}
+
+bool DiscardBadLiveCache(Context& ctx, const Status& failed, const snapshot::LiveView* live) {
+  if (!snapshot::IsLiveCacheCorruption(failed)) return false;
+  Result<Store*> store = ctx.OpenStore();
+  if (!store.ok()) return false;
+  Result<std::string> removed = snapshot::DiscardLiveCache(**store, live);
+  if (!removed.ok()) return false;
+  std::string line = "amem: the store's cached snapshot is damaged (" + failed.ToString() +
+                     "); discarded " + (removed->empty() ? std::string("nothing") : *removed) +
+                     " and compiling it again\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  return true;
 }
 
 }  // namespace amem::cli

@@ -15,6 +15,7 @@
 
 #include "common/status.h"
 #include "query/render.h"
+#include "snapshot/live.h"
 #include "snapshot/reader.h"
 #include "tools/cli/command.h"
 
@@ -33,8 +34,16 @@ struct SnapshotArgs {
 void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args);
 
 // Opens the snapshot the flags name: --snapshot FILE with kCheckedRead, else the
-// store's own snapshot as of the view. --as-of/--at with --snapshot is a usage error.
-Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args);
+// store's own snapshot as of the view (then also in *live when given). --as-of/--at
+// with --snapshot is a usage error.
+Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args,
+                                                             snapshot::LiveView* live = nullptr);
+
+// After `failed` (a status of opening or reading the store's live view, as
+// OpenSnapshot gave it in `live`, or none): when it is a Corruption of the cache
+// files (snapshot::DiscardLiveCache), removes them and says so on stderr, and
+// returns true: the caller runs once more on a view compiled again.
+bool DiscardBadLiveCache(Context& ctx, const Status& failed, const snapshot::LiveView* live);
 
 }  // namespace amem::cli
 

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <random>
 #include <thread>
 #include <utility>
@@ -74,6 +75,21 @@ Json ArrayOf(Json items, std::string_view description) {
 Json Merge(Json a, const Json& b) {
   for (const auto& [k, v] : b.items()) a[k] = v;
   return a;
+}
+
+bool DiscardBadLiveCache(const ToolContext* ctx, std::string_view tool, const Status& failed,
+                         const snapshot::LiveView* live) {
+  if (ctx->store == nullptr || ctx->reader != nullptr || !snapshot::IsLiveCacheCorruption(failed)) {
+    return false;
+  }
+  Result<std::string> removed = snapshot::DiscardLiveCache(*ctx->store, live, ctx->live.get());
+  if (!removed.ok()) return false;
+  std::fprintf(stderr,
+               "amem mcp: %.*s: the store's cached snapshot is damaged (%s); discarded %s and "
+               "compiling it again\n",
+               static_cast<int>(tool.size()), tool.data(), failed.ToString().c_str(),
+               removed->empty() ? "nothing" : removed->c_str());
+  return true;
 }
 
 Result<ReadView> ViewFromArgs(const Json& args) {

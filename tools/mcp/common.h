@@ -67,6 +67,13 @@ Json Merge(Json a, const Json& b);
 
 // The view named by as_of/at (Latest when neither). InvalidArgument if both.
 Result<ReadView> ViewFromArgs(const Json& args);
+// After `failed` from the store's live view (opening it, or its ContentStatus()
+// after a query; `live` as OpenLive gave it, or null): when it is a Corruption of
+// the cache files, discards them and the server's cached views
+// (snapshot::DiscardLiveCache), says so on stderr and returns true: the tool then
+// asks once more, on a view compiled again.
+bool DiscardBadLiveCache(const ToolContext* ctx, std::string_view tool, const Status& failed,
+                         const snapshot::LiveView* live);
 // Attribution from run/task/scope/ts.
 WriteOptions WriteOptionsFromArgs(const Json& args);
 

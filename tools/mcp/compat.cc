@@ -516,11 +516,25 @@ ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* quer
   if (!start.ok()) return ToolError(start.status().message());
   auto view = PageViewFromArgs(args, *start);
   if (!view.ok()) return ToolError(view.status().message());
-  auto live = snapshot::OpenLive(*ctx->store, *view, ctx->live_options, ctx->live.get());
+  // The graph of the live view; a damaged cache, found opening the view or
+  // building the graph, is discarded with the graphs made from it, and read again.
+  Result<snapshot::LiveView> live = Status::NotFound("not read yet");
+  Result<std::shared_ptr<const GraphView>> graph = Status::NotFound("not read yet");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    live = snapshot::OpenLive(*ctx->store, *view, ctx->live_options, ctx->live.get());
+    if (live.ok()) {
+      if (ctx->graphs == nullptr) ctx->graphs = std::make_shared<GraphViewCache>();
+      graph = ctx->graphs->Get(live->reader, live->revision, *ctx->store);
+    }
+    const Status failed = live.ok() ? graph.status() : live.status();
+    if (failed.ok() || attempt > 0 ||
+        !DiscardBadLiveCache(ctx, what, failed, live.ok() ? &*live : nullptr)) {
+      break;
+    }
+    ctx->graphs = nullptr;
+  }
   if (!live.ok()) return ToolErrorFromStatus(what, live.status());
   snapshot::PrintNote(*live, "amem mcp");
-  if (ctx->graphs == nullptr) ctx->graphs = std::make_shared<GraphViewCache>();
-  auto graph = ctx->graphs->Get(std::move(live->reader), live->revision, *ctx->store);
   if (!graph.ok()) return ToolErrorFromStatus(what, graph.status());
   if (query != nullptr) {
     GraphListing hits = (*graph)->Search(*query);
@@ -1024,34 +1038,47 @@ Tool OpenNodesTool(ToolContext* ctx) {
     if (!start.ok()) return ToolError(start.status().message());
     auto view = PageViewFromArgs(args, *start);
     if (!view.ok()) return ToolError(view.status().message());
-    // The live view (base + delta) at the call's revision, as read_graph reads it.
-    auto live = snapshot::OpenLive(*ctx->store, *view, ctx->live_options, ctx->live.get());
-    if (!live.ok()) return ToolErrorFromStatus("open_nodes", live.status());
-    snapshot::PrintNote(*live, "amem mcp");
-    const snapshot::Reader& reader = *live->reader;
-    const RelationOrder rel_order = StoreRelationOrder(reader, *ctx->store);
-    // The entities in the order asked for, then their relations (each once).
-    KnowledgeGraph g;
-    std::set<std::string> seen_names;
-    std::set<std::tuple<std::string, std::string, std::string>> seen_relations;
-    for (const auto& j : args["names"]) {
-      std::string name = j;
-      if (!seen_names.insert(name).second) continue;
-      std::vector<Relation> rels;
-      auto e = EntityFromView(reader, rel_order, name, &rels);
-      if (!e.ok()) {
-        if (e.status().IsNotFound()) continue;
-        return ToolErrorFromStatus("open_nodes", e.status());
-      }
-      g.entities.push_back(std::move(*e));
-      for (auto& r : rels) {
-        if (seen_relations.insert({r.from, r.to, r.relation_type}).second) {
-          g.relations.push_back(std::move(r));
+    // The live view (base + delta) at the call's revision, as read_graph reads it;
+    // a damaged cache found opening or reading it is discarded and read again.
+    auto read = [&](snapshot::LiveView* live) -> Result<KnowledgeGraph> {
+      AMEM_ASSIGN_OR_RETURN(opened, snapshot::OpenLive(*ctx->store, *view, ctx->live_options,
+                                                       ctx->live.get()));
+      *live = opened;
+      snapshot::PrintNote(opened, "amem mcp");
+      const snapshot::Reader& reader = *live->reader;
+      const RelationOrder rel_order = StoreRelationOrder(reader, *ctx->store);
+      // The entities in the order asked for, then their relations (each once).
+      KnowledgeGraph g;
+      std::set<std::string> seen_names;
+      std::set<std::tuple<std::string, std::string, std::string>> seen_relations;
+      for (const auto& j : args["names"]) {
+        std::string name = j;
+        if (!seen_names.insert(name).second) continue;
+        std::vector<Relation> rels;
+        auto e = EntityFromView(reader, rel_order, name, &rels);
+        if (!e.ok() && !e.status().IsNotFound()) {
+          AMEM_RETURN_IF_ERROR(reader.ContentStatus());
+          return e.status();
+        }
+        if (!e.ok()) continue;
+        g.entities.push_back(std::move(*e));
+        for (auto& r : rels) {
+          if (seen_relations.insert({r.from, r.to, r.relation_type}).second) {
+            g.relations.push_back(std::move(r));
+          }
         }
       }
+      AMEM_RETURN_IF_ERROR(reader.ContentStatus());
+      return g;
+    };
+    snapshot::LiveView live;
+    auto g = read(&live);
+    if (!g.ok() && DiscardBadLiveCache(ctx, "open_nodes", g.status(), live.reader ? &live : nullptr)) {
+      live = {};
+      g = read(&live);
     }
-    if (Status s = reader.ContentStatus(); !s.ok()) return ToolErrorFromStatus("open_nodes", s);
-    return GraphPage(ListingOf(g), args, *start, live->revision);
+    if (!g.ok()) return ToolErrorFromStatus("open_nodes", g.status());
+    return GraphPage(ListingOf(*g), args, *start, live.revision);
   };
   return t;
 }

@@ -148,28 +148,42 @@ ToolResult RunOnSnapshot(const ToolContext* ctx, const io::QueryDef& def, const 
   if (Status given = io::CheckGiven(def, args, io::FrontEnd::kMcp); !given.ok()) {
     return ToolErrorFromStatus(name, given);
   }
-  if (reader == nullptr) {
-    auto view = ViewFromArgs(args);
-    if (!view.ok()) return ToolErrorFromStatus(name, view.status());
-    auto live = snapshot::OpenLive(*ctx->store, *view, ctx->live_options, ctx->live.get());
-    if (!live.ok()) return ToolErrorFromStatus(name, live.status());
-    snapshot::PrintNote(*live, "amem mcp");
-    opened = std::move(live->reader);
-    reader = opened.get();
-    revision = live->revision;
-    latest = view->kind == ReadView::Kind::kLatest;
+  // One run on the snapshot; a damaged cache of the live view, found opening it or
+  // by the query (ContentStatus), is discarded and the query asked once more.
+  auto once = [&](snapshot::LiveView* live, bool* wrote) -> Result<io::QueryAnswer> {
+    if (ctx->reader == nullptr) {
+      AMEM_ASSIGN_OR_RETURN(view, ViewFromArgs(args));
+      AMEM_ASSIGN_OR_RETURN(opened_live, snapshot::OpenLive(*ctx->store, view, ctx->live_options,
+                                                            ctx->live.get()));
+      *live = opened_live;
+      snapshot::PrintNote(opened_live, "amem mcp");
+      opened = std::move(opened_live.reader);
+      reader = opened.get();
+      revision = opened_live.revision;
+      latest = view.kind == ReadView::Kind::kLatest;
+    }
+    io::QueryCall call{.reader = *reader,
+                       .args = args,
+                       .def = def,
+                       .front_end = io::FrontEnd::kMcp,
+                       .store = ctx->reader == nullptr ? ctx->store : nullptr,
+                       .latest = latest,
+                       .write = WriteOptionsFromArgs(args)};
+    auto answer = def.run(call);
+    *wrote = answer.ok() && answer->wrote;
+    // Undecodable content reads as "": an error, never an answer of empty texts.
+    AMEM_RETURN_IF_ERROR(reader->ContentStatus());
+    return answer;
+  };
+  snapshot::LiveView live;
+  bool wrote = false;
+  auto answer = once(&live, &wrote);
+  if (!answer.ok() && !wrote &&
+      DiscardBadLiveCache(ctx, name, answer.status(), live.reader ? &live : nullptr)) {
+    live = {};
+    answer = once(&live, &wrote);
   }
-  io::QueryCall call{.reader = *reader,
-                     .args = args,
-                     .def = def,
-                     .front_end = io::FrontEnd::kMcp,
-                     .store = ctx->reader == nullptr ? ctx->store : nullptr,
-                     .latest = latest,
-                     .write = WriteOptionsFromArgs(args)};
-  auto answer = def.run(call);
   if (!answer.ok()) return ToolErrorFromStatus(name, answer.status());
-  // Undecodable content reads as "": an error, never an answer of empty texts.
-  if (Status s = reader->ContentStatus(); !s.ok()) return ToolErrorFromStatus(name, s);
   ToolResult r;
   r.structured = std::move(answer->doc);
   if (revision) r.structured["revision"] = *revision;
