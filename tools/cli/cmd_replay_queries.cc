@@ -17,6 +17,7 @@
 #include "tools/cli/query_args.h"
 #include "tools/io/query_log.h"
 #include "tools/io/json_records.h"
+#include "tools/io/query_table.h"
 
 namespace amem::cli {
 
@@ -239,7 +240,7 @@ void AppendReportText(const io::OrderedJson& r, std::string* out) {
 
 Status RunReplayQueries(Context& ctx, const ReplayQueriesArgs& a) {
   std::string text;
-  AMEM_RETURN_IF_ERROR(ReadInputFile(a.file, &text));
+  AMEM_RETURN_IF_ERROR(ReadInputLines(a.file, &text));
   std::vector<std::pair<size_t, io::QueryRecord>> queries;
   size_t line_number = 0;
   for (std::string_view rest = text; !rest.empty();) {
@@ -250,6 +251,13 @@ Status RunReplayQueries(Context& ctx, const ReplayQueriesArgs& a) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     Result<io::QueryRecord> q = io::ParseQueryRecord(line);
     if (!q.ok()) return q.status().WithContext("line " + std::to_string(line_number));
+    if (q->source == "cli" && !io::IsQueryCommand(q->query)) {
+      // Only the queries run: "replay-queries" itself recursed until the stack ran out.
+      return Status::InvalidArgument("line " + std::to_string(line_number) + ": \"" +
+                                     q->query + "\" is not one of the " +
+                                     std::to_string(io::Queries().size()) +
+                                     " query commands; nothing was replayed");
+    }
     queries.emplace_back(line_number, std::move(q).value());
   }
   AMEM_ASSIGN_OR_RETURN(reader_a, snapshot::Reader::Open(a.snapshot, kCheckedRead));
@@ -314,14 +322,15 @@ void AddReplayQueriesCommands(CLI::App& app, Context& ctx) {
       "Ask recorded queries (--query-log) again and report which answers changed; exits 1 "
       "if any did.",
       "amem replay-queries queries.jsonl --snapshot run-1.amem --against run-2.amem");
-  cmd->add_option("QUERIES", a->file, "Query log (--query-log / $AMEM_QUERY_LOG), or -")
+  PathArgument(
+      cmd->add_option("QUERIES", a->file, "Query log (--query-log / $AMEM_QUERY_LOG), or -"))
       ->required();
-  cmd->add_option("--snapshot", a->snapshot, "Ask the queries on this .amem file")
+  PathArgument(cmd->add_option("--snapshot", a->snapshot, "Ask the queries on this .amem file"))
       ->type_name("FILE")
       ->required();
-  cmd->add_option("--against", a->against,
-                  "Compare with the answers on this .amem file (rows added, removed, moved, "
-                  "rescored) instead of the recorded digests")
+  PathArgument(cmd->add_option("--against", a->against,
+                               "Compare with the answers on this .amem file (rows added, "
+                               "removed, moved, rescored) instead of the recorded digests"))
       ->type_name("FILE");
   ctx.SetAction(cmd, [&ctx, a] { return RunReplayQueries(ctx, *a); });
 }
