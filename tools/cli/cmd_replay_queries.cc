@@ -17,7 +17,6 @@
 #include "tools/cli/query_args.h"
 #include "tools/io/query_log.h"
 #include "tools/io/json_records.h"
-#include "tools/io/query_table.h"
 
 namespace amem::cli {
 
@@ -251,13 +250,6 @@ Status RunReplayQueries(Context& ctx, const ReplayQueriesArgs& a) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     Result<io::QueryRecord> q = io::ParseQueryRecord(line);
     if (!q.ok()) return q.status().WithContext("line " + std::to_string(line_number));
-    if (q->source == "cli" && !io::IsQueryCommand(q->query)) {
-      // Only the queries run: "replay-queries" itself recursed until the stack ran out.
-      return Status::InvalidArgument("line " + std::to_string(line_number) + ": \"" +
-                                     q->query + "\" is not one of the " +
-                                     std::to_string(io::Queries().size()) +
-                                     " query commands; nothing was replayed");
-    }
     queries.emplace_back(line_number, std::move(q).value());
   }
   AMEM_ASSIGN_OR_RETURN(reader_a, snapshot::Reader::Open(a.snapshot, kCheckedRead));
