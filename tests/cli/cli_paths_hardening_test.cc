@@ -133,7 +133,7 @@ TEST_CASE("log --out never writes through a link planted at a temp name",
   }
 }
 
-TEST_CASE("100K query words are refused by the text cap; just under it is answered",
+TEST_CASE("100K query words are refused by the text cap, and just under it is answered",
           "[cli][hardening][paths]") {
   TempStore t;
   const std::string snap = Populate(t);

@@ -56,7 +56,7 @@ TEST_CASE("export_snapshot refuses NUL and control characters before any other c
   h.Ok("export_snapshot", {{"path", "fine.amem"}});  // an ordinary path still works
 }
 
-TEST_CASE("text arguments over the cap are refused; 100K words never reach the search",
+TEST_CASE("text arguments over the cap are refused, and 100K words never reach the search",
           "[mcp][query-tools][hardening]") {
   Harness h;
   Populate(h);
