@@ -46,6 +46,12 @@ bool IsValidUtf8(std::string_view s) {
   return true;
 }
 
+size_t Utf8CharCount(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 std::string_view Utf8Prefix(std::string_view s, size_t max_bytes) {
   if (s.size() <= max_bytes) return s;
   size_t cut = max_bytes;

@@ -12,6 +12,10 @@ namespace amem {
 // True if `s` is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
 bool IsValidUtf8(std::string_view s);
 
+// The number of characters (code points) of `s`: the bytes that do not continue
+// a character. REQUIRES: s is valid UTF-8 (otherwise an estimate).
+size_t Utf8CharCount(std::string_view s);
+
 // The longest prefix of `s` of at most `max_bytes` bytes that ends on a character
 // boundary. REQUIRES: s is valid UTF-8.
 std::string_view Utf8Prefix(std::string_view s, size_t max_bytes);

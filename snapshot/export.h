@@ -29,7 +29,8 @@ struct ExportResult {
 
 // Writes the store's state as of options.view to `path` atomically (a temp file
 // of its own, fsync, rename, fsync of the directory; WriteFileAtomic): a crash
-// leaves the previous file.
+// leaves the previous file. First removes the temp files of `path` that a killed
+// export left (RemoveStaleTempFilesOf: their process is gone).
 Result<ExportResult> ExportSnapshot(const Store& store, const std::string& path,
                                     const ExportOptions& options = {});
 

@@ -143,24 +143,6 @@ Result<uint64_t> Export(const Store& store, const ReadView& view, const std::str
   return done->revision;
 }
 
-// Removes the temp files (`<name>.tmp.<pid>.<hex>`, TempPathFor) that processes
-// killed while writing left in `dir`: those whose pid is no longer running. A
-// live writer's own temp file is never touched.
-void RemoveStaleTempFiles(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    size_t at = name.find(kTempInfix);
-    if (at == std::string::npos) continue;
-    const char* p = name.c_str() + at + std::strlen(kTempInfix);
-    char* end = nullptr;
-    long pid = std::strtol(p, &end, 10);
-    if (end == p || *end != '.' || pid <= 0) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
-  }
-}
-
 // Marks a cached past snapshot as just used (its mtime is the LRU clock).
 void Touch(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
 

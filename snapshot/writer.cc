@@ -307,37 +307,14 @@ Status CheckNode(const NodeView& n) {
 // bytes (sync_file_range, which starts the writes and does not wait for them), so
 // the disk works while the rest of the file is laid out and the final fsync
 // finds little left to write: 0.4-0.5 s of a 1.2 GB export's fsync otherwise.
+// A ByteSink onto an AtomicFile.
 class FileSink : public ByteSink {
  public:
-  FileSink(int fd, const std::string& path, bool write_behind)
-      : fd_(fd), path_(path), write_behind_(write_behind) {}
-  Status Append(std::string_view bytes) override {
-    while (!bytes.empty()) {
-      ssize_t w = ::write(fd_, bytes.data(), bytes.size());
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        return Status::IOError("write " + path_ + ": " + std::strerror(errno));
-      }
-      bytes.remove_prefix(static_cast<size_t>(w));
-      written_ += static_cast<uint64_t>(w);
-    }
-    if (write_behind_ && written_ - handed_ >= kWriteBehind) {
-      // Only a hint: the fsync that follows is what makes the file durable, so
-      // an error here (e.g. a file system without it) changes nothing.
-      (void)::sync_file_range(fd_, static_cast<off_t>(handed_),
-                              static_cast<off_t>(written_ - handed_), SYNC_FILE_RANGE_WRITE);
-      handed_ = written_;
-    }
-    return Status::OK();
-  }
+  explicit FileSink(AtomicFile* file) : file_(file) {}
+  Status Append(std::string_view bytes) override { return file_->Append(bytes); }
 
  private:
-  static constexpr uint64_t kWriteBehind = uint64_t{32} << 20;
-  int fd_;
-  const std::string& path_;
-  const bool write_behind_;
-  uint64_t written_ = 0;  // bytes written so far
-  uint64_t handed_ = 0;   // bytes before this were handed to the disk
+  AtomicFile* file_;
 };
 
 std::string EdgeName(const EdgeView& e) {
@@ -1194,59 +1171,15 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
 
 Status WriteFileAtomic(const std::string& path, const std::function<Status(ByteSink*)>& produce,
                        Durability durability) {
-  const bool synced = durability == Durability::kSynced;
-  auto io_error = [](const std::string& what, const std::string& p) {
-    return Status::IOError(what + " " + p + ": " + std::strerror(errno));
-  };
-  // A temp name of our own (O_EXCL): two exports to one path never write into, or
-  // rename, each other's half-written file.
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; fd < 0; ++attempt) {
-    tmp = TempPathFor(path);
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 && (errno != EEXIST || attempt == 8)) return io_error("create", tmp);
-  }
-  auto fail = [&](Status s) {
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    return s;
-  };
-  FileSink sink(fd, tmp, synced);
-  if (Status s = produce(&sink); !s.ok()) return fail(std::move(s));
-  if (synced && ::fsync(fd) != 0) return fail(io_error("fsync", tmp));
-  const int closed = ::close(fd);
-  fd = -1;
-  if (closed != 0) return fail(io_error("close", tmp));
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail(io_error("rename", tmp));
-  if (!synced) return Status::OK();
-  // The rename is durable only once the directory entry is.
-  std::string dir = ".";
-  if (size_t slash = path.rfind('/'); slash != std::string::npos) {
-    dir = slash == 0 ? "/" : path.substr(0, slash);
-  }
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return io_error("open directory", dir);
-  int rc = ::fsync(dfd);
-  ::close(dfd);
-  if (rc != 0) return io_error("fsync directory", dir);
-  return Status::OK();
+  AtomicFile file;
+  AMEM_RETURN_IF_ERROR(file.Open(path, /*write_behind=*/durability == Durability::kSynced));
+  FileSink sink(&file);
+  AMEM_RETURN_IF_ERROR(produce(&sink));  // the temp file goes with `file`
+  return file.Commit(durability);
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view data, Durability durability) {
   return WriteFileAtomic(path, [data](ByteSink* sink) { return sink->Append(data); }, durability);
-}
-
-std::string TempPathFor(const std::string& path) {
-  static std::atomic<uint64_t> counter{0};
-  // Process id, a per-process counter and random bits: unique across processes,
-  // threads and pid reuse; O_EXCL catches the rest.
-  uint64_t salt = (static_cast<uint64_t>(std::random_device{}()) << 32) ^
-                  counter.fetch_add(1, std::memory_order_relaxed);
-  char suffix[64];
-  std::snprintf(suffix, sizeof(suffix), "%s%ld.%016llx", kTempInfix,
-                static_cast<long>(::getpid()), static_cast<unsigned long long>(salt));
-  return path + suffix;
 }
 
 }  // namespace amem::snapshot

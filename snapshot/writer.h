@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/files.h"
 #include "common/status.h"
 #include "store/store.h"
 
@@ -98,16 +99,12 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
 // `produce` appends the bytes to the sink it is given; its error aborts the write.
 // kCache skips both fsyncs: for derived files that are checked when read (a
 // crash may leave the old file, the new one, or one that fails its check).
-enum class Durability : uint8_t { kSynced, kCache };
+// (AtomicFile, common/files.h, does the work.)
 Status WriteFileAtomic(const std::string& path, const std::function<Status(ByteSink*)>& produce,
                        Durability durability = Durability::kSynced);
 // The same for bytes already in memory.
 Status WriteFileAtomic(const std::string& path, std::string_view data,
                        Durability durability = Durability::kSynced);
-
-// "<path>.tmp.<pid>.<16 hex digits>": a fresh temp name next to `path`.
-inline constexpr char kTempInfix[] = ".tmp.";
-std::string TempPathFor(const std::string& path);
 
 }  // namespace amem::snapshot
 

@@ -1,11 +1,8 @@
 #include "store/internal/telemetry.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "common/files.h"
 #include "common/hash.h"
 
 namespace amem::store_internal {
@@ -29,16 +26,8 @@ void Telemetry::AddEvent(std::string* lines, std::string_view op, uint64_t memor
 
 void Telemetry::Write(const std::string& lines) const {
   if (path_.empty() || lines.empty()) return;
-  int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  size_t done = 0;
-  while (done < lines.size()) {
-    ssize_t n = ::write(fd, lines.data() + done, lines.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
+  // Best effort, as documented: a failure (or a FIFO, refused) writes nothing.
+  (void)AppendToFile(path_, lines, "telemetry");
 }
 
 }  // namespace amem::store_internal

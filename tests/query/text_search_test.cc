@@ -275,5 +275,30 @@ TEST_CASE("text-search JSON carries terms, path, scores and matched terms",
   REQUIRE(doc["results"][0]["score"].get<double>() > doc["results"][1]["score"].get<double>());
 }
 
+TEST_CASE("QueryTerms keeps the first of each term of 100K words, in order",
+          "[query][text-search]") {
+  // The audit's case: 100K distinct words (42 s with the former search of the
+  // terms so far), each given twice.
+  // Letters only ("w12" would also give its part "12"): "qa", "qb", ..., "qaa", ...
+  auto word = [](int i) {
+    std::string w = "q";
+    do {
+      w += static_cast<char>('a' + i % 26);
+      i /= 26;
+    } while (i > 0);
+    return w;
+  };
+  std::string text;
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 100000; ++i) text += word(i) + " ";
+  }
+  text += "Lmdb lmdb LMDB";
+  const std::vector<std::string> terms = QueryTerms(text);
+  REQUIRE(terms.size() == 100001);
+  CHECK(terms[0] == word(0));
+  CHECK(terms[99999] == word(99999));
+  CHECK(terms[100000] == "lmdb");
+}
+
 }  // namespace
 }  // namespace amem::query

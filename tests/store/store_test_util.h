@@ -4,6 +4,8 @@
 #define AMEM_TESTS_STORE_STORE_TEST_UTIL_H_
 
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -13,6 +15,16 @@
 #include "store/store.h"
 
 namespace amem::testing {
+
+// The pid of a process that has exited and been reaped (for the removal of temp
+// files that dead writers left: common/files.h).
+inline long DeadPid() {
+  pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return pid;
+}
 
 // A fresh directory under $TMPDIR, removed with everything in it on destruction.
 class TempDir {

@@ -104,15 +104,17 @@ void AddIndexCommands(CLI::App& app, Context& ctx) {
       "  ctags --output-format=json --fields=+neKSZl -R . > tags.json && amem index --ctags "
       "tags.json --root .\n"
       "Then: git diff -U0 | amem impact --diff -");
-  cmd->add_option("DIR", a->dir,
-                  "Directory to run universal-ctags in (default: the current directory)");
-  cmd->add_option("--scip", a->scip, "A SCIP index file to read instead")->type_name("FILE");
-  cmd->add_option("--ctags", a->ctags,
-                  "JSON Lines from ctags --output-format=json to read instead")
+  PathArgument(cmd->add_option("DIR", a->dir,
+                               "Directory to run universal-ctags in (default: the current "
+                               "directory)"));
+  PathArgument(cmd->add_option("--scip", a->scip, "A SCIP index file to read instead"))
       ->type_name("FILE");
-  cmd->add_option("--root", a->root,
-                  "With --ctags: the directory its paths are relative to (files are read for "
-                  "their digests and references)")
+  PathArgument(cmd->add_option("--ctags", a->ctags,
+                               "JSON Lines from ctags --output-format=json to read instead"))
+      ->type_name("FILE");
+  PathArgument(cmd->add_option("--root", a->root,
+                               "With --ctags: the directory its paths are relative to (files "
+                               "are read for their digests and references)"))
       ->type_name("DIR");
   cmd->add_option("--tests", a->tests,
                   "Glob of test files (repeatable; replaces the defaults: tests/**, **/*_test.*, "

@@ -80,7 +80,7 @@ void AddIngestCommands(CLI::App& app, Context& ctx) {
       "Apply a JSON Lines file of operations in one transaction; a bad line rejects all.",
       "amem ingest run-1.jsonl --ts 1700000000 --run run-1\n"
       "  echo '{\"op\":\"node\",\"key\":\"file:a.cc\",\"type\":\"file\"}' | amem ingest -\n"
-      "Lines (one JSON object each; blank lines allowed):\n"
+      "Lines (one JSON object each, at most 16 MiB; blank lines allowed):\n"
       "  {\"op\":\"node\",\"key\":K,\"type\":T,\"content\":S,\"meta\":{..},\"confidence\":F,"
       "\"vector\":[..]}\n"
       "  {\"op\":\"edge\",\"src\":K,\"rel\":R,\"dst\":K,\"weight\":F,\"payload\":JSON}\n"
@@ -88,7 +88,8 @@ void AddIngestCommands(CLI::App& app, Context& ctx) {
       "  {\"op\":\"del_node\",\"key\":K}   {\"op\":\"del_edge\",\"src\":K,\"rel\":R,\"dst\":K}\n"
       "  {\"op\":\"del_kv\",\"scope\":S,\"ns\":N,\"key\":K}   {\"op\":\"rel\",\"name\":NAME}\n"
       "Any line may carry \"ts\", \"run\", \"task\", \"scope\". Unknown ops or fields are errors.");
-  cmd->add_option("FILE", a->file, "JSON Lines file, or - for stdin")->required();
+  PathArgument(cmd->add_option("FILE", a->file, "JSON Lines file, or - for stdin"))
+      ->required();
   AddWriteFlags(cmd, &a->write, /*with_scope=*/true);
   ctx.SetAction(cmd, [&ctx, a] { return RunIngest(ctx, *a); });
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <system_error>
 
+#include "common/files.h"
 #include "tools/cli/command.h"
 #include "tools/cli/history_log.h"
 
@@ -23,57 +24,37 @@ struct LogArgs {
   std::string out;
 };
 
-// Writes lines to stdout, or to a file that is only put in place when complete.
+// Writes lines to stdout, or to a file that is only put in place when complete
+// (AtomicFile: a temp file of its own, removed on failure).
 class LogSink {
  public:
-  ~LogSink() {
-    if (file_ != nullptr && file_ != stdout) {
-      std::fclose(file_);
-      std::error_code ec;
-      std::filesystem::remove(tmp_, ec);
-    }
-  }
-
   Status Open(const std::string& path) {
-    path_ = path;
-    if (path.empty() || path == "-") {
-      file_ = stdout;
-      return Status::OK();
-    }
-    tmp_ = path + ".tmp";
-    file_ = std::fopen(tmp_.c_str(), "wb");
-    if (file_ == nullptr) return Status::IOError(tmp_ + ": " + std::strerror(errno));
-    return Status::OK();
+    to_stdout_ = path.empty() || path == "-";
+    if (to_stdout_) return Status::OK();
+    return file_.Open(path, /*write_behind=*/true);
   }
 
   Status Write(const std::string& bytes) {
     bytes_ += bytes.size();
-    if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
-      return Status::IOError((file_ == stdout ? "stdout" : tmp_) + ": " + std::strerror(errno));
+    if (!to_stdout_) return file_.Append(bytes);
+    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) {
+      return Status::IOError(std::string("stdout: ") + std::strerror(errno));
     }
     return Status::OK();
   }
 
   Status Finish() {
-    if (file_ == stdout) {
-      if (std::fflush(stdout) != 0) return Status::IOError("cannot write stdout");
-      return Status::OK();
-    }
-    std::FILE* f = file_;
-    file_ = nullptr;
-    if (std::fclose(f) != 0) return Status::IOError(tmp_ + ": " + std::strerror(errno));
-    std::error_code ec;
-    std::filesystem::rename(tmp_, path_, ec);
-    if (ec) return Status::IOError(path_ + ": " + ec.message());
+    if (!to_stdout_) return file_.Commit(Durability::kSynced);
+    if (std::fflush(stdout) != 0) return Status::IOError("cannot write stdout");
     return Status::OK();
   }
 
-  bool to_stdout() const { return file_ == stdout; }
+  bool to_stdout() const { return to_stdout_; }
   uint64_t bytes() const { return bytes_; }
 
  private:
-  std::string path_, tmp_;
-  std::FILE* file_ = nullptr;
+  bool to_stdout_ = true;
+  AtomicFile file_;
   uint64_t bytes_ = 0;
 };
 
@@ -134,7 +115,7 @@ struct ReplayArgs {
 
 Status RunReplay(Context& ctx, const ReplayArgs& a) {
   std::string text;
-  AMEM_RETURN_IF_ERROR(ReadInputFile(a.file, &text));
+  AMEM_RETURN_IF_ERROR(ReadInputLines(a.file, &text));
   Result<ParsedLog> log = ParseLog(text);
   if (!log.ok()) return log.status();
   text.clear();
@@ -192,8 +173,9 @@ void AddLogCommands(CLI::App& app, Context& ctx) {
         ->type_name("REV");
     cmd->add_option("--until-rev", a->until_rev, "Stop at this revision (default: the latest)")
         ->type_name("REV");
-    cmd->add_option("--out", a->out,
-                    "Write the log to FILE (put in place when complete) instead of stdout")
+    PathArgument(cmd->add_option(
+                     "--out", a->out,
+                     "Write the log to FILE (put in place when complete) instead of stdout"))
         ->type_name("FILE");
     ctx.SetAction(cmd, [&ctx, a] { return RunLog(ctx, *a); });
   }
@@ -205,7 +187,8 @@ void AddLogCommands(CLI::App& app, Context& ctx) {
         "nothing.",
         "amem --store /tmp/copy replay run-1.log && amem --store /tmp/copy export --as-of 7 "
         "x.amem");
-    cmd->add_option("FILE", a->file, "Log file (amem log), or - for stdin")->required();
+    PathArgument(cmd->add_option("FILE", a->file, "Log file (amem log), or - for stdin"))
+        ->required();
     cmd->add_option("--dimension", a->dimension,
                     "Vector dimension of a store this creates (default: the log's vectors', "
                     "else 128)")

@@ -132,10 +132,11 @@ void AddMcpCommands(CLI::App& app, Context& ctx) {
       "(created when missing). stdout carries only protocol messages; logs go to stderr.",
       "claude mcp add amem -- amem mcp\namem --store /path/to/.amem mcp");
   auto export_dir = std::make_shared<std::string>();
-  cmd->add_option("--export-dir", *export_dir,
-                  "The directory tree the export_snapshot tool may write into (default: the "
-                  "working directory). Paths outside it, absolute paths, '..' and symbolic "
-                  "links that leave it are refused.");
+  PathArgument(cmd->add_option(
+      "--export-dir", *export_dir,
+      "The directory tree the export_snapshot tool may write into (default: the working "
+      "directory). Paths outside it, absolute paths, '..' and symbolic links that leave it "
+      "are refused."));
   ctx.SetAction(cmd, [&app, &ctx, export_dir] { return RunMcp(app, ctx, *export_dir); });
 
   auto file = std::make_shared<std::string>();
@@ -145,7 +146,7 @@ void AddMcpCommands(CLI::App& app, Context& ctx) {
       "(@modelcontextprotocol/server-memory) losslessly, in one transaction, into the store "
       "`amem mcp` uses. Existing entities gain the missing observations.",
       "amem import-mcp-memory ~/.npm/_npx/.../memory.jsonl");
-  cmd->add_option("FILE", *file, "The memory.jsonl file")->required();
+  PathArgument(cmd->add_option("FILE", *file, "The memory.jsonl file"))->required();
   ctx.SetAction(cmd, [&app, &ctx, file] { return RunImport(app, ctx, *file); });
 }
 

@@ -61,7 +61,7 @@ void AddParam(CLI::App* cmd, const io::Param& p, Slot* slot) {
       if (!p.choices.empty()) {
         o->check(CLI::IsMember(p.choices));
       }
-      if (p.role == io::ParamRole::kFileText) o->type_name("FILE");
+      if (p.role == io::ParamRole::kFileText) PathArgument(o)->type_name("FILE");
       break;
     case io::ParamType::kInteger:
       o = cmd->add_option(name, slot->integer, help);
@@ -176,9 +176,14 @@ Status RunQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a) {
   for (const Slot& s : a.slots) {
     if (s.param->role == io::ParamRole::kFileText && args.contains(s.param->name)) {
       std::string content;
-      AMEM_RETURN_IF_ERROR(ReadInputFile(s.text, &content));
+      // Up to 4 bytes a character: a longer file is refused below without being
+      // read whole.
+      AMEM_RETURN_IF_ERROR(ReadInputFile(s.text, &content, 4 * io::MaxTextChars(*s.param) + 1));
       args[s.param->name] = std::move(content);
     }
+  }
+  if (Status lengths = io::CheckTextLengths(def, args, io::FrontEnd::kCli); !lengths.ok()) {
+    return ctx.UsageError(lengths.message());
   }
   // A damaged cache of the store's live view, found opening it or by the query
   // (ContentStatus), is discarded and compiled again: a second, last attempt.

@@ -239,7 +239,7 @@ void AppendReportText(const io::OrderedJson& r, std::string* out) {
 
 Status RunReplayQueries(Context& ctx, const ReplayQueriesArgs& a) {
   std::string text;
-  AMEM_RETURN_IF_ERROR(ReadInputFile(a.file, &text));
+  AMEM_RETURN_IF_ERROR(ReadInputLines(a.file, &text));
   std::vector<std::pair<size_t, io::QueryRecord>> queries;
   size_t line_number = 0;
   for (std::string_view rest = text; !rest.empty();) {
@@ -314,14 +314,15 @@ void AddReplayQueriesCommands(CLI::App& app, Context& ctx) {
       "Ask recorded queries (--query-log) again and report which answers changed; exits 1 "
       "if any did.",
       "amem replay-queries queries.jsonl --snapshot run-1.amem --against run-2.amem");
-  cmd->add_option("QUERIES", a->file, "Query log (--query-log / $AMEM_QUERY_LOG), or -")
+  PathArgument(
+      cmd->add_option("QUERIES", a->file, "Query log (--query-log / $AMEM_QUERY_LOG), or -"))
       ->required();
-  cmd->add_option("--snapshot", a->snapshot, "Ask the queries on this .amem file")
+  PathArgument(cmd->add_option("--snapshot", a->snapshot, "Ask the queries on this .amem file"))
       ->type_name("FILE")
       ->required();
-  cmd->add_option("--against", a->against,
-                  "Compare with the answers on this .amem file (rows added, removed, moved, "
-                  "rescored) instead of the recorded digests")
+  PathArgument(cmd->add_option("--against", a->against,
+                               "Compare with the answers on this .amem file (rows added, "
+                               "removed, moved, rescored) instead of the recorded digests"))
       ->type_name("FILE");
   ctx.SetAction(cmd, [&ctx, a] { return RunReplayQueries(ctx, *a); });
 }

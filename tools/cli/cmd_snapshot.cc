@@ -342,7 +342,8 @@ void AddSnapshotCommands(CLI::App& app, Context& ctx) {
         "Compile the store (latest, or as of a revision/time) into a read-only .amem "
         "snapshot. Written atomically: a crash leaves the previous file.",
         "amem export run.amem\namem export before.amem --as-of 3");
-    cmd->add_option("OUT", a->out, "Snapshot file to write, e.g. run.amem")->required();
+    PathArgument(cmd->add_option("OUT", a->out, "Snapshot file to write, e.g. run.amem"))
+        ->required();
     AddReadViewFlags(cmd, &a->view);
     ctx.SetAction(cmd, [&ctx, a] { return RunExport(ctx, *a); });
   }
@@ -356,7 +357,8 @@ void AddSnapshotCommands(CLI::App& app, Context& ctx) {
         "per file; importing one twice writes nothing (docs/AGENTIC_MEMORY.md).",
         "amem --store /tmp/copy init && amem --store /tmp/copy import run.amem\n"
         "amem import ~/agentic/project.amem\namem import ~/agentic/");
-    cmd->add_option("FILE", a->path, "Snapshot file, or a directory of AgenticMemory files")
+    PathArgument(cmd->add_option("FILE", a->path,
+                                 "Snapshot file, or a directory of AgenticMemory files"))
         ->required();
     cmd->add_option("--from", a->from, "File layout: auto (by its header), amem, agentic-memory")
         ->check(CLI::IsMember({"auto", "amem", "agentic-memory"}));
@@ -373,7 +375,7 @@ void AddSnapshotCommands(CLI::App& app, Context& ctx) {
         "structure or index invalid; 6 unreadable. A file written by AgenticMemory's "
         "own tool is checked as a whole (it has no checksum).",
         "amem verify run.amem");
-    cmd->add_option("FILE", a->a, "Snapshot file")->required();
+    PathArgument(cmd->add_option("FILE", a->a, "Snapshot file"))->required();
     cmd->add_flag("--allow-no-checksum", a->allow_no_checksum,
                   "Exit 0 for an intact file without a checksum block (e.g. written by a "
                   "seed-spec tool)");
@@ -386,7 +388,7 @@ void AddSnapshotCommands(CLI::App& app, Context& ctx) {
         "Describe a snapshot (or a file written by AgenticMemory's own tool): counts, "
         "sizes, flags, dimension, sessions, blocks.",
         "amem info run.amem --json");
-    cmd->add_option("FILE", a->a, "Snapshot file")->required();
+    PathArgument(cmd->add_option("FILE", a->a, "Snapshot file"))->required();
     ctx.SetAction(cmd, [&ctx, a] { return RunInfo(ctx, *a); });
   }
   {
@@ -396,8 +398,8 @@ void AddSnapshotCommands(CLI::App& app, Context& ctx) {
         "Compare two snapshots by key: nodes, edges and kv entries added, removed, "
         "changed. Exit 0 when equal, 1 when different (like diff).",
         "amem diff before.amem after.amem --json");
-    cmd->add_option("A", a->a, "Older snapshot")->required();
-    cmd->add_option("B", a->b, "Newer snapshot")->required();
+    PathArgument(cmd->add_option("A", a->a, "Older snapshot"))->required();
+    PathArgument(cmd->add_option("B", a->b, "Newer snapshot"))->required();
     ctx.SetAction(cmd, [&ctx, a] { return RunDiff(ctx, *a); });
   }
 }

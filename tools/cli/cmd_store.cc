@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "common/files.h"
 #include "common/hash.h"
 #include "common/model.h"
 #include "snapshot/live.h"
@@ -309,7 +310,10 @@ Status RunCompact(Context& ctx, const CompactArgs& a) {
   options.drop_history_before = a.drop_history_before;
   Result<CompactReport> report = (*store)->Compact(options);
   if (!report.ok()) return report.status();
+  size_t stale = 0;  // temp files that killed writers left in the store directory
   if (!a.dry_run) {
+    stale = RemoveStaleTempFiles((*store)->path()) +
+            RemoveStaleTempFiles((*store)->path() + "/snapshots");
     // The queries' base is rebuilt at the compacted state, so the next query layers
     // no delta (snapshot/live.h); a store never queried has none to rebuild.
     std::error_code ec;
@@ -320,9 +324,15 @@ Status RunCompact(Context& ctx, const CompactArgs& a) {
     }
   }
   if (ctx.json()) {
-    ctx.SetJsonOutput(io::CompactReportToJson(*report));
+    Json doc = io::CompactReportToJson(*report);
+    if (stale > 0) doc["stale_temp_files_removed"] = stale;
+    ctx.SetJsonOutput(doc);
   } else {
     io::AppendCompactReportText(*report, &ctx.Out());
+    if (stale > 0) {
+      ctx.Out() += "removed " + std::to_string(stale) + " stale temp file" +
+                   (stale == 1 ? "" : "s") + " left by killed writers\n";
+    }
   }
   return Status::OK();
 }

@@ -1,28 +1,75 @@
 #include "tools/cli/command.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
 
+#include "common/files.h"
 #include "tools/io/ingest.h"
 
 namespace amem::cli {
 
-Status ReadInputFile(const std::string& file, std::string* out) {
+CLI::Option* PathArgument(CLI::Option* option) {
+  const std::string name = option->get_name();
+  return option->check(CLI::Validator(
+      [name](std::string& value) -> std::string {
+        Status s = CheckPathArgument(value, name);
+        // CLI11 puts the option's name first itself.
+        return s.ok() ? std::string() : s.message().substr(name.size() + 2);
+      },
+      "", "path"));
+}
+
+Status ReadInputFile(const std::string& file, std::string* out, size_t max_bytes) {
   bool use_stdin = file == "-";
   std::FILE* f = use_stdin ? stdin : std::fopen(file.c_str(), "rb");
   if (f == nullptr) return Status::IOError(file + ": " + std::strerror(errno));
   char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out->append(buf, n);
+  size_t n, read = 0;
+  while (read < max_bytes &&
+         (n = std::fread(buf, 1, std::min(sizeof(buf), max_bytes - read), f)) > 0) {
+    out->append(buf, n);
+    read += n;
+  }
   bool failed = std::ferror(f) != 0;
   int saved = errno;
   if (!use_stdin) std::fclose(f);
   if (failed) return Status::IOError(file + ": " + std::strerror(saved));
   return Status::OK();
+}
+
+Status ReadInputLines(const std::string& file, std::string* out) {
+  bool use_stdin = file == "-";
+  std::FILE* f = use_stdin ? stdin : std::fopen(file.c_str(), "rb");
+  if (f == nullptr) return Status::IOError(file + ": " + std::strerror(errno));
+  char buf[1 << 16];
+  size_t n, line_number = 1, line_bytes = 0;
+  Status status;
+  while (status.ok() && (n = std::fread(buf, 1, sizeof(buf), f)) > 0) {
+    for (const char* p = buf; p < buf + n;) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', buf + n - p));
+      line_bytes += static_cast<size_t>((nl ? nl : buf + n) - p);
+      if (line_bytes > io::kMaxLineBytes) {
+        status = io::LineTooLong(line_number);
+        break;
+      }
+      if (nl == nullptr) break;
+      ++line_number;
+      line_bytes = 0;
+      p = nl + 1;
+    }
+    out->append(buf, n);
+  }
+  bool failed = status.ok() && std::ferror(f) != 0;
+  int saved = errno;
+  if (!use_stdin) std::fclose(f);
+  if (failed) return Status::IOError(file + ": " + std::strerror(saved));
+  return status;
 }
 
 int ExitCodeForStatus(const Status& status) {

@@ -184,8 +184,20 @@ struct WriteFlags {
 };
 void AddWriteFlags(CLI::App* cmd, WriteFlags* flags, bool with_scope);
 
-// Appends the bytes of `file` ("-": stdin) to *out.
-Status ReadInputFile(const std::string& file, std::string* out);
+// Marks `option` as a path argument: its values pass CheckPathArgument
+// (common/files.h: no control character) while the command line is parsed, before
+// any other check (a usage error, exit 2). Every option that names a file or a
+// directory is marked so. Returns `option`.
+CLI::Option* PathArgument(CLI::Option* option);
+
+// Appends the bytes of `file` ("-": stdin) to *out; reads no more than
+// `max_bytes` of them (the caller refuses what is that long).
+Status ReadInputFile(const std::string& file, std::string* out, size_t max_bytes = SIZE_MAX);
+
+// ReadInputFile for JSON Lines (replay, replay-queries): a line longer than
+// io::kMaxLineBytes is refused ("line N: longer than ...") as soon as it is, before
+// the rest of it is read.
+Status ReadInputLines(const std::string& file, std::string* out);
 
 // An error of a one-operation write without the "op 0: " the store puts first.
 Status SingleWriteError(const Status& status);

@@ -16,6 +16,7 @@
 #include "tools/cli/command.h"
 #include "tools/cli/cmd_mcp.h"
 #include "tools/io/query_log.h"
+#include "tools/io/query_table.h"
 
 namespace amem::cli {
 
@@ -117,15 +118,15 @@ void BuildApp(CLI::App& app, Context& ctx) {
   // At most one; none is reported below, so an unknown word is "not expected".
   app.require_subcommand(0, 1);
   *ctx.mutable_store_dir() = "./.amem";
-  app.add_option("--store", *ctx.mutable_store_dir(),
-                 "Store directory (default: $AMEM_STORE, else ./.amem)")
+  PathArgument(app.add_option("--store", *ctx.mutable_store_dir(),
+                              "Store directory (default: $AMEM_STORE, else ./.amem)"))
       ->envname("AMEM_STORE")
       ->type_name("DIR");
   app.add_flag("--json", *ctx.mutable_json(),
                "Print one JSON document on stdout instead of text");
-  app.add_option("--query-log", *ctx.mutable_query_log(),
-                 "Append every query asked (CLI or amem mcp) to FILE as a JSON line "
-                 "(docs/LOG.md; default: $AMEM_QUERY_LOG)")
+  PathArgument(app.add_option("--query-log", *ctx.mutable_query_log(),
+                              "Append every query asked (CLI or amem mcp) to FILE as a JSON "
+                              "line (docs/LOG.md; default: $AMEM_QUERY_LOG)"))
       ->envname("AMEM_QUERY_LOG")
       ->type_name("FILE");
   app.add_flag("--read-only", *ctx.mutable_read_only(),
@@ -176,6 +177,13 @@ void LogQuery(const Context& ctx) {
 }  // namespace
 
 Result<Json> RunQueryCommand(const std::vector<std::string>& argv) {
+  // Only the 16 queries: no other command (replay-queries itself, which recursed
+  // until the stack ran out; a command that writes) runs from a recorded line.
+  if (argv.empty() || !io::IsQueryCommand(argv.front())) {
+    return Status::InvalidArgument("\"" + (argv.empty() ? std::string() : argv.front()) +
+                                   "\" is not one of the " + std::to_string(io::Queries().size()) +
+                                   " query commands (docs/QUERIES.md)");
+  }
   Context ctx;
   CLI::App app("amem", "amem");
   BuildApp(app, ctx);

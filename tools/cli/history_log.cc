@@ -145,6 +145,7 @@ Result<ParsedLog> ParseLog(std::string_view text) {
     std::string_view line = text.substr(0, end);
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     ++line_number;
+    if (line.size() > io::kMaxLineBytes) return io::LineTooLong(line_number);
     if (IsBlank(line)) continue;
     if (line.back() == '\r') line.remove_suffix(1);
     auto fail = [&](const Status& s) {

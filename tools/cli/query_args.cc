@@ -9,9 +9,9 @@ namespace amem::cli {
 const snapshot::ReadOptions kCheckedRead{.check_indexes = true};
 
 void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args) {
-  cmd->add_option("--snapshot", args->snapshot,
+  PathArgument(cmd->add_option("--snapshot", args->snapshot,
                   "Query this .amem file instead of the store's current snapshot "
-                  "(the base snapshot plus the changes since it)")
+                  "(the base snapshot plus the changes since it)"))
       ->type_name("FILE");
   AddReadViewFlags(cmd, &args->view);
 }

@@ -309,6 +309,12 @@ Status ParseOpLine(FastLineParser* parser, std::string_view line, size_t number,
 
 }  // namespace
 
+Status LineTooLong(size_t line_number) {
+  return Status::InvalidArgument("line " + std::to_string(line_number) + ": longer than " +
+                                 std::to_string(kMaxLineBytes) +
+                                 " bytes (the longest line amem reads; docs/LOG.md)");
+}
+
 template <typename OnLine>
 Result<bool> IngestReader::ReadPiece(OnLine&& on_line) {
   size_t ops = 0;
@@ -317,6 +323,8 @@ Result<bool> IngestReader::ReadPiece(OnLine&& on_line) {
     const char* start = buf_.data() + begin_;
     const char* nl = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
     if (nl == nullptr) {
+      // Refused before more of it is read: memory stays bounded.
+      if (end_ - begin_ > kMaxLineBytes) return LineTooLong(line_number_ + 1);
       if (!eof_) {
         Result<bool> more = Fill();
         if (!more.ok()) return more.status();
@@ -326,6 +334,7 @@ Result<bool> IngestReader::ReadPiece(OnLine&& on_line) {
       nl = buf_.data() + end_;  // the last line has no newline
     }
     std::string_view line(start, static_cast<size_t>(nl - start));
+    if (line.size() > kMaxLineBytes) return LineTooLong(line_number_ + 1);
     const size_t consumed = line.size() + (begin_ + line.size() < end_ ? 1 : 0);
     begin_ += consumed;
     if (progress_ != nullptr) {

@@ -59,6 +59,14 @@ Status AddIngestOp(const nlohmann::json& op, Batch* batch);
 // Parses one ingest line (JSON text) and appends its operation to `batch`.
 Status AddIngestLine(std::string_view line, Batch* batch);
 
+// The longest line ingest, replay and replay-queries read (docs/LOG.md): room for
+// a node of the largest content (kMaxContentBytes) with every byte escaped as
+// \u00XX, and its meta and vector. A longer line is refused before more of it is
+// read, so a hostile line costs at most about twice this much memory.
+inline constexpr size_t kMaxLineBytes = size_t{16} << 20;
+// InvalidArgument "line N: longer than 16777216 bytes (the cap of a line, ...)".
+Status LineTooLong(size_t line_number);
+
 // Parses a whole JSON Lines text; errors are "line N: ...". Lines end with "\n"
 // ("\r\n" accepted); blank lines are skipped but counted.
 Result<IngestBatch> ParseIngest(std::string_view text, Progress* progress = nullptr);

@@ -1,12 +1,7 @@
 #include "tools/io/query_log.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "common/clock.h"
+#include "common/files.h"
 #include "common/hash.h"
 #include "tools/io/json_input.h"
 
@@ -50,16 +45,7 @@ Status AppendQueryLog(const std::string& path, const QueryRecord& record) {
   }
   j["digest"] = record.digest;
   std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError("query log " + path + ": " + std::strerror(errno));
-  ssize_t n = ::write(fd, line.data(), line.size());
-  int saved = errno;
-  ::close(fd);
-  if (n != static_cast<ssize_t>(line.size())) {
-    return Status::IOError("query log " + path + ": " +
-                           (n < 0 ? std::strerror(saved) : "short write"));
-  }
-  return Status::OK();
+  return AppendToFile(path, line, "query log");
 }
 
 Result<QueryRecord> ParseQueryRecord(std::string_view line) {

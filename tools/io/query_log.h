@@ -45,7 +45,9 @@ struct QueryRecord {
 };
 
 // Appends `record` as one line to the file at `path` (created if missing; one
-// write with O_APPEND, so concurrent writers do not interleave lines).
+// write with O_APPEND, so concurrent writers do not interleave lines). Anything
+// but a regular file (a FIFO, a device) is refused without blocking
+// (AppendToFile, common/files.h).
 Status AppendQueryLog(const std::string& path, const QueryRecord& record);
 
 // One line of a query log; InvalidArgument naming what is wrong.

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/model.h"
+#include "common/utf8.h"
 #include "query/query.h"
 #include "tools/io/internal/query_families.h"
 #include "tools/io/json_input.h"
@@ -22,6 +23,12 @@ const std::vector<QueryDef>& Queries() {
     return all;
   }();
   return queries;
+}
+
+bool IsQueryCommand(std::string_view command) {
+  const std::vector<QueryDef>& all = Queries();
+  return std::any_of(all.begin(), all.end(),
+                     [&](const QueryDef& q) { return q.command == command; });
 }
 
 std::string CliSpelling(const Param& p) {
@@ -161,6 +168,27 @@ Status CheckGiven(const QueryDef& def, const QueryJson& args, FrontEnd front_end
     std::string message = "give " + Alternatives(def, def.at_least_one, front_end, joiner);
     if (def.at_least_one.size() == 2) message += " or both";
     return Status::InvalidArgument(message);
+  }
+  return Status::OK();
+}
+
+size_t MaxTextChars(const Param& p) {
+  if (p.type != ParamType::kString) return 0;
+  return p.role == ParamRole::kFileText ? kMaxFileTextChars : kMaxTextChars;
+}
+
+Status CheckTextLengths(const QueryDef& def, const QueryJson& args, FrontEnd front_end) {
+  for (const Param& p : def.params) {
+    const size_t cap = MaxTextChars(p);
+    auto it = args.find(p.name);
+    if (cap == 0 || it == args.end() || !it->is_string()) continue;
+    const std::string& text = it->get_ref<const std::string&>();
+    if (text.size() <= cap) continue;  // no more characters than bytes
+    const size_t chars = Utf8CharCount(text);
+    if (chars <= cap) continue;
+    return Status::InvalidArgument(Spelling(def, p.name, front_end) + ": at most " +
+                                   std::to_string(cap) + " characters, got " +
+                                   std::to_string(chars) + " (docs/QUERIES.md)");
   }
   return Status::OK();
 }

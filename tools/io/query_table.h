@@ -160,12 +160,26 @@ struct QueryDef {
   std::function<Result<QueryAnswer>(const QueryCall&)> run{};
 };
 
+// The longest text a query takes (docs/QUERIES.md, docs/MCP.md), in characters,
+// in both front ends: every kString parameter (words, a question, a text, a node
+// reference) at most kMaxTextChars, as search_nodes; a kFileText one (a unified
+// diff) at most kMaxFileTextChars (an MCP message is at most 8 MiB anyway).
+inline constexpr size_t kMaxTextChars = 4096;
+inline constexpr size_t kMaxFileTextChars = size_t{8} << 20;
+// The cap of `p` (0: none, not a kString).
+size_t MaxTextChars(const Param& p);
+// The usage error for a text argument longer than its cap, spelled for
+// `front_end`; OK otherwise. The MCP schema carries the caps as maxLength.
+Status CheckTextLengths(const QueryDef& def, const QueryJson& args, FrontEnd front_end);
+
 // The usage error for arguments that break the entry's exactly_one or
 // at_least_one rule, spelled for `front_end`; OK otherwise.
 Status CheckGiven(const QueryDef& def, const QueryJson& args, FrontEnd front_end);
 
 // The 16 queries, in docs/QUERIES.md order.
 const std::vector<QueryDef>& Queries();
+// Whether `command` is the CLI name of one of them.
+bool IsQueryCommand(std::string_view command);
 
 // The help of `p` in `front_end`, the default appended: "Maximum hops (default 5)".
 std::string ParamHelp(const Param& p, FrontEnd front_end);

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/files.h"
 #include "common/model.h"
 #include "snapshot/live.h"
 #include "snapshot/export.h"
@@ -82,6 +83,7 @@ Json SchemaProperty(const io::Param& p) {
       } else {
         s = Json{{"type", "string"}};
         if (!p.allow_empty) s["minLength"] = 1;
+        s["maxLength"] = io::MaxTextChars(p);
       }
       break;
     case io::ParamType::kInteger: s["type"] = "integer"; break;
@@ -240,6 +242,9 @@ Result<std::filesystem::path> ExportTarget(const std::string& root, const std::s
   auto refuse = [&](const std::string& why) {
     return Status::InvalidArgument(requested + ": " + why);
   };
+  // First: a NUL would end the path for the system calls while the checks below
+  // saw the rest (".npmrc\0.amem").
+  AMEM_RETURN_IF_ERROR(CheckPathArgument(requested, "path"));
   if (root.empty()) return refuse("exports are disabled (no export directory)");
   fs::path rel(requested);
   if (requested.empty() || rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) {

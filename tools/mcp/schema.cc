@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "common/utf8.h"
 #include "tools/io/json_input.h"
 
 namespace amem::mcp {
@@ -44,13 +45,6 @@ bool Matches(const Json& v, std::string_view type) {
 std::string Article(std::string_view type) {
   bool vowel = !type.empty() && std::string_view("aeiou").find(type[0]) != std::string_view::npos;
   return std::string(vowel ? "an " : "a ") + std::string(type);
-}
-
-// Code points in a string nlohmann has already checked to be UTF-8.
-size_t CharCount(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
 }
 
 std::string Where(const std::string& path) { return path.empty() ? "arguments" : path; }
@@ -101,7 +95,7 @@ Status Validate(const Json& schema, const Json& v, const std::string& path) {
     }
   }
   if (v.is_string()) {
-    size_t n = CharCount(v.get_ref<const std::string&>());
+    size_t n = Utf8CharCount(v.get_ref<const std::string&>());  // checked UTF-8
     if (auto it = schema.find("minLength"); it != schema.end() && n < it->get<size_t>()) {
       return Fail(path, it->get<size_t>() == 1
                             ? std::string("must not be empty")
