@@ -62,6 +62,10 @@ Result<CentralityResult> Centrality(const snapshot::Reader& reader,
   if (!(options.damping > 0 && options.damping < 1)) {
     return Status::InvalidArgument("centrality: damping must be in (0, 1)");
   }
+  // The whole-graph kernels build flat tables that trust the adjacency's shape
+  // (each in-list a slice of its node's range, degrees summing to the block): a
+  // reader that checks lazily checks everything first, once (docs/FORMAT.md §9).
+  AMEM_RETURN_IF_ERROR(reader.CheckRecords());
   CentralityResult result;
   result.metric = options.metric;
   const uint32_t n = reader.node_count();

@@ -12,8 +12,6 @@ Result<ExportResult> ExportSnapshot(const Store& store, const std::string& path,
   Progress progress("amem export");
   progress.Stage("reading the store");
   ExportResult out;
-  // What an export of this path killed before it finished left behind.
-  RemoveStaleTempFilesOf(path);
   // The writer reads the records in place, as views into the store's read
   // transaction, which stays open until the file is written. Streamed into the
   // temp file: the ~100 MB file is never assembled in memory.

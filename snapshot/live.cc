@@ -191,6 +191,14 @@ void EvictCachedSnapshots(const std::string& dir, const std::string& keep,
   }
 }
 
+// snapshots/rev-R-ID.amem: a past revision's file, named by the revision and its
+// history identity (Store::RevisionIdentity), so that a file of another history
+// (a restored or recreated store) never matches.
+Result<std::string> PastSnapshotName(const Store& store, uint64_t revision) {
+  AMEM_ASSIGN_OR_RETURN(identity, store.RevisionIdentity(revision));
+  return "snapshots/rev-" + std::to_string(revision) + "-" + Hex16(identity) + ".amem";
+}
+
 }  // namespace
 
 Result<SnapshotFile> EnsureSnapshot(const std::string& store_dir, const ReadView& view) {
@@ -220,9 +228,9 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
     // A past revision: its snapshot never changes, so a cached file is final. Its
     // name carries the revision's history identity: a file from before a restore
     // or a re-creation of the store is another commit's, and never matches.
-    AMEM_ASSIGN_OR_RETURN(identity, store.RevisionIdentity(*wanted));
+    AMEM_ASSIGN_OR_RETURN(name, PastSnapshotName(store, *wanted));
     std::error_code ec;
-    file.path = dir + "/snapshots/rev-" + std::to_string(*wanted) + "-" + Hex16(identity) + ".amem";
+    file.path = dir + "/" + name;
     if (fs::exists(file.path, ec) && CurrentVersion(file.path)) {
       Touch(file.path);
       return file;
@@ -553,8 +561,9 @@ Result<std::string> DiscardLiveCache(const Store& store, const LiveView* view, L
     remove(rev_path, "current.rev");  // first: a rev file never names a missing base
     remove(base_path, "current.amem");
   } else if (whole) {
-    const std::string past = "snapshots/rev-" + std::to_string(view->revision) + ".amem";
-    remove(dir + "/" + past, past);
+    if (auto past = PastSnapshotName(store, view->revision); past.ok()) {
+      remove(dir + "/" + *past, *past);
+    }
   }
   RemoveStaleTempFiles(dir);
   return removed;

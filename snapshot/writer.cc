@@ -1171,6 +1171,7 @@ Result<std::string> BuildSnapshot(const StoreState& state, const WriterOptions& 
 
 Status WriteFileAtomic(const std::string& path, const std::function<Status(ByteSink*)>& produce,
                        Durability durability) {
+  RemoveStaleTempFilesOf(path);  // what a killed writer of this file left
   AtomicFile file;
   AMEM_RETURN_IF_ERROR(file.Open(path, /*write_behind=*/durability == Durability::kSynced));
   FileSink sink(&file);

@@ -156,7 +156,7 @@ TEST_CASE("a store on a read-only file system is read, from memory where the cac
   CHECK(Files(store) == before);
 }
 
-TEST_CASE("--read-only reads a writable store without writing anything beside it, and refuses writes",
+TEST_CASE("the --read-only flag reads a writable store without writing anything beside it, and refuses writes",
           "[cli][live][hardening]") {
   TempDir dir;
   const std::string store = dir.Sub("store");

@@ -78,7 +78,7 @@ TEST_CASE("usage errors exit 2 with one line", "[tools][cli]") {
   RequireError(s.Run({"kv-put", "s", "ns", "k"}), 2, "kv-put");
 }
 
-TEST_CASE("--help on every command explains it with an example", "[tools][cli]") {
+TEST_CASE("the --help of every command explains it with an example", "[tools][cli]") {
   RunResult top = RunProgram(AMEM_BINARY, {"--help"}, "", {}, "");
   REQUIRE(top.exit_code == 0);
   CHECK(top.out.find("Exit codes") != std::string::npos);
@@ -95,7 +95,7 @@ TEST_CASE("--help on every command explains it with an example", "[tools][cli]")
   }
 }
 
-TEST_CASE("--help on every query command names each of its parameters", "[tools][cli]") {
+TEST_CASE("the --help of every query command names each of its parameters", "[tools][cli]") {
   RunResult top = RunProgram(AMEM_BINARY, {"--help"}, "", {}, "");
   REQUIRE(top.exit_code == 0);
   const std::vector<std::string> snapshot_flags = {"--snapshot", "--as-of", "--at"};
