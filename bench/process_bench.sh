@@ -15,8 +15,9 @@
 #        [--runs 9] [--session 2000] [--work DIR]
 #
 # --vs AMEM_B runs every process step with a second build too, alternating run by
-# run, and prints the ratio A/B of the medians (the same stores: the ingest and
-# first-query step get a store of their own per build). Stores are kept in --work
+# run, and prints the ratio A/B of the medians (on copies of one store, since two
+# builds may keep different caches beside it; the ingest and first-query step
+# get a store of their own per build). Stores are kept in --work
 # (default /tmp/amem-process-bench) and reused by later runs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,10 +52,10 @@ step() {
   local name=$1; shift
   rm -f "$work/a" "$work/b"
   "$amem" --store "$store" "$@" > /dev/null
-  [ -z "$vs" ] || "$vs" --store "$store" "$@" > /dev/null
+  [ -z "$vs" ] || "$vs" --store "$store_b" "$@" > /dev/null
   for _ in $(seq "$runs"); do
     timed "$work/a" "$amem" --store "$store" "$@"
-    [ -z "$vs" ] || timed "$work/b" "$vs" --store "$store" "$@"
+    [ -z "$vs" ] || timed "$work/b" "$vs" --store "$store_b" "$@"
   done
   report "$name" "$work/a" "$work/b"
 }
@@ -91,6 +92,14 @@ for n in ${sizes//,/ }; do
     "$amem" --store "$store" init > /dev/null
     "$amem" --store "$store" ingest "$work/w$n.jsonl" > /dev/null
     touch "$store/.complete"
+  fi
+  # The other build reads a copy: two builds may keep different cache files
+  # beside the store, and would each throw the other's away.
+  store_b=$work/s$n-b
+  if [ -n "$vs" ] && [ ! -f "$store_b/.complete" ]; then
+    rm -rf "$store_b"
+    cp -r "$store" "$store_b"
+    rm -f "$store_b"/current.*
   fi
   seed=$("$amem" --store "$store" --json search --type file --limit 1 |
          $py -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["key"])')
