@@ -1,6 +1,7 @@
 #include "query/code_impact.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <utility>
@@ -189,6 +190,17 @@ bool ByKey(const snapshot::Reader& r, uint32_t a, uint32_t b) {
   return ka != kb ? ka < kb : a < b;
 }
 
+// reached[from..] in (key, node) order; each key is read once, not once a comparison.
+void SortByKey(const snapshot::Reader& r, std::vector<ReachedCode>* reached, size_t from) {
+  std::vector<std::pair<std::string_view, ReachedCode>> rows;
+  rows.reserve(reached->size() - from);
+  for (size_t k = from; k < reached->size(); ++k) rows.emplace_back(r.key((*reached)[k].node), (*reached)[k]);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second.node < b.second.node;
+  });
+  for (size_t k = 0; k < rows.size(); ++k) (*reached)[from + k] = rows[k].second;
+}
+
 bool HasOut(const snapshot::Reader& r, uint32_t u, RelationId rel) {
   auto [b, e] = r.OutEdgesWithRel(u, rel);
   return b < e;
@@ -285,8 +297,8 @@ CodeImpactResult CodeImpact(const snapshot::Reader& r, const std::vector<FileCha
   for (std::string_view custom : {"contains", "overrides"}) {
     if (std::optional<RelationId> id = r.FindRelation(custom)) rels.push_back(*id);
   }
-  std::sort(rels.begin(), rels.end());
-  rels.erase(std::unique(rels.begin(), rels.end()), rels.end());
+  std::array<bool, kMaxRelationId + 1> walked{};
+  for (RelationId rel : rels) walked[rel] = true;
 
   NodeMap<uint8_t>& seen = ThreadScratch<uint8_t, kScratchA>();
   seen.Reset(r.node_count());
@@ -303,20 +315,19 @@ CodeImpactResult CodeImpact(const snapshot::Reader& r, const std::vector<FileCha
   for (uint32_t d = 0; d < options.depth && !frontier.empty(); ++d) {
     next.clear();
     for (uint32_t u : frontier) {
-      for (RelationId rel : rels) {
-        auto [b, e] = r.InEdgesWithRel(u, rel);
-        for (uint32_t k = b; k < e; ++k) {
-          const uint32_t j = r.in_edge(k);
-          const uint32_t s = r.edge_source(j);
-          if (r.is_stub(s) || !IsCode(r.type(s)) || !seen.Insert(s, 1)) continue;
-          reached.push_back({s, d + 1, j});
-          next.push_back(s);
-        }
+      // One pass over the in-list, sorted by (rel, source): the same order as
+      // asking for each relation in turn.
+      for (uint32_t k = r.in_begin(u); k < r.in_end(u); ++k) {
+        const uint32_t j = r.in_edge(k);
+        if (!walked[r.edge_rel(j)]) continue;
+        const uint32_t s = r.edge_source(j);
+        if (r.is_stub(s) || !IsCode(r.type(s)) || !seen.Insert(s, 1)) continue;
+        reached.push_back({s, d + 1, j});
+        next.push_back(s);
       }
     }
     const size_t level = reached.size() - next.size();
-    std::sort(reached.begin() + static_cast<ptrdiff_t>(level), reached.end(),
-              [&](const ReachedCode& a, const ReachedCode& b) { return ByKey(r, a.node, b.node); });
+    SortByKey(r, &reached, level);
     frontier.clear();
     for (size_t k = level; k < reached.size(); ++k) frontier.push_back(reached[k].node);
   }

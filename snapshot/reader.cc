@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <cmath>
@@ -156,7 +157,7 @@ struct Reader::Rep {
   // ranges of 256 nodes, the in-lists of 32 nodes (their edges are read at random),
   // 1024 time entries.
   enum Part : uint8_t { kNodes, kEdges, kOut, kIn, kTime, kParts };
-  static constexpr uint8_t kChunkShift[kParts] = {12, 12, 8, 5, 10};
+  static constexpr uint8_t kChunkShift[kParts] = {12, 12, 8, 2, 10};
   enum : uint8_t { kChunkUnchecked = 0, kChunkGood = 1, kChunkBad = 2 };
   bool lazy = false;
   std::unique_ptr<std::atomic<uint8_t>[]> chunk_state[kParts];
@@ -978,13 +979,17 @@ Status Reader::Rep::CheckNodeRange(const Reader* r, uint32_t begin, uint32_t end
 // record before each (the one before `begin` included).
 Status Reader::Rep::CheckEdgeRange(const Reader* r, uint32_t begin, uint32_t end) const {
   const uint32_t n = r->node_count_;
+  std::array<bool, kMaxRelationId + 1> defined{};  // looked up once a chunk, not once an edge
+  for (int rel = 0; rel <= kMaxRelationId; ++rel) {
+    defined[rel] = !r->relation_name(static_cast<RelationId>(rel)).empty();
+  }
   for (uint32_t j = begin; j < end; ++j) {
     const char* p = r->edge_ptr(j);
     EdgeEntry e;
     e.DecodeFrom(p);
     auto fail = [&](std::string_view what) { return Corrupt("edge record " + std::to_string(j), what); };
     if (e.source >= n || e.target >= n) return fail("endpoint out of range");
-    if (r->relation_name(e.rel).empty()) return fail("undefined relation");
+    if (!defined[e.rel]) return fail("undefined relation");
     if (!std::isfinite(e.weight)) return fail("weight not finite");
     if (j > 0) {
       const char* q = r->edge_ptr(j - 1);
@@ -1043,8 +1048,8 @@ Status Reader::Rep::CheckInRange(const Reader* r, uint32_t begin, uint32_t end) 
   const uint32_t n = r->node_count_, m = r->edge_count_;
   const char* off = r->in_off_;
   const char* list = r->in_list_;
-  const std::string where = " at nodes " + std::to_string(begin) + ".." + std::to_string(end);
-  if (!OffsetsFit(off, begin, end, n, m)) return Corrupt("in index", "offsets not monotone" + where);
+  auto where = [&] { return " at nodes " + std::to_string(begin) + ".." + std::to_string(end); };
+  if (!OffsetsFit(off, begin, end, n, m)) return Corrupt("in index", "offsets not monotone" + where());
   // Entry k's edge, or m when it is out of range.
   auto edge_at = [&](uint32_t k) {
     const uint32_t e = DecodeFixed32(list + 4 * uint64_t{k});
@@ -1056,18 +1061,18 @@ Status Reader::Rep::CheckInRange(const Reader* r, uint32_t begin, uint32_t end) 
   const uint32_t last = DecodeFixed32(off + 4 * uint64_t{end});
   if (first > 0) {
     const uint32_t e = edge_at(first - 1);
-    if (e == m || field(e, EdgeEntry::kTargetOffset) >= begin) return Corrupt("in index", "lists overlap" + where);
+    if (e == m || field(e, EdgeEntry::kTargetOffset) >= begin) return Corrupt("in index", "lists overlap" + where());
   }
   if (last < m) {
     const uint32_t e = edge_at(last);
-    if (e == m || field(e, EdgeEntry::kTargetOffset) < end) return Corrupt("in index", "lists overlap" + where);
+    if (e == m || field(e, EdgeEntry::kTargetOffset) < end) return Corrupt("in index", "lists overlap" + where());
   }
   for (uint32_t i = begin; i < end; ++i) {
     const uint32_t from = DecodeFixed32(off + 4 * uint64_t{i});
     const uint32_t to = DecodeFixed32(off + 4 * (uint64_t{i} + 1));
     for (uint32_t k = from; k < to; ++k) {
       const uint32_t e = edge_at(k);
-      if (e == m) return Corrupt("in index", "edge index out of range" + where);
+      if (e == m) return Corrupt("in index", "edge index out of range" + where());
       if (field(e, EdgeEntry::kTargetOffset) != i) {
         return Corrupt("in index", "edge " + std::to_string(e) + " listed under node " +
                                        std::to_string(i) + ", not its target");
