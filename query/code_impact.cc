@@ -321,7 +321,9 @@ CodeImpactResult CodeImpact(const snapshot::Reader& r, const std::vector<FileCha
         const uint32_t j = r.in_edge(k);
         if (!walked[r.edge_rel(j)]) continue;
         const uint32_t s = r.edge_source(j);
-        if (r.is_stub(s) || !IsCode(r.type(s)) || !seen.Insert(s, 1)) continue;
+        // Cheapest test first: most sources were reached already.
+        if (seen.Has(s) || !IsCode(r.type(s)) || r.is_stub(s)) continue;
+        seen.Set(s, 1);
         reached.push_back({s, d + 1, j});
         next.push_back(s);
       }
@@ -348,7 +350,7 @@ CodeImpactResult CodeImpact(const snapshot::Reader& r, const std::vector<FileCha
   NodeMap<uint8_t>& linked = ThreadScratch<uint8_t, kScratchB>();
   linked.Reset(r.node_count());
   auto link = [&](uint32_t m, uint32_t c, uint32_t depth, uint32_t edge, bool outgoing) {
-    if (r.is_stub(m) || IsCode(r.type(m)) || !linked.Insert(m, 1)) return;
+    if (IsCode(r.type(m)) || r.is_stub(m) || !linked.Insert(m, 1)) return;  // code first: most are
     result.memories.push_back({m, c, depth, edge, outgoing});
   };
   for (auto [c, depth] : code) {
