@@ -989,44 +989,37 @@ Status ListAdjacent(MDB_txn* txn, const Dbs& dbs, uint64_t id, std::optional<Rel
 }
 }  // namespace
 
-Result<std::vector<EdgeRecord>> Store::Out(std::string_view key, std::string_view rel,
-                                           const ReadView& view) const {
+namespace {
+// Store::Out (outgoing) or Store::In.
+Result<std::vector<EdgeRecord>> ListEdges(const Store::Rep& rep, std::string_view key,
+                                          std::string_view rel, const ReadView& view, bool outgoing) {
   std::vector<EdgeRecord> edges;
-  uint64_t id = rep_->HashKey(key);
-  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
+  uint64_t id = rep.HashKey(key);
+  AMEM_RETURN_IF_ERROR(rep.Read([&](MDB_txn* txn) {
     edges.clear();
     At at;
-    AMEM_RETURN_IF_ERROR(rep_->Resolve(txn, view, &at));
+    AMEM_RETURN_IF_ERROR(rep.Resolve(txn, view, &at));
     std::optional<RelationId> rel_id;
     if (!rel.empty()) {
-      auto r = LookupRelationTxn(txn, rep_->dbs, rel);
+      auto r = LookupRelationTxn(txn, rep.dbs, rel);
       if (!r.ok()) return r.status();
       rel_id = *r;
     }
-    return ListAdjacent(txn, rep_->dbs, id, rel_id, at, true, &edges);
+    return ListAdjacent(txn, rep.dbs, id, rel_id, at, outgoing, &edges);
   }));
-  rep_->ReadEvent("query", id, "edge");
+  rep.ReadEvent("query", id, "edge");
   return edges;
+}
+}  // namespace
+
+Result<std::vector<EdgeRecord>> Store::Out(std::string_view key, std::string_view rel,
+                                           const ReadView& view) const {
+  return ListEdges(*rep_, key, rel, view, /*outgoing=*/true);
 }
 
 Result<std::vector<EdgeRecord>> Store::In(std::string_view key, std::string_view rel,
                                           const ReadView& view) const {
-  std::vector<EdgeRecord> edges;
-  uint64_t id = rep_->HashKey(key);
-  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
-    edges.clear();
-    At at;
-    AMEM_RETURN_IF_ERROR(rep_->Resolve(txn, view, &at));
-    std::optional<RelationId> rel_id;
-    if (!rel.empty()) {
-      auto r = LookupRelationTxn(txn, rep_->dbs, rel);
-      if (!r.ok()) return r.status();
-      rel_id = *r;
-    }
-    return ListAdjacent(txn, rep_->dbs, id, rel_id, at, false, &edges);
-  }));
-  rep_->ReadEvent("query", id, "edge");
-  return edges;
+  return ListEdges(*rep_, key, rel, view, /*outgoing=*/false);
 }
 
 Result<KvRecord> Store::GetKv(std::string_view scope, std::string_view ns, std::string_view key,
