@@ -78,51 +78,6 @@ std::string PaperText(const std::string& name, uint64_t num) {
   return "";
 }
 
-StoreState ToState(const Workload& w, uint32_t dimension) {
-  StoreState s;
-  s.dimension = dimension;
-  s.revision = 1;
-  for (int r = 0; r < kBuiltinRelationCount; ++r) {
-    s.relations.emplace_back(static_cast<RelationId>(r),
-                             BuiltinRelationName(static_cast<RelationId>(r)));
-  }
-  s.nodes.reserve(w.nodes.size());
-  for (const NodeInput& in : w.nodes) {
-    NodeRecord n;
-    n.id = NodeIdForKey(in.key);
-    n.key = in.key;
-    n.type = in.type;
-    n.content = in.content;
-    n.meta = in.meta;
-    n.confidence = in.confidence;
-    n.vector = in.vector;
-    n.created_ts = n.updated_ts = in.ts.value_or(0);
-    n.run = in.run.value_or("");
-    n.task = in.task.value_or("");
-    n.scope = in.scope.value_or("");
-    n.rev = 1;
-    s.nodes.push_back(std::move(n));
-  }
-  s.edges.reserve(w.edges.size());
-  for (const EdgeInput& in : w.edges) {
-    EdgeRecord e;
-    e.src = NodeIdForKey(in.src);
-    e.dst = NodeIdForKey(in.dst);
-    e.src_key = in.src;
-    e.dst_key = in.dst;
-    e.rel = *ParseBuiltinRelation(in.rel);
-    e.rel_name = in.rel;
-    e.weight = in.weight;
-    e.payload = in.payload;
-    e.created_ts = e.updated_ts = in.ts.value_or(0);
-    e.run = in.run.value_or("");
-    e.task = in.task.value_or("");
-    e.rev = 1;
-    s.edges.push_back(std::move(e));
-  }
-  return s;
-}
-
 // Runs `op(k)` once untimed, then `runs` times; returns the median wall and CPU
 // seconds (the CPU figure is the steadier one on a shared machine).
 template <typename Op>
@@ -178,7 +133,7 @@ void RunSize(uint64_t num, int runs, bool vectors, const std::vector<std::string
   wo.vectors = vectors;
   Stopwatch build;
   Workload w = GenerateWorkload(wo);
-  Result<std::string> bytes = snapshot::BuildSnapshot(ToState(w, wo.dimension));
+  Result<std::string> bytes = snapshot::BuildSnapshot(StateOfWorkload(w, wo.dimension));
   if (!bytes.ok()) Die(kProgram, bytes.status().ToString());
   ScratchDir dir("cognitive_bench");
   std::string path = dir.Sub("w.amem");

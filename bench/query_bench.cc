@@ -114,54 +114,6 @@ void Record(const std::string& query, uint64_t n, double amem, const std::string
   Report(query, amem, 1, 0, extra);
 }
 
-StoreState StateFromWorkload(const Workload& w, uint32_t dimension) {
-  StoreState s;
-  s.dimension = dimension;
-  s.revision = 1;
-  for (int r = 0; r < kBuiltinRelationCount; ++r) {
-    s.relations.emplace_back(static_cast<RelationId>(r),
-                             BuiltinRelationName(static_cast<RelationId>(r)));
-  }
-  s.nodes.reserve(w.nodes.size());
-  for (const NodeInput& in : w.nodes) {
-    NodeRecord n;
-    n.id = NodeIdForKey(in.key);
-    n.key = in.key;
-    n.type = in.type;
-    n.content = in.content;
-    n.meta = in.meta;
-    n.confidence = in.confidence;
-    n.scope = in.scope.value_or("");
-    n.run = in.run.value_or("");
-    n.task = in.task.value_or("");
-    n.created_ts = n.updated_ts = in.ts.value_or(0);
-    n.rev = 1;
-    n.vector = in.vector;
-    s.revision_ts = std::max(s.revision_ts, n.created_ts);
-    s.nodes.push_back(std::move(n));
-  }
-  s.edges.reserve(w.edges.size());
-  for (const EdgeInput& in : w.edges) {
-    EdgeRecord e;
-    e.src_key = in.src;
-    e.dst_key = in.dst;
-    e.src = NodeIdForKey(in.src);
-    e.dst = NodeIdForKey(in.dst);
-    auto rel = ParseBuiltinRelation(in.rel);
-    if (!rel) Die(kProgram, "workload relation is not built in: " + in.rel);
-    e.rel = *rel;
-    e.rel_name = in.rel;
-    e.weight = in.weight;
-    e.payload = in.payload;
-    e.run = in.run.value_or("");
-    e.task = in.task.value_or("");
-    e.created_ts = e.updated_ts = in.ts.value_or(0);
-    e.rev = 1;
-    s.edges.push_back(std::move(e));
-  }
-  return s;
-}
-
 // ---- peers ----
 
 class Fts5 {
@@ -345,7 +297,7 @@ void RunSize(const Context& ctx, uint64_t num, int reps, uint32_t pair_count, bo
   wo.num_nodes = num;
   double t0 = NowSeconds();
   Workload w = GenerateWorkload(wo);
-  StoreState state = StateFromWorkload(w, wo.dimension);
+  StoreState state = StateOfWorkload(w, wo.dimension);
   auto bytes = snapshot::BuildSnapshot(state);
   if (!bytes.ok()) Die(kProgram, bytes.status().ToString());
   ScratchDir dir("query_bench");

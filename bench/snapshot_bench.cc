@@ -40,47 +40,6 @@
 namespace amem::bench {
 namespace {
 
-StoreState StateFromWorkload(const Workload& w, uint32_t dimension) {
-  StoreState s;
-  s.dimension = dimension;
-  for (int r = 0; r < kBuiltinRelationCount; ++r) {
-    s.relations.push_back({static_cast<RelationId>(r), BuiltinRelationName(static_cast<RelationId>(r))});
-  }
-  s.nodes.reserve(w.nodes.size());
-  for (const NodeInput& in : w.nodes) {
-    NodeRecord n;
-    n.id = NodeIdForKey(in.key);
-    n.key = in.key;
-    n.type = in.type;
-    n.content = in.content;
-    n.meta = in.meta;
-    n.confidence = in.confidence;
-    n.scope = in.scope.value_or("");
-    n.run = in.run.value_or("");
-    n.task = in.task.value_or("");
-    n.created_ts = n.updated_ts = in.ts.value_or(0);
-    n.vector = in.vector;
-    s.nodes.push_back(std::move(n));
-  }
-  s.edges.reserve(w.edges.size());
-  for (const EdgeInput& in : w.edges) {
-    EdgeRecord e;
-    e.src_key = in.src;
-    e.dst_key = in.dst;
-    e.src = NodeIdForKey(in.src);
-    e.dst = NodeIdForKey(in.dst);
-    e.rel_name = in.rel;
-    e.rel = *ParseBuiltinRelation(in.rel);
-    e.weight = in.weight;
-    e.payload = in.payload;
-    e.run = in.run.value_or("");
-    e.task = in.task.value_or("");
-    e.created_ts = e.updated_ts = in.ts.value_or(0);
-    s.edges.push_back(std::move(e));
-  }
-  return s;
-}
-
 [[noreturn]] void DieStatus(const Status& s) { ::amem::bench::Die("snapshot_bench", s.ToString(), 1); }
 
 // File bytes by owner. Block sizes include their 8-byte header.
@@ -185,7 +144,7 @@ Summary RunSize(uint64_t num, const std::vector<std::string>& benchmarks, uint64
   // their bytes).
   wo.start_ts = std::min(wo.start_ts, WorkloadStartEndingNow(wo));
   Workload w = GenerateWorkload(wo);
-  StoreState state = StateFromWorkload(w, wo.dimension);
+  StoreState state = StateOfWorkload(w, wo.dimension);
   ScratchDir dir("amem-snapshot-bench");
   const std::string path = dir.Sub("bench.amem");
   std::printf("snapshot_bench: %llu nodes, %zu edges, vectors %s\n",

@@ -10,6 +10,7 @@
 #include <set>
 #include <string_view>
 
+#include "bench/bench_util.h"
 #include "common/coding.h"
 #include "common/hash.h"
 
@@ -688,6 +689,54 @@ bool WriteJsonLines(const Workload& w, std::FILE* out) {
     if (std::fwrite(line.data(), 1, line.size(), out) != line.size()) return false;
   }
   return std::fflush(out) == 0;
+}
+
+StoreState StateOfWorkload(const Workload& w, uint32_t dimension) {
+  StoreState s;
+  s.dimension = dimension;
+  s.revision = 1;
+  for (int r = 0; r < kBuiltinRelationCount; ++r) {
+    s.relations.emplace_back(static_cast<RelationId>(r),
+                             BuiltinRelationName(static_cast<RelationId>(r)));
+  }
+  s.nodes.reserve(w.nodes.size());
+  for (const NodeInput& in : w.nodes) {
+    NodeRecord n;
+    n.id = NodeIdForKey(in.key);
+    n.key = in.key;
+    n.type = in.type;
+    n.content = in.content;
+    n.meta = in.meta;
+    n.confidence = in.confidence;
+    n.scope = in.scope.value_or("");
+    n.run = in.run.value_or("");
+    n.task = in.task.value_or("");
+    n.created_ts = n.updated_ts = in.ts.value_or(0);
+    n.rev = 1;
+    n.vector = in.vector;
+    s.revision_ts = std::max(s.revision_ts, n.created_ts);
+    s.nodes.push_back(std::move(n));
+  }
+  s.edges.reserve(w.edges.size());
+  for (const EdgeInput& in : w.edges) {
+    EdgeRecord e;
+    e.src_key = in.src;
+    e.dst_key = in.dst;
+    e.src = NodeIdForKey(in.src);
+    e.dst = NodeIdForKey(in.dst);
+    std::optional<RelationId> rel = ParseBuiltinRelation(in.rel);
+    if (!rel) Die("workload", "relation is not built in: " + in.rel);
+    e.rel = *rel;
+    e.rel_name = in.rel;
+    e.weight = in.weight;
+    e.payload = in.payload;
+    e.run = in.run.value_or("");
+    e.task = in.task.value_or("");
+    e.created_ts = e.updated_ts = in.ts.value_or(0);
+    e.rev = 1;
+    s.edges.push_back(std::move(e));
+  }
+  return s;
 }
 
 }  // namespace amem::bench

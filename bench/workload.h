@@ -124,6 +124,11 @@ inline void AddToBatch(const Workload& workload, Batch* batch) {
   for (const EdgeInput& e : workload.edges) batch->PutEdge(e);
 }
 
+// The store state holding the workload at revision 1 (every record at rev 1, the
+// revision's time the newest node's), as the benchmarks compile it without a
+// store. Dies when an edge's relation is not built in.
+StoreState StateOfWorkload(const Workload& workload, uint32_t dimension);
+
 }  // namespace amem::bench
 
 #endif  // AMEM_BENCH_WORKLOAD_H_
