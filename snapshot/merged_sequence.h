@@ -55,6 +55,34 @@ class MergedSequence {
     return (end - begin) - (RemovedBelow(end) - RemovedBelow(begin));
   }
 
+  // Maps base positions given in non-decreasing order, as a sorted posting list
+  // or in-list holds them, in O(1) amortized each: O(positions + changes) for a
+  // whole list instead of two binary searches a position. A smaller position
+  // than the last starts the walk over (the next field of a posting list).
+  // The sequence must outlive the walker.
+  class BaseWalker {
+   public:
+    static constexpr uint32_t kRemoved = UINT32_MAX;
+    explicit BaseWalker(const MergedSequence& s) : s_(s) {}
+    // OfBase(b), or kRemoved when IsRemoved(b). REQUIRES: b < base_count().
+    uint32_t Map(uint32_t b) {
+      if (b < last_) r_ = blk_ = removed_ = 0;
+      last_ = b;
+      for (; r_ < s_.removed_.size() && s_.removed_[r_].end <= b; ++r_) {
+        removed_ += s_.removed_[r_].end - s_.removed_[r_].begin;
+      }
+      if (r_ < s_.removed_.size() && s_.removed_[r_].begin <= b) return kRemoved;
+      while (blk_ < s_.blocks_.size() && s_.blocks_[blk_].gap <= b) ++blk_;
+      return b - removed_ + s_.block_start_[blk_];
+    }
+
+   private:
+    const MergedSequence& s_;
+    size_t r_ = 0, blk_ = 0;  // the first removed range ending past, block with a gap past, b
+    uint32_t removed_ = 0;    // positions in the ranges before r_
+    uint32_t last_ = 0;
+  };
+
  private:
   // Removed base positions strictly below b.
   uint32_t RemovedBelow(uint32_t b) const;

@@ -69,6 +69,15 @@ TEST_CASE("merged sequence maps both ways like the spelled-out sequence", "[snap
     for (const auto& r : removed) {
       for (uint32_t b = r.begin; b < r.end; ++b) CHECK(seq->IsRemoved(b));
     }
+    // The walker over ascending runs that restart, as a posting list's fields do,
+    // and with repeats.
+    MergedSequence::BaseWalker walk(*seq);
+    for (int run = 0; run < 3 && n > 0; ++run) {
+      for (uint32_t b = pick(n - 1); b < n; b += pick(2)) {
+        INFO("trial " << trial << ", run " << run << ", base " << b);
+        CHECK(walk.Map(b) == (seq->IsRemoved(b) ? MergedSequence::BaseWalker::kRemoved : seq->OfBase(b)));
+      }
+    }
   }
 }
 
