@@ -231,14 +231,16 @@ WriteOptions Attribution(std::optional<int64_t> ts, const std::string& run,
 
 // ---- the store ----
 struct PyStore {
-  std::unique_ptr<Store> store;
+  // Shared with every call in progress: close() from another thread leaves a call
+  // that runs without the GIL its store until it returns.
+  std::shared_ptr<Store> store;
   snapshot::LiveCache live_cache;
   snapshot::LiveOptions live_options;
   std::string query_log;
 
-  Store& get() {
+  std::shared_ptr<Store> get() {
     if (!store) Raise(Status::InvalidArgument("the store is closed"));
-    return *store;
+    return store;
   }
 };
 
@@ -324,7 +326,8 @@ struct Ops {
 
 // Applies `batch` without the GIL; a single write's error loses its "op 0: ".
 uint64_t ApplyBatch(PyStore& s, const Batch& batch, const WriteOptions& options, bool single) {
-  Store& store = s.get();
+  const std::shared_ptr<Store> keep = s.get();
+  Store& store = *keep;
   Result<uint64_t> rev = Status::InvalidArgument("");
   {
     py::gil_scoped_release nogil;
@@ -523,13 +526,15 @@ py::object RunQuery(PyView& v, const io::QueryDef& def, const py::args& args,
   Check(io::CheckGiven(def, call_args, io::FrontEnd::kMcp));
   Check(io::CheckTextLengths(def, call_args, io::FrontEnd::kMcp));
   Result<io::QueryAnswer> answer = Status::InvalidArgument("not run");
+  // A store view writes through its store (consolidate execute) while it is open.
+  const std::shared_ptr<Store> writer = v.store ? v.store->store : nullptr;
   {
     py::gil_scoped_release nogil;
     io::QueryCall call{.reader = *v.reader,
                        .args = call_args,
                        .def = def,
                        .front_end = io::FrontEnd::kCli,
-                       .store = v.store ? v.store->store.get() : nullptr,
+                       .store = writer.get(),
                        .latest = v.latest,
                        .json_output = true};
     answer = def.run(call);
@@ -550,7 +555,8 @@ py::object RunQuery(PyView& v, const io::QueryDef& def, const py::args& args,
 // --json list them.
 py::list StoreEdges(PyStore& s, const std::string& node, const std::string& rel,
                     const ReadView& view, bool out) {
-  Store& store = s.get();
+  const std::shared_ptr<Store> keep = s.get();
+  Store& store = *keep;
   const std::string key = io::NodeKeyForArg(store, node, view);
   py::list list;
   for (const EdgeRecord& e : Check(out ? store.Out(key, rel, view) : store.In(key, rel, view))) {
@@ -600,7 +606,8 @@ py::list SnapshotEdges(PyView& v, const std::string& node, bool out_edges) {
 
 std::shared_ptr<PyView> OpenView(const std::shared_ptr<PyStore>& s, std::optional<uint64_t> as_of,
                                  std::optional<int64_t> at) {
-  Store& store = s->get();
+  const std::shared_ptr<Store> keep = s->get();
+  Store& store = *keep;
   ReadView view = ViewOf(as_of, at);
   auto open = [&]() -> Result<snapshot::LiveView> {
     py::gil_scoped_release nogil;
@@ -782,7 +789,7 @@ PYBIND11_MODULE(_amem, m) {
                           std::optional<int64_t> ts, std::optional<std::string> run,
                           std::optional<std::string> task) {
              b.CheckOpen();
-             Ops::PutEdge(&b.batch, b.store->get(), src, rel, dst, weight, payload, ts,
+             Ops::PutEdge(&b.batch, *b.store->get(), src, rel, dst, weight, payload, ts,
                           std::move(run), std::move(task));
            },
            py::arg("src"), py::arg("rel"), py::arg("dst"), py::arg("weight") = 1.0,
@@ -790,13 +797,13 @@ PYBIND11_MODULE(_amem, m) {
            py::arg("run") = py::none(), py::arg("task") = py::none())
       .def("delete_node", [](PyBatch& b, const std::string& node) {
              b.CheckOpen();
-             b.batch.DeleteNode(io::NodeKeyForArg(b.store->get(), node));
+             b.batch.DeleteNode(io::NodeKeyForArg(*b.store->get(), node));
            }, py::arg("node"))
       .def("delete_edge", [](PyBatch& b, const std::string& src, const std::string& rel,
                              const std::string& dst) {
              b.CheckOpen();
-             Store& s = b.store->get();
-             b.batch.DeleteEdge(io::NodeKeyForArg(s, src), rel, io::NodeKeyForArg(s, dst));
+             const std::shared_ptr<Store> s = b.store->get();
+             b.batch.DeleteEdge(io::NodeKeyForArg(*s, src), rel, io::NodeKeyForArg(*s, dst));
            }, py::arg("src"), py::arg("rel"), py::arg("dst"))
       .def("kv_put", [](PyBatch& b, const std::string& scope, const std::string& ns,
                         const std::string& key, py::object value) {
@@ -842,7 +849,7 @@ PYBIND11_MODULE(_amem, m) {
                Raise(Status::NotFound(store.status().message() +
                                       " (create one with amem init, or Store(path, create=True))"));
              }
-             s->store = Check(std::move(store));
+             s->store = std::shared_ptr<Store>(Check(std::move(store)));
              s->live_options = Check(snapshot::LiveOptionsFromEnv());
              if (query_log) {
                s->query_log = *query_log;
@@ -857,9 +864,9 @@ PYBIND11_MODULE(_amem, m) {
            "Opens the store in directory `path` (create=True: created when missing, with "
            "`dimension`). query_log (default $AMEM_QUERY_LOG): a file where every query "
            "of its views is recorded, for replay_queries.")
-      .def_property_readonly("path", [](PyStore& s) { return s.get().path(); })
-      .def_property_readonly("dimension", [](PyStore& s) { return s.get().dimension(); })
-      .def_property_readonly("revision", [](PyStore& s) { return Check(s.get().revision()); },
+      .def_property_readonly("path", [](PyStore& s) { return s.get()->path(); })
+      .def_property_readonly("dimension", [](PyStore& s) { return s.get()->dimension(); })
+      .def_property_readonly("revision", [](PyStore& s) { return Check(s.get()->revision()); },
                              "The latest committed revision (0 for a new store).")
       .def_property("query_log", [](PyStore& s) { return s.query_log; },
                     [](PyStore& s, std::string path) { s.query_log = std::move(path); })
@@ -891,7 +898,7 @@ PYBIND11_MODULE(_amem, m) {
                           std::optional<int64_t> ts, const std::string& run,
                           const std::string& task) {
              Batch b;
-             Ops::PutEdge(&b, s.get(), src, rel, dst, weight, payload, std::nullopt,
+             Ops::PutEdge(&b, *s.get(), src, rel, dst, weight, payload, std::nullopt,
                           std::nullopt, std::nullopt);
              return ApplyBatch(s, b, Attribution(ts, run, task), true);
            },
@@ -902,7 +909,8 @@ PYBIND11_MODULE(_amem, m) {
       .def("delete_node", [](PyStore& s, const std::string& node, bool with_edges,
                              std::optional<int64_t> ts, const std::string& run,
                              const std::string& task) {
-             Store& store = s.get();
+             const std::shared_ptr<Store> keep = s.get();
+  Store& store = *keep;
              std::string key = io::NodeKeyForArg(store, node);
              Result<uint64_t> rev = Status::InvalidArgument("");
              {
@@ -921,7 +929,8 @@ PYBIND11_MODULE(_amem, m) {
       .def("delete_edge", [](PyStore& s, const std::string& src, const std::string& rel,
                              const std::string& dst, std::optional<int64_t> ts,
                              const std::string& run, const std::string& task) {
-             Store& store = s.get();
+             const std::shared_ptr<Store> keep = s.get();
+  Store& store = *keep;
              std::string a = io::NodeKeyForArg(store, src), b = io::NodeKeyForArg(store, dst);
              Result<uint64_t> rev = Status::InvalidArgument("");
              {
@@ -948,7 +957,8 @@ PYBIND11_MODULE(_amem, m) {
       .def("kv_delete", [](PyStore& s, const std::string& scope, const std::string& ns,
                            const std::string& key, std::optional<int64_t> ts,
                            const std::string& run, const std::string& task) {
-             Store& store = s.get();
+             const std::shared_ptr<Store> keep = s.get();
+  Store& store = *keep;
              Result<uint64_t> rev = Status::InvalidArgument("");
              {
                py::gil_scoped_release nogil;
@@ -985,7 +995,8 @@ PYBIND11_MODULE(_amem, m) {
       // bulk writes and history
       .def("ingest", [](PyStore& s, py::object input, std::optional<int64_t> ts,
                         const std::string& run, const std::string& task) {
-             Store& store = s.get();
+             const std::shared_ptr<Store> keep = s.get();
+  Store& store = *keep;
              WriteOptions o = Attribution(ts, run, task);
              Result<io::IngestSummary> summary = Status::InvalidArgument("");
              if (IsPath(input)) {
@@ -1018,7 +1029,8 @@ PYBIND11_MODULE(_amem, m) {
            "file path, or an iterable of lines (str) or operations (dict). Returns {rev, "
            "ops, lines}.")
       .def("log", [](PyStore& s, uint64_t since_rev, uint64_t until_rev) {
-             Store& store = s.get();
+             const std::shared_ptr<Store> keep = s.get();
+  Store& store = *keep;
              std::string text;
              Status st;
              {
@@ -1050,7 +1062,8 @@ PYBIND11_MODULE(_amem, m) {
                text = LinesFromIterable(input);
              }
              cli::ParsedLog log = Check(cli::ParseLog(text));
-             Store& store = s.get();
+             const std::shared_ptr<Store> keep = s.get();
+  Store& store = *keep;
              Result<uint64_t> rev = Status::InvalidArgument("");
              {
                py::gil_scoped_release nogil;
@@ -1070,7 +1083,8 @@ PYBIND11_MODULE(_amem, m) {
       .def("changes", [](PyStore& s, std::optional<uint64_t> since_rev,
                          std::optional<int64_t> since_ts) {
              if (since_rev && since_ts) Raise(Status::InvalidArgument("since_rev and since_ts: give one"));
-             Store& store = s.get();
+             const std::shared_ptr<Store> keep = s.get();
+  Store& store = *keep;
              Result<std::vector<Change>> changes = Status::InvalidArgument("");
              {
                py::gil_scoped_release nogil;
@@ -1089,7 +1103,8 @@ PYBIND11_MODULE(_amem, m) {
              std::string p = FsPath(path);
              snapshot::ExportOptions o;
              o.view = ViewOf(as_of, at);
-             Store& store = s.get();
+             const std::shared_ptr<Store> keep = s.get();
+  Store& store = *keep;
              Result<snapshot::ExportResult> r = Status::InvalidArgument("");
              {
                py::gil_scoped_release nogil;
@@ -1101,7 +1116,8 @@ PYBIND11_MODULE(_amem, m) {
            "Writes a .amem snapshot file of the state (as of a revision or a time) (amem "
            "export); returns {path, revision, revision_ts, nodes, stubs, edges, kv, bytes}.")
       .def("stats", [](PyStore& s) {
-             Store& store = s.get();
+             const std::shared_ptr<Store> keep = s.get();
+  Store& store = *keep;
              Result<StoreStats> st = Status::InvalidArgument("");
              {
                py::gil_scoped_release nogil;
@@ -1116,7 +1132,7 @@ PYBIND11_MODULE(_amem, m) {
       // reads from LMDB
       .def("get_node", [](PyStore& s, const std::string& node, std::optional<uint64_t> as_of,
                           std::optional<int64_t> at) {
-             return ToPython(io::NodeToJson(Check(s.get().ResolveNode(node, ViewOf(as_of, at)))));
+             return ToPython(io::NodeToJson(Check(s.get()->ResolveNode(node, ViewOf(as_of, at)))));
            },
            py::arg("node"), py::arg("as_of") = py::none(), py::arg("at") = py::none(),
            "The node's record (amem get-node --json); NotFound when absent.")
@@ -1135,14 +1151,14 @@ PYBIND11_MODULE(_amem, m) {
       .def("kv_get", [](PyStore& s, const std::string& scope, const std::string& ns,
                         const std::string& key, std::optional<uint64_t> as_of,
                         std::optional<int64_t> at) {
-             return ToPython(io::KvToJson(Check(s.get().GetKv(scope, ns, key, ViewOf(as_of, at)))));
+             return ToPython(io::KvToJson(Check(s.get()->GetKv(scope, ns, key, ViewOf(as_of, at)))));
            },
            py::arg("scope"), py::arg("ns"), py::arg("key"), py::arg("as_of") = py::none(),
            py::arg("at") = py::none(), "One policy entry (amem kv-get --json).")
       .def("kv_history", [](PyStore& s, const std::string& scope, const std::string& ns,
                             const std::string& key) {
              py::list out;
-             for (const KvRecord& r : Check(s.get().KvHistory(scope, ns, key))) {
+             for (const KvRecord& r : Check(s.get()->KvHistory(scope, ns, key))) {
                out.append(ToPython(io::KvToJson(r, true)));
              }
              return out;

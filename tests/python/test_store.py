@@ -291,3 +291,13 @@ def test_query_log_and_replay_queries(store, tmp_path):
     assert changed[0]["added"][0]["row"] == "fact:b"
     with pytest.raises(amem.Error):
         amem.replay_queries(tmp_path / "missing.jsonl", tmp_path / "one.amem")
+
+
+def test_views_outlive_their_closed_store(tmp_path):
+    s = amem.Store(tmp_path / "s", create=True)
+    s.put_node("fact:a", content="lmdb writer")
+    view = s.view()
+    s.close()
+    assert [r["key"] for r in view.text_search("lmdb")["results"]] == ["fact:a"]
+    with pytest.raises(amem.InvalidArgument, match="closed"):
+        s.view()
