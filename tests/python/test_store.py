@@ -301,3 +301,36 @@ def test_views_outlive_their_closed_store(tmp_path):
     assert [r["key"] for r in view.text_search("lmdb")["results"]] == ["fact:a"]
     with pytest.raises(amem.InvalidArgument, match="closed"):
         s.view()
+
+
+def test_every_batch_write_and_history_reads(store, tmp_path):
+    with store.batch(ts=1700000000) as b:
+        b.define_relation("blocks")
+        b.put_node("a", scope="p")
+        b.put_node("b")
+        b.put_edge("a", "blocks", "b", payload='{"n":1}')
+        b.kv_put("p", "ns", "k", "v")
+    with store.batch(ts=1700000100) as b:
+        b.delete_edge("a", "blocks", "b")
+        b.kv_delete("p", "ns", "k")
+        b.delete_node("b")
+    assert store.revision == 2
+    assert [c["kind"] for c in store.changes(since_rev=1)] == \
+        [c["kind"] for c in store.changes(since_ts=1700000050)]
+    assert len(store.changes(since_rev=1)) == 3
+    with pytest.raises(amem.InvalidArgument):
+        store.changes(since_rev=1, since_ts=5)
+    assert {l["rev"] for l in store.log(since_rev=1)} == {2}
+    assert {l["rev"] for l in store.log(until_rev=1)} == {1}
+    assert store.get_node("a")["scope"] == "p"
+    assert store.out_edges("a") == [] and store.out_edges("a", as_of=1)[0]["dst"] == "b"
+    assert store.kv_get("p", "ns", "k", as_of=1)["value"] == "v"
+    r = store.export(tmp_path / "at.amem", at=1700000000)
+    assert r["revision"] == 1
+    snap = amem.Snapshot(tmp_path / "at.amem")
+    assert (snap.node_count, snap.edge_count, snap.dimension) == (2, 1, 4)
+    assert snap.file_path == str(tmp_path / "at.amem")
+    assert store.dimension == 4 and store.path.endswith("store")
+    with amem.Store(store.path, read_only=True) as ro:
+        with pytest.raises(amem.IOError, match="read-only"):
+            ro.put_node("c")
