@@ -151,6 +151,9 @@ def main(out):
                 parts.append("*")
                 for p in kw:
                     parts.append("%s: Optional[%s] = None" % (p["name"], p["type"]))
+                if q["writes"]:
+                    parts += ["ts: Optional[int] = None", "run: Optional[str] = None",
+                              "task: Optional[str] = None"]
                 if parts[-1] == "*":
                     parts.pop()
                 out.write("    def %s(%s) -> dict:\n" % (q["method"], ", ".join(parts)))

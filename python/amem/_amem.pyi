@@ -242,13 +242,14 @@ class View:
 
         Returns the document `amem analogy --json` prints, as Python data.
         """
-    def consolidate(self, *, dedup_threshold: Optional[float] = None, execute: Optional[bool] = None, limit: Optional[int] = None) -> dict:
+    def consolidate(self, *, dedup_threshold: Optional[float] = None, execute: Optional[bool] = None, limit: Optional[int] = None, ts: Optional[int] = None, run: Optional[str] = None, task: Optional[str] = None) -> dict:
         """What should be cleaned up: near-duplicates (same type, word overlap >= --dedup-threshold), contradictions (same words, opposite negation, no contradicts edge yet), promotable inferences (confidence > 0.9, 3+ supporters) and orphans. Dry run unless --execute, which writes `winner supersedes loser` (higher confidence wins), `newer contradicts older` and inference -> fact promotions to the store in one transaction; a second run then finds nothing to change.
 
         Arguments (the CLI's `amem consolidate` flags, snake_case):
             dedup_threshold (float): Word-overlap (Jaccard) above which two memories are duplicates (default 0.9)
             execute (bool): Write the plan to the store (default: a dry run); only on the latest state
             limit (int): Rows shown per finding (execute applies all) (default 50)
+            ts, run, task: the attribution of what it writes (the CLI's --ts, --run, --task)
 
         Returns the document `amem consolidate --json` prints, as Python data.
         """

@@ -392,6 +392,9 @@ std::string QueryDoc(const io::QueryDef& def) {
     doc += "    " + p.name + " (" + TypeName(p) + (p.required ? ", required" : "") +
            "): " + io::ParamHelp(p, io::FrontEnd::kCli) + "\n";
   }
+  if (def.writes) {
+    doc += "    ts, run, task: the attribution of what it writes (the CLI's --ts, --run, --task)\n";
+  }
   doc += "\nReturns the document `amem " + def.command + " --json` prints, as Python data.";
   return doc;
 }
@@ -515,7 +518,24 @@ Json ArgsFromPython(const io::QueryDef& def, const py::args& args, const py::kwa
 }
 
 py::object RunQuery(PyView& v, const io::QueryDef& def, const py::args& args,
-                    const py::kwargs& kwargs) {
+                    const py::kwargs& given) {
+  // A query that writes (consolidate) takes the write's attribution: ts, run, task.
+  WriteOptions write;
+  py::kwargs kwargs = given;
+  if (def.writes) {
+    kwargs = py::kwargs(py::dict(given));
+    for (const char* name : {"ts", "run", "task"}) {
+      if (!kwargs.contains(name)) continue;
+      py::object value = kwargs[name];
+      PyDict_DelItemString(kwargs.ptr(), name);
+      if (value.is_none()) continue;
+      if (std::string(name) == "ts") {
+        write.ts = value.cast<int64_t>();
+      } else {
+        (std::string(name) == "run" ? write.run : write.task) = value.cast<std::string>();
+      }
+    }
+  }
   Json call_args = ArgsFromPython(def, args, kwargs);
   for (const io::Param& p : def.params) {
     if (p.latest_only && call_args.value(p.name, false) && !v.latest) {
@@ -536,6 +556,7 @@ py::object RunQuery(PyView& v, const io::QueryDef& def, const py::args& args,
                        .front_end = io::FrontEnd::kCli,
                        .store = writer.get(),
                        .latest = v.latest,
+                       .write = write,
                        .json_output = true};
     answer = def.run(call);
     if (Status content = v.reader->ContentStatus(); !content.ok() && !(answer.ok() && answer->wrote)) {
@@ -1203,6 +1224,7 @@ PYBIND11_MODULE(_amem, m) {
       q["method"] = PyName(def);
       q["command"] = def.command;
       q["tool"] = def.tool;
+      q["writes"] = def.writes;
       q["doc"] = QueryDoc(def);
       q["params"] = params;
       out.append(q);

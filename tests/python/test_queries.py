@@ -97,3 +97,24 @@ def test_query_errors_have_the_cli_message(demo):
         amem.Snapshot(demo.snapshot).traverse("file:no-such-file")
     assert str(e.value) == want
     assert isinstance(e.value, LookupError)
+
+
+def test_consolidate_execute_writes_as_the_cli_does(tmp_path, amem_cli):
+    from conftest import DEMO_DATA, DEMO_INGESTS
+    cli = amem_cli(tmp_path / "cli")
+    cli.run("init")
+    store = amem.Store(tmp_path / "py", create=True)
+    for name, ts, run in DEMO_INGESTS:
+        cli.run("ingest", DEMO_DATA / name, "--ts", ts, "--run", run)
+        store.ingest(DEMO_DATA / name, ts=ts, run=run)
+    want = cli.json("consolidate", "--execute", "--ts", "1700005000")
+    before = store.revision
+    got = store.view().consolidate(execute=True, ts=1700005000, run="audit")
+    assert got["query"] == "consolidate" and store.revision == before + 1
+    assert store.log(since_rev=before) == [
+        dict(line, run="audit") for line in
+        amem.Store(tmp_path / "cli").log(since_rev=before)]
+    # the same plan, written at its own time
+    assert {k: v for k, v in got.items() if k not in ("rev", "revision")} == \
+        {k: v for k, v in want.items() if k not in ("rev", "revision")}
+    assert store.view().consolidate() == cli.json("consolidate")
