@@ -25,6 +25,8 @@ packages=(build-essential cmake ninja-build pkg-config ccache
 if [[ $what == test ]]; then
   # libclang-rt-14-dev holds libFuzzer's runtime; clang only recommends it.
   packages+=(catch2 libsqlite3-dev clang libclang-rt-14-dev)
+  # The Python module and its tests (python/, tests/python, docs/PYTHON.md).
+  packages+=(pybind11-dev python3-dev python3-pytest python3-numpy)
 fi
 packages+=("$@")
 

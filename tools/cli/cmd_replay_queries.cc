@@ -15,6 +15,7 @@
 #include "tools/mcp/schema.h"
 #include "tools/mcp/memory_tools.h"
 #include "tools/cli/query_args.h"
+#include "tools/cli/replay_queries.h"
 #include "tools/io/query_log.h"
 #include "tools/io/json_records.h"
 
@@ -179,10 +180,11 @@ bool Compare(const Outcome& a, const Outcome& b, io::OrderedJson* report) {
   return false;
 }
 
-std::string ArgsText(const io::QueryRecord& q) {
-  if (q.source == "mcp") return q.args.dump();
+std::string ArgsText(const io::OrderedJson& report) {
+  const io::OrderedJson& args = report["args"];
+  if (report["source"] == "mcp") return args.dump();
   std::string s;
-  for (const auto& a : q.args) s += (s.empty() ? "" : " ") + a.get<std::string>();
+  for (const auto& a : args) s += (s.empty() ? "" : " ") + a.get<std::string>();
   return s;
 }
 
@@ -237,9 +239,12 @@ void AppendReportText(const io::OrderedJson& r, std::string* out) {
   }
 }
 
-Status RunReplayQueries(Context& ctx, const ReplayQueriesArgs& a) {
+}  // namespace
+
+Result<Json> ReplayQueries(const std::string& file, const std::string& snapshot_file,
+                           const std::string& against_file) {
   std::string text;
-  AMEM_RETURN_IF_ERROR(ReadInputLines(a.file, &text));
+  AMEM_RETURN_IF_ERROR(ReadInputLines(file, &text));
   std::vector<std::pair<size_t, io::QueryRecord>> queries;
   size_t line_number = 0;
   for (std::string_view rest = text; !rest.empty();) {
@@ -252,10 +257,10 @@ Status RunReplayQueries(Context& ctx, const ReplayQueriesArgs& a) {
     if (!q.ok()) return q.status().WithContext("line " + std::to_string(line_number));
     queries.emplace_back(line_number, std::move(q).value());
   }
-  AMEM_ASSIGN_OR_RETURN(reader_a, snapshot::Reader::Open(a.snapshot, kCheckedRead));
+  AMEM_ASSIGN_OR_RETURN(reader_a, snapshot::Reader::Open(snapshot_file, kCheckedRead));
   std::unique_ptr<snapshot::Reader> reader_b;
-  if (!a.against.empty()) {
-    AMEM_ASSIGN_OR_RETURN(b, snapshot::Reader::Open(a.against, kCheckedRead));
+  if (!against_file.empty()) {
+    AMEM_ASSIGN_OR_RETURN(b, snapshot::Reader::Open(against_file, kCheckedRead));
     reader_b = std::move(b);
   }
 
@@ -267,10 +272,10 @@ Status RunReplayQueries(Context& ctx, const ReplayQueriesArgs& a) {
     r["source"] = q.source;
     r["query"] = q.query;
     r["args"] = q.args;
-    const Outcome on_a = Ask(q, a.snapshot, *reader_a);
+    const Outcome on_a = Ask(q, snapshot_file, *reader_a);
     bool is_same = false;
     if (reader_b != nullptr) {
-      is_same = Compare(on_a, Ask(q, a.against, *reader_b), &r);
+      is_same = Compare(on_a, Ask(q, against_file, *reader_b), &r);
     } else if (!on_a.ok) {
       r["error"] = on_a.error;
     } else {
@@ -282,24 +287,32 @@ Status RunReplayQueries(Context& ctx, const ReplayQueriesArgs& a) {
     ++(is_same ? same : changed);
     reports.push_back(std::move(r));
   }
-  if (changed > 0) ctx.set_answer_false();
+  Json doc;
+  doc["snapshot"] = snapshot_file;
+  doc["against"] = against_file.empty() ? Json() : Json(against_file);
+  doc["queries"] = std::move(reports);
+  doc["total"] = queries.size();
+  doc["same"] = same;
+  doc["changed"] = changed;
+  return doc;
+}
+
+namespace {
+
+Status RunReplayQueries(Context& ctx, const ReplayQueriesArgs& a) {
+  AMEM_ASSIGN_OR_RETURN(doc, ReplayQueries(a.file, a.snapshot, a.against));
+  if (doc["changed"].get<size_t>() > 0) ctx.set_answer_false();
   if (ctx.json()) {
-    Json doc;
-    doc["snapshot"] = a.snapshot;
-    doc["against"] = a.against.empty() ? Json() : Json(a.against);
-    doc["queries"] = std::move(reports);
-    doc["total"] = queries.size();
-    doc["same"] = same;
-    doc["changed"] = changed;
     ctx.SetJsonOutput(doc);
     return Status::OK();
   }
-  for (size_t i = 0; i < reports.size(); ++i) {
-    reports[i]["args_text"] = ArgsText(queries[i].second);
-    AppendReportText(reports[i], &ctx.Out());
+  for (io::OrderedJson& r : doc["queries"]) {
+    r["args_text"] = ArgsText(r);
+    AppendReportText(r, &ctx.Out());
   }
-  ctx.Out() += std::to_string(queries.size()) + " queries: " + std::to_string(same) +
-               " same, " + std::to_string(changed) + " changed (" +
+  ctx.Out() += std::to_string(doc["total"].get<size_t>()) + " queries: " +
+               std::to_string(doc["same"].get<size_t>()) + " same, " +
+               std::to_string(doc["changed"].get<size_t>()) + " changed (" +
                (a.against.empty() ? "against the recorded digests" : "against " + a.against) +
                ")\n";
   return Status::OK();

@@ -126,40 +126,12 @@ Status RunGetNode(Context& ctx, const NodeArgs& a) {
   return Status::OK();
 }
 
-// The node's delete and, with_edges, a delete of every live edge touching it, as
-// of the latest revision R, written with expected_revision R (read again when
-// another writer committed in between, so no edge linked meanwhile is left).
-// *edges: how many edges it deleted.
-Result<uint64_t> DeleteNodeAndEdges(Store* store, const std::string& key, WriteOptions options,
-                                    size_t* edges) {
-  constexpr int kAttempts = 32;
-  Status last;
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    Result<uint64_t> at = store->revision();
-    if (!at.ok()) return at.status();
-    const ReadView view = ReadView::AtRevision(*at);
-    Result<NodeRecord> node = store->GetNode(key, view);
-    if (!node.ok()) return node.status();
-    Result<std::vector<EdgeRecord>> touching = io::EdgesTouching(*store, key, view);
-    if (!touching.ok()) return touching.status();
-    Batch batch;
-    for (const EdgeRecord& e : *touching) batch.DeleteEdge(e.src_key, e.rel_name, e.dst_key);
-    *edges = touching->size();
-    batch.DeleteNode(key);
-    options.expected_revision = *at;
-    Result<uint64_t> rev = store->Apply(batch, options);
-    if (rev.ok() || !rev.status().IsAborted()) return rev;
-    last = rev.status();
-  }
-  return last;
-}
-
 Status RunDelNode(Context& ctx, const NodeArgs& a) {
   Result<Store*> store = ctx.OpenStore();
   if (!store.ok()) return store.status();
   std::string key = io::NodeKeyForArg(**store, a.node);
   size_t edges = 0;
-  Result<uint64_t> rev = a.with_edges ? DeleteNodeAndEdges(*store, key, a.write.options(), &edges)
+  Result<uint64_t> rev = a.with_edges ? io::DeleteNodeAndEdges(*store, key, a.write.options(), &edges)
                                       : (*store)->DeleteNode(key, a.write.options());
   if (!rev.ok()) return SingleWriteError(rev.status());
   WarnIfTombstonesAccumulated(**store);

@@ -25,4 +25,28 @@ Result<std::vector<EdgeRecord>> EdgesTouching(const Store& store, const std::str
   return out;
 }
 
+Result<uint64_t> DeleteNodeAndEdges(Store* store, const std::string& key, WriteOptions options,
+                                    size_t* edges) {
+  constexpr int kAttempts = 32;
+  Status last;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    Result<uint64_t> at = store->revision();
+    if (!at.ok()) return at.status();
+    const ReadView view = ReadView::AtRevision(*at);
+    Result<NodeRecord> node = store->GetNode(key, view);
+    if (!node.ok()) return node.status();
+    Result<std::vector<EdgeRecord>> touching = io::EdgesTouching(*store, key, view);
+    if (!touching.ok()) return touching.status();
+    Batch batch;
+    for (const EdgeRecord& e : *touching) batch.DeleteEdge(e.src_key, e.rel_name, e.dst_key);
+    *edges = touching->size();
+    batch.DeleteNode(key);
+    options.expected_revision = *at;
+    Result<uint64_t> rev = store->Apply(batch, options);
+    if (rev.ok() || !rev.status().IsAborted()) return rev;
+    last = rev.status();
+  }
+  return last;
+}
+
 }  // namespace amem::io

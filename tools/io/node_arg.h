@@ -5,6 +5,8 @@
 #ifndef AMEM_TOOLS_IO_NODE_ARG_H_
 #define AMEM_TOOLS_IO_NODE_ARG_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +25,13 @@ std::string NodeKeyForArg(const Store& store, std::string_view arg,
 // its incoming ones, a self-loop once. The store's read errors.
 Result<std::vector<EdgeRecord>> EdgesTouching(const Store& store, const std::string& key,
                                               const ReadView& view);
+
+// The node's delete and a delete of every live edge touching it, as of the
+// latest revision R, written with expected_revision R (read again when
+// another writer committed in between, so no edge linked meanwhile is left).
+// *edges: how many edges it deleted.
+Result<uint64_t> DeleteNodeAndEdges(Store* store, const std::string& key, WriteOptions options,
+                                    size_t* edges);
 
 }  // namespace amem::io
 
