@@ -114,3 +114,42 @@ TEST_CASE("a call to a tool outside the profile is a JSON-RPC error", "[mcp][pro
   CHECK(call["error"]["code"] == -32602);
   CHECK(call["error"]["message"].get<std::string>().starts_with("unknown tool: no_such"));
 }
+
+TEST_CASE("every profile's tools/list stays within its byte budget", "[mcp][profiles]") {
+  size_t all_bytes = 0;
+  for (const auto& p : ToolProfiles()) {
+    ToolRegistry r = Profile(p.name);
+    size_t bytes = ToolListBytes(r);
+    INFO(p.name << ": " << bytes << " bytes, budget " << p.list_budget_bytes);
+    CHECK(bytes <= p.list_budget_bytes);
+    if (p.name == "all") all_bytes = bytes;
+  }
+  CHECK(FindProfile("agent")->list_budget_bytes == 12000);
+  CHECK(FindProfile("all")->list_budget_bytes == 32000);
+  // The measure is the tools/list result the server sends.
+  ToolRegistry all = Profile("all");
+  Server s(&all);
+  Json list = Json::parse(*s.HandleLine(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})"));
+  CHECK(DumpLine(list["result"]).size() == all_bytes);
+}
+
+TEST_CASE("the instructions are short and say how to use the memory", "[mcp][profiles]") {
+  const std::string text = ServerInstructions();
+  CHECK(text.size() <= kMaxInstructionsBytes);
+  for (const char* must : {"decisions", "constraints", "context", "impact", "as_of"}) {
+    CHECK(text.find(must) != std::string::npos);
+  }
+  // Every tool it names is in the default profile.
+  ToolRegistry agent = Profile("");
+  for (const char* tool : {"remember", "put_memory", "context", "hybrid_search", "get_memory",
+                           "impact", "changes_since"}) {
+    INFO(tool);
+    CHECK(text.find(tool) != std::string::npos);
+    CHECK(agent.Find(tool) != nullptr);
+  }
+  ToolRegistry r = Profile("");
+  Server s(&r, text);
+  Json init = Json::parse(*s.HandleLine(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})"));
+  CHECK(init["result"]["instructions"] == text);
+}

@@ -107,7 +107,10 @@ Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir,
   tool_ctx.live_options.check_records = true;      // once per base, then full-speed reads
   mcp::ToolRegistry registry = mcp::BuildRegistry(&tool_ctx);
   AMEM_RETURN_IF_ERROR(mcp::ApplyToolSpec(&registry, spec));
-  mcp::Server server(&registry, mcp::ServerInstructions());
+  // The instructions name context, impact and put_memory: a selection without them
+  // (the memory profile, as the official server) gets none.
+  const bool guided = registry.Find("context") != nullptr && registry.Find("impact") != nullptr;
+  mcp::Server server(&registry, guided ? mcp::ServerInstructions() : std::string());
   if (server.Serve(STDIN_FILENO, STDOUT_FILENO) != 0) {
     return Status::IOError("the client closed the connection");
   }

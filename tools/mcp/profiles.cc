@@ -12,7 +12,7 @@ const std::vector<ToolProfile>& ToolProfiles() {
       {"agent",
        "record decisions, constraints and facts; recall; impact; batch writes (default)",
        {"remember", "recall", "put_memory", "link", "write_batch", "get_memory", "context",
-        "hybrid_search", "impact", "changes_since", "index_code", "forget"},
+        "hybrid_search", "impact", "changes_since"},
        12000},
       {"memory",
        "exactly the official memory server's nine tools",

@@ -154,14 +154,18 @@ ToolResult ToolErrorFromStatus(std::string_view what, const Status& status) {
 Json Tool::Describe() const {
   Json d = Json::object();
   d["name"] = name;
-  if (!title.empty()) d["title"] = title;
   d["description"] = description;
   d["inputSchema"] = input_schema;
+  // No title: it is for a client's display, and every byte of the list is sent to the
+  // model with every turn (docs/MCP.md "Profiles"); name and description say it.
+  // destructiveHint and idempotentHint mean something only for a tool that writes
+  // (MCP's ToolAnnotations), so a read-only tool's list entry leaves them out.
   Json a = Json::object();
-  if (!title.empty()) a["title"] = title;
   a["readOnlyHint"] = read_only;
-  a["destructiveHint"] = destructive;
-  a["idempotentHint"] = idempotent;
+  if (!read_only) {
+    a["destructiveHint"] = destructive;
+    a["idempotentHint"] = idempotent;
+  }
   a["openWorldHint"] = false;
   d["annotations"] = std::move(a);
   return d;
