@@ -104,7 +104,7 @@ done
 import json, subprocess, sys, time
 amem, store, diff_path, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 diff = open(diff_path).read()
-p = subprocess.Popen([amem, "--store", store, "mcp"], stdin=subprocess.PIPE,
+p = subprocess.Popen([amem, "--store", store, "mcp", "--tools", "all"], stdin=subprocess.PIPE,
                      stdout=subprocess.PIPE, text=True)
 def call(i, method, params):
     p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")

@@ -335,7 +335,7 @@ async function benchSize(opts, n, cleanup) {
   const amem = new Server("amem");
   const official = new Server("official");
   cleanup.push(() => amem.close(), () => official.close());
-  await amem.connect(opts.amem, ["--store", amemStore, "mcp"], {});
+  await amem.connect(opts.amem, ["--store", amemStore, "mcp", "--tools", "all"], {});
   await official.connect(process.execPath, [OFFICIAL_SERVER], { MEMORY_FILE_PATH: officialFile });
   const servers = [amem, official];
 

@@ -9,7 +9,7 @@ class Session:
     """Starts `AMEM --store STORE mcp` (env: its environment) and initializes it."""
 
     def __init__(self, amem, store, client, env=None):
-        self.proc = subprocess.Popen([amem, "--store", store, "mcp"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([amem, "--store", store, "mcp", "--tools", "all"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, env=env)
         self.next_id = 0

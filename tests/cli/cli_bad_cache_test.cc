@@ -296,7 +296,7 @@ TEST_CASE("a bad cache found at query time is rebuilt once, and the next query a
     input += Json{{"jsonrpc", "2.0"}, {"id", 4}, {"method", "tools/call"},
                   {"params", {{"name", "read_graph"}, {"arguments", Json::object()}}}}
                  .dump() + "\n";
-    RunResult r = RunProgram(AMEM_BINARY, {"--store", t.store(), "mcp"}, input, kLayer, "");
+    RunResult r = RunProgram(AMEM_BINARY, {"--store", t.store(), "mcp", "--tools", "all"}, input, kLayer, "");
     INFO(r.out << "\n" << r.err);
     REQUIRE(r.exit_code == 0);
     int answered = 0;

@@ -126,7 +126,7 @@ TEST_CASE("MCP never answers empty texts from damaged content: the store's own f
       "\n"
       R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"context","arguments":{"seeds":["fact:v1"]}}})"
       "\n";
-  RunResult r = t.Run({"mcp"}, input);
+  RunResult r = t.Run({"mcp", "--tools", "all"}, input);
   REQUIRE(r.exit_code == 0);
   INFO(r.out);
   nlohmann::json reply;

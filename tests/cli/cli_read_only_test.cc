@@ -141,7 +141,7 @@ TEST_CASE("a store on a read-only file system is read, from memory where the cac
         "\n"
         R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_memory","arguments":{"node":"fact:4"}}})"
         "\n";
-    RunResult r = RunProgram(AMEM_BINARY, {"--store", store, "mcp"}, session, {}, "");
+    RunResult r = RunProgram(AMEM_BINARY, {"--store", store, "mcp", "--tools", "all"}, session, {}, "");
     INFO(r.err);
     INFO(r.out);
     CHECK(r.exit_code == 0);
@@ -216,7 +216,7 @@ TEST_CASE("a full disk when a merge is due: queries answer from memory and say s
       "\n"
       R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"text_search","arguments":{"query":"lmdb"}}})"
       "\n";
-  RunResult r = RunProgram(AMEM_BINARY, {"--store", store, "mcp"}, session, merge_due, "");
+  RunResult r = RunProgram(AMEM_BINARY, {"--store", store, "mcp", "--tools", "all"}, session, merge_due, "");
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("fact:4") != std::string::npos);

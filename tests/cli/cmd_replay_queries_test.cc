@@ -26,7 +26,7 @@ void McpSession(const TempStore& s, const std::string& log, const std::vector<js
     json req = {{"jsonrpc", "2.0"}, {"id", id++}, {"method", "tools/call"}, {"params", c}};
     input += req.dump() + "\n";
   }
-  RunResult r = RunProgram(AMEM_BINARY, {"--store", s.store(), "--query-log", log, "mcp"},
+  RunResult r = RunProgram(AMEM_BINARY, {"--store", s.store(), "--query-log", log, "mcp", "--tools", "all"},
                            input, {}, "");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);

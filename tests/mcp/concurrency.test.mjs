@@ -39,7 +39,7 @@ test("two servers writing concurrently lose nothing", async (t) => {
 // Starts `amem mcp`, sends one big write_batch, kills the server after `delayMs`.
 function killMidCall(store, ops, delayMs) {
   return new Promise((resolve, reject) => {
-    const child = spawn(AMEM, ["--store", store, "mcp"], { stdio: ["pipe", "pipe", "ignore"] });
+    const child = spawn(AMEM, ["--store", store, "mcp", "--tools", "all"], { stdio: ["pipe", "pipe", "ignore"] });
     child.on("error", reject);
     child.on("close", (code, signal) => resolve(signal));
     child.stdin.on("error", () => {});  // killed while we were still writing

@@ -70,8 +70,9 @@ test("initialize and tools/list", async (t) => {
     assert.equal(tool.inputSchema.type, "object", tool.name);
     assert.ok(tool.description.length > 20, tool.name);
     assert.equal(typeof tool.annotations.readOnlyHint, "boolean", tool.name);
-    assert.equal(typeof tool.annotations.destructiveHint, "boolean", tool.name);
-    if (tool.annotations.readOnlyHint) assert.equal(tool.annotations.destructiveHint, false);
+    // destructiveHint and idempotentHint mean something only for a tool that writes.
+    if (tool.annotations.readOnlyHint) assert.equal(tool.annotations.destructiveHint, undefined);
+    else assert.equal(typeof tool.annotations.destructiveHint, "boolean", tool.name);
   }
   const byName = Object.fromEntries(tools.map((x) => [x.name, x]));
   assert.equal(byName.read_graph.annotations.readOnlyHint, true);

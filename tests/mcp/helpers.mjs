@@ -33,10 +33,14 @@ async function connect(t, command, args, env) {
   return client;
 }
 
-// An SDK client connected to `amem --store DIR mcp`.
-// `extra`: more arguments for `amem mcp`, e.g. ["--export-dir", dir].
-export function amemClient(t, storeDir, extra = []) {
-  return connect(t, AMEM, ["--store", storeDir, "mcp", ...extra], {});
+// An SDK client connected to `amem --store DIR mcp --tools TOOLS`.
+// `extra`: more arguments for `amem mcp`, e.g. ["--export-dir", dir]. `tools`: the
+// profile or tool names (docs/MCP.md "Profiles"); these tests use every tool, so
+// "all" unless a test is about a profile; null: no --tools (the default profile, or
+// AMEM_MCP_TOOLS from `env`).
+export function amemClient(t, storeDir, extra = [], tools = "all", env = {}) {
+  const select = tools === null ? [] : ["--tools", tools];
+  return connect(t, AMEM, ["--store", storeDir, "mcp", ...select, ...extra], env);
 }
 
 // An SDK client connected to the official server keeping its graph in `file`.

@@ -10,7 +10,7 @@ import { AMEM, tempDir } from "./helpers.mjs";
 // Writes `input` to `amem mcp`, closes stdin, returns {code, lines (parsed), stderr}.
 function runRaw(storeDir, input) {
   return new Promise((resolve, reject) => {
-    const child = spawn(AMEM, ["--store", storeDir, "mcp"], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(AMEM, ["--store", storeDir, "mcp", "--tools", "all"], { stdio: ["pipe", "pipe", "pipe"] });
     let out = "", err = "";
     child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
     child.stderr.setEncoding("utf8").on("data", (d) => (err += d));

@@ -40,9 +40,11 @@ test("query tools are listed with schemas and annotations", async (t) => {
     assert.equal(tool.inputSchema.type, "object", name);
     assert.ok(tool.inputSchema.properties.as_of, `${name} takes as_of`);
     assert.ok(tool.inputSchema.properties.at, `${name} takes at`);
-    assert.ok(tool.description.length > 80, name);
-    // export_snapshot may replace an earlier snapshot file (with overwrite: true).
-    assert.equal(tool.annotations.destructiveHint, name === "export_snapshot", name);
+    assert.ok(tool.description.length > 40, name);
+    // export_snapshot may replace an earlier snapshot file (with overwrite: true);
+    // a read-only tool's list entry leaves destructiveHint out.
+    assert.equal(tool.annotations.destructiveHint ?? false, name === "export_snapshot", name);
+    if (tool.annotations.readOnlyHint) assert.equal(tool.annotations.destructiveHint, undefined, name);
     assert.equal(tool.annotations.openWorldHint, false, name);
     if (name !== "export_snapshot") assert.ok(tool.inputSchema.properties.limit, `${name} takes limit`);
     const writes = name === "consolidate" || name === "export_snapshot";

@@ -137,7 +137,7 @@ class Campaign {
         }
         WriteFile(dir_.Sub("in.mcp"), input);
         input = dir_.Sub("in.mcp");
-        args.push_back("mcp");
+        args.insert(args.end(), {"mcp", "--tools", "all"});
         break;
       }
       case kDeletes: {

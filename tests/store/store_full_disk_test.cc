@@ -99,7 +99,7 @@ TEST_CASE("a full disk is an I/O error: nothing written, reads go on", "[store][
   session += R"({"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"get_memory",)"
              R"("arguments":{"node":"fact:first"}}})"
              "\n";
-  r = RunProgram(AMEM_BINARY, {"--store", store, "mcp"}, session, {}, "");
+  r = RunProgram(AMEM_BINARY, {"--store", store, "mcp", "--tools", "all"}, session, {}, "");
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("cannot allocate") != std::string::npos);

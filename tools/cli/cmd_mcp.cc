@@ -12,6 +12,7 @@
 
 #include "common/progress.h"
 #include "tools/mcp/compat.h"
+#include "tools/mcp/profiles.h"
 #include "tools/mcp/server.h"
 #include "tools/mcp/memory_tools.h"
 
@@ -62,9 +63,29 @@ Result<std::unique_ptr<Store>> OpenMcpStore(const CLI::App& root, const Context&
   return Store::Open(*dir, options);
 }
 
-Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir) {
+// --tools, else AMEM_MCP_TOOLS, else empty (the default profile).
+std::string ToolSpec(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  const char* env = std::getenv(std::string(mcp::kToolsEnv).c_str());
+  return env != nullptr ? env : "";
+}
+
+Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir,
+              const std::string& tools) {
   auto live_options = snapshot::LiveOptionsFromEnv();
   if (!live_options.ok()) return ctx.UsageError(live_options.status().message());
+  const std::string spec = ToolSpec(tools);
+  {
+    // The selection is checked before anything is opened: a typo fails at start.
+    mcp::ToolContext probe{nullptr};
+    mcp::ToolRegistry all = mcp::BuildRegistry(&probe);
+    Status s = mcp::ApplyToolSpec(&all, spec);
+    if (!s.ok()) {
+      return ctx.UsageError((tools.empty() && !spec.empty() ? std::string(mcp::kToolsEnv)
+                                                            : std::string("--tools")) +
+                            ": " + s.message());
+    }
+  }
   auto store = OpenMcpStore(root, ctx);
   if (!store.ok()) return store.status();
   std::error_code ec;
@@ -85,7 +106,11 @@ Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir)
   tool_ctx.live_options.write_delta_file = false;  // the server keeps its view in memory
   tool_ctx.live_options.check_records = true;      // once per base, then full-speed reads
   mcp::ToolRegistry registry = mcp::BuildRegistry(&tool_ctx);
-  mcp::Server server(&registry, mcp::ServerInstructions());
+  AMEM_RETURN_IF_ERROR(mcp::ApplyToolSpec(&registry, spec));
+  // The instructions name context, impact and put_memory: a selection without them
+  // (the memory profile, as the official server) gets none.
+  const bool guided = registry.Find("context") != nullptr && registry.Find("impact") != nullptr;
+  mcp::Server server(&registry, guided ? mcp::ServerInstructions() : std::string());
   if (server.Serve(STDIN_FILENO, STDOUT_FILENO) != 0) {
     return Status::IOError("the client closed the connection");
   }
@@ -122,6 +147,15 @@ Status RunImport(const CLI::App& root, Context& ctx, const std::string& file) {
   return Status::OK();
 }
 
+std::string ToolsHelp() {
+  std::string h = "Which tools to serve: a profile or tool names, comma-separated (default: " +
+                  std::string(mcp::kDefaultProfile) + "; also AMEM_MCP_TOOLS). Profiles:";
+  for (const auto& p : mcp::ToolProfiles()) {
+    h += "\n  " + std::string(p.name) + ": " + std::string(p.summary);
+  }
+  return h;
+}
+
 }  // namespace
 
 void AddMcpCommands(CLI::App& app, Context& ctx) {
@@ -137,7 +171,11 @@ void AddMcpCommands(CLI::App& app, Context& ctx) {
       "The directory tree the export_snapshot tool may write into (default: the working "
       "directory). Paths outside it, absolute paths, '..' and symbolic links that leave it "
       "are refused."));
-  ctx.SetAction(cmd, [&app, &ctx, export_dir] { return RunMcp(app, ctx, *export_dir); });
+  auto tools = std::make_shared<std::string>();
+  cmd->add_option("--tools", *tools, ToolsHelp())->option_text("PROFILE|NAME,...");
+  ctx.SetAction(cmd, [&app, &ctx, export_dir, tools] {
+    return RunMcp(app, ctx, *export_dir, *tools);
+  });
 
   auto file = std::make_shared<std::string>();
   cmd = ctx.AddCommand(

@@ -211,7 +211,10 @@ Status RunQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a) {
 
 void AddQueryCommand(CLI::App& app, Context& ctx, const io::QueryDef& def) {
   auto a = std::make_shared<QueryArgs>();
-  CLI::App* cmd = ctx.AddCommand(app, def.command, def.cli_help, def.example);
+  // The CLI's help also says what the MCP tool's short description leaves out.
+  CLI::App* cmd = ctx.AddCommand(
+      app, def.command, def.cli_help + "\n\nAs the MCP tool " + def.tool + ": " + def.description,
+      def.example);
   for (const io::Param& p : def.params) {
     if (p.scope == io::ParamScope::kMcpOnly) continue;
     AddParam(cmd, p, &a->slots.emplace_back());

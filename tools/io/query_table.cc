@@ -75,21 +75,25 @@ std::string BuiltinRelationNames() {
 }  // namespace
 
 std::string ParamHelp(const Param& p, FrontEnd front_end) {
-  std::string h = p.help;
+  std::string h = front_end == FrontEnd::kMcp && !p.brief.empty() ? p.brief : p.help;
+  // The MCP help is short (the schema names the types; docs/MCP.md says the rest):
+  // tools/list is sent with every turn.
+  const bool cli = front_end == FrontEnd::kCli;
   switch (p.role) {
     case ParamRole::kNode:
-      h += ": a key (e.g. file:src/a.cc, decision:use-lmdb), a 16-hex-digit id or a dense "
-           "index #N (the index field of a result row)";
+      h += cli ? ": a key (e.g. file:src/a.cc, decision:use-lmdb), a 16-hex-digit id or a dense "
+                 "index #N (the index field of a result row)"
+               : std::string();  // docs/MCP.md: a key, a 16-hex id or #N
       break;
     case ParamRole::kNodes:
-      h += " (keys, 16-hex-digit ids or dense indexes #N)";
+      h += cli ? " (keys, 16-hex-digit ids or dense indexes #N)" : " (keys, ids or #N)";
       break;
     case ParamRole::kTypes:
-      h += " (" + NodeTypeNames() + ")";
+      if (cli) h += " (" + NodeTypeNames() + ")";
       break;
     case ParamRole::kRelations:
-      h += " (built-in: " + BuiltinRelationNames() + "; custom ones by name" +
-           (front_end == FrontEnd::kCli ? "; or ids" : "") + ")";
+      h += cli ? " (built-in: " + BuiltinRelationNames() + "; custom ones by name; or ids)"
+               : std::string();
       break;
     case ParamRole::kFileText:
       if (front_end == FrontEnd::kCli) h += ", read from this file (- for stdin)";
@@ -102,7 +106,10 @@ std::string ParamHelp(const Param& p, FrontEnd front_end) {
       p.role != ParamRole::kNodes && CliSpelling(p).rfind("--", 0) == 0) {
     h += "; repeat or comma-separate";
   }
-  if (!p.default_text.empty()) h += " (default " + p.default_text + ")";
+  // A filter's "all" goes without saying in MCP's short help.
+  if (!p.default_text.empty() && (cli || p.default_text != "all")) {
+    h += " (default " + p.default_text + ")";
+  }
   if (front_end == FrontEnd::kMcp) h += ".";
   return h;
 }
@@ -258,8 +265,9 @@ Param NodeParam(std::string name, std::string cli, std::string help, bool requir
 }
 
 Param TypesParam(std::string help) {
+  // No max_items: the enum of kNodeTypeCount names says it, and a repeat is harmless.
   return Param{.name = "types", .type = ParamType::kStrings, .role = ParamRole::kTypes,
-               .help = std::move(help), .default_text = "all", .max_items = kNodeTypeCount,
+               .help = std::move(help), .default_text = "all",
                .cli = "--type"};
 }
 
@@ -274,9 +282,14 @@ Param RelationsParam(std::string help) {
                .cli = "--rel"};
 }
 
+Param Brief(Param p, std::string brief) {
+  p.brief = std::move(brief);
+  return p;
+}
+
 Param DirectionParam(const char* default_direction) {
   return Param{.name = "direction",
-               .help = "out: follow edges src -> dst; in: dst -> src; both: either way",
+               .help = "out: follow edges src -> dst; in: dst -> src; both: either way", .brief = "out, in or both",
                .default_text = default_direction,
                .choices = {"out", "in", "both"}};
 }

@@ -67,6 +67,7 @@ struct Param {
   ParamType type = ParamType::kString;
   ParamRole role = ParamRole::kPlain;
   std::string help{};        // one phrase, no final period; the default is appended
+  std::string brief{};       // MCP's help when the CLI's is long: a few words
   std::string default_text{};  // "(default X)"; empty: no default is shown
   std::optional<double> min{}, max{};      // numbers, in both front ends
   std::optional<double> mcp_min{}, mcp_max{};  // MCP only (answer-size caps, e.g. limit)
@@ -145,7 +146,11 @@ struct QueryDef {
   std::string cli_help{};   // CLI --help: what it computes, precisely
   std::string example{};    // CLI --help example lines
   std::string title{};      // MCP title
-  std::string description{};  // MCP description: when a model should call it
+  // What a model reads to choose the tool, and when: tools/list carries `brief` (one or
+  // two sentences: every client sends the list with every turn, docs/MCP.md
+  // "Profiles"); the full `description` is in the CLI's --help and docs/MCP.md.
+  std::string description{};
+  std::string brief{};  // MCP description
   std::vector<Param> params{};
   bool writes = false;  // takes write attribution (CLI --ts/--run/--task, MCP run/task/ts)
   // Answers whose nodes[i] and edges[i] are steps of one chain (path): MCP cuts them

@@ -37,11 +37,13 @@ QueryDef Revise() {
           "over what depends on it. A dependent falls only when none of its support remains. "
           "Returns confidence losses, inferences and decisions left unsupported and the total "
           "impact. Read-only: nothing is changed.",
-      .params = {NodeParam("node", "NODE", "The memory to retract", false),
+      .brief = "What if a memory (node) or a claim (hypothesis) were wrong: the beliefs that would fall.",
+      .params = {Brief(NodeParam("node", "NODE", "The memory to retract", false), "Memory to retract"),
                  {.name = "hypothesis",
                   .help = "A statement; the memories it contradicts are retracted (same "
                           "words, one negation more or less: no/not/never/isn't...; whole "
-                          "words only), e.g. \"the cache is not enabled\""},
+                          "words only), e.g. \"the cache is not enabled\"",
+                  .brief = "A claim in words, e.g. \"the cache is not enabled\""},
                  LimitParam(d.limit, 1000, "Rows per list")},
       .exactly_one = {"node", "hypothesis"},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
@@ -76,21 +78,24 @@ QueryDef Gaps() {
           "conclusions, unstable knowledge (corrected twice or more), stale evidence behind "
           "active decisions and orphaned memories (about code that was deleted), most severe "
           "first. Use it to decide what to verify or document.",
+      .brief = "Where reasoning is weak: unsupported decisions and inferences, stale or unstable knowledge, orphans.",
       .params = {{.name = "threshold", .type = ParamType::kNumber,
-                  .help = "Confidence below which a foundation is weak",
+                  .help = "Confidence below which a foundation is weak", .brief = "Weak confidence",
                   .default_text = DefaultText(d.threshold), .min = 0, .max = 1},
                  {.name = "stale_days", .type = ParamType::kInteger,
-                  .help = "Evidence not updated for this many days is stale",
+                  .help = "Evidence not updated for this many days is stale", .brief = "Days until evidence is stale",
                   .default_text = DefaultText(d.stale_days), .min = 0,
                   .max = 36500},
                  {.name = "now", .type = ParamType::kInteger,
                   .help = "Unix seconds taken as now (default: the newest timestamp in the "
-                          "memory, never the clock)"},
+                          "memory, never the clock)",
+                  .brief = "Unix time taken as now"},
                  {.name = "categories", .type = ParamType::kStrings,
                   .help = "Only these kinds of gap: unjustified_decision, "
                           "single_source_inference, low_confidence_foundation, "
                           "unstable_knowledge, stale_evidence, orphaned (memories linked to "
                           "code the code graph no longer has)",
+                  .brief = "Only these kinds of gap",
                   .default_text = "all", .max_items = query::kGapKindCount,
                   .cli = "--category"},
                  LimitParam(d.limit, 1000)},
@@ -124,9 +129,10 @@ QueryDef Analogy() {
           "of each relation they have) and content resemble a memory's (node) or the best "
           "keyword match of a text. The anchor and its direct neighbours are excluded. Use it "
           "to find a past decision or fix similar to the current one.",
-      .params = {NodeParam("node", "NODE", "The anchor memory", false),
-                 {.name = "text", .help = "Anchor on the memory that best matches these words"},
-                 TypesParam("Only return memories of these types"),
+      .brief = "Have I seen this before: memories whose links and content resemble a node's, or a text's best match.",
+      .params = {Brief(NodeParam("node", "NODE", "The anchor memory", false), "Anchor memory"),
+                 {.name = "text", .help = "Anchor on the memory that best matches these words", .brief = "Anchor on its best match"},
+                 TypesParam("Only these types"),
                  LimitParam(d.limit, 200)},
       .exactly_one = {"node", "text"},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
@@ -180,14 +186,17 @@ QueryDef Consolidate() {
           "contradicts older` for contradictions and the inference -> fact promotions; "
           "nothing is deleted, and running it again finds nothing more to do. Review a dry "
           "run first.",
+      .brief = "What to clean up: duplicates, contradictions, inferences to promote; execute: true applies it.",
       .params = {{.name = "dedup_threshold", .type = ParamType::kNumber,
                   .help = "Word-overlap (Jaccard) above which two memories are duplicates",
+                  .brief = "Jaccard word overlap of duplicates",
                   .default_text = DefaultText(d.dedup_threshold), .min = 0.01, .max = 1},
                  {.name = "execute", .type = ParamType::kBoolean,
                   .help = "Write the plan to the store (default: a dry run); only on the "
                           "latest state",
+                  .brief = "Write the plan (latest state only)",
                   .latest_only = true},
-                 LimitParam(d.limit, 1000, "Rows shown per finding (execute applies all)")},
+                 Brief(LimitParam(d.limit, 1000, "Rows shown per finding (execute applies all)"), "Rows per finding")},
       .writes = true,
       .run = RunConsolidate};
 }
@@ -208,10 +217,11 @@ QueryDef Drift() {
           "about it with all its versions) the stability (share never superseded), the "
           "direction of confidence along corrections, revisions per day and the trajectory of "
           "corrections, least stable first.",
-      .params = {{.name = "topic", .help = "Topic words (default: one cluster per run)",
+      .brief = "How understanding is changing, per run or on a topic: stability and corrections.",
+      .params = {{.name = "topic", .help = "Topic words (default: one cluster per run)", .brief = "Topic words",
                   .cli = "TOPIC"},
                  {.name = "trajectory_limit", .type = ParamType::kInteger,
-                  .help = "Correction events shown per cluster",
+                  .help = "Correction events shown per cluster", .brief = "Corrections per cluster",
                   .default_text = DefaultText(d.trajectory_limit), .min = 0,
                   .max = 500, .cli = "--trajectory"},
                  LimitParam(d.limit, 100, "Clusters")},

@@ -39,15 +39,16 @@ QueryDef Traverse() {
           "the edge that reached it. Use it to explore what a file defines, what a decision "
           "rests on, or what a module contains; restrict relations to follow one kind of "
           "link (e.g. [\"defines\",\"calls\"]).",
+      .brief = "What is reachable from a memory: a breadth-first walk over its edges, up to depth hops.",
       .params = {NodeParam("node", "NODE", "Start memory", true),
                  DirectionParam(query::DirectionName(d.direction)),
-                 RelationsParam("Only follow these relations"),
+                 Brief(RelationsParam("Only follow these relations"), "Only these relations"),
                  {.name = "depth", .type = ParamType::kInteger, .help = "Maximum hops",
                   .default_text = DefaultText(d.depth), .min = 0, .max = 100},
                  {.name = "min_confidence", .type = ParamType::kNumber,
-                  .help = "Skip memories below this confidence",
+                  .help = "Skip memories below this confidence", .brief = "Min confidence",
                   .default_text = DefaultText(d.min_confidence), .min = 0, .max = 1},
-                 LimitParam(d.limit, 1000, "Maximum rows, the start included")},
+                 Brief(LimitParam(d.limit, 1000, "Maximum rows, the start included"), "Max rows")},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
         const snapshot::Reader& r = c.reader;
         AMEM_ASSIGN_OR_RETURN(start, c.Node("node"));
@@ -78,22 +79,23 @@ QueryDef Search() {
           "(agent session), scope, confidence range and creation time, newest first (or most "
           "confident first). No words are matched: for keyword recall use text_search, for "
           "meaning use similar or hybrid_search.",
+      .brief = "Memories matching attributes (type, run, scope, confidence, creation time); matches no words.",
       .params = {TypesParam("Only memories of these types"),
                  RunsParam("Only memories written by these runs (sessions)"),
-                 {.name = "scope", .help = "Only memories with exactly this scope (\"\": none)",
+                 {.name = "scope", .help = "Only memories with exactly this scope (\"\": none)", .brief = "Exact scope (\"\": none)",
                   .allow_empty = true},
                  {.name = "min_confidence", .type = ParamType::kNumber,
-                  .help = "Inclusive lower bound of confidence",
+                  .help = "Inclusive lower bound of confidence", .brief = "Min confidence",
                   .default_text = DefaultText(d.min_confidence), .min = 0, .max = 1},
                  {.name = "max_confidence", .type = ParamType::kNumber,
-                  .help = "Inclusive upper bound of confidence",
+                  .help = "Inclusive upper bound of confidence", .brief = "Max confidence",
                   .default_text = DefaultText(d.max_confidence), .min = 0, .max = 1},
                  {.name = "after", .type = ParamType::kInteger,
-                  .help = "Created at or after this Unix time (seconds)", .cli = "--after"},
+                  .help = "Created at or after this Unix time (seconds)", .brief = "Created at or after (Unix s)", .cli = "--after"},
                  {.name = "before", .type = ParamType::kInteger,
-                  .help = "Created before this Unix time (seconds)"},
+                  .help = "Created before this Unix time (seconds)", .brief = "Created before (Unix s)"},
                  {.name = "sort",
-                  .help = "recent: newest created first; confidence: most confident first",
+                  .help = "recent: newest created first; confidence: most confident first", .brief = "recent or confidence",
                   .default_text = "recent",
                   .choices = {"recent", "confidence"}},
                  LimitParam(d.limit, 1000)},
@@ -136,11 +138,12 @@ QueryDef Temporal() {
           "Use it to review what a session or a day changed. A period is \"FROM..TO\" in Unix "
           "seconds on creation time ([FROM, TO); either end may be left out, e.g. "
           "\"1700000000..\") or \"run:NAME[,NAME...]\" (what those runs wrote).",
+      .brief = "What changed between two periods (\"FROM..TO\" Unix seconds, or \"run:NAME\"): added, corrected, updated, unchanged.",
       .params = {{.name = "earlier",
-                  .help = "The earlier period, e.g. run:monday or ..1700086400",
+                  .help = "The earlier period, e.g. run:monday or ..1700086400", .brief = "Earlier period: FROM..TO or run:NAME",
                   .cli = "A", .required = true},
                  {.name = "later",
-                  .help = "The later period, e.g. run:tuesday or 1700086400..",
+                  .help = "The later period, e.g. run:tuesday or 1700086400..", .brief = "Later period",
                   .cli = "B", .required = true},
                  LimitParam(d.limit, 500, "Maximum rows per list")},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
@@ -202,10 +205,12 @@ QueryDef Impact() {
           "instead of node: the answer lists the changed symbols and files, the code that "
           "depends on them, the tests that reach them and the memories (decisions, "
           "constraints, facts) recorded about any of it. Ask it before committing a change.",
-      .params = {NodeParam("node", "NODE", "The memory that might change or be wrong", false),
+      .brief = "What depends on a memory, or on the code a diff (git diff) changes: dependents, tests that reach it, memories about it. Ask before committing.",
+      .params = {Brief(NodeParam("node", "NODE", "The memory that might change or be wrong", false), "The memory"),
                  {.name = "diff", .role = ParamRole::kFileText,
                   .help = "A unified diff (git diff, any -U) to map onto the code graph "
                           "instead of a node",
+                  .brief = "A unified diff (git diff), instead of node",
                   .allow_empty = true},
                  {.name = "depth", .type = ParamType::kInteger, .help = "Maximum hops",
                   .default_text = DefaultText(d.depth) + "; " + DefaultText(code.depth) +
@@ -215,9 +220,10 @@ QueryDef Impact() {
                   .help = "Token budget of the answer (bytes/4 of the text, or of the "
                           "JSON), never exceeded: rows go from the end of the list (with a "
                           "diff: affected, then tests, then memories); 0 for none",
+                  .brief = "Token budget of the answer, 0 for none",
                   .default_text = "0", .min = 0, .mcp_max = 8000},
-                 LimitParam(d.limit, 1000, "Maximum rows (per list with a diff); the counts "
-                                           "cover all")},
+                 Brief(LimitParam(d.limit, 1000, "Maximum rows (per list with a diff); the counts "
+                                           "cover all"), "Max rows (per list with a diff)")},
       .exactly_one = {"node", "diff"},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
         if (c.Has("diff")) return RunCodeImpact(c);
@@ -300,22 +306,26 @@ QueryDef Context() {
           "Returns the seeds' neighbourhood, nearest first: one line per memory `key (type, "
           "confidence): \"content\"` and one per edge `A --rel--> B`. Call it at the start of "
           "a task.",
+      .brief = "Prompt-ready memory about files, symbols (seeds) or a question, nearest first, within budget_tokens. Ask before editing.",
       .params = {{.name = "seeds", .type = ParamType::kStrings, .role = ParamRole::kNodes,
                   .help = "Memories to start from", .max_items = 50, .cli = "SEED"},
                  {.name = "question",
                   .help = "A question or task in words; its best keyword (BM25) matches are "
-                          "used as seeds"},
+                          "used as seeds",
+                  .brief = "A question or task; its best matches become seeds"},
                  {.name = "question_seeds", .type = ParamType::kInteger,
                   .help = "How many matches of the question become seeds",
+                  .brief = "Matches of the question used",
                   .default_text = DefaultText(kQuestionSeeds), .min = 1, .max = 20},
                  {.name = "depth", .type = ParamType::kInteger,
-                  .help = "Hops from the seeds, both directions",
+                  .help = "Hops from the seeds, both directions", .brief = "Hops from the seeds",
                   .default_text = DefaultText(d.depth),
                   .min = 0, .max = 10},
                  {.name = "budget_tokens", .type = ParamType::kInteger,
                   .help = "Token budget of the whole text (bytes/4, rounded up), never "
                           "exceeded; 0 for none (command line only). A budget too small for "
                           "the header and section lines is an error naming the minimum",
+                  .brief = "Token budget of the text",
                   .default_text = DefaultText(d.budget_tokens), .min = 0,
                   .mcp_min = 100, .mcp_max = 8000},
                  {.name = "format", .help = "text, or json (--json implies json)",
@@ -323,9 +333,10 @@ QueryDef Context() {
                   .scope = ParamScope::kCliOnly},
                  {.name = "max_content", .type = ParamType::kInteger,
                   .help = "Bytes of content per memory, cut on a character",
+                  .brief = "Content bytes per memory",
                   .default_text = DefaultText(d.max_content_bytes), .min = 0,
                   .mcp_min = 40, .mcp_max = 4000},
-                 LimitParam(d.limit, 2000, "Memories collected before the budget cut")},
+                 Brief(LimitParam(d.limit, 2000, "Memories collected before the budget cut"), "Memories collected")},
       .at_least_one = {"seeds", "question"},
       .run = RunContext};
 }
@@ -344,8 +355,9 @@ QueryDef Resolve() {
           "What is the current version of this memory: follows the newer versions (X "
           "supersedes it) to the one nobody supersedes and returns the chain. Use it before "
           "relying on a decision or fact that may have been corrected since.",
-      .params = {NodeParam("node", "NODE", "Any version of the memory", true),
-                 LimitParam(d.limit, 10000, "Longest chain followed")},
+      .brief = "The current version of a memory: follows supersedes links to the newest.",
+      .params = {Brief(NodeParam("node", "NODE", "Any version of the memory", true), "Any version"),
+                 Brief(LimitParam(d.limit, 10000, "Longest chain followed"), "Max chain")},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
         AMEM_ASSIGN_OR_RETURN(node, c.Node("node"));
         query::ResolveOptions o;
@@ -375,21 +387,23 @@ QueryDef Path() {
           "\"neglog\": the most reliable chain, cost -ln(weight)). found is false when there "
           "is none within max_depth hops. Use it to explain why a symbol relates to a "
           "decision.",
+      .brief = "How two memories are connected: the shortest (or, weighted, cheapest) chain of edges.",
       .params = {NodeParam("from", "FROM", "Source memory", true),
                  NodeParam("to", "TO", "Target memory", true),
                  DirectionParam(query::DirectionName(d.direction)),
-                 RelationsParam("Only use these relations"),
+                 Brief(RelationsParam("Only use these relations"), "Only these relations"),
                  {.name = "max_depth", .type = ParamType::kInteger,
-                  .help = "Maximum hops of an unweighted search",
+                  .help = "Maximum hops of an unweighted search", .brief = "Max hops, unweighted",
                   .default_text = DefaultText(d.max_depth),
                   .min = 1, .max = 1000},
                  {.name = "weighted", .type = ParamType::kBoolean,
-                  .help = "Cheapest path by edge cost instead of fewest hops"},
+                  .help = "Cheapest path by edge cost instead of fewest hops", .brief = "Cheapest by edge cost"},
                  {.name = "cost",
                   .help = "Edge cost of a weighted search: weight, or neglog = -ln(weight) "
                           "(implies weighted)",
+                  .brief = "Weighted edge cost: weight or neglog",
                   .default_text = "weight", .choices = {"weight", "neglog"}},
-                 LimitParam(kPathLimit, 10000, "Show at most this many memories of the path")},
+                 Brief(LimitParam(kPathLimit, 10000, "Show at most this many memories of the path"), "Max memories")},
       .chain = true,
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
         const snapshot::Reader& r = c.reader;

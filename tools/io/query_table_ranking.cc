@@ -18,12 +18,12 @@ namespace amem::io {
 namespace {
 
 // The type and run filters of the ranked retrievals.
-Param TypeFilter() { return TypesParam("Only return memories of these types"); }
-Param RunFilter() { return RunsParam("Only return memories written by these runs (sessions)"); }
+Param TypeFilter() { return TypesParam("Only these types"); }
+Param RunFilter() { return RunsParam("Only these runs (sessions)"); }
 
 Param VectorParam(std::string help) {
   return Param{.name = "vector", .type = ParamType::kVector, .help = std::move(help),
-               .max_items = 65536};
+               .brief = "A query embedding", .max_items = 65536};
 }
 
 // The last steps of the ranked retrievals: limit and filters from the arguments,
@@ -63,14 +63,15 @@ QueryDef Similar() {
           "built-in text embedding of every memory's content (basis says which). Give exactly "
           "one of node, text or vector; a node is never returned itself. Use it to find "
           "related or duplicate knowledge.",
-      .params = {NodeParam("node", "NODE", "Memory to compare with (never returned itself)",
-                           false),
+      .brief = "Memories close in meaning to a node, a text or a vector.",
+      .params = {Brief(NodeParam("node", "NODE", "Memory to compare with (never returned itself)",
+                           false), "Memory to compare with"),
                  {.name = "text", .help = "Text to compare with (embedded with the built-in "
-                                          "embedding)"},
+                                          "embedding)", .brief = "Text to compare with"},
                  VectorParam("A query embedding of the store's dimension (JSON array), "
                              "compared with the stored vectors"),
                  {.name = "min_similarity", .type = ParamType::kNumber,
-                  .help = "Drop rows with a cosine below this",
+                  .help = "Drop rows with a cosine below this", .brief = "Min cosine",
                   .default_text = DefaultText(d.min_similarity), .min = -1, .max = 1},
                  TypeFilter(), RunFilter(), LimitParam(d.limit, 200)},
       .exactly_one = {"node", "text", "vector"},
@@ -105,13 +106,14 @@ QueryDef TextSearch() {
           "stop words and 1-letter words ignored). Each row has its score and the words it "
           "matched. Use it to find memories about a topic when you know words they contain; "
           "match_all keeps only memories containing every word.",
+      .brief = "Keyword search (BM25) over memory contents; match_all for every word.",
       .params = {{.name = "query", .role = ParamRole::kWords, .help = "The words to look for",
                   .cli = "QUERY", .required = true},
                  {.name = "match_all", .type = ParamType::kBoolean,
-                  .help = "Only memories containing every query word (default: any word)",
+                  .help = "Only memories containing every query word (default: any word)", .brief = "Every word must match",
                   .cli = "--all"},
                  {.name = "scan", .type = ParamType::kBoolean,
-                  .help = "Ignore the term index and scan every content (same results)",
+                  .help = "Ignore the term index and scan every content (same results)", .brief = "Scan instead of the index",
                   .scope = ParamScope::kCliOnly},
                  TypeFilter(), RunFilter(), LimitParam(d.limit, 200)},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {
@@ -141,6 +143,7 @@ QueryDef HybridSearch() {
           "vectors, else amem's built-in embedding of the text against that of every "
           "memory's content). Rows carry the fused score, both ranks and both raw scores. The "
           "best general-purpose search when wording may differ.",
+      .brief = "Search by keywords and meaning at once (BM25 and embeddings, fused); the best general search.",
       .params = {{.name = "query", .role = ParamRole::kWords, .help = "The words to look for",
                   .cli = "QUERY", .required = true},
                  VectorParam("A query embedding (JSON array), compared with the stored "
@@ -148,10 +151,12 @@ QueryDef HybridSearch() {
                              "with the built-in embedding of every memory's content"),
                  {.name = "bm25_weight", .type = ParamType::kNumber,
                   .help = "Weight of the keyword ranking",
+                  .brief = "Keyword weight",
                   .default_text = DefaultText(d.bm25_weight),
                   .min = 0, .max = 1000},
                  {.name = "vector_weight", .type = ParamType::kNumber,
                   .help = "Weight of the semantic ranking",
+                  .brief = "Semantic weight",
                   .default_text = DefaultText(d.vector_weight),
                   .min = 0, .max = 1000},
                  {.name = "k", .type = ParamType::kNumber, .help = "RRF constant k",
@@ -189,15 +194,16 @@ QueryDef Centrality() {
           "points to), degree (most connected) or betweenness (bridges between areas; slow on "
           "large stores). relations restricts the graph the metric sees; types only filters "
           "the rows. Use it to find the key decisions, files or modules to read first.",
+      .brief = "The most central memories (pagerank, degree or betweenness).",
       .params = {{.name = "metric", .help = "The centrality measure",
                   .default_text = query::CentralityMetricName(d.metric),
                   .choices = {"pagerank", "degree", "betweenness"}},
-                 TypesParam("Only show memories of these types (scores are computed on the "
-                            "whole graph)"),
-                 RelationsParam("Only these relations form the graph"),
+                 Brief(TypesParam("Only show memories of these types (scores are computed on the "
+                            "whole graph)"), "Only these types"),
+                 Brief(RelationsParam("Only these relations form the graph"), "Only these relations"),
                  {.name = "threads", .type = ParamType::kInteger,
                   .help = "Betweenness worker threads (default: all cores; results are "
-                          "identical for any count)",
+                          "identical for any count)", .brief = "Betweenness threads",
                   .min = 0, .max = 1024, .scope = ParamScope::kCliOnly},
                  LimitParam(d.limit, 1000)},
       .run = [](const QueryCall& c) -> Result<QueryAnswer> {

@@ -22,17 +22,15 @@ void AddCodeTools(ToolRegistry* registry, ToolContext* ctx) {
   t.name = "index_code";
   t.title = "Index a code base";
   t.description =
-      "Index code into memory: files, symbols, calls, references, tests. Give exactly one "
-      "of dir (runs universal-ctags there), scip (a SCIP index file) or ctags (ctags JSON "
-      "output). Re-indexing rewrites only changed files and lists memories whose code is "
-      "gone. Then ask impact with a diff before committing.";
+      "Index code (files, symbols, calls, tests) from one of dir (universal-ctags), scip or "
+      "ctags JSON.";
   Json props = {
-      {"dir", PathArg("Directory to index with universal-ctags.")},
-      {"scip", PathArg("Path of a SCIP index (scip-typescript, scip-clang, ...).")},
-      {"ctags", PathArg("Path of `ctags --output-format=json` output.")},
-      {"root", PathArg("With ctags: the directory its paths are relative to.")},
-      {"tests", ArrayOf(PathArg("A glob."), "Globs of test files; replace the defaults.")},
-      {"full", {{"type", "boolean"}, {"description", "Re-read files whose digest is unchanged."}}}};
+      {"dir", PathArg("Directory.")},
+      {"scip", PathArg("SCIP index file.")},
+      {"ctags", PathArg("ctags JSON output file.")},
+      {"root", PathArg("Base of ctags paths.")},
+      {"tests", ArrayOf(PathArg("A glob."), "Test file globs.")},
+      {"full", {{"type", "boolean"}, {"description", "Re-read unchanged files."}}}};
   t.input_schema = ObjectSchema(Merge(props, WriteProperties()));
   t.idempotent = true;
   Store* store = ctx->store;

@@ -21,21 +21,21 @@
 
 namespace amem::mcp {
 
+// No descriptions: the server's instructions (ServerInstructions) say once what
+// as_of and at mean, rather than every read tool's schema.
 Json AsOfProperties() {
   return Json::parse(R"({
-    "as_of": {"type": "integer", "minimum": 0,
-              "description": "Read the memory as it was right after this store revision (every write returns its revision)."},
-    "at": {"type": "integer",
-           "description": "Read the memory as it was at this Unix time in seconds. Use as_of or at, not both."}
+    "as_of": {"type": "integer", "minimum": 0},
+    "at": {"type": "integer"}
   })");
 }
 
 Json WriteProperties() {
   return Json::parse(R"({
-    "run": {"type": "string", "maxLength": 256, "description": "Id of the agent run (session) making this write."},
-    "task": {"type": "string", "maxLength": 256, "description": "Id of the task within the run."},
-    "scope": {"type": "string", "maxLength": 256, "description": "Project or namespace the memory belongs to."},
-    "ts": {"type": "integer", "description": "Timestamp of the write in Unix seconds (default: now). For replays."}
+    "run": {"type": "string", "maxLength": 256, "description": "Session id."},
+    "task": {"type": "string", "maxLength": 256},
+    "scope": {"type": "string", "maxLength": 256},
+    "ts": {"type": "integer", "description": "Unix time."}
   })");
 }
 
@@ -44,12 +44,9 @@ Json PageProperties(int default_limit, int max_limit) {
   p["limit"] = {{"type", "integer"},
                 {"minimum", 1},
                 {"maximum", max_limit},
-                {"description", "At most this many items (default " +
-                                    std::to_string(default_limit) +
-                                    "). Pages are also cut to stay well under 20,000 tokens."}};
+                {"description", "Page size (default " + std::to_string(default_limit) + ")."}};
   p["cursor"] = {{"type", "string"},
-                 {"description",
-                  "nextCursor from the previous page, to continue a listing where it stopped."}};
+                 {"description", "nextCursor to go on."}};
   return p;
 }
 

@@ -369,18 +369,18 @@ Relation RelationFromJson(const Json& j) {
 
 Json EntitySchema() {
   return OpenObjectSchema(Json::parse(R"({
-    "name": {"type": "string", "description": "The name of the entity"},
-    "entityType": {"type": "string", "description": "The type of the entity"},
+    "name": {"type": "string", "description": "Entity name"},
+    "entityType": {"type": "string", "description": "Entity type"},
     "observations": {"type": "array", "items": {"type": "string"},
-                     "description": "An array of observation contents associated with the entity"}
+                     "description": "Observations"}
   })"), {"name", "entityType", "observations"});
 }
 
 Json RelationSchema() {
   return OpenObjectSchema(Json::parse(R"({
-    "from": {"type": "string", "description": "The name of the entity where the relation starts"},
-    "to": {"type": "string", "description": "The name of the entity where the relation ends"},
-    "relationType": {"type": "string", "description": "The type of the relation"}
+    "from": {"type": "string", "description": "Source entity"},
+    "to": {"type": "string", "description": "Target entity"},
+    "relationType": {"type": "string", "description": "Relation type"}
   })"), {"from", "to", "relationType"});
 }
 
@@ -742,10 +742,7 @@ Tool CreateEntitiesTool(ToolContext* ctx) {
   t.name = "create_entities";
   t.title = "Create Entities";
   t.description =
-      "Create multiple new entities in the knowledge graph. Entities whose name already "
-      "exists are skipped; the result lists the ones created (a very long list is cut: "
-      "truncated: true and total). (amem: each entity is the node `entity:<name>`, each "
-      "observation a fact node linked part_of it.)";
+      "Create multiple new entities in the knowledge graph; existing names are skipped.";
   t.input_schema = OpenObjectSchema(
       Json{{"entities", ArrayOf(EntitySchema(), "Entities to create")}}, {"entities"});
   t.handler = [store](const Json& args) {
@@ -772,12 +769,8 @@ Tool CreateRelationsTool(ToolContext* ctx) {
   t.name = "create_relations";
   t.title = "Create Relations";
   t.description =
-      "Create multiple new relations between entities in the knowledge graph. Relations "
-      "should be in active voice. Both entities must exist. Existing relations are skipped; "
-      "the result lists the ones created (a very long list is cut: truncated: true and "
-      "total). (amem: a relationType that is an amem relation such as part_of, calls, "
-      "supports, caused_by, or a snake_case name, becomes a typed edge that graph queries "
-      "follow.)";
+      "Create multiple new relations between existing entities, in active voice; existing "
+      "ones are skipped.";
   t.input_schema = OpenObjectSchema(
       Json{{"relations", ArrayOf(RelationSchema(), "Relations to create")}}, {"relations"});
   t.handler = [store](const Json& args) {
@@ -808,15 +801,12 @@ Tool AddObservationsTool(ToolContext* ctx) {
   t.name = "add_observations";
   t.title = "Add Observations";
   t.description =
-      "Add new observations to existing entities in the knowledge graph. Observations an "
-      "entity already has are skipped; the result lists what was added per entity (a very "
-      "long list is cut: truncated: true, total, observationsAdded). Fails (and adds "
-      "nothing) if an entity does not exist.";
+      "Add new observations to existing entities; ones already there are skipped.";
   t.input_schema = OpenObjectSchema(
       Json{{"observations",
             ArrayOf(OpenObjectSchema(Json::parse(R"({
-              "entityName": {"type": "string", "description": "The name of the entity to add the observations to"},
-              "contents": {"type": "array", "items": {"type": "string"}, "description": "An array of observation contents to add"}
+              "entityName": {"type": "string", "description": "Entity name"},
+              "contents": {"type": "array", "items": {"type": "string"}, "description": "Observations to add"}
             })"), {"entityName", "contents"}), "Observations to add, per entity")}},
       {"observations"});
   t.handler = [store](const Json& args) {
@@ -853,8 +843,7 @@ Tool DeleteEntitiesTool(ToolContext* ctx) {
   t.name = "delete_entities";
   t.title = "Delete Entities";
   t.description =
-      "Delete multiple entities and their associated relations from the knowledge graph. "
-      "amem keeps history: the deleted state stays readable with as_of on read tools.";
+      "Delete multiple entities and their relations (history keeps them: as_of).";
   t.input_schema = OpenObjectSchema(
       Json{{"entityNames", ArrayOf(Json{{"type", "string"}}, "An array of entity names to delete")}},
       {"entityNames"});
@@ -896,8 +885,8 @@ Tool DeleteObservationsTool(ToolContext* ctx) {
   t.input_schema = OpenObjectSchema(
       Json{{"deletions",
             ArrayOf(OpenObjectSchema(Json::parse(R"({
-              "entityName": {"type": "string", "description": "The name of the entity containing the observations"},
-              "observations": {"type": "array", "items": {"type": "string"}, "description": "An array of observations to delete"}
+              "entityName": {"type": "string", "description": "Entity name"},
+              "observations": {"type": "array", "items": {"type": "string"}, "description": "Observations to delete"}
             })"), {"entityName", "observations"}), "Observations to delete, per entity")}},
       {"deletions"});
   t.destructive = true;
@@ -965,24 +954,17 @@ Tool DeleteRelationsTool(ToolContext* ctx) {
   return t;
 }
 
-// The paging arguments of read_graph, search_nodes and open_nodes, and what their
-// descriptions say about pages.
+// The paging arguments of read_graph, search_nodes and open_nodes.
 Json GraphPageProperties() {
   return Merge(PageProperties(kDefaultGraphLimit, kMaxGraphLimit), AsOfProperties());
 }
-constexpr const char* kPagingNote =
-    " Large results come in pages: when the result has nextCursor, call again with the "
-    "same arguments and cursor set to it. An entity too big for one page is split: the "
-    "part on a page has truncated: true, observationCount and observationOffset, and the "
-    "next page goes on with its following observations.";
 
 Tool ReadGraphTool(ToolContext* ctx) {
   Tool t;
   t.name = "read_graph";
   t.title = "Read Graph";
   t.description =
-      "Read the knowledge graph: entities (with their observations), then relations. Prefer "
-      "search_nodes or open_nodes when you know what you are looking for." + std::string(kPagingNote);
+      "Read the knowledge graph, in pages (nextCursor). Prefer search_nodes or open_nodes.";
   t.input_schema = OpenObjectSchema(GraphPageProperties());
   t.read_only = true;
   t.idempotent = true;
@@ -995,9 +977,8 @@ Tool SearchNodesTool(ToolContext* ctx) {
   t.name = "search_nodes";
   t.title = "Search Nodes";
   t.description =
-      "Search for nodes in the knowledge graph based on a query: entities whose name, type "
-      "or an observation contains the query (case-insensitive substring), and the relations "
-      "touching them. For ranked keyword search over all memories use text_search." + std::string(kPagingNote);
+      "Search entities whose name, type or an observation contains the query, with their "
+      "relations; in pages (nextCursor).";
   t.input_schema = OpenObjectSchema(
       Merge(Json{{"query",
                   {{"type", "string"},
@@ -1021,9 +1002,7 @@ Tool OpenNodesTool(ToolContext* ctx) {
   t.name = "open_nodes";
   t.title = "Open Nodes";
   t.description =
-      "Open specific nodes in the knowledge graph by their names: the entities with their "
-      "observations and every relation touching them. Names that do not exist are left out." +
-      std::string(kPagingNote);
+      "Open entities by name, with their observations and relations; in pages (nextCursor).";
   t.input_schema = OpenObjectSchema(
       Merge(Json{{"names", Merge(ArrayOf(Json{{"type", "string"}},
                                          "An array of entity names to retrieve"),

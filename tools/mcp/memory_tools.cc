@@ -94,17 +94,13 @@ Json SliceProperties(const std::string& field, std::string_view what) {
   p[field + "_offset"] = {
       {"type", "integer"},
       {"minimum", 0},
-      {"description", "Byte offset in the " + std::string(what) +
-                          " to start at (default 0): pass next_" + field +
-                          "_offset of the previous call to read on."}};
+      {"description", "Start byte: next_" + field + "_offset of the last call."}};
   p["max_" + field + "_bytes"] = {
       {"type", "integer"},
       {"minimum", 1},
       {"maximum", kMaxTextSliceBytes},
-      {"description", "Return at most this many bytes of the " + std::string(what) +
-                          " (default " + std::to_string(kDefaultTextSliceBytes) +
-                          "); a longer one comes with truncated: true, " + field +
-                          "_bytes and next_" + field + "_offset."}};
+      {"description", "Bytes of the " + std::string(what) + " per call (default " +
+                          std::to_string(kDefaultTextSliceBytes) + ")."}};
   return p;
 }
 
@@ -135,13 +131,12 @@ Json Str(std::string_view description, int max_len = 0) {
 
 Json KvProperties() {
   return Json{
-      {"namespace", Merge(Str("Kind of policy: decisions, constraints or procedures (the "
-                              "conventional ones), or any other name.",
+      {"namespace", Merge(Str("decisions, constraints, procedures or any name.",
                               256),
                           Json{{"minLength", 1}})},
-      {"key", Merge(Str("Short stable name of the entry, e.g. \"storage-engine\".", 256),
+      {"key", Merge(Str("Stable name, e.g. storage-engine.", 256),
                     Json{{"minLength", 1}})},
-      {"scope", Merge(Str("Project or area the entry applies to (default \"project\").", 256),
+      {"scope", Merge(Str("Default project.", 256),
                       Json{{"minLength", 1}})}};
 }
 
@@ -163,16 +158,14 @@ void AddKvTools(ToolRegistry* registry, Store* store) {
   t.name = "remember";
   t.title = "Remember a decision, constraint or procedure";
   t.description =
-      "Record policy memory: a decision (what we chose and why), a constraint (a rule that "
-      "must hold) or a procedure (how to do something), under namespace/key in a scope. "
-      "Writing an existing key replaces its value; every earlier value stays in its history "
-      "(recall with history: true). Returns the store revision of the write.";
+      "Record a decision (what and why), constraint (a rule that must hold) or procedure "
+      "under namespace/key; history keeps old values.";
   t.input_schema = ObjectSchema(
       Merge(Merge(KvProperties(),
                   Json{{"value",
                         {{"type", Json::array({"string", "object", "array"})},
                          {"description",
-                          "The text to remember (objects and arrays are stored as JSON)."}}}}),
+                          "Text (or JSON)."}}}}),
             WriteProperties()),
       {"namespace", "key", "value"});
   t.idempotent = true;
@@ -189,17 +182,13 @@ void AddKvTools(ToolRegistry* registry, Store* store) {
   t.name = "recall";
   t.title = "Recall policy memory";
   t.description =
-      "Read policy memory. With key: that entry (with history: true, every version oldest "
-      "first, deletions included). Without key: every entry of the namespace in the scope. "
-      "as_of/at read the memory as it was at an earlier revision or time. A long value "
-      "comes in slices (truncated: true, value_bytes, next_value_offset: pass it as "
-      "value_offset); in lists values are cut to 2 KiB: recall the key (with as_of for an "
-      "old version) to read one whole.";
+      "Read policy memory: one entry by key (history: true for every version), or every "
+      "entry of a namespace. Long values come in slices (next_value_offset).";
   t.input_schema = ObjectSchema(
       Merge(Merge(Merge(Merge(KvProperties(),
                               Json{{"history",
                                     {{"type", "boolean"},
-                                     {"description", "With key: return every version of the entry."}}}}),
+                                     {"description", "Every version of key."}}}}),
                         AsOfProperties()),
                   PageProperties(100, 1000)),
             SliceProperties("value", "value")),
@@ -253,8 +242,7 @@ void AddKvTools(ToolRegistry* registry, Store* store) {
   t.name = "forget";
   t.title = "Forget a policy entry";
   t.description =
-      "Delete a policy memory entry (decision, constraint, procedure). Its history is kept "
-      "and still readable with recall history: true or as_of.";
+      "Delete a policy entry; its history stays readable (recall history, as_of).";
   t.input_schema = ObjectSchema(Merge(KvProperties(), WriteProperties()), {"namespace", "key"});
   t.destructive = true;
   t.idempotent = true;
@@ -279,10 +267,10 @@ void AddKvTools(ToolRegistry* registry, Store* store) {
 // One of put_memory's links: an edge from or to the memory.
 Json LinkItemSchema() {
   return ObjectSchema(
-      Json{{"rel", Str("Relation, e.g. part_of, defines, calls, supports, caused_by.")},
-           {"to", Str("Key of the node this memory points to (this --rel--> to).")},
-           {"from", Str("Key of the node pointing to this memory (from --rel--> this).")},
-           {"weight", {{"type", "number"}, {"description", "Edge weight (default 1)."}}}},
+      Json{{"rel", Str("Relation.")},
+           {"to", Str("Target key.")},
+           {"from", Str("Source key.")},
+           {"weight", {{"type", "number"}, {"description", "Default 1."}}}},
       {"rel"});
 }
 
@@ -291,25 +279,19 @@ Tool PutMemoryTool(Store* store) {
   t.name = "put_memory";
   t.title = "Store a typed memory";
   t.description =
-      "Store one memory as a graph node under a canonical key you choose, e.g. "
-      "file:src/store/store.cc, symbol:amem::Store::PutNode, module:store, "
-      "decision:use-lmdb, fact:lmdb-map-grows. Writing an existing key replaces it (the "
-      "old version stays in history). links adds typed edges in the same write: "
-      "{rel, to} for this --rel--> to, {rel, from} for from --rel--> this. Directions: "
-      "A caused_by B (effect to cause), A supports B (evidence to claim), A supersedes B "
-      "(new to old), member part_of whole, file defines symbol, constraint constrains "
-      "entity, decision decided_for entity.";
+      "Store a memory under a canonical key (file:src/a.cc, symbol:ns::F, decision:use-lmdb), "
+      "replacing it (history kept), with links {rel,to} or {rel,from}.";
   t.input_schema = ObjectSchema(
-      Merge(Json{{"key", Merge(Str("Canonical key, e.g. file:src/a.cc or decision:use-lmdb.", 1024),
+      Merge(Json{{"key", Merge(Str("Canonical key.", 1024),
                                Json{{"minLength", 1}})},
                  {"type", {{"enum", TypeEnum()}, {"description", "Kind of memory."}}},
-                 {"content", Str("The memory itself, in plain text (up to 1 MiB).")},
+                 {"content", Str("The memory, plain text.")},
                  {"meta", {{"type", "object"},
                            {"additionalProperties", {{"type", "string"}}},
-                           {"description", "Extra attributes as string values."}}},
+                           {"description", "String attributes."}}},
                  {"confidence", {{"type", "number"}, {"minimum", 0}, {"maximum", 1},
-                                 {"description", "How sure you are, 0..1 (default 1)."}}},
-                 {"links", Merge(ArrayOf(LinkItemSchema(), "Edges to add with this memory."),
+                                 {"description", "0..1 (default 1)."}}},
+                 {"links", Merge(ArrayOf(LinkItemSchema(), "Edges to add."),
                                  Json{{"maxItems", 1000}})}},
             WriteProperties()),
       {"key", "type"});
@@ -350,16 +332,12 @@ Tool GetMemoryTool(Store* store) {
   t.name = "get_memory";
   t.title = "Get a memory and its edges";
   t.description =
-      "Read one memory by key (or 16-hex-digit id): its content, type, meta, confidence, "
-      "attribution, and the edges leaving and entering it. as_of/at read an earlier state. "
-      "A long content comes in slices of max_content_bytes (default 8192): the node then "
-      "has truncated: true, content_bytes (the whole length) and next_content_offset; call "
-      "again with content_offset set to it to read on. out_total/in_total count all edges "
-      "when fewer are listed.";
+      "Read a memory by key or id, with its edges in and out. Long content comes in "
+      "slices (next_content_offset).";
   t.input_schema = ObjectSchema(
-      Merge(Merge(Json{{"node", NodeArg("Key or 16-hex-digit id of the memory.")},
+      Merge(Merge(Json{{"node", NodeArg("Key or id.")},
                        {"edge_limit", {{"type", "integer"}, {"minimum", 0}, {"maximum", 1000},
-                                       {"description", "At most this many edges each way (default 50)."}}}},
+                                       {"description", "Max edges each way (default 50)."}}}},
                   SliceProperties("content", "content")),
             AsOfProperties()),
       {"node"});
@@ -404,14 +382,12 @@ Tool DeleteMemoryTool(Store* store) {
   t.name = "delete_memory";
   t.title = "Delete a memory";
   t.description =
-      "Delete one memory (by key or id) and every edge touching it, or with keep_edges "
-      "only the memory (its edges stay, dangling, as the CLI's del-node does by default). "
-      "The old versions stay in history and remain readable with as_of.";
+      "Delete a memory and its edges (keep_edges: the node only); history keeps it.";
   t.input_schema = ObjectSchema(
-      Merge(Json{{"node", NodeArg("Key or 16-hex-digit id of the memory.")},
+      Merge(Json{{"node", NodeArg("Key or id.")},
                  {"keep_edges",
                   {{"type", "boolean"},
-                   {"description", "Leave the memory's edges in place (default false)."}}}},
+                   {"description", "Keep its edges."}}}},
             WriteProperties()),
       {"node"});
   t.destructive = true;
@@ -448,19 +424,14 @@ Tool LinkTool(Store* store) {
   t.name = "link";
   t.title = "Link two memories";
   t.description =
-      "Add or replace the typed edge src --rel--> dst. Built-in relations: caused_by "
-      "(effect to cause), supports (evidence to claim), contradicts, supersedes (new to "
-      "old), related_to, part_of (member to whole), temporal_next (earlier to later), "
-      "defines (file to symbol), references, calls, imports, tests (test to code), "
-      "implements, constrains (constraint to entity), decided_for (decision to entity), "
-      "derived_from (memory to source). Other relations must be defined first with "
-      "define_relation. Endpoints need not exist yet.";
+      "Add or replace the edge src --rel--> dst, e.g. caused_by (effect to cause), supports, "
+      "supersedes (new to old), part_of, constrains, decided_for.";
   t.input_schema = ObjectSchema(
-      Merge(Json{{"src", NodeArg("Key (or id) of the source node.")},
-                 {"rel", Merge(Str("Relation name."), Json{{"minLength", 1}})},
-                 {"dst", NodeArg("Key (or id) of the destination node.")},
+      Merge(Json{{"src", NodeArg("Source key or id.")},
+                 {"rel", Merge(Str("Relation."), Json{{"minLength", 1}})},
+                 {"dst", NodeArg("Target key or id.")},
                  {"weight", {{"type", "number"}, {"description", "Edge weight (default 1)."}}},
-                 {"payload", {{"description", "Any JSON attached to the edge."}}}},
+                 {"payload", {{"description", "Any JSON."}}}},
             WriteProperties()),
       {"src", "rel", "dst"});
   t.idempotent = true;
@@ -480,11 +451,12 @@ Tool UnlinkTool(Store* store) {
   Tool t;
   t.name = "unlink";
   t.title = "Remove a link";
-  t.description = "Delete the edge src --rel--> dst (its history is kept).";
+  t.description =
+      "Delete the edge src --rel--> dst (history kept).";
   t.input_schema = ObjectSchema(
-      Merge(Json{{"src", NodeArg("Key (or id) of the source node.")},
-                 {"rel", Merge(Str("Relation name."), Json{{"minLength", 1}})},
-                 {"dst", NodeArg("Key (or id) of the destination node.")}},
+      Merge(Json{{"src", NodeArg("Source key or id.")},
+                 {"rel", Merge(Str("Relation."), Json{{"minLength", 1}})},
+                 {"dst", NodeArg("Target key or id.")}},
             WriteProperties()),
       {"src", "rel", "dst"});
   t.destructive = true;
@@ -514,8 +486,7 @@ Tool DefineRelationTool(Store* store) {
   t.name = "define_relation";
   t.title = "Define a custom relation";
   t.description =
-      "Define a custom relation name (1-64 characters of a-z, 0-9 and _, starting with a "
-      "letter) so that link can use it. Defining an existing relation does nothing.";
+      "Define a custom relation name (a-z, 0-9, _; up to 64) for link.";
   t.input_schema = ObjectSchema(
       Json{{"name", Merge(Str("The relation name, e.g. blocks.", 64), Json{{"minLength", 1}})}},
       {"name"});
@@ -532,12 +503,8 @@ Tool WriteBatchTool(Store* store) {
   t.name = "write_batch";
   t.title = "Write many memories at once";
   t.description =
-      "Apply many operations in one transaction (all or nothing), in the `amem ingest` "
-      "format: {\"op\":\"node\",\"key\",\"type\",\"content\",\"meta\",\"confidence\"}, "
-      "{\"op\":\"edge\",\"src\",\"rel\",\"dst\",\"weight\",\"payload\"}, "
-      "{\"op\":\"kv\",\"scope\",\"ns\",\"key\",\"value\"}, {\"op\":\"del_node\",\"key\"}, "
-      "{\"op\":\"del_edge\",\"src\",\"rel\",\"dst\"}, {\"op\":\"del_kv\",\"scope\",\"ns\",\"key\"}, "
-      "{\"op\":\"rel\",\"name\"}. An error names the operation and nothing is written.";
+      "Apply many operations in one all-or-nothing transaction, in the `amem ingest` "
+      "format: {op: node|edge|kv|del_node|del_edge|del_kv|rel, ...}.";
   t.input_schema = ObjectSchema(
       Merge(Json{{"operations", Merge(ArrayOf(Json{{"type", "object"}}, "The operations, in order."),
                                       Json{{"minItems", 1}, {"maxItems", 10000}})}},
@@ -565,22 +532,17 @@ void AddHistoryTools(ToolRegistry* registry, Store* store) {
   t.name = "changes_since";
   t.title = "What changed since a revision or time";
   t.description =
-      "List what was written after a revision (since_rev) or a Unix time (since_ts), oldest "
-      "first: nodes, edges and policy entries put or deleted, with revision, time, run and "
-      "task. Use it at the start of a session to catch up on what other agents did. as_of "
-      "(a revision) or at (a time) ends the window there: what changed between two states. "
-      "The result's revision is the last one the list covers.";
+      "What was written after since_rev or since_ts, oldest first: catch up on other agents' "
+      "work.";
   t.input_schema = ObjectSchema(
       Merge(Json{{"since_rev", {{"type", "integer"}, {"minimum", 0},
-                                {"description", "Changes in revisions after this one."}}},
+                                {"description", "After this revision."}}},
                  {"since_ts", {{"type", "integer"},
-                               {"description", "Changes committed after this Unix time."}}},
+                               {"description", "After this Unix time."}}},
                  {"as_of", {{"type", "integer"}, {"minimum", 0},
-                            {"description", "Only changes up to and including this revision "
-                                            "(default: the latest)."}}},
+                            {"description", "End at this revision."}}},
                  {"at", {{"type", "integer"},
-                         {"description", "Only changes committed at or before this Unix time. "
-                                         "Use as_of or at, not both."}}}},
+                         {"description", "End at this Unix time."}}}},
             PageProperties(200, 2000)));
   t.read_only = true;
   t.idempotent = true;
@@ -614,10 +576,7 @@ void AddHistoryTools(ToolRegistry* registry, Store* store) {
   t.name = "store_stats";
   t.title = "Store statistics";
   t.description =
-      "Where the memory lives and how big it is: path, current revision, live and deleted "
-      "nodes and edges, policy entries, history size, warnings. Always the latest state: "
-      "the store keeps these counts for its latest revision only, so there is no as_of "
-      "(read_graph, recall and get_memory take as_of for the past).";
+      "Store path, revision and counts: the latest state only (no as_of).";
   t.input_schema = ObjectSchema(Json::object());
   t.read_only = true;
   t.idempotent = true;
@@ -651,16 +610,21 @@ ToolRegistry BuildRegistry(ToolContext* ctx) {
 }
 
 std::string ServerInstructions() {
-  return "amem is this project's graph memory, shared by every agent working on it and kept "
-         "with full history. Record what you learn as you work: put_memory for files, "
-         "symbols, modules, facts, decisions and corrections (canonical keys such as "
-         "file:src/a.cc), link to connect them with typed edges, remember for decisions, "
-         "constraints and procedures. Before changing code, ask: get_memory and "
-         "changes_since, and recall constraints. The create_entities/search_nodes family "
-         "works like the standard memory server. At the start of a task, call context with "
-         "the files or symbols you will touch or your question, and text_search to find "
-         "memories by keyword. Every read takes as_of (a revision) or at (a time) to see the "
-         "past.";
+  // Sent once per session (initialize); kMaxInstructionsBytes bounds it. It also says
+  // what the schemas leave out to stay short: as_of/at and run.
+  return "amem is this project's shared graph memory, kept with full history. Use it as "
+         "you work:\n"
+         "- Record decisions (what and why) and constraints with the code they concern: "
+         "remember, or put_memory with a canonical key (decision:..., file:src/a.cc, "
+         "symbol:...) and links to that code (decided_for, constrains).\n"
+         "- Before editing, ask context with the files or symbols you will touch, or your "
+         "question; search with hybrid_search, read one memory with get_memory.\n"
+         "- Before committing, ask impact with the diff (git diff) to see what depends on "
+         "the change, the tests that reach it and the memories about it.\n"
+         "- To see the past, give any read as_of (a store revision; every write returns "
+         "its revision) or at (a Unix time).\n"
+         "- Give writes run (your session id) so others can tell who wrote what; "
+         "changes_since shows what others wrote.";
 }
 
 }  // namespace amem::mcp

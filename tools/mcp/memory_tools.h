@@ -17,7 +17,10 @@ void AddMemoryTools(ToolRegistry* registry, ToolContext* ctx);
 // query tools, then the compatibility tools.
 ToolRegistry BuildRegistry(ToolContext* ctx);
 
-// What initialize tells the model about this server.
+// What initialize tells the model about this server (its `instructions`): how to use
+// the memory well, in at most kMaxInstructionsBytes (every client puts it into the
+// model's context). It names the agent profile's tools (tools/mcp/profiles.h).
+inline constexpr size_t kMaxInstructionsBytes = 1200;
 std::string ServerInstructions();
 
 }  // namespace amem::mcp

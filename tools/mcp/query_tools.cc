@@ -223,7 +223,7 @@ Tool QueryTool(const ToolContext* ctx, const io::QueryDef& def) {
   Tool t;
   t.name = def.tool;
   t.title = def.title;
-  t.description = def.description;
+  t.description = def.brief;
   t.input_schema = ObjectSchema(std::move(properties), std::move(required));
   t.read_only = !def.writes;
   t.destructive = false;
@@ -294,22 +294,14 @@ void AddExportTool(ToolRegistry* registry, ToolContext* ctx) {
   t.name = "export_snapshot";
   t.title = "Export a snapshot file";
   t.description =
-      "Write the memory (as of now, or as_of/at) to a .amem snapshot file at path: one "
-      "self-contained, checksummed, memory-mappable file that `amem verify`, `amem info` "
-      "and every query (`--snapshot FILE`) read, e.g. to archive the state at a release "
-      "or share it. Returns the revision written and the counts. The path is relative to "
-      "the server's export directory (its working directory unless started with "
-      "--export-dir) and must stay inside it and end in .amem. An existing snapshot file "
-      "is only replaced with overwrite: true; the store itself is never changed.";
+      "Write the memory (or its state as_of/at) to a .amem snapshot file under the export "
+      "directory.";
   t.input_schema = ObjectSchema(
       Merge(Json{{"path", Json{{"type", "string"},
                                 {"minLength", 1},
-                                {"description", "Where to write, e.g. snapshots/v1.amem "
-                                                "(relative to the export directory, the "
-                                                "workspace root)."}}},
+                                {"description", "e.g. snapshots/v1.amem."}}},
                  {"overwrite", Json{{"type", "boolean"},
-                                    {"description", "Replace the snapshot file if it exists "
-                                                    "(default false)."}}}},
+                                    {"description", "Replace an existing snapshot."}}}},
             AsOfProperties()),
       {"path"});
   t.read_only = false;

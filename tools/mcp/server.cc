@@ -123,6 +123,12 @@ bool WriteAll(int fd, std::string_view data) {
 
 }  // namespace
 
+Json ToolListResult(const ToolRegistry& registry) {
+  Json list = Json::array();
+  for (const auto& t : registry.tools()) list.push_back(t.Describe());
+  return Json{{"tools", std::move(list)}};
+}
+
 std::string DumpLine(const Json& value, int indent) {
   return value.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
@@ -243,11 +249,7 @@ Json Server::HandleRequest(const std::string& method, const Json& params, const 
     return ResultResponse(id, std::move(result));
   }
   if (method == "ping") return ResultResponse(id, Json::object());
-  if (method == "tools/list") {
-    Json list = Json::array();
-    for (const auto& t : tools_->tools()) list.push_back(t.Describe());
-    return ResultResponse(id, Json{{"tools", std::move(list)}});
-  }
+  if (method == "tools/list") return ResultResponse(id, ToolListResult(*tools_));
   if (method == "tools/call") return CallTool(params, id);
   return ErrorResponse(id, kMethodNotFound, "method not found: " + method);
 }
@@ -259,6 +261,13 @@ Json Server::CallTool(const Json& params, const Json& id) {
   }
   const auto& name = name_it->get_ref<const std::string&>();
   const Tool* tool = tools_->Find(name);
+  if (tool == nullptr && tools_->IsDisabled(name)) {
+    return ErrorResponse(id, kInvalidParams,
+                         "tool not enabled: " + name + " is not in this server's " +
+                             tools_->selection() +
+                             " (tools/list names the enabled tools; start the server with "
+                             "`amem mcp --tools all` or AMEM_MCP_TOOLS=all to enable every tool)");
+  }
   if (tool == nullptr) {
     return ErrorResponse(id, kInvalidParams,
                          "unknown tool: " + name + " (tools/list names the tools)");

@@ -62,6 +62,9 @@ class Server {
   std::string version_;
 };
 
+// The result of tools/list: every enabled tool's Describe(), in order.
+Json ToolListResult(const ToolRegistry& registry);
+
 // Serialises a value as one line of JSON; invalid UTF-8 in strings is replaced
 // rather than thrown on.
 std::string DumpLine(const Json& value, int indent = -1);

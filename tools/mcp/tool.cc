@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 #include <utility>
 
 #include "common/utf8.h"
@@ -153,14 +154,18 @@ ToolResult ToolErrorFromStatus(std::string_view what, const Status& status) {
 Json Tool::Describe() const {
   Json d = Json::object();
   d["name"] = name;
-  if (!title.empty()) d["title"] = title;
   d["description"] = description;
   d["inputSchema"] = input_schema;
+  // No title: it is for a client's display, and every byte of the list is sent to the
+  // model with every turn (docs/MCP.md "Profiles"); name and description say it.
+  // destructiveHint and idempotentHint mean something only for a tool that writes
+  // (MCP's ToolAnnotations), so a read-only tool's list entry leaves them out.
   Json a = Json::object();
-  if (!title.empty()) a["title"] = title;
   a["readOnlyHint"] = read_only;
-  a["destructiveHint"] = destructive;
-  a["idempotentHint"] = idempotent;
+  if (!read_only) {
+    a["destructiveHint"] = destructive;
+    a["idempotentHint"] = idempotent;
+  }
   a["openWorldHint"] = false;
   d["annotations"] = std::move(a);
   return d;
@@ -176,6 +181,31 @@ const Tool* ToolRegistry::Find(std::string_view name) const {
     if (t.name == name) return &t;
   }
   return nullptr;
+}
+
+std::vector<std::string> ToolRegistry::AllNames() const {
+  std::vector<std::string> names;
+  for (const auto& t : tools_) names.push_back(t.name);
+  for (const auto& t : disabled_) names.push_back(t.name);
+  return names;
+}
+
+void ToolRegistry::Keep(const std::vector<std::string>& names, std::string selection) {
+  std::vector<Tool> all = std::move(tools_);
+  all.insert(all.end(), std::make_move_iterator(disabled_.begin()),
+             std::make_move_iterator(disabled_.end()));
+  tools_.clear();
+  disabled_.clear();
+  for (auto& t : all) {
+    bool keep = std::find(names.begin(), names.end(), t.name) != names.end();
+    (keep ? tools_ : disabled_).push_back(std::move(t));
+  }
+  selection_ = std::move(selection);
+}
+
+bool ToolRegistry::IsDisabled(std::string_view name) const {
+  return std::any_of(disabled_.begin(), disabled_.end(),
+                     [&](const Tool& t) { return t.name == name; });
 }
 
 }  // namespace amem::mcp

@@ -84,16 +84,32 @@ struct Tool {
   Json Describe() const;
 };
 
-// Tools in the order tools/list shows them. Names are unique.
+// Tools in the order tools/list shows them. Names are unique. A registry may be
+// narrowed to a selection (a profile, tools/mcp/profiles.h): the other tools are
+// then neither listed nor callable, but still known, so a call to one gets an
+// error saying how to enable it rather than "unknown tool".
 class ToolRegistry {
  public:
   // REQUIRES: no tool named tool.name yet.
   void Add(Tool tool);
+  // The enabled tool named `name`, else null.
   const Tool* Find(std::string_view name) const;
+  // The enabled tools, in order.
   const std::vector<Tool>& tools() const { return tools_; }
+  // Every registered tool's name, in order, the disabled ones included.
+  std::vector<std::string> AllNames() const;
+  // Keeps only the tools named in `names` enabled (in registration order); the
+  // others are disabled. REQUIRES: every name is registered.
+  void Keep(const std::vector<std::string>& names, std::string selection);
+  // Whether `name` is registered but disabled by Keep.
+  bool IsDisabled(std::string_view name) const;
+  // What Keep was given to describe the selection (e.g. "profile agent"); empty: all.
+  const std::string& selection() const { return selection_; }
 
  private:
   std::vector<Tool> tools_;
+  std::vector<Tool> disabled_;
+  std::string selection_;
 };
 
 }  // namespace amem::mcp

@@ -24,6 +24,8 @@ Param TypesParam(std::string help);
 Param RunsParam(std::string help);
 Param RelationsParam(std::string help);
 Param DirectionParam(const char* default_direction);
+// `p` with MCP's short help `brief` (Param::brief).
+Param Brief(Param p, std::string brief);
 
 }  // namespace amem::io
 
