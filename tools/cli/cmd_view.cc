@@ -116,10 +116,16 @@ Status Emit(Context& ctx, const ViewArgs& v, const view::Subgraph& g, view::Form
   AMEM_RETURN_IF_ERROR(file.Open(v.out));
   AMEM_RETURN_IF_ERROR(file.Append(bytes));
   AMEM_RETURN_IF_ERROR(file.Commit(Durability::kCache));
-  std::string line = "amem view: wrote " + v.out + " (" + view::FormatName(format) + ", " +
-                     std::to_string(g.nodes.size()) + " nodes, " +
-                     std::to_string(g.edges.size()) + " edges)\n";
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  if (ctx.json()) {
+    ctx.SetJsonOutput(Json{{"wrote", v.out},
+                           {"format", view::FormatName(format)},
+                           {"nodes", g.nodes.size()},
+                           {"edges", g.edges.size()}});
+  } else {
+    ctx.Out() += "wrote " + v.out + " (" + view::FormatName(format) + ", " +
+                 std::to_string(g.nodes.size()) + " nodes, " + std::to_string(g.edges.size()) +
+                 " edges)\n";
+  }
   return Status::OK();
 }
 
@@ -146,7 +152,7 @@ Status ViewAll(Context& ctx, const ViewArgs& v, const std::vector<std::string>& 
   if (!v.all) return ctx.UsageError("name a query (e.g. amem view impact NODE) or give --all");
   AMEM_ASSIGN_OR_RETURN(format, ChooseFormat(ctx, v));
   AMEM_ASSIGN_OR_RETURN(reader, OpenSnapshot(ctx, v.snap));
-  view::Header header{"--all", "", Source(ctx, v.snap, *reader)};
+  view::Header header{"", ShownArgs(ctx.command_args()), Source(ctx, v.snap, *reader)};
   AMEM_ASSIGN_OR_RETURN(g, view::WholeGraph(*reader, std::move(header)));
   return Emit(ctx, v, g, format);
 }

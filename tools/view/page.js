@@ -46,7 +46,9 @@
   data.nodes.forEach(function (n) { byId[n.id] = n; });
 
   var header = document.getElementById('title');
-  header.textContent = 'amem view ' + data.header.query + (data.header.args ? ' ' + data.header.args : '');
+  header.textContent = ['amem view', data.header.query, data.header.args].filter(function (x) {
+    return x;
+  }).join(' ');
   document.getElementById('source').textContent =
       data.header.source + ' \u00b7 ' + data.nodes.length + ' nodes, ' + data.edges.length +
       ' edges \u00b7 drawn with ' + data.library;

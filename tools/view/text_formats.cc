@@ -38,7 +38,8 @@ std::map<std::string, std::string> TypeColours(const Subgraph& g) {
 }
 
 std::string HeaderLine(const Subgraph& g) {
-  std::string line = "amem view " + g.header.query;
+  std::string line = "amem view";
+  if (!g.header.query.empty()) line += " " + g.header.query;
   if (!g.header.args.empty()) line += " " + g.header.args;
   if (!g.header.source.empty()) line += " (" + g.header.source + ")";
   return line;

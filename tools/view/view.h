@@ -39,8 +39,8 @@ inline constexpr size_t kMaxContentBytes = 2000;
 
 // What the header of a view names.
 struct Header {
-  std::string query;   // "impact", or "all" for --all
-  std::string args;    // the query's arguments as given, e.g. "fact:x --depth 2"
+  std::string query;   // "impact"; "" for --all
+  std::string args;    // the arguments as given, e.g. "fact:x --depth 2" or "--all"
   std::string source;  // "revision 12, committed 2023-11-14T22:13:20Z" or "snapshot FILE"
 };
 
