@@ -78,11 +78,17 @@
     style: [
       {selector: 'node', style: {'label': 'data(label)', 'font-size': 10,
                                  'text-valign': 'bottom', 'text-margin-y': 3,
+                                 'text-background-color': '#fff',
+                                 'text-background-opacity': 0.75,
+                                 'min-zoomed-font-size': 6,
                                  'width': 18, 'height': 18, 'border-width': 1,
                                  'border-color': '#333'}},
       {selector: 'node[marked = 1]', style: {'border-width': 4, 'border-color': '#111',
                                              'width': 26, 'height': 26}},
-      {selector: 'edge', style: {'label': 'data(label)', 'font-size': 8, 'width': 1,
+      {selector: 'edge', style: {'label': 'data(label)', 'font-size': 7, 'width': 1,
+                                 'color': '#555', 'min-zoomed-font-size': 7,
+                                 'text-background-color': '#fff',
+                                 'text-background-opacity': 0.75,
                                  'curve-style': 'bezier', 'target-arrow-shape': 'triangle',
                                  'line-color': '#999', 'target-arrow-color': '#999',
                                  'line-style': 'dashed', 'text-rotation': 'autorotate'}},
@@ -116,22 +122,28 @@
   function layout() {
     var roots = cy.nodes('[marked = 1]');
     var options;
-    if (colourSelect.value === 'depth' && hasDepth) {
+    if (roots.length > 0 && cy.nodes().length > 1 && cy.nodes().length <= 150) {
+      // A tree from the query's roots, one row per hop.
+      options = {name: 'breadthfirst', roots: roots, directed: false, spacingFactor: 1.2,
+                 animate: false};
+    } else if (hasDepth) {
+      // Many nodes: one ring per depth around the roots.
       options = {name: 'concentric', minNodeSpacing: 8, animate: false,
                  concentric: function (node) {
                    var d = byId[node.id()].depth;
                    return maxDepth + 1 - (d === undefined ? 0 : d);
                  },
                  levelWidth: function () { return 1; }};
-    } else if (roots.length > 0 && cy.nodes().length > 1) {
-      options = {name: 'breadthfirst', roots: roots, directed: false, spacingFactor: 1.1,
-                 animate: false};
     } else {
       options = {name: 'cose', animate: false, randomize: false,
                  numIter: cy.nodes().length > 200 ? 300 : 1000, nodeDimensionsIncludeLabels: true};
     }
     cy.layout(options).run();
-    cy.fit(undefined, 20);
+    cy.fit(undefined, 30);
+    if (cy.zoom() > 1.6) {  // a few nodes: keep labels at a readable size
+      cy.zoom(1.6);
+      cy.center();
+    }
   }
   function filter() {
     var type = typeSelect.value, rel = relSelect.value;
@@ -169,7 +181,9 @@
     lines.push(['confidence', String(n.confidence)], ['run', n.run], ['task', n.task],
                ['scope', n.scope],
                ['created', n.created], ['updated', n.updated]);
-    n.fields.forEach(function (f) { if (f[0] !== 'depth') lines.push(f); });
+    n.fields.forEach(function (f) {
+      if (f[0] !== 'depth' && f[0] !== 'confidence') lines.push(f);
+    });
     lines.push(['meta', n.meta]);
     var details = document.getElementById('details');
     details.textContent = '';
@@ -188,7 +202,7 @@
   cy.on('tap', 'node', function (evt) { show(byId[evt.target.id()]); });
   typeSelect.addEventListener('change', filter);
   relSelect.addEventListener('change', filter);
-  colourSelect.addEventListener('change', function () { paint(); layout(); });
+  colourSelect.addEventListener('change', paint);
   document.getElementById('search').addEventListener('input', search);
   paint();
   layout();
