@@ -32,8 +32,8 @@ struct ViewArgs {
 
 void AddViewFlags(CLI::App* cmd, ViewArgs* v) {
   cmd->add_option("--format", v->format,
-                  "html (one self-contained page), dot, mermaid or graphml (default: html "
-                  "when --out ends in .html, else dot)")
+                  "html (one self-contained page), dot, mermaid or graphml (default: what "
+                  "--out's name ends in: .html, .mmd, .graphml; else dot)")
       ->type_name("FORMAT");
   PathArgument(cmd->add_option("--out", v->out,
                                "Write the view to FILE (replaced whole) instead of stdout"))
@@ -63,18 +63,9 @@ std::string Source(Context& ctx, const SnapshotArgs& snap, const snapshot::Reade
     return "snapshot " + std::filesystem::path(snap.snapshot).filename().string() +
            ", newest write " + view::FormatTime(reader.newest_timestamp());
   }
-  const uint64_t rev = ctx.query_revision().value_or(0);
-  std::string text = "revision " + std::to_string(rev);
   Result<Store*> store = ctx.OpenStore();
-  if (rev > 0 && store.ok()) {
-    int64_t ts = 0;
-    Status s = (*store)->ReadHistory(rev - 1, rev, [&](const LoggedRevision& r) {
-      ts = r.ts;
-      return Status::OK();
-    });
-    if (s.ok() && ts != 0) text += ", committed " + view::FormatTime(ts);
-  }
-  return text;
+  if (!store.ok()) return "revision " + std::to_string(ctx.query_revision().value_or(0));
+  return view::RevisionSource(**store, ctx.query_revision().value_or(0));
 }
 
 // Where the view goes: FILE checked first (a usage error changes nothing), then

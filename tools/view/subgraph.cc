@@ -9,6 +9,7 @@
 #include "common/model.h"
 #include "query/query.h"
 #include "snapshot/reader.h"
+#include "store/store.h"
 #include "tools/view/view.h"
 
 namespace amem::view {
@@ -178,6 +179,19 @@ std::string FormatTime(int64_t ts) {
   char buf[40];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+std::string RevisionSource(const Store& store, uint64_t rev) {
+  std::string text = "revision " + std::to_string(rev);
+  int64_t ts = 0;
+  if (rev > 0 && store.ReadHistory(rev - 1, rev, [&](const LoggedRevision& r) {
+                       ts = r.ts;
+                       return Status::OK();
+                     }).ok() &&
+      ts != 0) {
+    text += ", committed " + FormatTime(ts);
+  }
+  return text;
 }
 
 }  // namespace amem::view

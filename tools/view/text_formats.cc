@@ -236,7 +236,10 @@ Format DefaultFormat(std::string_view out_path) {
     return out_path.size() >= suffix.size() &&
            out_path.substr(out_path.size() - suffix.size()) == suffix;
   };
-  return ends(".html") || ends(".htm") ? Format::kHtml : Format::kDot;
+  if (ends(".html") || ends(".htm")) return Format::kHtml;
+  if (ends(".mmd")) return Format::kMermaid;
+  if (ends(".graphml")) return Format::kGraphml;
+  return Format::kDot;
 }
 
 Result<std::string> Write(const Subgraph& g, Format format) {

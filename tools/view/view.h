@@ -16,6 +16,9 @@
 #include "common/status.h"
 #include "query/render.h"
 
+namespace amem {
+class Store;
+}  // namespace amem
 namespace amem::snapshot {
 class Reader;
 }  // namespace amem::snapshot
@@ -28,7 +31,7 @@ enum class Format { kHtml, kDot, kMermaid, kGraphml };
 Result<Format> ParseFormat(std::string_view name);
 const char* FormatName(Format format);
 // The format `--out` implies when no --format is given: html for a name ending in
-// .html or .htm, else dot.
+// .html or .htm, mermaid for .mmd, graphml for .graphml, else dot.
 Format DefaultFormat(std::string_view out_path);
 
 // The largest store `amem view --all` draws (past it: InvalidArgument saying so).
@@ -83,6 +86,10 @@ Result<Subgraph> WholeGraph(const snapshot::Reader& reader, Header header);
 
 // "2023-11-14T22:13:20Z" (UTC) for a timestamp in seconds.
 std::string FormatTime(int64_t ts);
+// The header's source for revision `rev` of `store`: "revision R, committed T"
+// (the revision's commit time, never the clock; without it when the revision's
+// log was compacted away).
+std::string RevisionSource(const Store& store, uint64_t rev);
 
 // The writers. Identifiers are "n" + the node's index; every label is escaped for
 // its format, so no stored string can break the output.
