@@ -1,7 +1,6 @@
 // The subgraph of an answer or of a whole snapshot (tools/view/view.h).
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -170,15 +169,6 @@ Result<Subgraph> WholeGraph(const snapshot::Reader& reader, Header header) {
   c.AddEdges();
   AMEM_RETURN_IF_ERROR(reader.ContentStatus());
   return g;
-}
-
-std::string FormatTime(int64_t ts) {
-  std::time_t t = static_cast<std::time_t>(ts);
-  std::tm tm{};
-  if (gmtime_r(&t, &tm) == nullptr) return std::to_string(ts);
-  char buf[40];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 std::string RevisionSource(const Store& store, uint64_t rev) {

@@ -4,6 +4,7 @@
 // stays text.
 #include <cctype>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <string>
 
@@ -210,6 +211,15 @@ std::string WriteGraphml(const Subgraph& g) {
   }
   out += "  </graph>\n</graphml>\n";
   return out;
+}
+
+std::string FormatTime(int64_t ts) {
+  std::time_t t = static_cast<std::time_t>(ts);
+  std::tm tm{};
+  if (gmtime_r(&t, &tm) == nullptr) return std::to_string(ts);
+  char buf[40];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 Result<Format> ParseFormat(std::string_view name) {
