@@ -123,8 +123,9 @@ Result<std::string> WriteHtml(const Subgraph& g) {
   if (kLibraryJs.empty()) {
     return Status::NotSupported(
         "this amem was built without the graph library the HTML view embeds; run "
-        "`bash tools/view/fetch_library.sh` (or `bash tools/bootstrap.sh demo`) and build "
-        "again, or choose --format dot, mermaid or graphml");
+        "`bash tools/view/fetch_library.sh` (or `bash tools/bootstrap.sh demo`), then "
+        "configure and build again (cmake -S . -B build && cmake --build build), or choose "
+        "--format dot, mermaid or graphml");
   }
   std::string licence;
   for (char c : kLibraryLicense) licence += c == '-' ? ' ' : c;  // no "--" in a comment
