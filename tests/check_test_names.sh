@@ -12,7 +12,7 @@ for t in $(cd tests && ls -- */*_test.cc); do
   dir=${t%%/*}
   name=$(basename "$t" _test.cc)
   case $dir in
-    cli|io|mcp|index) src=tools/$dir ;;
+    cli|io|mcp|index|view) src=tools/$dir ;;
     *) src=$dir ;;
   esac
   if [ ! -d "$src" ]; then

@@ -52,3 +52,4 @@ amem_fuzz_test(tools_index_diff_fuzz tools/index/diff_fuzz.cc)
 # Delta::Open's checks, and every accessor of the base + delta view.
 amem_fuzz_test(snapshot_delta_fuzz snapshot/delta_fuzz.cc)
 amem_fuzz_test(snapshot_layered_fuzz snapshot/layered_fuzz.cc)
+amem_fuzz_test(tools_view_writers_fuzz tools/view/writers_fuzz.cc)

@@ -5,11 +5,13 @@
 #
 #   bootstrap.sh demo [PACKAGE...]   what `amem` needs to build, and what `amem index`
 #                                    runs: universal-ctags, and git for the list of
-#                                    a work tree's files (tools/demo.sh)
+#                                    a work tree's files (tools/demo.sh); and
+#                                    fetches the graph library of `amem view`'s
+#                                    HTML pages (tools/view/fetch_library.sh)
 #   bootstrap.sh test [PACKAGE...]   that, plus the tests', benchmarks' and fuzzers'
 #                                    needs: Catch2, SQLite (a benchmark peer), clang
-#                                    and libFuzzer's runtime, Node.js and npm
-#                                    (tools/test.sh)
+#                                    and libFuzzer's runtime, Node.js and npm,
+#                                    Chromium and Graphviz (tools/test.sh)
 # ccache comes with both: CMakeLists.txt compiles through it when it is installed.
 set -euo pipefail
 
@@ -27,6 +29,9 @@ if [[ $what == test ]]; then
   packages+=(catch2 libsqlite3-dev clang libclang-rt-14-dev)
   # The Python module and its tests (python/, tests/python, docs/PYTHON.md).
   packages+=(pybind11-dev python3-dev python3-pytest python3-numpy)
+  # amem view's tests: headless Chromium opens its pages (tests/view), Graphviz
+  # parses its DOT.
+  packages+=(chromium graphviz)
 fi
 packages+=("$@")
 
@@ -43,6 +48,11 @@ if [[ $what == test ]]; then
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
   command -v npm >/dev/null 2>&1 || missing+=(npm)
 fi
+# The graph library amem view's HTML pages embed, pinned and checked (curl only;
+# nothing is asked of the npm registry when it is there already). Without it amem
+# still builds; only `amem view --format html` is refused, saying how to get it.
+bash "$(dirname "$0")/view/fetch_library.sh" ||
+  echo "bootstrap: warning: no graph library for amem view's HTML pages" >&2
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
 sudo=()

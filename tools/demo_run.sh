@@ -97,3 +97,5 @@ diff -U0 --label a/common/hash.cc --label b/common/hash.cc "$src/common/hash.cc"
   > change.diff || true
 cat change.diff
 code impact --diff change.diff --depth 1 --limit 5
+step "Draw that impact as one self-contained page (open impact.html in a browser, offline)"
+code view impact --diff change.diff --depth 1 --limit 5 --out impact.html

@@ -34,6 +34,12 @@ TEST_CASE("the demo prints its golden output", "[tools][demo]") {
   CHECK(tail.find("relation=calls") != std::string::npos);
   CHECK(tail.find("memories (1):\n  - decision:hex-ids-are-16-digits (decision #0)") !=
         std::string::npos);
+  // The demo ends by writing a view of that impact: one HTML page.
+  CHECK(tail.find("$ amem view impact --diff change.diff --depth 1 --limit 5 --out impact.html\n"
+                  "wrote impact.html (html, ") != std::string::npos);
+  const std::string page = ReadFile(dir.path() + "/impact.html");
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(page.find("symbol:common/hash.cc#amem::ParseHexId") != std::string::npos);
 }
 
 }  // namespace

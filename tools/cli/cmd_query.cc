@@ -4,6 +4,7 @@
 // Each runs on --snapshot FILE, or on the store's live view (snapshot/live.h: the
 // base snapshot plus a delta of the changes since it; with --as-of / --at, the
 // state of that revision).
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -21,23 +22,6 @@
 namespace amem::cli {
 
 namespace {
-
-// Where CLI11 stores one parameter's value.
-struct Slot {
-  const io::Param* param = nullptr;
-  CLI::Option* option = nullptr;
-  std::string text;
-  int64_t integer = 0;
-  double number = 0;
-  bool flag = false;
-  std::vector<std::string> list;
-};
-
-struct QueryArgs {
-  SnapshotArgs snap;
-  WriteFlags write;
-  std::deque<Slot> slots;  // stable addresses: CLI11 keeps pointers into them
-};
 
 std::string Join(const std::vector<std::string>& items, const char* sep) {
   std::string out;
@@ -135,7 +119,8 @@ Result<io::QueryJson> ArgsObject(const QueryArgs& a) {
 // nor an answer read from a base and delta found not to fit (both ContentStatus).
 Result<io::QueryAnswer> AnswerOnce(Context& ctx, const io::QueryDef& def, const QueryArgs& a,
                                    const io::QueryJson& args, snapshot::LiveView* live,
-                                   bool* usage_error, bool* wrote) {
+                                   bool* usage_error, bool* wrote,
+                                   std::shared_ptr<const snapshot::Reader>* reader_out) {
   const bool latest = a.snap.snapshot.empty() && a.snap.view.view().kind == ReadView::Kind::kLatest;
   AMEM_ASSIGN_OR_RETURN(reader, OpenSnapshot(ctx, a.snap, live));
   Store* store = nullptr;
@@ -155,10 +140,14 @@ Result<io::QueryAnswer> AnswerOnce(Context& ctx, const io::QueryDef& def, const 
   *wrote = answer.ok() && answer->wrote;
   AMEM_RETURN_IF_ERROR(reader->ContentStatus());
   *usage_error = !answer.ok() && call.usage_error;
+  if (reader_out) *reader_out = reader;
   return answer;
 }
 
-Status RunQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a) {
+}  // namespace
+
+Result<io::QueryAnswer> AnswerQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a,
+                                    std::shared_ptr<const snapshot::Reader>* reader) {
   AMEM_ASSIGN_OR_RETURN(args, ArgsObject(a));
   const bool latest = a.snap.snapshot.empty() && a.snap.view.view().kind == ReadView::Kind::kLatest;
   for (const Slot& s : a.slots) {
@@ -189,22 +178,40 @@ Status RunQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a) {
   // (ContentStatus), is discarded and compiled again: a second, last attempt.
   snapshot::LiveView live;
   bool usage_error = false, wrote = false;
-  Result<io::QueryAnswer> answer = AnswerOnce(ctx, def, a, args, &live, &usage_error, &wrote);
+  Result<io::QueryAnswer> answer =
+      AnswerOnce(ctx, def, a, args, &live, &usage_error, &wrote, reader);
   // What a write did stands: it is never run twice.
   if (!answer.ok() && !usage_error && !wrote && a.snap.snapshot.empty() &&
       DiscardBadLiveCache(ctx, answer.status(), live.reader ? &live : nullptr)) {
     live = {};
-    answer = AnswerOnce(ctx, def, a, args, &live, &usage_error, &wrote);
+    answer = AnswerOnce(ctx, def, a, args, &live, &usage_error, &wrote, reader);
   }
   if (usage_error) return ctx.UsageError(answer.status().message());
-  if (!answer.ok()) return answer.status();
-  if (!answer->wrote) ctx.RecordQuery(answer->doc);  // the query log keeps questions only
+  return answer;
+}
+
+void AddQueryParams(CLI::App* cmd, const io::QueryDef& def, QueryArgs* a,
+                    const std::vector<std::string>& skip) {
+  for (const io::Param& p : def.params) {
+    if (p.scope == io::ParamScope::kMcpOnly) continue;
+    if (std::find(skip.begin(), skip.end(), p.name) != skip.end()) continue;
+    AddParam(cmd, p, &a->slots.emplace_back());
+  }
+  AddSnapshotFlags(cmd, &a->snap);
+  if (def.writes) AddWriteFlags(cmd, &a->write, false);
+}
+
+namespace {
+
+Status RunQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a) {
+  AMEM_ASSIGN_OR_RETURN(answer, AnswerQuery(ctx, def, a));
+  if (!answer.wrote) ctx.RecordQuery(answer.doc);  // the query log keeps questions only
   if (ctx.json()) {
-    ctx.SetJsonOutput(answer->doc);
-  } else if (!answer->text.empty()) {
-    ctx.Out() += answer->text;
+    ctx.SetJsonOutput(answer.doc);
+  } else if (!answer.text.empty()) {
+    ctx.Out() += answer.text;
   } else {
-    ctx.Out() += query::RenderText(answer->doc);
+    ctx.Out() += query::RenderText(answer.doc);
   }
   return Status::OK();
 }
@@ -215,12 +222,7 @@ void AddQueryCommand(CLI::App& app, Context& ctx, const io::QueryDef& def) {
   CLI::App* cmd = ctx.AddCommand(
       app, def.command, def.cli_help + "\n\nAs the MCP tool " + def.tool + ": " + def.description,
       def.example);
-  for (const io::Param& p : def.params) {
-    if (p.scope == io::ParamScope::kMcpOnly) continue;
-    AddParam(cmd, p, &a->slots.emplace_back());
-  }
-  AddSnapshotFlags(cmd, &a->snap);
-  if (def.writes) AddWriteFlags(cmd, &a->write, false);
+  AddQueryParams(cmd, def, a.get());
   ctx.SetAction(cmd, [&ctx, &def, a] { return RunQuery(ctx, def, *a); });
 }
 

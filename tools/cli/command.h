@@ -222,6 +222,7 @@ void AddLogCommands(CLI::App& app, Context& ctx);  // log, replay (docs/LOG.md)
 void AddReplayQueriesCommands(CLI::App& app, Context& ctx);  // replay-queries
 // The 16 queries, from the query table (tools/io/query_table.h).
 void AddQueryCommands(CLI::App& app, Context& ctx);
+void AddViewCommands(CLI::App& app, Context& ctx);  // view (docs/VIEW.md)
 
 }  // namespace amem::cli
 

@@ -31,6 +31,7 @@ constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddSnapshotCommands,
     AddLogCommands,
     AddQueryCommands,
+    AddViewCommands,
     AddMcpCommands,
     AddReplayQueriesCommands,
 };

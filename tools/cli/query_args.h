@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "snapshot/live.h"
 #include "snapshot/reader.h"
 #include "tools/cli/command.h"
+#include "tools/io/query_table.h"
 
 namespace amem::cli {
 
@@ -44,6 +46,39 @@ Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const
 // files (snapshot::DiscardLiveCache), removes them and says so on stderr, and
 // returns true: the caller runs once more on a view compiled again.
 bool DiscardBadLiveCache(Context& ctx, const Status& failed, const snapshot::LiveView* live);
+
+// ---- the query commands' arguments (tools/cli/cmd_query.cc), shared with
+// `amem view` (tools/cli/cmd_view.cc) so that each query's flags keep their meaning.
+
+// Where CLI11 stores one parameter's value.
+struct Slot {
+  const io::Param* param = nullptr;
+  CLI::Option* option = nullptr;
+  std::string text;
+  int64_t integer = 0;
+  double number = 0;
+  bool flag = false;
+  std::vector<std::string> list;
+};
+
+struct QueryArgs {
+  SnapshotArgs snap;
+  WriteFlags write;
+  std::deque<Slot> slots;  // stable addresses: CLI11 keeps pointers into them
+};
+
+// Adds `def`'s parameters (from the query table), --snapshot/--as-of/--at and, when
+// it writes, the write attribution flags to `cmd`, storing into *a; not the
+// parameters named in `skip` (view: context's text/json --format).
+void AddQueryParams(CLI::App* cmd, const io::QueryDef& def, QueryArgs* a,
+                    const std::vector<std::string>& skip = {});
+
+// Runs `def` with what the command line gave: checks the arguments (usage errors
+// exit 2), reads file arguments, opens the snapshot the flags name and answers,
+// once more on a view compiled again when the store's cache was damaged. *reader,
+// when given, receives the snapshot the answer was read from.
+Result<io::QueryAnswer> AnswerQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a,
+                                    std::shared_ptr<const snapshot::Reader>* reader = nullptr);
 
 }  // namespace amem::cli
 

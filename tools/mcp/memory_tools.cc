@@ -11,6 +11,7 @@
 #include "tools/mcp/query_tools.h"
 #include "tools/mcp/schema.h"
 #include "tools/mcp/server.h"
+#include "tools/mcp/view_tool.h"
 #include "tools/io/json_records.h"
 
 namespace amem::mcp {
@@ -605,6 +606,7 @@ ToolRegistry BuildRegistry(ToolContext* ctx) {
   AddMemoryTools(&registry, ctx);
   AddCodeTools(&registry, ctx);
   AddQueryTools(&registry, ctx);
+  AddViewTool(&registry, ctx);
   AddCompatTools(&registry, ctx);
   return registry;
 }

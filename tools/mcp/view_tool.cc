@@ -1,0 +1,236 @@
+#include "tools/mcp/view_tool.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/files.h"
+#include "snapshot/live.h"
+#include "snapshot/reader.h"
+#include "tools/io/query_table.h"
+#include "tools/mcp/schema.h"
+#include "tools/view/view.h"
+
+namespace amem::mcp {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The file name ending each format's file must have.
+const char* Extension(view::Format format) {
+  switch (format) {
+    case view::Format::kHtml: return ".html";
+    case view::Format::kDot: return ".dot";
+    case view::Format::kMermaid: return ".mmd";
+    case view::Format::kGraphml: return ".graphml";
+  }
+  return ".dot";
+}
+
+// Whether the file at `path` is a view amem wrote (its header names "amem view"
+// near the top): the only kind of file `overwrite` replaces.
+bool IsView(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head.find("amem view") != std::string::npos;
+}
+
+// Where `requested` (relative to `root`, the export directory) may be written, or
+// why not, by export_snapshot's rules (docs/MCP.md): inside root's tree through
+// every symbolic link, outside the store directory, never a link or a directory,
+// with the format's extension, and an existing file replaced only with overwrite
+// and only when it is a view.
+Result<fs::path> ViewTarget(const std::string& root, const std::string& store_dir,
+                            const std::string& requested, view::Format format, bool overwrite) {
+  auto refuse = [&](const std::string& why) {
+    return Status::InvalidArgument(requested + ": " + why);
+  };
+  AMEM_RETURN_IF_ERROR(CheckPathArgument(requested, "path"));
+  if (root.empty()) return refuse("writing files is disabled (no export directory)");
+  const fs::path rel(requested);
+  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) {
+    return refuse("give a path relative to the export directory " + root);
+  }
+  for (const fs::path& part : rel) {
+    if (part == "..") return refuse("'..' is not allowed; paths stay inside " + root);
+  }
+  if (rel.extension() != Extension(format)) {
+    return refuse(std::string("a ") + view::FormatName(format) + " view's file name must end in " +
+                  Extension(format));
+  }
+  std::error_code ec;
+  const fs::path parent = fs::canonical(fs::path(root) / rel.parent_path(), ec);
+  if (ec || !fs::is_directory(parent, ec)) {
+    return refuse("directory " + (fs::path(root) / rel.parent_path()).string() +
+                  " does not exist; create it or choose another path");
+  }
+  auto inside = [](const fs::path& p, const fs::path& dir) {
+    const fs::path r = p.lexically_relative(dir);
+    return !r.empty() && *r.begin() != "..";
+  };
+  if (parent != fs::path(root) && !inside(parent, fs::path(root))) {
+    return refuse("leads outside the export directory " + root + " (through a symbolic link)");
+  }
+  const fs::path path = parent / rel.filename();
+  const fs::path store = fs::weakly_canonical(fs::absolute(store_dir, ec), ec);
+  if (path == store || inside(path, store)) {
+    return refuse("is inside the store directory " + store.string() + "; choose a path outside it");
+  }
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (fs::is_symlink(st)) return refuse("is a symbolic link; views never follow one");
+  if (fs::is_directory(st)) return refuse("is a directory; give a file name");
+  if (fs::exists(st)) {
+    if (!overwrite) {
+      return refuse("exists; pass overwrite: true to replace it, or choose another path");
+    }
+    if (!fs::is_regular_file(st) || !IsView(path)) {
+      return refuse("exists and is not a view amem wrote; only a view is ever replaced");
+    }
+  }
+  return path;
+}
+
+// The view of one query: its tool's checked arguments answered on the store's
+// view (or ctx->reader), drawn.
+Result<view::Subgraph> Draw(const ToolContext* ctx, const io::QueryDef& def, const Json& args) {
+  AMEM_RETURN_IF_ERROR(io::CheckGiven(def, args, io::FrontEnd::kMcp));
+  auto once = [&](snapshot::LiveView* live) -> Result<view::Subgraph> {
+    std::shared_ptr<const snapshot::Reader> opened;
+    const snapshot::Reader* reader = ctx->reader;
+    std::string source = "the server's snapshot";
+    bool latest = false;
+    if (reader == nullptr) {
+      AMEM_ASSIGN_OR_RETURN(read_view, ViewFromArgs(args));
+      AMEM_ASSIGN_OR_RETURN(opened_live, snapshot::OpenLive(*ctx->store, read_view,
+                                                            ctx->live_options, ctx->live.get()));
+      *live = opened_live;
+      opened = std::move(opened_live.reader);
+      reader = opened.get();
+      source = view::RevisionSource(*ctx->store, opened_live.revision);
+      latest = read_view.kind == ReadView::Kind::kLatest;
+    }
+    io::QueryCall call{.reader = *reader,
+                       .args = args,
+                       .def = def,
+                       .front_end = io::FrontEnd::kMcp,
+                       .store = ctx->reader == nullptr ? ctx->store : nullptr,
+                       .latest = latest};
+    AMEM_ASSIGN_OR_RETURN(answer, def.run(call));
+    AMEM_RETURN_IF_ERROR(reader->ContentStatus());
+    return view::FromAnswer(*reader, answer.doc, {def.command, args.dump(), source});
+  };
+  snapshot::LiveView live;
+  Result<view::Subgraph> g = once(&live);
+  if (!g.ok() && DiscardBadLiveCache(ctx, "view", g.status(), live.reader ? &live : nullptr)) {
+    live = {};
+    g = once(&live);
+  }
+  return g;
+}
+
+}  // namespace
+
+void AddViewTool(ToolRegistry* registry, ToolContext* ctx) {
+  // The queries a view draws (those that only read), by tool name, with their
+  // schemas: `arguments` is checked against the query's own.
+  auto schemas = std::make_shared<std::map<std::string, std::pair<const io::QueryDef*, Json>>>();
+  std::vector<std::string> names;
+  for (const io::QueryDef& def : io::Queries()) {
+    const Tool* tool = registry->Find(def.tool);
+    if (def.writes || tool == nullptr) continue;
+    (*schemas)[def.tool] = {&def, tool->input_schema};
+    names.push_back(def.tool);
+  }
+  Tool t;
+  t.name = "view";
+  t.title = "Draw a query's answer as a graph";
+  t.description =
+      "Draw the answer of a query tool (impact, traverse, path, context, revise, temporal, "
+      "find_memories, ...) as a graph: its nodes and every edge among them. Returns a Mermaid "
+      "flowchart (renders in a GitHub comment or pull request), or DOT or GraphML text; or, "
+      "with path, writes the view to a file: format html writes one self-contained page that "
+      "opens offline in a browser, with search, filters and each node's record. Give the "
+      "query tool's name and its arguments exactly as that tool takes them. path is relative "
+      "to the server's export directory (as export_snapshot's) and must end in .html, .mmd, "
+      ".dot or .graphml to match the format; an existing view is replaced only with "
+      "overwrite: true.";
+  t.input_schema = ObjectSchema(
+      Json{{"query", Json{{"enum", names},
+                          {"description", "The query tool whose answer to draw."}}},
+           {"arguments", Json{{"type", "object"},
+                              {"description", "That tool's arguments (as_of/at included), as "
+                                              "it takes them; default none."}}},
+           {"format", Json{{"enum", Json::array({"mermaid", "html", "dot", "graphml"})},
+                           {"description", "mermaid (default without path), html (needs path; "
+                                           "the default when path ends in .html), dot or "
+                                           "graphml."}}},
+           {"path", Json{{"type", "string"},
+                         {"minLength", 1},
+                         {"description", "Write the view to this file (relative to the export "
+                                         "directory) instead of returning it."}}},
+           {"overwrite", Json{{"type", "boolean"},
+                              {"description", "Replace the file at path if it is a view "
+                                              "(default false)."}}}},
+      {"query"});
+  t.read_only = false;
+  t.destructive = true;  // with overwrite: true it replaces a file
+  t.idempotent = true;
+  t.handler = [ctx, schemas](const Json& args) {
+    const auto& [def, schema] = schemas->at(ArgString(args, "query"));
+    const Json arguments = args.contains("arguments") ? args["arguments"] : Json::object();
+    if (Status s = ValidateAgainstSchema(schema, arguments); !s.ok()) {
+      return ToolErrorFromStatus("view", Status::InvalidArgument("arguments: " + s.message()));
+    }
+    const std::string path = ArgString(args, "path");
+    view::Format format = path.empty() ? view::Format::kMermaid : view::DefaultFormat(path);
+    if (HasArg(args, "format")) format = *view::ParseFormat(ArgString(args, "format"));
+    if (format == view::Format::kHtml && path.empty()) {
+      return ToolError("view: an html view is a file: give path (e.g. views/impact.html), or "
+                       "choose format mermaid to have the text returned");
+    }
+    Result<fs::path> target = fs::path();
+    if (!path.empty()) {
+      target = ViewTarget(ctx->export_dir, ctx->store ? ctx->store->path() : std::string(), path,
+                          format, ArgBool(args, "overwrite", false));
+      if (!target.ok()) return ToolErrorFromStatus("view", target.status());
+    }
+    Result<view::Subgraph> g = Draw(ctx, *def, arguments);
+    if (!g.ok()) return ToolErrorFromStatus("view", g.status());
+    Result<std::string> bytes = view::Write(*g, format);
+    if (!bytes.ok()) return ToolErrorFromStatus("view", bytes.status());
+    ToolResult r;
+    r.structured = Json{{"query", def->tool},
+                        {"format", view::FormatName(format)},
+                        {"nodes", g->nodes.size()},
+                        {"edges", g->edges.size()},
+                        {"source", g->header.source}};
+    if (path.empty()) {
+      if (JsonStringBytes(*bytes) + ResultCost(r.structured) > kMaxResultBytes) {
+        return ToolError("view: the " + std::string(view::FormatName(format)) + " text is " +
+                         std::to_string(bytes->size()) +
+                         " bytes, more than a tool result holds; give path to write it to a "
+                         "file, or narrow the query (depth, limit)");
+      }
+      r.text = std::move(*bytes);
+      return r;
+    }
+    AtomicFile file;
+    Status s = file.Open(target->string());
+    if (s.ok()) s = file.Append(*bytes);
+    if (s.ok()) s = file.Commit(Durability::kCache);
+    if (!s.ok()) return ToolErrorFromStatus("view", s);
+    r.structured["path"] = target->string();
+    r.structured["bytes"] = bytes->size();
+    return r;
+  };
+  registry->Add(std::move(t));
+}
+
+}  // namespace amem::mcp
