@@ -152,32 +152,21 @@ void AddViewTool(ToolRegistry* registry, ToolContext* ctx) {
   t.name = "view";
   t.title = "Draw a query's answer as a graph";
   t.description =
-      "Draw the answer of a query tool (impact, traverse, path, context, revise, temporal, "
-      "find_memories, ...) as a graph: its nodes and every edge among them. Returns a Mermaid "
-      "flowchart (renders in a GitHub comment or pull request), or DOT or GraphML text; or, "
-      "with path, writes the view to a file: format html writes one self-contained page that "
-      "opens offline in a browser, with search, filters and each node's record. Give the "
-      "query tool's name and its arguments exactly as that tool takes them. path is relative "
-      "to the server's export directory (as export_snapshot's) and must end in .html, .mmd, "
-      ".dot or .graphml to match the format; an existing view is replaced only with "
-      "overwrite: true.";
+      "Draw a query tool's answer as a graph (its nodes and the edges among them): Mermaid "
+      "text by default, or DOT/GraphML. With path (relative to the export directory, "
+      "extension .mmd/.dot/.graphml/.html), writes the file; html is one offline page.";
   t.input_schema = ObjectSchema(
       Json{{"query", Json{{"enum", names},
                           {"description", "The query tool whose answer to draw."}}},
            {"arguments", Json{{"type", "object"},
-                              {"description", "That tool's arguments (as_of/at included), as "
-                                              "it takes them; default none."}}},
+                              {"description", "That tool's arguments."}}},
            {"format", Json{{"enum", Json::array({"mermaid", "html", "dot", "graphml"})},
-                           {"description", "mermaid (default without path), html (needs path; "
-                                           "the default when path ends in .html), dot or "
-                                           "graphml."}}},
+                           {"description", "Default: mermaid, or html for a .html path."}}},
            {"path", Json{{"type", "string"},
                          {"minLength", 1},
-                         {"description", "Write the view to this file (relative to the export "
-                                         "directory) instead of returning it."}}},
+                         {"description", "Write the view here."}}},
            {"overwrite", Json{{"type", "boolean"},
-                              {"description", "Replace the file at path if it is a view "
-                                              "(default false)."}}}},
+                              {"description", "Replace an earlier view at path."}}}},
       {"query"});
   t.read_only = false;
   t.destructive = true;  // with overwrite: true it replaces a file
