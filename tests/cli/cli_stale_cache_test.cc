@@ -45,12 +45,13 @@ using Keys = std::vector<std::string>;
 
 // Every cache mode a query can leave behind: the delta file (base at the first
 // revision, current.amdl up to the head) or a merged base (every latest query
-// re-exports: AMEM_MERGE_FRACTION=0).
+// re-exports: AMEM_MERGE_FRACTION=0 AMEM_MERGE_RECORDS=0).
 struct Mode {
   const char* name;
   std::vector<std::string> env;
 };
-const Mode kModes[] = {{"delta cached", {}}, {"merged base", {"AMEM_MERGE_FRACTION=0"}}};
+const Mode kModes[] = {{"delta cached", {}},
+                       {"merged base", {"AMEM_MERGE_FRACTION=0", "AMEM_MERGE_RECORDS=0"}}};
 
 }  // namespace
 
