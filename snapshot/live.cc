@@ -135,9 +135,11 @@ std::string CacheNote(const Status& why) {
 // Streams the snapshot of `view` into `path` (amem export's writer: a temp file of
 // its own, fsynced, renamed into place, the directory fsynced) and returns the
 // revision exported. The file is never assembled in memory.
-Result<uint64_t> Export(const Store& store, const ReadView& view, const std::string& path) {
+Result<uint64_t> Export(const Store& store, const ReadView& view, const std::string& path,
+                        const LiveOptions& live) {
   ExportOptions options;
   options.view = view;
+  options.progress = live.progress;
   auto done = ExportSnapshot(store, path, options);
   if (!done.ok()) return done.status().WithContext("export");
   return done->revision;
@@ -238,7 +240,7 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
     if (store.read_only()) return NotWritten(file.path);
     fs::create_directories(dir + "/snapshots", ec);
     if (ec) return Status::IOError("create " + dir + "/snapshots: " + ec.message());
-    auto done = Export(store, ReadView::AtRevision(*wanted), file.path);
+    auto done = Export(store, ReadView::AtRevision(*wanted), file.path, options);
     if (!done.ok()) return done.status();
     file.exported = true;
     EvictCachedSnapshots(dir + "/snapshots", file.path, options);
@@ -271,7 +273,7 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
   // A write landing during the export only makes the file newer than recorded; the
   // next query then re-exports once more. Recording the state's own revision keeps
   // the pair honest.
-  auto exported = Export(store, ReadView::Latest(), file.path);
+  auto exported = Export(store, ReadView::Latest(), file.path, options);
   if (!exported.ok()) return exported.status();
   file.revision = *exported;
   AMEM_ASSIGN_OR_RETURN(identity, store.RevisionIdentity(*exported));

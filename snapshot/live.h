@@ -66,6 +66,9 @@ struct LiveOptions {
   // per base, so that its queries read the records at full speed. A one-shot
   // process (a CLI query) leaves it off and checks what it reads.
   bool check_records = false;
+  // What the progress line of an export this view makes is called (amem ingest
+  // compiling the base after its commit names itself).
+  std::string progress = "amem export";
 };
 // The defaults, overridden by the environment: AMEM_SNAPSHOT_CACHE_FILES,
 // AMEM_SNAPSHOT_CACHE_BYTES, AMEM_MERGE_FRACTION, AMEM_MERGE_RECORDS,
