@@ -7,12 +7,17 @@
 #                 into a new store (it may compile the store's base)
 #   text-search, traverse, get-node, context
 #                 each as a process on the built store, nothing pending
+#   mass delete   issue 40's merge-bound case on a new store per build: the ingest,
+#                 one query (the base), one write deleting --delete of the nodes
+#                 with their edges (bench/mass_delete.py), the first query after
+#                 it (1 run), then --runs times a one-node write followed by a
+#                 timed `amem text-search`
 #   MCP session   one `amem mcp` session: --session put_memory writes, each followed
 #                 by one query (text_search, search_nodes, context, traverse in
 #                 turn); p50/p99/max per tool per tenth (bench/mcp_session_client.py)
 #
 #   bash bench/process_bench.sh [AMEM] [--vs AMEM_B] [--sizes 100000,1000000]
-#        [--runs 9] [--session 2000] [--work DIR]
+#        [--runs 9] [--session 2000] [--delete 0.8] [--work DIR]
 #
 # --vs AMEM_B runs every process step with a second build too, alternating run by
 # run, and prints the ratio A/B of the medians (on copies of one store, since two
@@ -24,13 +29,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/bench_lib.sh"
 amem=$root/build/amem
 if [ $# -gt 0 ] && [[ $1 != -* ]]; then amem=$1; shift; fi
-vs="" sizes=100000,1000000 runs=9 session=2000 work=/tmp/amem-process-bench
+vs="" sizes=100000,1000000 runs=9 session=2000 delete=0.8 work=/tmp/amem-process-bench
 while [ $# -gt 0 ]; do
   case $1 in
     --vs) vs=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --session) session=$2; shift 2 ;;
+    --delete) delete=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "process_bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -85,6 +91,29 @@ for n in ${sizes//,/ }; do
   done
   rm -rf "$work/first"
   report "first query (1 run)" "$work/a" "$work/b"
+
+  if [ "$delete" != 0 ]; then
+    [ -f "$work/del$n-$delete.jsonl" ] ||
+      $py "$root/bench/mass_delete.py" "$work/w$n.jsonl" "$delete" "$work/del$n-$delete.jsonl"
+    rm -f "$work/a" "$work/b" "$work/a2" "$work/b2"
+    for build in "$amem" ${vs:+"$vs"}; do
+      if [ "$build" = "$amem" ]; then out=$work/a; else out=$work/b; fi
+      rm -rf "$work/del"
+      "$build" --store "$work/del" init > /dev/null
+      "$build" --store "$work/del" ingest "$work/w$n.jsonl" > /dev/null
+      "$build" --store "$work/del" text-search "retry policy cache" > /dev/null
+      "$build" --store "$work/del" ingest "$work/del$n-$delete.jsonl" > /dev/null 2>&1
+      timed "$out" "$build" --store "$work/del" text-search "retry policy cache"
+      for i in $(seq "$runs"); do
+        echo "{\"op\":\"node\",\"key\":\"fact:late$i\",\"type\":\"fact\",\"content\":\"late note $i\"}" |
+          "$build" --store "$work/del" ingest - > /dev/null 2>&1
+        timed "${out}2" "$build" --store "$work/del" text-search "retry policy cache"
+      done
+    done
+    rm -rf "$work/del"
+    report "after delete (1 run)" "$work/a" "$work/b"
+    report "write+query after del" "$work/a2" "$work/b2"
+  fi
 
   store=$work/s$n
   if [ ! -f "$store/.complete" ]; then

@@ -93,13 +93,18 @@ struct HeadNode {
 
 class Compiler {
  public:
-  Compiler(const Store& store, const Reader& base, uint64_t b, uint64_t h)
-      : store_(store), base_(base), base_rev_(b), at_(ReadView::AtRevision(h)), head_rev_(h) {}
+  Compiler(const Store& store, const Reader& base, uint64_t b, uint64_t h, uint64_t max_records)
+      : store_(store), base_(base), base_rev_(b), at_(ReadView::AtRevision(h)), head_rev_(h),
+        max_records_(max_records) {}
 
   Result<DeltaSummary> Run(std::string* out);
 
  private:
   Status Collect();
+  // The records the change log names so far: nodes, edges, kv entries, relations.
+  uint64_t Named() const {
+    return node_keys_.size() + edge_keys_.size() + kv_keys_.size() + defined_.size();
+  }
   Status ResolveNodes();
   Result<const std::vector<EdgeRecord>*> Edges(const std::string& key, bool out);
   OrderKey Order(std::string_view key) const;
@@ -123,6 +128,8 @@ class Compiler {
   uint64_t base_rev_;
   ReadView at_;
   uint64_t head_rev_;
+  uint64_t max_records_;
+  bool over_bound_ = false;
 
   std::set<std::string> node_keys_;
   std::set<std::tuple<std::string, std::string, std::string>> edge_keys_, kv_keys_;
@@ -163,10 +170,13 @@ class Compiler {
   std::string nodes_file_;
 };
 
+// The records the change log since the base names up to the head, read one change
+// at a time; stops (over_bound_) as soon as they are more than max_records_, so a
+// delta that would be merged costs O(bound) here, whatever the log holds.
 Status Compiler::Collect() {
-  AMEM_ASSIGN_OR_RETURN(changes, store_.ChangesSinceRevision(base_rev_));
-  for (const Change& ch : changes) {
-    if (ch.rev > head_rev_) break;
+  const Status stop = Status::Aborted("delta: the change log names more records than the bound");
+  Status s = store_.ForEachChangeSinceRevision(base_rev_, [&](const Change& ch) {
+    if (ch.rev > head_rev_) return stop;
     switch (ch.kind) {
       case Change::Kind::kPutNode:
       case Change::Kind::kDeleteNode:
@@ -186,8 +196,14 @@ Status Compiler::Collect() {
         defined_.insert(ch.key.empty() ? ch.rel_name : ch.key);
         break;
     }
-  }
-  return Status::OK();
+    if (Named() > max_records_) {
+      over_bound_ = true;
+      return stop;
+    }
+    return Status::OK();
+  });
+  // Aborted is only ever this callback's own stop (at the head, or past the bound).
+  return s.IsAborted() ? Status::OK() : s;
 }
 
 Result<const std::vector<EdgeRecord>*> Compiler::Edges(const std::string& key, bool out) {
@@ -628,6 +644,12 @@ Result<DeltaSummary> Compiler::Run(std::string* out) {
                                    " is before the base revision " + std::to_string(base_rev_));
   }
   AMEM_RETURN_IF_ERROR(Collect());
+  if (over_bound_) {
+    DeltaSummary over;
+    over.records = Named();
+    over.over_bound = true;
+    return over;
+  }
   AMEM_RETURN_IF_ERROR(ResolveNodes());
   Relations();
   AMEM_RETURN_IF_ERROR(BuildLists());
@@ -777,6 +799,11 @@ Result<DeltaSummary> Compiler::Run(std::string* out) {
   summary.in_lists = static_cast<uint32_t>(in_lists_.size());
   summary.edges = total_edges;
   summary.bytes = s.size();
+  uint64_t dropped_edges = 0, in_entries = 0;
+  for (uint32_t b : dropped_list_) dropped_edges += base_.out_degree(b);
+  for (const InList& l : in_lists_) in_entries += l.entries.size();
+  summary.records = uint64_t{summary.nodes} + summary.removed_nodes + dropped_edges + total_edges +
+                    in_entries + removed_kv_.size() + kv_insert_.size();
   return summary;
 }
 
@@ -827,8 +854,9 @@ Status ReadStrings(std::string_view* in, std::vector<std::string_view>* out, con
 }  // namespace
 
 Result<DeltaSummary> CompileDelta(const Store& store, const Reader& base, uint64_t base_revision,
-                                  uint64_t head_revision, std::string* out) {
-  Compiler c(store, base, base_revision, head_revision);
+                                  uint64_t head_revision, std::string* out,
+                                  uint64_t max_records) {
+  Compiler c(store, base, base_revision, head_revision, max_records);
   return c.Run(out);
 }
 

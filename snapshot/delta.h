@@ -96,14 +96,27 @@ struct DeltaKvEntry {
 struct DeltaSummary {
   uint32_t nodes = 0, removed_nodes = 0, out_lists = 0, in_lists = 0, edges = 0;
   uint64_t bytes = 0;
+  // What compiling and opening the delta costs, in records (the live view's merge
+  // bound, docs/STORE.md §10): the nodes it holds or removes, the base edges whose
+  // out-ranges it drops (those of removed nodes and of rewritten out-lists), the
+  // edges and in-list entries it holds, the kv entries it removes or inserts.
+  uint64_t records = 0;
+  // Set when the change log since the base alone named more than `max_records`
+  // records (nodes, edges, kv entries, relations): nothing was compiled, *out is
+  // unchanged, and `records` is that count.
+  bool over_bound = false;
 };
 
 // Compiles the delta from `base` (a full snapshot of `store` at `base_revision`)
 // to `head_revision` and appends its bytes to *out. InvalidArgument if
 // head_revision < base_revision or the history since the base was compacted away
-// (the caller then rebuilds the base); errors of the store otherwise.
+// (the caller then rebuilds the base); errors of the store otherwise. Stops after
+// reading the change log when it names more than `max_records` records
+// (DeltaSummary::over_bound): a caller that would merge such a delta pays no
+// compile for it.
 Result<DeltaSummary> CompileDelta(const Store& store, const Reader& base, uint64_t base_revision,
-                                  uint64_t head_revision, std::string* out);
+                                  uint64_t head_revision, std::string* out,
+                                  uint64_t max_records = UINT64_MAX);
 
 class Delta {
  public:

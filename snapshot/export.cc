@@ -9,7 +9,7 @@ namespace amem::snapshot {
 
 Result<ExportResult> ExportSnapshot(const Store& store, const std::string& path,
                                     const ExportOptions& options) {
-  Progress progress("amem export");
+  Progress progress(options.progress);
   progress.Stage("reading the store");
   ExportResult out;
   // The writer reads the records in place, as views into the store's read

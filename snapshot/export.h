@@ -15,6 +15,8 @@ namespace amem::snapshot {
 struct ExportOptions {
   ReadView view;  // latest, or as of a revision / timestamp
   WriterOptions writer;
+  // What the progress line (common/progress.h) is called.
+  std::string progress = "amem export";
 };
 
 struct ExportResult {

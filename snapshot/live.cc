@@ -135,9 +135,11 @@ std::string CacheNote(const Status& why) {
 // Streams the snapshot of `view` into `path` (amem export's writer: a temp file of
 // its own, fsynced, renamed into place, the directory fsynced) and returns the
 // revision exported. The file is never assembled in memory.
-Result<uint64_t> Export(const Store& store, const ReadView& view, const std::string& path) {
+Result<uint64_t> Export(const Store& store, const ReadView& view, const std::string& path,
+                        const LiveOptions& live) {
   ExportOptions options;
   options.view = view;
+  options.progress = live.progress;
   auto done = ExportSnapshot(store, path, options);
   if (!done.ok()) return done.status().WithContext("export");
   return done->revision;
@@ -238,7 +240,7 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
     if (store.read_only()) return NotWritten(file.path);
     fs::create_directories(dir + "/snapshots", ec);
     if (ec) return Status::IOError("create " + dir + "/snapshots: " + ec.message());
-    auto done = Export(store, ReadView::AtRevision(*wanted), file.path);
+    auto done = Export(store, ReadView::AtRevision(*wanted), file.path, options);
     if (!done.ok()) return done.status();
     file.exported = true;
     EvictCachedSnapshots(dir + "/snapshots", file.path, options);
@@ -271,7 +273,7 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
   // A write landing during the export only makes the file newer than recorded; the
   // next query then re-exports once more. Recording the state's own revision keeps
   // the pair honest.
-  auto exported = Export(store, ReadView::Latest(), file.path);
+  auto exported = Export(store, ReadView::Latest(), file.path, options);
   if (!exported.ok()) return exported.status();
   file.revision = *exported;
   AMEM_ASSIGN_OR_RETURN(identity, store.RevisionIdentity(*exported));
@@ -309,16 +311,19 @@ Result<LiveOptions> LiveOptionsFromEnv() {
   AMEM_ASSIGN_OR_RETURN(files, EnvNumber("AMEM_SNAPSHOT_CACHE_FILES", o.max_cached_snapshots));
   AMEM_ASSIGN_OR_RETURN(bytes, EnvNumber("AMEM_SNAPSHOT_CACHE_BYTES", o.max_cached_bytes));
   AMEM_ASSIGN_OR_RETURN(merge_bytes, EnvNumber("AMEM_MERGE_BYTES", o.merge_bytes));
+  AMEM_ASSIGN_OR_RETURN(merge_records, EnvNumber("AMEM_MERGE_RECORDS", o.merge_records));
   o.max_cached_snapshots = static_cast<size_t>(files);
   o.max_cached_bytes = bytes;
   o.merge_bytes = merge_bytes;
+  o.merge_records = merge_records;
   if (const char* f = std::getenv("AMEM_MERGE_FRACTION"); f != nullptr && *f != '\0') {
     char* end = nullptr;
     errno = 0;
     double x = std::strtod(f, &end);
     if (errno != 0 || end == f || *end != '\0' || !(x >= 0.0 && x <= 1e6)) {
-      return Status::InvalidArgument(std::string("AMEM_MERGE_FRACTION=") + f +
-                                     ": not a number >= 0 (the delta's size over the base's)");
+      return Status::InvalidArgument(
+          std::string("AMEM_MERGE_FRACTION=") + f +
+          ": not a number >= 0 (the records a delta may touch over the base's records)");
     }
     o.merge_fraction = x;
   }
@@ -333,6 +338,19 @@ Result<LiveOptions> LiveOptionsFromEnv() {
 }
 
 namespace {
+
+// The most records a delta of the latest state may touch before the base is
+// rebuilt (DeltaSummary::records): a fraction of the base's records, never below
+// merge_records. Compiling a record of the change log costs far more than writing
+// one in an export (LMDB reads, sorting by the base's order), so the fraction is
+// small.
+uint64_t MergeBound(const LiveOptions& options, const Reader& base) {
+  const double records = static_cast<double>(base.node_count()) + base.edge_count() +
+                         base.kv_count();
+  const double bound = options.merge_fraction * records;
+  if (bound >= 1.8e19) return UINT64_MAX;
+  return std::max(options.merge_records, static_cast<uint64_t>(bound));
+}
 
 // A base from an amem that wrote no embeddings block (docs/FORMAT.md §8.20): every
 // text-only similar on it would embed each content again; or one whose term blocks
@@ -487,25 +505,34 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   }
   if (!delta) {
     std::string bytes;
-    auto compiled = CompileDelta(store, *base, base_rev, wanted, &bytes);
+    // Only the latest state merges; the compile stops early when the change log
+    // alone is past the bound.
+    const uint64_t bound = is_latest ? MergeBound(options, *base) : UINT64_MAX;
+    auto compiled = CompileDelta(store, *base, base_rev, wanted, &bytes, bound);
     if (!compiled.ok()) {
       // The history since the base was compacted away: a full file instead.
       if (!compiled.status().IsInvalidArgument()) return compiled.status();
       return whole_or_memory(is_latest ? ReadView::Latest() : ReadView::AtRevision(wanted));
     }
     bool layer = true;
-    if (is_latest && (bytes.size() > options.merge_bytes ||
-                      static_cast<double>(bytes.size()) >
-                          options.merge_fraction * static_cast<double>(base->file_size()))) {
-      // Merge: the delta has grown past the threshold; rebuild the base. When the
-      // new base cannot be written, the base and this delta answer from memory.
+    if (is_latest && (compiled->over_bound || compiled->records > bound ||
+                      bytes.size() > options.merge_bytes)) {
+      // Merge: the delta costs more than its bound; rebuild the base. When the new
+      // base cannot be written, the base and this delta answer from memory.
       if (writable) ::unlink(delta_path.c_str());
       auto merged = whole_file(ReadView::Latest());
-      if (merged.ok() || !merged.status().IsIOError()) return merged;
+      if (merged.ok() || !merged.status().IsIOError()) {
+        if (merged.ok()) merged->merged = true;
+        return merged;
+      }
       out.revision = wanted;
       out.base_revision = base_rev;
       out.note = CacheNote(merged.status());
       layer = false;
+      if (compiled->over_bound) {  // stopped before compiling: compile it whole
+        auto whole = CompileDelta(store, *base, base_rev, wanted, &bytes);
+        if (!whole.ok()) return whole.status();
+      }
     }
     if (layer && is_latest && options.write_delta_file) {
       // A cache: not fsynced; a torn or stale file fails its checksum or base check

@@ -17,9 +17,10 @@
 //                  (--as-of / --at), an LRU cache bounded in files and bytes
 //                  (LiveOptions); a process that mapped an evicted file
 //                  still reads it, and one that missed it exports it again
-// The base is rebuilt (a full export) when the delta grows past
-// LiveOptions::merge_fraction of the base's size or merge_bytes, when the history
-// since the base was compacted away, and on `amem compact`. Full files are streamed
+// The base is rebuilt (a full export) when the delta touches more records than
+// LiveOptions::merge_fraction of the base's (never below merge_records) or is
+// larger than merge_bytes, when the history since the base was compacted away, and
+// on `amem compact`. Full files are streamed
 // to a temporary name of their own, fsynced and renamed into place.
 #ifndef AMEM_SNAPSHOT_LIVE_H_
 #define AMEM_SNAPSHOT_LIVE_H_
@@ -40,9 +41,15 @@ inline constexpr size_t kMaxCachedSnapshots = 4;
 inline constexpr uint64_t kMaxCachedSnapshotBytes = uint64_t{2} << 30;  // 2 GiB
 
 struct LiveOptions {
-  // Rebuild the base when the delta is larger than this fraction of the base file
-  // or than merge_bytes.
-  double merge_fraction = 0.25;
+  // Rebuild the base when the delta of the latest state touches more records
+  // (DeltaSummary::records: nodes, edges, in-list entries, kv entries, the removed
+  // ones included) than this fraction of the base's nodes + edges + kv entries, and
+  // more than merge_records; or when its file is larger than merge_bytes. The
+  // bound is on cost, not bytes: a delete of most of the store is a small file that
+  // costs its every reader a compile of every record it names. A delta record
+  // costs tens of export records to compile in a fresh process.
+  double merge_fraction = 0.01;
+  uint64_t merge_records = 1000;
   uint64_t merge_bytes = uint64_t{64} << 20;
   // Bounds of snapshots/ (past revisions older than the base).
   size_t max_cached_snapshots = kMaxCachedSnapshots;
@@ -59,10 +66,13 @@ struct LiveOptions {
   // per base, so that its queries read the records at full speed. A one-shot
   // process (a CLI query) leaves it off and checks what it reads.
   bool check_records = false;
+  // What the progress line of an export this view makes is called (amem ingest
+  // compiling the base after its commit names itself).
+  std::string progress = "amem export";
 };
 // The defaults, overridden by the environment: AMEM_SNAPSHOT_CACHE_FILES,
-// AMEM_SNAPSHOT_CACHE_BYTES, AMEM_MERGE_FRACTION, AMEM_MERGE_BYTES,
-// AMEM_FULL_EXPORT=1. A malformed value is InvalidArgument naming it.
+// AMEM_SNAPSHOT_CACHE_BYTES, AMEM_MERGE_FRACTION, AMEM_MERGE_RECORDS,
+// AMEM_MERGE_BYTES, AMEM_FULL_EXPORT=1. A malformed value is InvalidArgument naming it.
 Result<LiveOptions> LiveOptionsFromEnv();
 
 // A read view of the store: the base alone, or base + delta (Reader::layered()).
@@ -72,6 +82,7 @@ struct LiveView {
   uint64_t base_revision = 0;
   bool exported = false;  // this call wrote a full snapshot (base or past revision)
   bool compiled = false;  // this call compiled a delta
+  bool merged = false;    // this call rebuilt the base: the delta passed its bound
   // Set when a cache file this view needed could not be written (a full disk, a
   // read-only file system or store) and the answer was built in memory instead:
   // what the CLI prints on stderr.

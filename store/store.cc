@@ -1104,62 +1104,81 @@ Result<uint64_t> Store::DeleteKv(std::string_view scope, std::string_view ns,
       b, options, "kv " + std::string(scope) + "/" + std::string(ns) + "/" + std::string(key));
 }
 
+namespace {
+
+// The changes of revisions > rev in `txn`, in order, to fn (ChangesSinceRevision,
+// ForEachChangeSinceRevision).
+Status EachChangeSince(MDB_txn* txn, const store_internal::Dbs& dbs, uint64_t rev,
+                       const std::function<Status(const Change&)>& fn) {
+  uint64_t floor = GetMetaU64(txn, dbs, kMetaFloor, 0);
+  if (floor > 0 && rev + 1 < floor) {
+    return Status::InvalidArgument("history before revision " + std::to_string(floor) +
+                                   " was compacted; changes since revision " +
+                                   std::to_string(rev) + " are no longer known");
+  }
+  std::vector<std::string> rel_names;  // by id, looked up once each
+  Cursor c(txn, dbs.log);
+  for (bool ok = c.SeekRange(RevKey(rev + 1)); ok; ok = c.Next()) {
+    if (c.key().size() != 8) return Status::Corruption("log key");
+    const uint64_t r = DecodeBig64(c.key().data());
+    int64_t ts = 0;
+    AMEM_RETURN_IF_ERROR(DecodeLogValue(
+        txn, dbs, r, c.value(), &ts, &rel_names,
+        [&](const LogEntry& e, const std::string& rel_name) {
+          Change ch;
+          ch.rev = r;
+          ch.ts = ts;
+          ch.kind = static_cast<Change::Kind>(e.kind);
+          ch.overwrite = (e.flags & kLogOverwrite) != 0;
+          ch.src_missing = (e.flags & kLogSrcMissing) != 0;
+          ch.dst_missing = (e.flags & kLogDstMissing) != 0;
+          ch.run = e.run;
+          ch.task = e.task;
+          switch (ch.kind) {
+            case Change::Kind::kPutNode:
+            case Change::Kind::kDeleteNode:
+            case Change::Kind::kDefineRelation:
+              ch.key = e.node_key();
+              if (ch.kind == Change::Kind::kDefineRelation) ch.rel_name = e.relation_name();
+              break;
+            case Change::Kind::kPutEdge:
+            case Change::Kind::kDeleteEdge:
+              ch.src_key = e.src_key();
+              ch.rel_name = rel_name;
+              ch.dst_key = e.dst_key();
+              break;
+            case Change::Kind::kPutKv:
+            case Change::Kind::kDeleteKv:
+              ch.scope = e.kv_scope();
+              ch.ns = e.kv_ns();
+              ch.key = e.kv_key();
+              break;
+          }
+          return fn(ch);
+        }));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<std::vector<Change>> Store::ChangesSinceRevision(uint64_t rev) const {
   std::vector<Change> out;
   if (rev == UINT64_MAX) return out;  // nothing can follow it
   AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) {
     out.clear();
-    uint64_t floor = GetMetaU64(txn, rep_->dbs, kMetaFloor, 0);
-    if (floor > 0 && rev + 1 < floor) {
-      return Status::InvalidArgument("history before revision " + std::to_string(floor) +
-                                     " was compacted; changes since revision " +
-                                     std::to_string(rev) + " are no longer known");
-    }
-    std::vector<std::string> rel_names;  // by id, looked up once each
-    Cursor c(txn, rep_->dbs.log);
-    for (bool ok = c.SeekRange(RevKey(rev + 1)); ok; ok = c.Next()) {
-      if (c.key().size() != 8) return Status::Corruption("log key");
-      const uint64_t r = DecodeBig64(c.key().data());
-      int64_t ts = 0;
-      AMEM_RETURN_IF_ERROR(DecodeLogValue(
-          txn, rep_->dbs, r, c.value(), &ts, &rel_names,
-          [&](const LogEntry& e, const std::string& rel_name) {
-            Change ch;
-            ch.rev = r;
-            ch.ts = ts;
-            ch.kind = static_cast<Change::Kind>(e.kind);
-            ch.overwrite = (e.flags & kLogOverwrite) != 0;
-            ch.src_missing = (e.flags & kLogSrcMissing) != 0;
-            ch.dst_missing = (e.flags & kLogDstMissing) != 0;
-            ch.run = e.run;
-            ch.task = e.task;
-            switch (ch.kind) {
-              case Change::Kind::kPutNode:
-              case Change::Kind::kDeleteNode:
-              case Change::Kind::kDefineRelation:
-                ch.key = e.node_key();
-                if (ch.kind == Change::Kind::kDefineRelation) ch.rel_name = e.relation_name();
-                break;
-              case Change::Kind::kPutEdge:
-              case Change::Kind::kDeleteEdge:
-                ch.src_key = e.src_key();
-                ch.rel_name = rel_name;
-                ch.dst_key = e.dst_key();
-                break;
-              case Change::Kind::kPutKv:
-              case Change::Kind::kDeleteKv:
-                ch.scope = e.kv_scope();
-                ch.ns = e.kv_ns();
-                ch.key = e.kv_key();
-                break;
-            }
-            out.push_back(std::move(ch));
-            return Status::OK();
-          }));
-    }
-    return Status::OK();
+    return EachChangeSince(txn, rep_->dbs, rev, [&](const Change& ch) {
+      out.push_back(ch);
+      return Status::OK();
+    });
   }));
   return out;
+}
+
+Status Store::ForEachChangeSinceRevision(uint64_t rev,
+                                         const std::function<Status(const Change&)>& fn) const {
+  if (rev == UINT64_MAX) return Status::OK();
+  return rep_->Read([&](MDB_txn* txn) { return EachChangeSince(txn, rep_->dbs, rev, fn); });
 }
 
 Result<std::vector<Change>> Store::ChangesSinceTime(int64_t ts) const {

@@ -479,6 +479,11 @@ class Store {
 
   // diff_since: changes in revisions > rev (or with commit ts > ts), in order.
   Result<std::vector<Change>> ChangesSinceRevision(uint64_t rev) const;
+  // The same changes one at a time, without holding them all: stops at the first
+  // error fn returns, and returns it. When the read is retried (another process
+  // grew the map), fn sees a prefix of the changes again: it must not mind.
+  Status ForEachChangeSinceRevision(uint64_t rev,
+                                    const std::function<Status(const Change&)>& fn) const;
   Result<std::vector<Change>> ChangesSinceTime(int64_t ts) const;
 
   // Calls fn for every revision in (since, until] in order (until 0 or past the

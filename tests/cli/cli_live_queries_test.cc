@@ -1,6 +1,8 @@
 // Live queries (snapshot/live.h): after random rounds of writes, every query on
 // the store's live view (base + delta, merged now and then) prints the same JSON
 // as the same query with --snapshot on a fresh full export, `index` aside.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +10,7 @@
 #include <atomic>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 #include <random>
 #include <string>
@@ -304,4 +307,78 @@ TEST_CASE("a query killed while compiling a delta or merging leaves the store re
   REQUIRE(Run(store, {"put-node", "n:last", "--type", "fact", "--content", "x"}, {}).exit_code == 0);
   REQUIRE(Run(store, {"text-search", "retry"}, {"AMEM_MERGE_BYTES=1"}).exit_code == 0);
   CHECK(CountFiles(store, ".tmp.") == 0);
+}
+
+// Issue 40, point 2: the first query after `amem ingest` (or `amem replay`) finds its
+// view made by the command and exports nothing in the foreground.
+TEST_CASE("ingest and replay compile the query base after their commit, unless --no-compile",
+          "[cli][live][ingest-compile]") {
+  TempDir dir;
+  const std::string store = dir.Sub("s");
+  REQUIRE(Run(store, {"init"}, {}).exit_code == 0);
+  std::string lines;
+  for (int i = 0; i < 50; ++i) {
+    lines += R"({"op":"node","key":"fact:n)" + std::to_string(i) +
+             R"(","type":"fact","content":"retry policy note )" + std::to_string(i) + "\"}\n";
+  }
+  namespace fs = std::filesystem;
+  const std::string base = store + "/current.amem", rev = store + "/current.rev";
+  auto identity = [&] {  // inode and mtime: a re-export renames a new file into place
+    struct stat st {};
+    REQUIRE(::stat(base.c_str(), &st) == 0);
+    return std::to_string(st.st_ino) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec);
+  };
+  auto rev_text = [&] {
+    std::ifstream in(rev);
+    std::string line;
+    std::getline(in, line);
+    return line.substr(0, line.find(' '));
+  };
+
+  SECTION("ingest") {
+    RunResult r = Run(store, {"ingest", "-"}, {}, lines);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "ingested 50 operations from 50 lines at rev 1\n");
+    REQUIRE(fs::exists(base));
+    CHECK(rev_text() == "1");
+    const std::string made = identity();
+    RunResult q = Run(store, {"--json", "text-search", "retry"}, {});
+    REQUIRE(q.exit_code == 0);
+    CHECK(identity() == made);  // the query exported nothing
+    CHECK(q.json()["results"].size() == 10);
+
+    // A small ingest later: a delta over the base, compiled and cached by the ingest.
+    REQUIRE(Run(store, {"ingest", "-"}, {},
+                R"({"op":"node","key":"fact:late","type":"fact","content":"late retry"})"
+                "\n")
+                .exit_code == 0);
+    CHECK(identity() == made);
+    CHECK(fs::exists(store + "/current.amdl"));
+    const auto amdl_time = fs::last_write_time(store + "/current.amdl");
+    q = Run(store, {"--json", "get-node", "fact:late"}, {});
+    CHECK(q.exit_code == 0);
+    CHECK(fs::last_write_time(store + "/current.amdl") == amdl_time);  // read, not compiled
+  }
+  SECTION("--no-compile leaves it to the first query") {
+    REQUIRE(Run(store, {"ingest", "--no-compile", "-"}, {}, lines).exit_code == 0);
+    CHECK_FALSE(fs::exists(base));
+    REQUIRE(Run(store, {"text-search", "retry"}, {}).exit_code == 0);
+    CHECK(fs::exists(base));
+    CHECK(rev_text() == "1");
+  }
+  SECTION("replay") {
+    REQUIRE(Run(store, {"ingest", "--no-compile", "-"}, {}, lines).exit_code == 0);
+    RunResult log = Run(store, {"log"}, {});
+    REQUIRE(log.exit_code == 0);
+    const std::string copy = dir.Sub("copy");
+    RunResult r = Run(copy, {"replay", "-"}, {}, log.out);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(fs::exists(copy + "/current.amem"));
+    const std::string copy_none = dir.Sub("copy2");
+    REQUIRE(Run(copy_none, {"replay", "--no-compile", "-"}, {}, log.out).exit_code == 0);
+    CHECK_FALSE(fs::exists(copy_none + "/current.amem"));
+  }
 }

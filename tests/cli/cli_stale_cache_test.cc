@@ -29,8 +29,13 @@ RunResult Run(const std::string& store, std::vector<std::string> args,
   return RunProgram(AMEM_BINARY, args, "", env, "");
 }
 
+// Without the ingest's own compile: these tests are about the caches queries leave.
 int Ingest(const std::string& store, const std::string& lines) {
-  return amem::testing::IngestLines(store, lines);
+  RunResult r = RunProgram(AMEM_BINARY, {"--store", store, "--json", "ingest", "--no-compile", "-"},
+                           lines, {}, "");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return r.json()["rev"].get<int>();
 }
 std::string NodeLine(const std::string& key, const std::string& content) {
   return amem::testing::FactLine(key, content);
@@ -45,12 +50,13 @@ using Keys = std::vector<std::string>;
 
 // Every cache mode a query can leave behind: the delta file (base at the first
 // revision, current.amdl up to the head) or a merged base (every latest query
-// re-exports: AMEM_MERGE_FRACTION=0).
+// re-exports: AMEM_MERGE_FRACTION=0 AMEM_MERGE_RECORDS=0).
 struct Mode {
   const char* name;
   std::vector<std::string> env;
 };
-const Mode kModes[] = {{"delta cached", {}}, {"merged base", {"AMEM_MERGE_FRACTION=0"}}};
+const Mode kModes[] = {{"delta cached", {}},
+                       {"merged base", {"AMEM_MERGE_FRACTION=0", "AMEM_MERGE_RECORDS=0"}}};
 
 }  // namespace
 

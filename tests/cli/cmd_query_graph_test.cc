@@ -70,7 +70,7 @@ TEST_CASE("graph query commands answer on the store's current snapshot", "[query
   CHECK(r.json()["current"]["key"] == "fact:a");
 
   // --snapshot reads a file directly.
-  std::filesystem::copy_file(s.store() + "/current.amem", s.dir() / "x.amem");
+  RequireOk(s.Run({"export", s.dir() / "x.amem"}));
   r = s.Run({"--json", "resolve", "fact:a", "--snapshot", s.dir() / "x.amem"});
   RequireOk(r);
   CHECK(r.json()["current"]["key"] == "fact:a2");

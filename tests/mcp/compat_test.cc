@@ -990,7 +990,10 @@ TEST_CASE("read_graph and search_nodes pages stay at their revision across write
   Harness h;
   INFO("merge_every_write " << merge_every_write);
   // 0: every write merges, so a later page reads a past revision's own file.
-  if (merge_every_write) h.ctx.live_options.merge_fraction = 0;
+  if (merge_every_write) {
+    h.ctx.live_options.merge_fraction = 0;
+    h.ctx.live_options.merge_records = 0;
+  }
   Json ents = Json::array();
   for (int i = 0; i < 30; ++i) {
     ents.push_back({{"name", "node" + std::to_string(100 + i)}, {"entityType", "t"},

@@ -332,3 +332,139 @@ TEST_CASE("the delta cache names the commits at its base and head; another histo
   CHECK(other->compiled);
   CHECK(other->reader->node_count() == 2);
 }
+
+// Issue 40's cliff scaled down: one write deletes 80% of the nodes with their edges.
+// Its delta is a small file next to the base (the former bound, a quarter of the
+// base's bytes, kept it layered, and every later query compiled it again), but it
+// touches most of the base's records: the bound on records merges it once, and the
+// queries after later writes layer a small delta over the new base.
+TEST_CASE("a delta that deletes most of the store merges though its file is small",
+          "[snapshot][live][merge-bound]") {
+  TempDir dir;
+  auto store = amem::testing::OpenStore(dir.path());
+  constexpr int kNodes = 2000;
+  auto key = [](int i) { return "fact:n" + std::to_string(i); };
+  auto targets = [](int i) {
+    return std::vector<int>{(i + 1) % kNodes, (i + 7) % kNodes, (i + 31) % kNodes};
+  };
+  Batch build;
+  for (int i = 0; i < kNodes; ++i) {
+    build.PutNode(amem::testing::Node(key(i), "retry policy note " + std::to_string(i) +
+                                                  " about the cache layer and its eviction rules"));
+  }
+  for (int i = 0; i < kNodes; ++i) {
+    for (int t : targets(i)) build.PutEdge(amem::testing::Edge(key(i), "references", key(t)));
+  }
+  REQUIRE(store->Apply(build, At(100)).ok());
+  const LiveOptions options;  // the defaults
+  auto first = OpenLive(*store, ReadView::Latest(), options);
+  REQUIRE(first.ok());
+  REQUIRE(first->exported);
+
+  // Delete 1600 of the 2000 nodes and every edge that touches them.
+  constexpr int kDeleted = kNodes * 4 / 5;
+  Batch del;
+  for (int i = 0; i < kNodes; ++i) {
+    for (int t : targets(i)) {
+      if (i < kDeleted || t < kDeleted) del.DeleteEdge(key(i), "references", key(t));
+    }
+  }
+  for (int i = 0; i < kDeleted; ++i) del.DeleteNode(key(i));
+  auto del_rev = store->Apply(del, At(200));
+  REQUIRE(del_rev.ok());
+
+  // What the delta would be: a small file, most of the base's records.
+  {
+    auto base = Reader::Open(dir.path() + "/current.amem");
+    REQUIRE(base.ok());
+    std::string bytes;
+    auto summary = CompileDelta(*store, **base, first->revision, *del_rev, &bytes);
+    REQUIRE(summary.ok());
+    CHECK_FALSE(summary->over_bound);
+    const uint64_t base_records = (*base)->node_count() + (*base)->edge_count();
+    CHECK(bytes.size() * 4 < (*base)->file_size());      // under the former bound
+    CHECK(summary->records * 2 > base_records);           // most of the base
+    CHECK(summary->removed_nodes == kDeleted);
+    // A bound below what the change log names stops before compiling anything.
+    std::string untouched = "x";
+    auto stopped = CompileDelta(*store, **base, first->revision, *del_rev, &untouched, 100);
+    REQUIRE(stopped.ok());
+    CHECK(stopped->over_bound);
+    CHECK(stopped->records > 100);
+    CHECK(untouched == "x");
+  }
+
+  // The first query after the delete merges: the base is the latest revision.
+  auto after = OpenLive(*store, ReadView::Latest(), options);
+  REQUIRE(after.ok());
+  CHECK(after->merged);
+  CHECK(after->exported);
+  CHECK(after->base_revision == *del_rev);
+  CHECK(after->revision == *del_rev);
+  CHECK_FALSE(after->reader->layered());
+  CHECK(after->reader->node_count() == kNodes - kDeleted);
+  CHECK(ReadFile(dir.path() + "/current.rev") == RevText(*store, *del_rev));
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/current.amdl"));
+
+  // Later writes layer a small delta over the merged base.
+  for (int w = 0; w < 3; ++w) {
+    REQUIRE(store->PutNode(amem::testing::Node("fact:late" + std::to_string(w), "late note"),
+                           At(300 + w))
+                .ok());
+    auto later = OpenLive(*store, ReadView::Latest(), options);
+    REQUIRE(later.ok());
+    CHECK_FALSE(later->merged);
+    CHECK_FALSE(later->exported);
+    CHECK(later->compiled);
+    CHECK(later->base_revision == *del_rev);
+    CHECK(later->reader->layered());
+    CHECK(later->reader->node_count() == static_cast<uint32_t>(kNodes - kDeleted + w + 1));
+    CHECK(std::filesystem::exists(dir.path() + "/current.amdl"));
+    auto again = OpenLive(*store, ReadView::Latest(), options);  // the cached delta
+    REQUIRE(again.ok());
+    CHECK_FALSE(again->compiled);
+    CHECK(again->base_revision == *del_rev);
+  }
+}
+
+TEST_CASE("the merge bound counts records: a fraction of the base's, at least merge_records",
+          "[snapshot][live][merge-bound]") {
+  TempDir dir;
+  auto store = amem::testing::OpenStore(dir.path());
+  Batch build;
+  for (int i = 0; i < 100; ++i) {
+    build.PutNode(amem::testing::Node("fact:b" + std::to_string(i), "base"));
+  }
+  REQUIRE(store->Apply(build, At(100)).ok());
+  REQUIRE(EnsureSnapshot(*store).ok());
+  // 20 new nodes: 20 records over a base of 100.
+  Batch more;
+  for (int i = 0; i < 20; ++i) {
+    more.PutNode(amem::testing::Node("fact:m" + std::to_string(i), "more"));
+  }
+  auto rev = store->Apply(more, At(200));
+  REQUIRE(rev.ok());
+  struct Case {
+    double fraction;
+    uint64_t floor;
+    bool merges;
+  };
+  for (const Case& c : {Case{0.1, 0, true}, Case{0.3, 0, false}, Case{0.1, 20, false},
+                        Case{0.1, 19, true}, Case{0, 0, true}}) {
+    INFO("fraction " << c.fraction << " merge_records " << c.floor);
+    // Each case starts from the base at revision 1.
+    TempDir copy;
+    namespace fs = std::filesystem;
+    fs::copy(dir.path(), copy.path(),
+             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    auto s = amem::testing::OpenStore(copy.path());
+    LiveOptions options;
+    options.merge_fraction = c.fraction;
+    options.merge_records = c.floor;
+    auto view = OpenLive(*s, ReadView::Latest(), options);
+    REQUIRE(view.ok());
+    CHECK(view->merged == c.merges);
+    CHECK(view->base_revision == (c.merges ? *rev : 1));
+    CHECK(view->reader->node_count() == 120);
+  }
+}

@@ -1,8 +1,9 @@
 // The crash campaign (the reliability audit's standing tests): amem processes that write are
 // killed with SIGKILL at random instants — a bulk ingest, a stream of single
 // commits through `amem mcp`, a batch of deletes, compaction, an export, the
-// live snapshot a query builds, and the rebuild of that cache after a query found
-// it damaged — and after every kill the store must open, hold
+// live snapshot a query builds, the rebuild of that cache after a query found
+// it damaged, and an ingest compiling the query base after its commit — and after
+// every kill the store must open, hold
 // exactly the commits that returned (all of a killed batch or none of it), and
 // read back every committed revision. It prints the trials and the losses.
 //
@@ -36,8 +37,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Starts amem with `args` (stdin from `input_file`, output discarded); its pid.
-pid_t Start(const std::vector<std::string>& args, const std::string& input_file) {
+// Starts amem with `args` (stdin from `input_file`, output discarded, `env` added
+// to the environment); its pid.
+pid_t Start(const std::vector<std::string>& args, const std::string& input_file,
+            const std::vector<std::string>& env) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   const char* in = input_file.empty() ? "/dev/null" : input_file.c_str();
@@ -49,8 +52,13 @@ pid_t Start(const std::vector<std::string>& args, const std::string& input_file)
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env_s(env);
+  for (char** e = environ; *e != nullptr; ++e) env_s.emplace_back(*e);
+  std::vector<char*> envp;
+  for (std::string& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, AMEM_BINARY, &actions, nullptr, argv.data(), environ);
+  int rc = posix_spawn(&pid, AMEM_BINARY, &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   return rc == 0 ? pid : -1;
 }
@@ -70,10 +78,21 @@ struct State {
   bool operator==(const State&) const = default;
 };
 
-enum Kind { kIngest, kSingleCommits, kDeletes, kCompact, kExport, kLiveQuery, kRebuild, kKinds };
+enum Kind {
+  kIngest,
+  kSingleCommits,
+  kDeletes,
+  kCompact,
+  kExport,
+  kLiveQuery,
+  kRebuild,
+  kIngestCompile,
+  kKinds
+};
 const char* const kKindNames[kKinds] = {"ingest", "single commits (mcp)", "delete batch",
                                         "compaction", "export", "live snapshot",
-                                        "cache rebuild after corruption"};
+                                        "cache rebuild after corruption",
+                                        "ingest compiling the base"};
 
 // True when nobody holds `path`'s flock.
 bool Unlocked(const std::string& path) {
@@ -105,9 +124,11 @@ class Campaign {
     const int trial = trials_++;
     std::vector<std::string> args{"--store", store_};
     std::string input;
+    std::vector<std::string> env;  // set for the writer only
     size_t batch = 0;
     switch (kind) {
-      case kIngest: {
+      case kIngest:
+      case kIngestCompile: {
         batch = 300;
         std::string lines;
         for (size_t i = 0; i < batch; ++i) {
@@ -121,6 +142,8 @@ class Campaign {
         }
         WriteFile(dir_.Sub("in.jsonl"), lines);
         args.insert(args.end(), {"ingest", dir_.Sub("in.jsonl")});
+        // Its compile after the commit is then a full export of the base.
+        if (kind == kIngestCompile) env = {"AMEM_MERGE_FRACTION=0", "AMEM_MERGE_RECORDS=0"};
         break;
       }
       case kSingleCommits: {
@@ -186,7 +209,7 @@ class Campaign {
     }
     const State start = Stats();  // after the live query's own write
     const auto started = Clock::now();
-    pid_t pid = Start(args, kind == kSingleCommits ? input : "");
+    pid_t pid = Start(args, kind == kSingleCommits ? input : "", env);
     REQUIRE(pid > 0);
     if (delay_ms >= 0) {
       std::this_thread::sleep_for(
@@ -204,7 +227,8 @@ class Campaign {
     const State after = Stats();
     bool ok = true;
     switch (kind) {
-      case kIngest: {
+      case kIngest:
+      case kIngestCompile: {
         const State all{start.revision + 1, start.nodes + batch, start.edges + batch - 1};
         ok = after == start || after == all;
         if (after == all) {
@@ -247,7 +271,7 @@ class Campaign {
            again.out.find(Key(trial, 0)) != std::string::npos;
     }
     std::string detail;  // what the check after a rebuild found
-    if (kind == kRebuild) {
+    if (kind == kRebuild || kind == kIngestCompile) {
       // The next query answers as a fresh export does, and leaves no temp file
       // and no lock behind it.
       const std::string file = dir_.Sub("truth.amem");

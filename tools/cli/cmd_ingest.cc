@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tools/cli/command.h"
+#include "tools/cli/query_args.h"
 #include "tools/io/ingest.h"
 
 namespace amem::cli {
@@ -20,6 +21,7 @@ namespace {
 struct IngestArgs {
   std::string file;
   WriteFlags write;
+  bool no_compile = false;
 };
 
 Status RunIngest(Context& ctx, const IngestArgs& a) {
@@ -57,6 +59,9 @@ Status RunIngest(Context& ctx, const IngestArgs& a) {
   if (!summary.ok()) return summary.status();
   // The bulk path for deletes too; the check is O(1).
   if (summary->ops > 0) WarnIfTombstonesAccumulated(**store);
+  // The first query after a large ingest would export the store in the
+  // foreground: the ingest does it now, as part of its work.
+  if (summary->ops > 0 && !a.no_compile) CompileQueryView(**store, "amem ingest");
   if (ctx.json()) {
     Json doc;
     doc["rev"] = summary->rev;
@@ -91,6 +96,7 @@ void AddIngestCommands(CLI::App& app, Context& ctx) {
   PathArgument(cmd->add_option("FILE", a->file, "JSON Lines file, or - for stdin"))
       ->required();
   AddWriteFlags(cmd, &a->write, /*with_scope=*/true);
+  cmd->add_flag("--no-compile", a->no_compile, kNoCompileHelp);
   ctx.SetAction(cmd, [&ctx, a] { return RunIngest(ctx, *a); });
 }
 

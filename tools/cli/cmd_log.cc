@@ -12,6 +12,7 @@
 #include "common/files.h"
 #include "tools/cli/command.h"
 #include "tools/cli/history_log.h"
+#include "tools/cli/query_args.h"
 
 namespace amem::cli {
 
@@ -111,6 +112,7 @@ Status RunLog(Context& ctx, const LogArgs& a) {
 struct ReplayArgs {
   std::string file;
   uint32_t dimension = 0;
+  bool no_compile = false;
 };
 
 Status RunReplay(Context& ctx, const ReplayArgs& a) {
@@ -142,6 +144,7 @@ Status RunReplay(Context& ctx, const ReplayArgs& a) {
     }
     return s;
   }
+  if (!log->revisions.empty() && !a.no_compile) CompileQueryView(**store, "amem replay");
   if (ctx.json()) {
     Json doc;
     doc["rev"] = *rev;
@@ -193,6 +196,7 @@ void AddLogCommands(CLI::App& app, Context& ctx) {
                     "Vector dimension of a store this creates (default: the log's vectors', "
                     "else 128)")
         ->type_name("N");
+    cmd->add_flag("--no-compile", a->no_compile, kNoCompileHelp);
     ctx.SetAction(cmd, [&ctx, a] { return RunReplay(ctx, *a); });
   }
 }

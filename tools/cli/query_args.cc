@@ -41,6 +41,22 @@ Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const
   return std::move(live->reader);
 }
 
+void CompileQueryView(const Store& store, const std::string& who) {
+  Result<snapshot::LiveOptions> options = snapshot::LiveOptionsFromEnv();
+  Status s = options.status();
+  if (s.ok()) {
+    options->progress = who + ": compiling the query base";
+    Result<snapshot::LiveView> live = snapshot::OpenLive(store, ReadView::Latest(), *options);
+    if (live.ok()) snapshot::PrintNote(*live, who);
+    s = live.status();
+  }
+  if (!s.ok()) {
+    const std::string line = who + ": the store's query view was not compiled (" +
+                             s.ToString() + "); the next query compiles it\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+  }
+}
+
 bool DiscardBadLiveCache(Context& ctx, const Status& failed, const snapshot::LiveView* live) {
   if (!snapshot::IsLiveCacheCorruption(failed)) return false;
   Result<Store*> store = ctx.OpenStore();

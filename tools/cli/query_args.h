@@ -80,6 +80,18 @@ void AddQueryParams(CLI::App* cmd, const io::QueryDef& def, QueryArgs* a,
 Result<io::QueryAnswer> AnswerQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a,
                                     std::shared_ptr<const snapshot::Reader>* reader = nullptr);
 
+// After a command's commit (amem ingest, amem replay): makes the view the next
+// query reads, so that no query pays for it in the foreground: exports the base
+// (current.amem and current.rev) when there is none or the delta since it passed
+// its bound, else compiles and caches the delta (current.amdl). `who` names the
+// progress line ("amem ingest"). It only prepares a cache: a failure is said on
+// stderr (the next query makes the view) and never fails the command.
+void CompileQueryView(const Store& store, const std::string& who);
+// The help of their --no-compile flag, which skips it.
+inline constexpr char kNoCompileHelp[] =
+    "Skip compiling the view queries read (the base snapshot, or the delta since it) after "
+    "the commit; the next query compiles it";
+
 }  // namespace amem::cli
 
 #endif  // AMEM_TOOLS_CLI_QUERY_ARGS_H_
