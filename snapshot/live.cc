@@ -272,12 +272,7 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
   if (fresh(*now)) return file;
   // A write landing during the export only makes the file newer than recorded; the
   // next query then re-exports once more. Recording the state's own revision keeps
-  // the pair honest. The old record goes first: a kill between the new file's
-  // rename and the new record would otherwise pair the new file with the old
-  // revision, and a delta since that revision would be applied to it twice.
-  if (::unlink(rev_path.c_str()) != 0 && errno != ENOENT) {
-    return Status::IOError("remove " + rev_path + ": " + std::strerror(errno));
-  }
+  // the pair honest.
   auto exported = Export(store, ReadView::Latest(), file.path, options);
   if (!exported.ok()) return exported.status();
   file.revision = *exported;
