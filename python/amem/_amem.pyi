@@ -163,8 +163,8 @@ class View:
             text (str): Text to compare with (embedded with the built-in embedding)
             vector (VectorLike): A query embedding of the store's dimension (JSON array), compared with the stored vectors
             min_similarity (float): Drop rows with a cosine below this (default 0)
-            types (list[str]): Only return memories of these types (fact, decision, inference, correction, skill, episode, constraint, file, symbol, module, entity); repeat or comma-separate (default all)
-            runs (list[str]): Only return memories written by these runs (sessions); repeat or comma-separate
+            types (list[str]): Only these types (fact, decision, inference, correction, skill, episode, constraint, file, symbol, module, entity); repeat or comma-separate (default all)
+            runs (list[str]): Only these runs (sessions); repeat or comma-separate
             limit (int): Maximum rows (default 10)
 
         Returns the document `amem similar --json` prints, as Python data.
@@ -176,8 +176,8 @@ class View:
             query (str, required): The words to look for
             match_all (bool): Only memories containing every query word (default: any word)
             scan (bool): Ignore the term index and scan every content (same results)
-            types (list[str]): Only return memories of these types (fact, decision, inference, correction, skill, episode, constraint, file, symbol, module, entity); repeat or comma-separate (default all)
-            runs (list[str]): Only return memories written by these runs (sessions); repeat or comma-separate
+            types (list[str]): Only these types (fact, decision, inference, correction, skill, episode, constraint, file, symbol, module, entity); repeat or comma-separate (default all)
+            runs (list[str]): Only these runs (sessions); repeat or comma-separate
             limit (int): Maximum rows (default 10)
 
         Returns the document `amem text-search --json` prints, as Python data.
@@ -191,8 +191,8 @@ class View:
             bm25_weight (float): Weight of the keyword ranking (default 0.5)
             vector_weight (float): Weight of the semantic ranking (default 0.5)
             k (float): RRF constant k (default 60)
-            types (list[str]): Only return memories of these types (fact, decision, inference, correction, skill, episode, constraint, file, symbol, module, entity); repeat or comma-separate (default all)
-            runs (list[str]): Only return memories written by these runs (sessions); repeat or comma-separate
+            types (list[str]): Only these types (fact, decision, inference, correction, skill, episode, constraint, file, symbol, module, entity); repeat or comma-separate (default all)
+            runs (list[str]): Only these runs (sessions); repeat or comma-separate
             limit (int): Maximum rows (default 10)
 
         Returns the document `amem hybrid-search --json` prints, as Python data.
@@ -237,7 +237,7 @@ class View:
         Arguments (the CLI's `amem analogy` flags, snake_case):
             node (str): The anchor memory: a key (e.g. file:src/a.cc, decision:use-lmdb), a 16-hex-digit id or a dense index #N (the index field of a result row)
             text (str): Anchor on the memory that best matches these words
-            types (list[str]): Only return memories of these types (fact, decision, inference, correction, skill, episode, constraint, file, symbol, module, entity); repeat or comma-separate (default all)
+            types (list[str]): Only these types (fact, decision, inference, correction, skill, episode, constraint, file, symbol, module, entity); repeat or comma-separate (default all)
             limit (int): Maximum rows (default 5)
 
         Returns the document `amem analogy --json` prints, as Python data.
