@@ -41,33 +41,70 @@ std::string Hex16(uint64_t x) {
   return buf;
 }
 
-// current.rev: "B <16 hex digits>\n", the base's revision and its history identity
-// (Store::RevisionIdentity). false for anything else, a file of an older amem ("B\n")
-// included: its base is then exported again.
-bool ReadRevisionFile(const std::string& path, uint64_t* rev, uint64_t* identity) {
+// A base's fingerprint: the XXH3-64 of its checksum block (docs/FORMAT.md §8.21),
+// the last 16 bytes of every file amem writes as a base. current.rev records it, so
+// a rev file is paired only with the base it was written for: a process killed
+// between renaming a new current.amem into place and writing current.rev leaves
+// the old record, which then names another file and is written again. 0 for a file
+// that cannot be read or does not end in a checksum block (never paired).
+uint64_t BaseFingerprint(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat st;
+  char tail[16];
+  const bool read = ::fstat(fd, &st) == 0 && st.st_size >= 16 + 64 &&
+                    ::pread(fd, tail, sizeof(tail), st.st_size - 16) == 16;
+  ::close(fd);
+  if (!read || DecodeFixed32(tail) != static_cast<uint32_t>(BlockTag::kChecksum) || DecodeFixed32(tail + 4) != 8) return 0;
+  return DecodeFixed64(tail + 8);
+}
+
+// Lower-case hex digits of a u64, at most 16; false for anything else.
+bool ParseHex16(std::string_view text, uint64_t* out) {
+  if (text.empty() || text.size() > 16) return false;
+  uint64_t x = 0;
+  for (const char c : text) {
+    const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (v < 0) return false;
+    x = x << 4 | static_cast<uint64_t>(v);
+  }
+  *out = x;
+  return true;
+}
+
+// current.rev: "B ID FP\n", the base's revision, its history identity
+// (Store::RevisionIdentity) and the base file's fingerprint, each of the last two
+// in 16 hex digits. false for anything else, a file of an older amem ("B\n",
+// "B ID\n") included: its base is then exported again.
+struct RevisionRecord {
+  uint64_t rev = 0, identity = 0, fingerprint = 0;
+};
+bool ReadRevisionFile(const std::string& path, RevisionRecord* record) {
   std::ifstream in(path);
   std::string line;
   if (!in || !std::getline(in, line)) return false;
   const size_t space = line.find(' ');
-  if (space == 0 || space == std::string::npos || line.size() != space + 17) return false;
-  uint64_t r = 0, id = 0;
+  if (space == 0 || space == std::string::npos || line.size() != space + 34 ||
+      line[space + 17] != ' ') {
+    return false;
+  }
+  uint64_t r = 0;
   for (size_t i = 0; i < space; ++i) {
     const char c = line[i];
     if (c < '0' || c > '9' || r > (UINT64_MAX - 9) / 10) return false;
     r = r * 10 + static_cast<uint64_t>(c - '0');
   }
-  for (size_t i = space + 1; i < line.size(); ++i) {
-    const char c = line[i];
-    const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    if (v < 0) return false;
-    id = id << 4 | static_cast<uint64_t>(v);
+  const std::string_view rest = std::string_view(line).substr(space + 1);
+  RevisionRecord got{.rev = r};
+  if (!ParseHex16(rest.substr(0, 16), &got.identity) ||
+      !ParseHex16(rest.substr(17), &got.fingerprint)) {
+    return false;
   }
-  *rev = r;
-  *identity = id;
+  *record = got;
   return true;
 }
-std::string RevisionFileText(uint64_t rev, uint64_t identity) {
-  return std::to_string(rev) + " " + Hex16(identity) + "\n";
+std::string RevisionFileText(uint64_t rev, uint64_t identity, uint64_t fingerprint) {
+  return std::to_string(rev) + " " + Hex16(identity) + " " + Hex16(fingerprint) + "\n";
 }
 
 // Whether `rev` and `identity` (read from a cache file) name a commit of this
@@ -250,11 +287,10 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
   file.path = dir + "/current.amem";
   const std::string rev_path = dir + "/current.rev";
   const auto fresh = [&](uint64_t rev) {
-    uint64_t recorded = 0, identity = 0;
-    std::error_code ec;
-    return ReadRevisionFile(rev_path, &recorded, &identity) && recorded == rev &&
-           SameHistory(store, rev, identity) && fs::exists(file.path, ec) &&
-           CurrentVersion(file.path);
+    RevisionRecord recorded;
+    return ReadRevisionFile(rev_path, &recorded) && recorded.rev == rev &&
+           SameHistory(store, rev, recorded.identity) &&
+           recorded.fingerprint == BaseFingerprint(file.path) && CurrentVersion(file.path);
   };
   file.revision = *latest;
   if (fresh(*latest)) return file;
@@ -277,7 +313,8 @@ Result<SnapshotFile> EnsureSnapshot(const Store& store, const ReadView& view,
   if (!exported.ok()) return exported.status();
   file.revision = *exported;
   AMEM_ASSIGN_OR_RETURN(identity, store.RevisionIdentity(*exported));
-  AMEM_RETURN_IF_ERROR(WriteFileAtomic(rev_path, RevisionFileText(*exported, identity)));
+  AMEM_RETURN_IF_ERROR(WriteFileAtomic(
+      rev_path, RevisionFileText(*exported, identity, BaseFingerprint(file.path))));
   file.exported = true;
   return file;
 }
@@ -445,11 +482,16 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
       FileLock lock(lock_path, /*create=*/writable);
       AMEM_RETURN_IF_ERROR(lock.Lock(lock_path, /*shared=*/true));
       struct stat st;
-      if (ReadRevisionFile(rev_path, &base_rev, &base_history) &&
-          ::stat(base_path.c_str(), &st) == 0) {
+      RevisionRecord recorded;
+      if (ReadRevisionFile(rev_path, &recorded) && ::stat(base_path.c_str(), &st) == 0) {
         identity = FileIdentity(st);
-        if (!SameHistory(store, base_rev, base_history)) {
-          if (writable) ::unlink(rev_path.c_str());  // another history's: exported again
+        base_rev = recorded.rev;
+        base_history = recorded.identity;
+        if (!SameHistory(store, base_rev, base_history) ||
+            recorded.fingerprint != BaseFingerprint(base_path)) {
+          // Another history's, or written for another file (a process killed
+          // between the base's rename and its record): exported again.
+          if (writable) ::unlink(rev_path.c_str());
         } else if (cache && cache->base && cache->base_identity == identity &&
                    cache->base_revision == base_rev) {
           base = cache->base;

@@ -5,8 +5,10 @@
 //
 // Files beside the LMDB environment:
 //   current.amem   the base: a full snapshot of revision B
-//   current.rev    "B ID\n" (ID: Store::RevisionIdentity(B), 16 hex digits),
-//                  written after current.amem is in place
+//   current.rev    "B ID FP\n" (ID: Store::RevisionIdentity(B), FP: the XXH3 of
+//                  current.amem's checksum block, each in 16 hex digits), written
+//                  after current.amem is in place; a record whose FP is not the
+//                  file's (a kill between the two) is written again with a new base
 //   current.amdl   the delta from B to the newest revision a query has seen; a
 //                  cache (temp file + rename, not fsynced: a torn or stale one
 //                  fails its checksum or base check and is compiled again)

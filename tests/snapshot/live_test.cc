@@ -13,6 +13,7 @@
 #include "common/coding.h"
 #include "common/hash.h"
 #include "snapshot/delta.h"
+#include "snapshot/export.h"
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
 #include "tests/store/store_test_util.h"
@@ -40,12 +41,19 @@ std::string AsVersion1(std::string bytes) {
   return bytes;
 }
 
-// current.rev as amem writes it for revision `rev` of `store`: "B <identity>\n".
-std::string RevText(const Store& store, uint64_t rev) {
+std::string Hex16(uint64_t x) {
   char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx",
-                static_cast<unsigned long long>(store.RevisionIdentity(rev).value()));
-  return std::to_string(rev) + " " + hex + "\n";
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(x));
+  return hex;
+}
+
+// current.rev as amem writes it for revision `rev` of `store` and the base now in
+// place: "B <identity> <the base's checksum block>\n".
+std::string RevText(const Store& store, uint64_t rev) {
+  const std::string base = ReadFile(store.path() + "/current.amem");
+  const uint64_t fingerprint = base.size() < 8 ? 0 : DecodeFixed64(base.data() + base.size() - 8);
+  return std::to_string(rev) + " " + Hex16(store.RevisionIdentity(rev).value()) + " " +
+         Hex16(fingerprint) + "\n";
 }
 
 // snapshots/rev-R-ID.amem of `store`.
@@ -331,6 +339,58 @@ TEST_CASE("the delta cache names the commits at its base and head; another histo
   REQUIRE(other.ok());
   CHECK(other->compiled);
   CHECK(other->reader->node_count() == 2);
+}
+
+TEST_CASE("a base renamed into place without its record is exported again, not paired with "
+          "the old record", "[snapshot][live][crash]") {
+  TempDir dir;
+  auto store = amem::testing::OpenStore(dir.path());
+  REQUIRE(store->PutNode(amem::testing::Node("fact:a", "alpha"), At(100)).ok());
+  REQUIRE(store->PutNode(amem::testing::Node("fact:b", "bravo"), At(200)).ok());
+  REQUIRE(EnsureSnapshot(*store).ok());  // the base, at revision 2
+  REQUIRE(store->DeleteNode("fact:a", At(300)).ok());
+  REQUIRE(store->PutNode(amem::testing::Node("fact:c", "charlie"), At(400)).ok());
+  LiveOptions options;
+  options.merge_fraction = 1e6;  // layered, however large next to this tiny base
+  auto layered = OpenLive(*store, ReadView::Latest(), options);
+  REQUIRE(layered.ok());
+  CHECK(layered->compiled);
+  CHECK(layered->reader->node_count() == 2);
+  const std::string old_record = ReadFile(dir.path() + "/current.rev");
+  REQUIRE(std::filesystem::exists(dir.path() + "/current.amdl"));  // names base 2
+
+  // A merge killed after renaming the new base (revision 4) into place and before
+  // writing its record: current.rev and current.amdl still name revision 2.
+  ExportOptions at_head;
+  REQUIRE(ExportSnapshot(*store, dir.path() + "/current.amem", at_head).ok());
+  REQUIRE(ReadFile(dir.path() + "/current.rev") == old_record);
+
+  for (const bool cached : {false, true}) {
+    INFO("through a LiveCache: " << cached);
+    LiveCache cache;
+    auto after = OpenLive(*store, ReadView::Latest(), options, cached ? &cache : nullptr);
+    INFO(after.status().ToString());
+    REQUIRE(after.ok());
+    CHECK(after->base_revision == 4);
+    CHECK(after->reader->node_count() == 2);
+    CHECK(ReadFile(dir.path() + "/current.rev") == RevText(*store, 4));
+  }
+  // The record is the base's own now: the next open exports nothing.
+  auto next = OpenLive(*store, ReadView::Latest(), options);
+  REQUIRE(next.ok());
+  CHECK_FALSE(next->exported);
+  CHECK(EnsureSnapshot(*store).ok());
+  CHECK_FALSE(EnsureSnapshot(*store)->exported);
+
+  // A record of the right revision for another file (its fingerprint changed) is
+  // not trusted either.
+  std::string record = ReadFile(dir.path() + "/current.rev");
+  record[record.size() - 2] = record[record.size() - 2] == '0' ? '1' : '0';
+  std::ofstream(dir.path() + "/current.rev", std::ios::trunc) << record;
+  auto redone = EnsureSnapshot(*store);
+  REQUIRE(redone.ok());
+  CHECK(redone->exported);
+  CHECK(ReadFile(dir.path() + "/current.rev") == RevText(*store, 4));
 }
 
 // Issue 40's cliff scaled down: one write deletes 80% of the nodes with their edges.
