@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,37 @@ TEST_CASE("view names the query, its arguments and the revision's commit time", 
   r = s.Run({"view", "text-search", "build", "--format", "graphml"});
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("<edge ") != std::string::npos);
+}
+
+TEST_CASE("view's page gives each node the revision of its last write, as of the view",
+          "[cli][view]") {
+  TempStore s;
+  REQUIRE(s.Run({"put-node", "fact:a", "--type", "fact", "--content", "first"}).exit_code == 0);
+  REQUIRE(s.Run({"put-node", "fact:b", "--type", "fact", "--content", "other"}).exit_code == 0);
+  REQUIRE(s.Run({"put-edge", "fact:a", "supports", "fact:b"}).exit_code == 0);
+  REQUIRE(s.Run({"put-node", "fact:a", "--type", "fact", "--content", "second"}).exit_code == 0);
+  auto revisions = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "view");
+    args.insert(args.end(), {"--out", s.dir().Sub("r.html")});
+    RunResult r = s.Run(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string page = ReadFile(s.dir().Sub("r.html"));
+    const auto data = nlohmann::json::parse(
+        Between(page, "<script type=\"application/json\" id=\"amem-data\">", "</script>"));
+    std::map<std::string, nlohmann::json> by_key;
+    for (const auto& n : data["nodes"]) by_key[n["key"]] = n.contains("revision") ? n["revision"] : nullptr;
+    return by_key;
+  };
+  using Map = std::map<std::string, nlohmann::json>;
+  CHECK(revisions({"traverse", "fact:a"}) == Map{{"fact:a", 4}, {"fact:b", 2}});
+  CHECK(revisions({"--all"}) == Map{{"fact:a", 4}, {"fact:b", 2}});
+  // As of revision 3, fact:a's last write was the first one.
+  CHECK(revisions({"traverse", "fact:a", "--as-of", "3"}) == Map{{"fact:a", 1}, {"fact:b", 2}});
+  // A snapshot file holds no revisions: none is shown rather than a guess.
+  REQUIRE(s.Run({"export", s.dir().Sub("x.amem")}).exit_code == 0);
+  CHECK(revisions({"traverse", "fact:a", "--snapshot", s.dir().Sub("x.amem")}) ==
+        Map{{"fact:a", nullptr}, {"fact:b", nullptr}});
 }
 
 TEST_CASE("view keeps hostile keys and contents text in every format", "[cli][view]") {

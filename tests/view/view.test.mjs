@@ -139,6 +139,7 @@ test('an impact page shows the answer, its details and its search, offline', asy
   assert.match(details, /run: run-3/);
   assert.match(details, /depth: 1/);
   assert.match(details, /created: 2023-11-15T00:13:20Z/);
+  assert.match(details, /revision: 4/);  // the fourth ingest wrote it
   assert.match(details, /Run ingest from one process at a time/);
 
   await page.type('#search', 'inference:');

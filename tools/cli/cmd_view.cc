@@ -68,6 +68,14 @@ std::string Source(Context& ctx, const SnapshotArgs& snap, const snapshot::Reade
   return view::RevisionSource(**store, ctx.query_revision().value_or(0));
 }
 
+// Each node's last-write revision, from the store the view was read from (a
+// snapshot file holds none).
+Status AddRevisions(Context& ctx, const SnapshotArgs& snap, view::Subgraph* g) {
+  if (!snap.snapshot.empty() || !ctx.query_revision()) return Status::OK();
+  AMEM_ASSIGN_OR_RETURN(store, ctx.OpenStore());
+  return view::AddRevisions(*store, *ctx.query_revision(), g);
+}
+
 // Where the view goes: FILE checked first (a usage error changes nothing), then
 // the format: --format, else what FILE's name implies.
 Result<view::Format> ChooseFormat(Context& ctx, const ViewArgs& v) {
@@ -126,6 +134,7 @@ Status ViewQuery(Context& ctx, const io::QueryDef& def, const QueryArgs& a, cons
   AMEM_ASSIGN_OR_RETURN(answer, AnswerQuery(ctx, def, a, &reader));
   view::Header header{def.command, ShownArgs(ctx.command_args()), Source(ctx, a.snap, *reader)};
   AMEM_ASSIGN_OR_RETURN(g, view::FromAnswer(*reader, answer.doc, std::move(header)));
+  AMEM_RETURN_IF_ERROR(AddRevisions(ctx, a.snap, &g));
   return Emit(ctx, v, g, format);
 }
 
@@ -145,6 +154,7 @@ Status ViewAll(Context& ctx, const ViewArgs& v, const std::vector<std::string>& 
   AMEM_ASSIGN_OR_RETURN(reader, OpenSnapshot(ctx, v.snap));
   view::Header header{"", ShownArgs(ctx.command_args()), Source(ctx, v.snap, *reader)};
   AMEM_ASSIGN_OR_RETURN(g, view::WholeGraph(*reader, std::move(header)));
+  AMEM_RETURN_IF_ERROR(AddRevisions(ctx, v.snap, &g));
   return Emit(ctx, v, g, format);
 }
 

@@ -124,7 +124,9 @@ Result<view::Subgraph> Draw(const ToolContext* ctx, const io::QueryDef& def, con
                        .latest = latest};
     AMEM_ASSIGN_OR_RETURN(answer, def.run(call));
     AMEM_RETURN_IF_ERROR(reader->ContentStatus());
-    return view::FromAnswer(*reader, answer.doc, {def.command, args.dump(), source});
+    AMEM_ASSIGN_OR_RETURN(g, view::FromAnswer(*reader, answer.doc, {def.command, args.dump(), source}));
+    if (ctx->reader == nullptr) AMEM_RETURN_IF_ERROR(view::AddRevisions(*ctx->store, live->revision, &g));
+    return g;
   };
   snapshot::LiveView live;
   Result<view::Subgraph> g = once(&live);

@@ -77,6 +77,7 @@ Json PageData(const Subgraph& g) {
     j["scope"] = n.scope;
     j["created"] = FormatTime(n.created_ts);
     j["updated"] = FormatTime(n.updated_ts);
+    if (n.revision) j["revision"] = *n.revision;
     j["meta"] = n.meta;
     j["content"] = n.content;
     nodes.push_back(std::move(j));

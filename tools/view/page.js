@@ -181,6 +181,7 @@
     lines.push(['confidence', String(n.confidence)], ['run', n.run], ['task', n.task],
                ['scope', n.scope],
                ['created', n.created], ['updated', n.updated]);
+    if (n.revision !== undefined) lines.push(['revision', String(n.revision)]);
     n.fields.forEach(function (f) {
       if (f[0] !== 'depth' && f[0] !== 'confidence') lines.push(f);
     });

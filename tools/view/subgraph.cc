@@ -184,4 +184,17 @@ std::string RevisionSource(const Store& store, uint64_t rev) {
   return text;
 }
 
+Status AddRevisions(const Store& store, uint64_t rev, Subgraph* g) {
+  const ReadView at = ReadView::AtRevision(rev);
+  for (Node& n : g->nodes) {
+    Result<NodeRecord> record = store.GetNode(n.key, at);
+    if (record.ok()) {
+      n.revision = record->rev;
+    } else if (!record.status().IsNotFound()) {
+      return record.status();
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace amem::view

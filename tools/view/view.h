@@ -61,6 +61,9 @@ struct Node {
   float confidence = 0;
   std::string run, task, scope;
   int64_t created_ts = 0, updated_ts = 0;
+  // The revision of the node's last write as of the view (AddRevisions); none when
+  // drawn from a snapshot file, which holds no revisions.
+  std::optional<uint64_t> revision;
 };
 
 struct Edge {
@@ -90,6 +93,9 @@ std::string FormatTime(int64_t ts);
 // (the revision's commit time, never the clock; without it when the revision's
 // log was compacted away).
 std::string RevisionSource(const Store& store, uint64_t rev);
+// Sets each node's revision: that of its last write in `store` as of revision
+// `rev` (the revision the view was read at). A node the store lacks keeps none.
+Status AddRevisions(const Store& store, uint64_t rev, Subgraph* g);
 
 // The writers. Identifiers are "n" + the node's index; every label is escaped for
 // its format, so no stored string can break the output.
