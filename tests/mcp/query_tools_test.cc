@@ -521,7 +521,7 @@ TEST_CASE("export_snapshot never writes outside its export directory",
 
   // With no export directory, the tool refuses every path.
   h.ctx.export_dir.clear();
-  refused({{"path", "out/fine.amem"}}, "exports are disabled");
+  refused({{"path", "out/fine.amem"}}, "writing files is disabled");
 }
 
 TEST_CASE("query tools reject bad arguments with a message saying what to fix",

@@ -22,6 +22,7 @@
 #include "snapshot/export.h"
 #include "snapshot/format.h"
 #include "snapshot/reader.h"
+#include "tools/mcp/file_target.h"
 #include "tools/mcp/schema.h"
 #include "tools/mcp/server.h"
 #include "tools/io/query_log.h"
@@ -232,61 +233,12 @@ Tool QueryTool(const ToolContext* ctx, const io::QueryDef& def) {
   return t;
 }
 
-// Where export_snapshot may write `requested` (relative to `root`, an absolute,
-// canonical directory), or why not: the path stays inside root's tree through
-// every symbolic link, names a .amem file outside the store directory, and
-// replaces only an existing snapshot file, only with overwrite (docs/MCP.md).
-Result<std::filesystem::path> ExportTarget(const std::string& root, const std::string& store_dir,
-                                           const std::string& requested, bool overwrite) {
-  namespace fs = std::filesystem;
-  auto refuse = [&](const std::string& why) {
-    return Status::InvalidArgument(requested + ": " + why);
-  };
-  // First: a NUL would end the path for the system calls while the checks below
-  // saw the rest (".npmrc\0.amem").
-  AMEM_RETURN_IF_ERROR(CheckPathArgument(requested, "path"));
-  if (root.empty()) return refuse("exports are disabled (no export directory)");
-  fs::path rel(requested);
-  if (requested.empty() || rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) {
-    return refuse("give a path relative to the export directory " + root);
-  }
-  for (const fs::path& part : rel) {
-    if (part == "..") return refuse("'..' is not allowed; paths stay inside " + root);
-  }
-  if (rel.extension() != ".amem") return refuse("the file name must end in .amem");
-  std::error_code ec;
-  fs::path parent = fs::canonical(fs::path(root) / rel.parent_path(), ec);
-  if (ec || !fs::is_directory(parent, ec)) {
-    return refuse("directory " + (fs::path(root) / rel.parent_path()).string() +
-                  " does not exist; create it or choose another path");
-  }
-  auto inside = [](const fs::path& p, const fs::path& dir) {
-    fs::path r = p.lexically_relative(dir);
-    return !r.empty() && *r.begin() != "..";
-  };
-  if (parent != fs::path(root) && !inside(parent, fs::path(root))) {
-    return refuse("leads outside the export directory " + root + " (through a symbolic link)");
-  }
-  fs::path path = parent / rel.filename();
-  fs::path store = fs::weakly_canonical(fs::absolute(store_dir, ec), ec);
-  if (path == store || inside(path, store)) {
-    return refuse("is inside the store directory " + store.string() +
-                  "; choose a path outside it");
-  }
-  fs::file_status st = fs::symlink_status(path, ec);
-  if (fs::is_symlink(st)) return refuse("is a symbolic link; exports never follow one");
-  if (fs::is_directory(st)) return refuse("is a directory; give a file name");
-  if (fs::exists(st)) {
-    if (!overwrite) return refuse("exists; pass overwrite: true to replace it, or choose "
-                                  "another path");
-    char magic[sizeof(snapshot::kMagic)] = {};
-    std::ifstream in(path, std::ios::binary);
-    if (!fs::is_regular_file(st) || !in.read(magic, sizeof(magic)) ||
-        std::memcmp(magic, snapshot::kMagic, sizeof(magic)) != 0) {
-      return refuse("exists and is not an .amem snapshot; only a snapshot is ever replaced");
-    }
-  }
-  return path;
+// Whether `path` starts with a snapshot's magic: the only file export_snapshot
+// replaces.
+bool IsSnapshotFile(const std::filesystem::path& path) {
+  char magic[sizeof(snapshot::kMagic)] = {};
+  std::ifstream in(path, std::ios::binary);
+  return in.read(magic, sizeof(magic)) && std::memcmp(magic, snapshot::kMagic, sizeof(magic)) == 0;
 }
 
 void AddExportTool(ToolRegistry* registry, ToolContext* ctx) {
@@ -311,8 +263,9 @@ void AddExportTool(ToolRegistry* registry, ToolContext* ctx) {
     Store* store = ctx->store;
     auto view = ViewFromArgs(args);
     if (!view.ok()) return ToolErrorFromStatus("export_snapshot", view.status());
-    auto path = ExportTarget(ctx->export_dir, store->path(), ArgString(args, "path"),
-                             ArgBool(args, "overwrite", false));
+    auto path = FileTarget(ctx->export_dir, store->path(), ArgString(args, "path"),
+                           ArgBool(args, "overwrite", false),
+                           {".amem", "an .amem snapshot", IsSnapshotFile});
     if (!path.ok()) return ToolErrorFromStatus("export_snapshot", path.status());
     snapshot::ExportOptions options;
     options.view = *view;

@@ -12,6 +12,7 @@
 #include "snapshot/live.h"
 #include "snapshot/reader.h"
 #include "tools/io/query_table.h"
+#include "tools/mcp/file_target.h"
 #include "tools/mcp/schema.h"
 #include "tools/view/view.h"
 
@@ -40,61 +41,6 @@ bool IsView(const fs::path& path) {
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
   return head.find("amem view") != std::string::npos;
-}
-
-// Where `requested` (relative to `root`, the export directory) may be written, or
-// why not, by export_snapshot's rules (docs/MCP.md): inside root's tree through
-// every symbolic link, outside the store directory, never a link or a directory,
-// with the format's extension, and an existing file replaced only with overwrite
-// and only when it is a view.
-Result<fs::path> ViewTarget(const std::string& root, const std::string& store_dir,
-                            const std::string& requested, view::Format format, bool overwrite) {
-  auto refuse = [&](const std::string& why) {
-    return Status::InvalidArgument(requested + ": " + why);
-  };
-  AMEM_RETURN_IF_ERROR(CheckPathArgument(requested, "path"));
-  if (root.empty()) return refuse("writing files is disabled (no export directory)");
-  const fs::path rel(requested);
-  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) {
-    return refuse("give a path relative to the export directory " + root);
-  }
-  for (const fs::path& part : rel) {
-    if (part == "..") return refuse("'..' is not allowed; paths stay inside " + root);
-  }
-  if (rel.extension() != Extension(format)) {
-    return refuse(std::string("a ") + view::FormatName(format) + " view's file name must end in " +
-                  Extension(format));
-  }
-  std::error_code ec;
-  const fs::path parent = fs::canonical(fs::path(root) / rel.parent_path(), ec);
-  if (ec || !fs::is_directory(parent, ec)) {
-    return refuse("directory " + (fs::path(root) / rel.parent_path()).string() +
-                  " does not exist; create it or choose another path");
-  }
-  auto inside = [](const fs::path& p, const fs::path& dir) {
-    const fs::path r = p.lexically_relative(dir);
-    return !r.empty() && *r.begin() != "..";
-  };
-  if (parent != fs::path(root) && !inside(parent, fs::path(root))) {
-    return refuse("leads outside the export directory " + root + " (through a symbolic link)");
-  }
-  const fs::path path = parent / rel.filename();
-  const fs::path store = fs::weakly_canonical(fs::absolute(store_dir, ec), ec);
-  if (path == store || inside(path, store)) {
-    return refuse("is inside the store directory " + store.string() + "; choose a path outside it");
-  }
-  const fs::file_status st = fs::symlink_status(path, ec);
-  if (fs::is_symlink(st)) return refuse("is a symbolic link; views never follow one");
-  if (fs::is_directory(st)) return refuse("is a directory; give a file name");
-  if (fs::exists(st)) {
-    if (!overwrite) {
-      return refuse("exists; pass overwrite: true to replace it, or choose another path");
-    }
-    if (!fs::is_regular_file(st) || !IsView(path)) {
-      return refuse("exists and is not a view amem wrote; only a view is ever replaced");
-    }
-  }
-  return path;
 }
 
 // The view of one query: its tool's checked arguments answered on the store's
@@ -188,8 +134,9 @@ void AddViewTool(ToolRegistry* registry, ToolContext* ctx) {
     }
     Result<fs::path> target = fs::path();
     if (!path.empty()) {
-      target = ViewTarget(ctx->export_dir, ctx->store ? ctx->store->path() : std::string(), path,
-                          format, ArgBool(args, "overwrite", false));
+      target = FileTarget(ctx->export_dir, ctx->store ? ctx->store->path() : std::string(), path,
+                          ArgBool(args, "overwrite", false),
+                          {Extension(format), "a view amem wrote", IsView});
       if (!target.ok()) return ToolErrorFromStatus("view", target.status());
     }
     Result<view::Subgraph> g = Draw(ctx, *def, arguments);
