@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the headless Chromium tests of `amem view`'s HTML pages (tests/view/*.test.mjs)
 # against the amem binary given as $1, after npm_ci.sh has installed the pinned
-# puppeteer-core. Chromium is Debian's (tools/bootstrap.sh test installs it); a
-# missing node, npm or chromium is a failure, never a skip. Screenshots go to
-# $2 (default: the build's view-artifacts directory next to amem).
+# puppeteer-core and fetch_library.sh Mermaid's pinned browser bundle. Chromium is
+# Debian's (tools/bootstrap.sh test installs it); a missing node, npm or chromium is
+# a failure, never a skip. Screenshots go to $2 (default: the build's
+# view-artifacts directory next to amem).
 set -euo pipefail
 amem=$(realpath "${1:?usage: run_node_tests.sh AMEM_BINARY [ARTIFACT_DIR]}")
 artifacts=$(realpath -m "${2:-$(dirname "$amem")/view-artifacts}")
@@ -16,5 +17,10 @@ if [[ ! -x $chromium ]]; then
   exit 1
 fi
 mkdir -p "$artifacts"
-export AMEM_BINARY=$amem AMEM_CHROMIUM=$chromium AMEM_VIEW_ARTIFACTS=$artifacts
+# Mermaid's browser bundle, pinned in mermaid.lock: the Mermaid views are rendered
+# by the parser GitHub uses.
+mermaid=$(dirname "$amem")/view-mermaid
+bash ../../tools/view/fetch_library.sh "$mermaid" "$PWD/mermaid.lock"
+export AMEM_BINARY=$amem AMEM_CHROMIUM=$chromium AMEM_VIEW_ARTIFACTS=$artifacts \
+  AMEM_MERMAID_JS=$mermaid/mermaid.min.js
 exec node --test --test-concurrency=1 ./*.test.mjs

@@ -3,7 +3,8 @@
 // sees: the rendered node and edge counts equal the answer's, a click shows a
 // node's record, the search box finds what it should, hostile stored strings stay
 // text, nothing is requested and the console shows no error. Screenshots are saved
-// in $AMEM_VIEW_ARTIFACTS and checked not to be blank.
+// in $AMEM_VIEW_ARTIFACTS and checked not to be blank. The Mermaid views are rendered
+// by Mermaid ($AMEM_MERMAID_JS, run_node_tests.sh fetches it).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -177,6 +178,60 @@ test('hostile keys and contents render as text and run nothing', async () => {
   assert.deepEqual(requests, []);
   assert.deepEqual(errors, []);
   await page.close();
+});
+
+// Renders Mermaid text with Mermaid itself (the renderer GitHub uses for mermaid
+// blocks, pinned in mermaid.lock) in a blank page, as GitHub does with strict
+// security: the drawn nodes and edges, their label texts, and what the labels
+// might have planted.
+async function renderMermaid(text) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  const blank = join(dir, 'blank.html');
+  writeFileSync(blank, '<!doctype html><meta charset="utf-8"><body></body>');
+  await page.goto(pathToFileURL(blank).href);
+  await page.addScriptTag({ path: process.env.AMEM_MERMAID_JS });
+  const out = await page.evaluate(async (t) => {
+    window.mermaid.initialize({ startOnLoad: false, securityLevel: 'strict' });
+    const { svg } = await window.mermaid.render('amem', t);
+    const holder = document.createElement('div');
+    holder.innerHTML = svg;
+    document.body.appendChild(holder);
+    return { nodes: holder.querySelectorAll('g.node').length,
+             edges: holder.querySelectorAll('path.flowchart-link').length,
+             labels: [...holder.querySelectorAll('g.node')].map((n) => n.textContent),
+             images: holder.querySelectorAll('img').length,
+             scripts: holder.querySelectorAll('script').length,
+             pwned: window.__pwned };
+  }, text);
+  await page.close();
+  return { ...out, errors };
+}
+
+test('Mermaid renders the Mermaid views, hostile labels as their text', async () => {
+  const answer = JSON.parse(run('impact', 'fact:lmdb-one-writer', '--json'));
+  const graphml = run('view', 'impact', 'fact:lmdb-one-writer', '--format', 'graphml');
+  const impact = await renderMermaid(run('view', 'impact', 'fact:lmdb-one-writer', '--format', 'mermaid'));
+  assert.deepEqual(impact.errors, []);
+  assert.equal(impact.nodes, answer.dependents.length + 1);
+  assert.equal(impact.edges, (graphml.match(/<edge /g) || []).length);
+  assert.ok(impact.labels.includes('fact:lmdb-one-writer(fact)'), impact.labels.join('\n'));
+
+  const hostile = await renderMermaid(run('view', 'traverse', 'fact:plain', '--direction', 'both',
+                                          '--format', 'mermaid'));
+  assert.deepEqual(hostile.errors, []);
+  assert.equal(hostile.nodes, 3);
+  assert.equal(hostile.edges, 2);
+  // Every key reads back exactly (a newline in a key is drawn as a space).
+  assert.deepEqual(hostile.labels.sort(), [
+    'decision:a"b]c[d{e}-->f|g`h#i;j\\k l(decision)',
+    'fact:</script><img src=x onerror="window.__pwned=1">(fact)',
+    'fact:plain(fact)',
+  ]);
+  assert.equal(hostile.images, 0);
+  assert.equal(hostile.scripts, 0);
+  assert.equal(hostile.pwned, undefined);
 });
 
 test('a 500-node impact stays drawable, and the filters hide what they should', async () => {
