@@ -3,7 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <poll.h>
+#include <unistd.h>
 
 #include "tests/mcp/tool_harness.h"
 #include "tools/mcp/resources.h"
@@ -292,4 +296,53 @@ TEST_CASE("a repeated subscribe keeps its place; subscriptions are bounded",
   CHECK(h.Rpc("resources/subscribe", {{"uri", "amem://node/fact:a"}})["result"] == Json::object());
   h.Ok("put_memory", {{"key", "fact:one-more"}, {"type", "fact"}});
   CHECK(h.resources.CheckForUpdates().empty());
+}
+
+TEST_CASE("Serve sends notifications/resources/updated while it waits for input",
+          "[mcp][resources]") {
+  ResourceHarness h;
+  int in[2], out[2];
+  REQUIRE(pipe(in) == 0);
+  REQUIRE(pipe(out) == 0);
+  int rc = -1;
+  std::thread serving([&] { rc = h.server->Serve(in[0], out[1]); });
+  auto send = [&](const Json& msg) {
+    std::string line = DumpLine(msg) + "\n";
+    REQUIRE(write(in[1], line.data(), line.size()) == static_cast<ssize_t>(line.size()));
+  };
+  // The next line of output; fails rather than hangs when none comes for 10 s.
+  std::string pending;
+  auto next_line = [&]() -> Json {
+    for (;;) {
+      size_t nl = pending.find('\n');
+      if (nl != std::string::npos) {
+        Json j = Json::parse(pending.substr(0, nl));
+        pending.erase(0, nl + 1);
+        return j;
+      }
+      pollfd p{out[0], POLLIN, 0};
+      REQUIRE(poll(&p, 1, 10000) == 1);
+      char buf[4096];
+      ssize_t n = read(out[0], buf, sizeof(buf));
+      REQUIRE(n > 0);
+      pending.append(buf, static_cast<size_t>(n));
+    }
+  };
+  send({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "resources/subscribe"},
+        {"params", {{"uri", "amem://node/fact:x"}}}});
+  CHECK(next_line()["id"] == 1);
+  // A write of this session is a change too.
+  send({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"},
+        {"params", {{"name", "put_memory"}, {"arguments", {{"key", "fact:x"}, {"type", "fact"}}}}}});
+  CHECK(next_line()["id"] == 2);
+  Json note = next_line();
+  CHECK(note["method"] == "notifications/resources/updated");
+  CHECK(note["params"]["uri"] == "amem://node/fact:x");
+  CHECK(!note.contains("id"));
+  close(in[1]);
+  serving.join();
+  CHECK(rc == 0);
+  close(in[0]);
+  close(out[1]);
+  close(out[0]);
 }
