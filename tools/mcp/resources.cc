@@ -57,9 +57,11 @@ Status CheckUriCharacters(std::string_view uri) {
                                      "; percent-encode it (%" + HexByte(c) + ") in a key");
     }
     if (std::string_view(" \"<>\\^`{|}").find(static_cast<char>(c)) != std::string_view::npos) {
-      std::string what = c == ' ' ? std::string("a space") : "'" + std::string(1, static_cast<char>(c)) + "'";
-      return Status::InvalidArgument(what + at + " must be percent-encoded (%" + HexByte(c) + ")" +
-                                     (c == '{' || c == '}' ? "; fill in the template's {...}" : ""));
+      std::string what =
+          c == ' ' ? std::string("a space") : "'" + std::string(1, static_cast<char>(c)) + "'";
+      return Status::InvalidArgument(
+          what + at + " must be percent-encoded (%" + HexByte(c) + ")" +
+          (c == '{' || c == '}' ? "; fill in the template's {...}" : ""));
     }
   }
   return Status::OK();
@@ -89,7 +91,7 @@ Result<std::string> PercentDecodePart(std::string_view part, size_t offset) {
 // A decoded part checked as the store checks it: 1..max_bytes bytes of UTF-8 (and
 // no NUL in a name).
 Result<std::string> DecodeUriPart(std::string_view part, size_t offset, std::string_view what,
-                               size_t max_bytes, bool allow_nul) {
+                                  size_t max_bytes, bool allow_nul) {
   auto decoded = PercentDecodePart(part, offset);
   if (!decoded.ok()) return decoded.status();
   std::string w(what);
@@ -121,8 +123,11 @@ ResourceAnswer ResultAnswer(Json result) {
 
 // A resource (field "uri") or a template (field "uriTemplate") as the lists give it.
 Json DescribeResource(std::string_view field, std::string_view uri, std::string_view name,
-              std::string_view title, std::string_view description) {
-  return Json{{field, uri}, {"name", name}, {"title", title}, {"description", description},
+                      std::string_view title, std::string_view description) {
+  return Json{{field, uri},
+              {"name", name},
+              {"title", title},
+              {"description", description},
               {"mimeType", kJsonMimeType}};
 }
 
@@ -183,12 +188,12 @@ Result<ResourceUri> ParseResourceUri(std::string_view uri) {
           "%2F)");
     }
     r.kind = ResourceUri::Kind::kKv;
-    AMEM_ASSIGN_OR_RETURN(scope, DecodeUriPart(path.substr(0, s1), path_at, "scope",
-                                            kMaxNameBytes, false));
+    AMEM_ASSIGN_OR_RETURN(
+        scope, DecodeUriPart(path.substr(0, s1), path_at, "scope", kMaxNameBytes, false));
     AMEM_ASSIGN_OR_RETURN(ns, DecodeUriPart(path.substr(s1 + 1, s2 - s1 - 1), path_at + s1 + 1,
-                                         "namespace", kMaxNameBytes, false));
-    AMEM_ASSIGN_OR_RETURN(key, DecodeUriPart(path.substr(s2 + 1), path_at + s2 + 1, "kv key",
-                                          kMaxNameBytes, false));
+                                            "namespace", kMaxNameBytes, false));
+    AMEM_ASSIGN_OR_RETURN(
+        key, DecodeUriPart(path.substr(s2 + 1), path_at + s2 + 1, "kv key", kMaxNameBytes, false));
     r.scope = std::move(scope);
     r.ns = std::move(ns);
     r.key = std::move(key);
@@ -223,22 +228,23 @@ std::optional<ResourceAnswer> Resources::Handle(std::string_view method, const J
     // One fixed resource: nodes and entries are reached through the templates, never
     // listed (a store holds millions). There is no second page.
     if (auto c = params.find("cursor"); c != params.end() && !c->is_null()) {
-      return ErrorAnswer(kRpcInvalidParams, "resources/list: unknown cursor (the list has one page)");
+      return ErrorAnswer(kRpcInvalidParams,
+                         "resources/list: unknown cursor (the list has one page)");
     }
     return ResultAnswer(Json{{"resources", Json::array({DescribeResource(
-                                         "uri", "amem://stats", "stats", "Store statistics",
-                                         "Path, revision and counts of the store (as "
-                                         "store_stats).")})}});
+                                               "uri", "amem://stats", "stats", "Store statistics",
+                                               "Path, revision and counts of the store (as "
+                                               "store_stats).")})}});
   }
   if (method == "resources/templates/list") {
     return ResultAnswer(Json{
         {"resourceTemplates",
          Json::array(
              {DescribeResource("uriTemplate", "amem://node/{key}", "node", "Memory",
-                       "A memory by key (percent-encoded): its record and edge counts."),
+                               "A memory by key (percent-encoded): its record and edge counts."),
               DescribeResource("uriTemplate", "amem://kv/{scope}/{ns}/{key}", "kv", "Policy entry",
-                       "A policy entry (scope project, ns decisions, ...), parts "
-                       "percent-encoded.")})}});
+                               "A policy entry (scope project, ns decisions, ...), parts "
+                               "percent-encoded.")})}});
   }
   if (method == "resources/read") return ReadAnswer(params);
   if (method == "resources/subscribe") return Subscribe(params, true);
@@ -257,9 +263,9 @@ ResourceAnswer Resources::ReadAnswer(const Json& params) const {
     // not found.
     return UriErrorAnswer(*uri, doc.status(), "resources/read");
   }
-  return ResultAnswer(Json{{"contents", Json::array({Json{{"uri", *uri},
-                                                    {"mimeType", kJsonMimeType},
-                                                    {"text", DumpLine(*doc)}}})}});
+  return ResultAnswer(Json{
+      {"contents",
+       Json::array({Json{{"uri", *uri}, {"mimeType", kJsonMimeType}, {"text", DumpLine(*doc)}}})}});
 }
 
 ResourceAnswer Resources::Subscribe(const Json& params, bool subscribe) {
