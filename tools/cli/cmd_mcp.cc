@@ -13,6 +13,7 @@
 #include "common/progress.h"
 #include "tools/mcp/compat.h"
 #include "tools/mcp/profiles.h"
+#include "tools/mcp/resources.h"
 #include "tools/mcp/server.h"
 #include "tools/mcp/memory_tools.h"
 
@@ -111,6 +112,8 @@ Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir,
   // (the memory profile, as the official server) gets none.
   const bool guided = registry.Find("context") != nullptr && registry.Find("impact") != nullptr;
   mcp::Server server(&registry, guided ? mcp::ServerInstructions() : std::string());
+  mcp::Resources resources(store->get());  // in every profile: resources are not tools
+  server.SetResources(&resources);
   if (server.Serve(STDIN_FILENO, STDOUT_FILENO) != 0) {
     return Status::IOError("the client closed the connection");
   }

@@ -15,12 +15,7 @@
 #include "tools/io/json_records.h"
 
 namespace amem::mcp {
-namespace {
 
-constexpr const char* kDefaultScope = "project";
-
-// Records as tool output: the CLI's JSON (tools/io/json_records.h), so both interfaces name
-// fields alike; a node's vector is replaced by has_vector.
 Json NodeJson(const NodeRecord& n) {
   Json j = io::NodeToJson(n);
   j.erase("vector");
@@ -28,8 +23,21 @@ Json NodeJson(const NodeRecord& n) {
   return j;
 }
 
-Json EdgeJson(const EdgeRecord& e) { return io::EdgeToJson(e); }
 Json KvJson(const KvRecord& kv) { return io::KvToJson(kv, /*with_deleted=*/true); }
+
+Result<Json> StoreStatsJson(const Store& store) {
+  AMEM_ASSIGN_OR_RETURN(stats, store.Stats());
+  Json doc{{"path", store.path()}};
+  const Json counts = io::StatsToJson(stats);
+  for (const auto& [k, v] : counts.items()) doc[k] = v;
+  return doc;
+}
+
+namespace {
+
+constexpr const char* kDefaultScope = "project";
+
+Json EdgeJson(const EdgeRecord& e) { return io::EdgeToJson(e); }
 Json ChangeJson(const Change& c) { return io::ChangeToJson(c); }
 
 
@@ -582,12 +590,10 @@ void AddHistoryTools(ToolRegistry* registry, Store* store) {
   t.read_only = true;
   t.idempotent = true;
   t.handler = [store](const Json&) {
-    auto s = store->Stats();
+    auto s = StoreStatsJson(*store);
     if (!s.ok()) return ToolErrorFromStatus("store_stats", s.status());
     ToolResult r;
-    r.structured = Json{{"path", store->path()}};
-    Json stats = io::StatsToJson(*s);
-    for (const auto& [k, v] : stats.items()) r.structured[k] = v;
+    r.structured = std::move(*s);
     return r;
   };
   registry->Add(t);

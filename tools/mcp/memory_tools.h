@@ -13,6 +13,14 @@ namespace amem::mcp {
 
 void AddMemoryTools(ToolRegistry* registry, ToolContext* ctx);
 
+// Records as the tools (and resources, tools/mcp/resources.h) give them: the CLI's
+// JSON (tools/io/json_records.h), so both interfaces name fields alike; a node's
+// vector is replaced by has_vector.
+Json NodeJson(const NodeRecord& n);
+Json KvJson(const KvRecord& kv);
+// store_stats's answer: the store's path, then what `amem stats --json` prints.
+Result<Json> StoreStatsJson(const Store& store);
+
 // Every tool of `amem mcp`, in tools/list order: the amem tools first, then the
 // query tools, then the compatibility tools.
 ToolRegistry BuildRegistry(ToolContext* ctx);

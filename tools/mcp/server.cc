@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <exception>
 #include <utility>
 
+#include <poll.h>
 #include <unistd.h>
 
 #include "common/json_parse.h"
@@ -24,12 +26,19 @@ constexpr int kInternalError = -32603;
 
 constexpr const char* kServerVersion = "0.1.0";
 
-Json ErrorResponse(const Json& id, int code, std::string_view message) {
+Json ErrorResponse(const Json& id, int code, std::string_view message, Json data = nullptr) {
   Json r = Json::object();
   r["jsonrpc"] = "2.0";
   r["id"] = id;
   r["error"] = {{"code", code}, {"message", std::string(message)}};
+  if (!data.is_null()) r["error"]["data"] = std::move(data);
   return r;
+}
+
+int64_t SteadyNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 Json ResultResponse(const Json& id, Json result) {
@@ -243,6 +252,10 @@ Json Server::HandleRequest(const std::string& method, const Json& params, const 
     Json result = Json::object();
     result["protocolVersion"] = version_;
     result["capabilities"] = {{"tools", {{"listChanged", false}}}};
+    if (resources_ != nullptr) {
+      // The list is fixed (amem://stats); nodes and entries come from the templates.
+      result["capabilities"]["resources"] = {{"subscribe", true}, {"listChanged", false}};
+    }
     result["serverInfo"] = {{"name", "amem"}, {"title", "amem graph memory"},
                             {"version", kServerVersion}};
     if (!instructions_.empty()) result["instructions"] = instructions_;
@@ -251,6 +264,12 @@ Json Server::HandleRequest(const std::string& method, const Json& params, const 
   if (method == "ping") return ResultResponse(id, Json::object());
   if (method == "tools/list") return ResultResponse(id, ToolListResult(*tools_));
   if (method == "tools/call") return CallTool(params, id);
+  if (resources_ != nullptr) {
+    if (auto a = resources_->Handle(method, params)) {
+      if (a->code != 0) return ErrorResponse(id, a->code, a->message, std::move(a->data));
+      return ResultResponse(id, std::move(a->result));
+    }
+  }
   return ErrorResponse(id, kMethodNotFound, "method not found: " + method);
 }
 
@@ -288,6 +307,26 @@ Json Server::CallTool(const Json& params, const Json& id) {
   return ResultResponse(id, RenderWithinBudget(std::move(result), id, name));
 }
 
+bool Server::AwaitInput(int in_fd, int out_fd) {
+  while (resources_ != nullptr && resources_->has_subscriptions()) {
+    int64_t now = SteadyNowMs();
+    if (now >= next_check_ms_) {
+      for (const auto& uri : resources_->CheckForUpdates()) {
+        Json note{{"jsonrpc", "2.0"},
+                  {"method", "notifications/resources/updated"},
+                  {"params", {{"uri", uri}}}};
+        if (!WriteAll(out_fd, DumpLine(note) + "\n")) return false;
+      }
+      next_check_ms_ = now + kResourceCheckIntervalMs;
+    }
+    pollfd p{in_fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, static_cast<int>(next_check_ms_ - now));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready != 0) return true;  // input, end of input, or an error read will tell
+  }
+  return true;
+}
+
 int Server::Serve(int in_fd, int out_fd, size_t max_line_bytes) {
   // A client that goes away must end the server with an error, not a signal.
   std::signal(SIGPIPE, SIG_IGN);
@@ -301,6 +340,7 @@ int Server::Serve(int in_fd, int out_fd, size_t max_line_bytes) {
     return WriteAll(out_fd, *response);
   };
   for (;;) {
+    if (!AwaitInput(in_fd, out_fd)) return 1;
     ssize_t n = ::read(in_fd, buf, sizeof(buf));
     if (n < 0) {
       if (errno == EINTR) continue;
