@@ -216,6 +216,11 @@ print("writes %d, acknowledged %d, failed %d, revisions %d" % (len(acks), len(ok
 sys.exit(bad)
 EOF
 
+# A replayed log would not go through the stream: refused on a bound store.
+A s2 log --until-rev 1 >"$dir/one.log"
+A s1 replay "$dir/one.log" 2>"$dir/err" && fail "replay into a bound store"
+grep -q "the store is bound to a stream" "$dir/err" || fail "replay: $(cat "$dir/err")"
+
 # A store whose history differs from team's does not bind to it.
 A other remote add "$servers" --stream team 2>"$dir/err" && fail "a foreign history bound"
 grep -q "the store's revision 1 differs from stream team, sequence 1" "$dir/err" ||
