@@ -1036,6 +1036,46 @@ Status FinishRevision(const Store::Rep& rep, MDB_txn* txn, Revision* r, uint64_t
 
 }  // namespace
 
+Status Store::Rep::WriteHooked(const std::function<Status(const PublishFn&)>& write) {
+  const std::shared_ptr<const CommitHook> hook = commit_hook;
+  if (!hook) return write([](MDB_txn*, uint64_t) { return Status::OK(); });
+  uint64_t accepted = 0;  // the revision publish accepted in this write, if any
+  bool moved_on = false, again = false;
+  const PublishFn publish = [&](MDB_txn* txn, uint64_t rev) -> Status {
+    if (accepted != 0) {  // the transaction was rerun (the map grew) after a publish
+      again = true;
+      return Status::IOError("the log accepted revision " + std::to_string(accepted) +
+                             " but its local commit failed; amem sync applies it from the log");
+    }
+    LoggedRevision logged;
+    AMEM_RETURN_IF_ERROR(ReadLoggedRevision(*this, txn, rev, &logged));
+    Status s = hook->publish(logged);
+    if (s.ok()) accepted = rev;
+    moved_on = s.IsAborted();
+    return s;
+  };
+  for (int attempt = 1;; ++attempt) {
+    moved_on = false;
+    Status s = write(publish);
+    if (!moved_on) {
+      if (!s.ok() && accepted != 0 && !again) {
+        return s.WithContext("the log accepted revision " + std::to_string(accepted) +
+                             " but its local commit failed (amem sync applies it from the log)");
+      }
+      return s;
+    }
+    if (attempt >= hook->max_attempts) {
+      return Status::Aborted("other writers' revisions came first " + std::to_string(attempt) +
+                             " times in a row; nothing was written (" + s.message() + ")");
+    }
+    AMEM_RETURN_IF_ERROR(hook->catch_up());
+  }
+}
+
+void Store::SetCommitHook(std::shared_ptr<const CommitHook> hook) {
+  rep_->commit_hook = std::move(hook);
+}
+
 Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& options,
                                    size_t* effective, MDB_txn* outer) {
   *effective = 0;
@@ -1053,13 +1093,20 @@ Result<uint64_t> Store::Rep::Apply(const Batch& batch, const WriteOptions& optio
   Prepared prepared;
   AMEM_RETURN_IF_ERROR(Prepare(*this, batch, r.now, &prepared));
   uint64_t committed = 0;
-  auto write = [&](MDB_txn* txn) -> Status {
+  auto write = [&](MDB_txn* txn, const PublishFn& publish) -> Status {
     AMEM_RETURN_IF_ERROR(BeginRevision(*this, txn, options, &r));
     AMEM_RETURN_IF_ERROR(WritePiece(*this, txn, batch, prepared, options, &r));
-    return FinishRevision(*this, txn, &r, &committed);
+    AMEM_RETURN_IF_ERROR(FinishRevision(*this, txn, &r, &committed));
+    return r.effective > 0 ? publish(txn, committed) : Status::OK();
   };
-  AMEM_RETURN_IF_ERROR(
-      outer ? write(outer) : Write(write, /*commit=*/true, DiskReserveFor(batch)));
+  if (outer) {
+    AMEM_RETURN_IF_ERROR(write(outer, [](MDB_txn*, uint64_t) { return Status::OK(); }));
+  } else {
+    AMEM_RETURN_IF_ERROR(WriteHooked([&](const PublishFn& publish) {
+      return Write([&](MDB_txn* txn) { return write(txn, publish); }, /*commit=*/true,
+                   DiskReserveFor(batch));
+    }));
+  }
   *effective = r.effective;
   if (!outer && !r.telemetry.empty()) telemetry.Write(r.telemetry);
   return committed;
@@ -1111,6 +1158,7 @@ Result<uint64_t> Store::ApplyStream(BatchStream* stream, const WriteOptions& opt
     BatchStream* stream;
     ~Unset() { stream->SetPieceWork(nullptr); }
   } unset{stream};
+  const Rep::PublishFn* publish = nullptr;  // set by WriteHooked before each attempt
   auto write = [&](MDB_txn* txn) -> Status {
     AMEM_RETURN_IF_ERROR(stream->Rewind());
     AMEM_RETURN_IF_ERROR(BeginRevision(*rep_, txn, options, &r));
@@ -1148,11 +1196,15 @@ Result<uint64_t> Store::ApplyStream(BatchStream* stream, const WriteOptions& opt
       for (const Batch::Op& op : piece.ops()) edge_ops += std::holds_alternative<EdgeInput>(op.input);
       AMEM_RETURN_IF_ERROR(WritePiece(*rep_, txn, piece, prepared, options, &r));
     }
-    return FinishRevision(*rep_, txn, &r, &committed);
+    AMEM_RETURN_IF_ERROR(FinishRevision(*rep_, txn, &r, &committed));
+    return r.effective > 0 ? (*publish)(txn, committed) : Status::OK();
   };
   const uint64_t hint = std::min<uint64_t>(stream->SizeHint(), uint64_t{1} << 50);
   AMEM_RETURN_IF_ERROR(rep_->GrowMapFor(3 * hint));
-  AMEM_RETURN_IF_ERROR(rep_->Write(write));
+  AMEM_RETURN_IF_ERROR(rep_->WriteHooked([&](const Rep::PublishFn& hooked) {
+    publish = &hooked;
+    return rep_->Write(write);
+  }));
   if (!r.telemetry.empty()) rep_->telemetry.Write(r.telemetry);
   return committed;
 }

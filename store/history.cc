@@ -262,6 +262,21 @@ void AddToBatch(std::vector<Batch::Op>* ops, Batch* batch) {
   }
 }
 
+// The revision out->rev as its batch, from its change-log value.
+Status RebuildRevision(const Store::Rep& rep, MDB_txn* txn, std::string_view value,
+                       std::vector<std::string>* rel_names, std::vector<Entry>* entries,
+                       LoggedRevision* out) {
+  const Dbs& dbs = rep.dbs;
+  AMEM_RETURN_IF_ERROR(ReadEntries(txn, dbs, out->rev, value, &out->ts, rel_names, entries));
+  const std::string where = "revision " + std::to_string(out->rev);
+  Items items;
+  AMEM_RETURN_IF_ERROR(GroupByItem(rep, txn, *entries, where, &items));
+  std::vector<Batch::Op> ops(entries->size());
+  AMEM_RETURN_IF_ERROR(RebuildOps(txn, dbs, *entries, items, out->rev, out->ts, where, &ops));
+  AddToBatch(&ops, &out->batch);
+  return Status::OK();
+}
+
 }  // namespace
 
 Status Store::ReadHistory(uint64_t since, uint64_t until,
@@ -284,18 +299,24 @@ Status Store::ReadHistory(uint64_t since, uint64_t until,
       LoggedRevision out;
       out.rev = DecodeBig64(c.key().data());
       if (until != 0 && out.rev > until) break;
-      AMEM_RETURN_IF_ERROR(
-          ReadEntries(txn, dbs, out.rev, c.value(), &out.ts, &rel_names, &entries));
-      const std::string where = "revision " + std::to_string(out.rev);
-      Items items;
-      AMEM_RETURN_IF_ERROR(GroupByItem(rep, txn, entries, where, &items));
-      std::vector<Batch::Op> ops(entries.size());
-      AMEM_RETURN_IF_ERROR(RebuildOps(txn, dbs, entries, items, out.rev, out.ts, where, &ops));
-      AddToBatch(&ops, &out.batch);
+      AMEM_RETURN_IF_ERROR(RebuildRevision(rep, txn, c.value(), &rel_names, &entries, &out));
       AMEM_RETURN_IF_ERROR(fn(out));
     }
     return Status::OK();
   });
+}
+
+Status store_internal::ReadLoggedRevision(const Store::Rep& rep, MDB_txn* txn, uint64_t rev,
+                                          LoggedRevision* out) {
+  std::string_view value;
+  if (!Get(txn, rep.dbs.log, RevKey(rev), &value)) {
+    return Status::NotFound("revision " + std::to_string(rev) + " is not in the change log");
+  }
+  std::vector<Entry> entries;
+  std::vector<std::string> rel_names;
+  *out = LoggedRevision{};
+  out->rev = rev;
+  return RebuildRevision(rep, txn, value, &rel_names, &entries, out);
 }
 
 

@@ -289,6 +289,24 @@ struct LoggedRevision {
   Batch batch;
 };
 
+// What a store bound to an ordered log (docs/REPLICATION.md) runs around each of its
+// own writes (Store::SetCommitHook). Every write that commits a revision (Apply and
+// the calls built on it, ApplyStream; not ApplyRevisions, which applies revisions
+// that are in the log already) calls `publish` inside its write transaction, after
+// the revision is written and before it commits, with the revision as ReadHistory
+// will give it. OK commits it. Aborted means the log has moved past this store:
+// nothing is committed, `catch_up` runs outside any transaction (it applies the
+// missing revisions with ApplyRevisions) and the write is tried again from its
+// start, so it is validated against the newer state, up to `max_attempts` times.
+// Any other error fails the write with it and nothing is committed. A revision
+// `publish` accepted whose local commit then failed is not published again: the
+// write fails, saying so, and the next catch_up applies it from the log.
+struct CommitHook {
+  std::function<Status(const LoggedRevision&)> publish;
+  std::function<Status()> catch_up;
+  int max_attempts = 64;
+};
+
 // The whole live state as of a view, for the snapshot exporter. Nodes are sorted by
 // key; edges by (src_key, rel, dst_key); kv by (scope, ns, key). Edges whose
 // endpoints are not live nodes are included (their keys are in the record).
@@ -499,6 +517,9 @@ class Store {
   // prefixed "revision R: " (then "op K: " as Apply); a revision that does not
   // continue the store is InvalidArgument. Returns the last revision.
   Result<uint64_t> ApplyRevisions(const std::vector<LoggedRevision>& revisions);
+  // Runs `hook` around every later write of this Store object (CommitHook); null
+  // removes it. Not for a write running at the same time.
+  void SetCommitHook(std::shared_ptr<const CommitHook> hook);
 
   Result<StoreState> ReadState(const ReadView& view = {}) const;
   // ReadState without copying: calls fn once with the state as views into the

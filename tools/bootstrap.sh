@@ -11,7 +11,8 @@
 #   bootstrap.sh test [PACKAGE...]   that, plus the tests', benchmarks' and fuzzers'
 #                                    needs: Catch2, SQLite (a benchmark peer), clang
 #                                    and libFuzzer's runtime, Node.js and npm,
-#                                    Chromium and Graphviz (tools/test.sh)
+#                                    Chromium and Graphviz, NATS (libnats-dev and
+#                                    nats-server: docs/REPLICATION.md) (tools/test.sh)
 # ccache comes with both: CMakeLists.txt compiles through it when it is installed.
 set -euo pipefail
 
@@ -32,6 +33,9 @@ if [[ $what == test ]]; then
   # amem view's tests: headless Chromium opens its pages (tests/view), Graphviz
   # parses its DOT.
   packages+=(chromium graphviz)
+  # Replication (docs/REPLICATION.md): the NATS client library amem links when it is
+  # there, and the server tests/replication/cluster_test.sh runs a cluster of.
+  packages+=(libnats-dev nats-server)
 fi
 packages+=("$@")
 

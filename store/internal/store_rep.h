@@ -226,6 +226,10 @@ bool EnvSize(MDB_env* env, uint64_t* used, uint64_t* map_size);
 // indexes) plus 1 KiB of B-tree overhead per operation.
 uint64_t DiskReserveFor(const Batch& batch);
 
+// The revision `rev` as ReadHistory gives it, read inside `txn` (history.cc).
+Status ReadLoggedRevision(const Store::Rep& rep, MDB_txn* txn, uint64_t rev,
+                          LoggedRevision* out);
+
 }  // namespace store_internal
 
 struct Store::Rep {
@@ -235,6 +239,14 @@ struct Store::Rep {
   store_internal::Dbs dbs;  // copies of shared's: dbi handles are env-wide
   uint32_t dimension = kDefaultDimension;
   store_internal::Telemetry telemetry{""};
+  std::shared_ptr<const CommitHook> commit_hook;  // Store::SetCommitHook
+
+  // Runs write(published) -> Status, the whole of one write, under commit_hook:
+  // again after catch_up while the hook's publish says Aborted. `write` calls
+  // published(rev) inside its transaction once the revision is written; without
+  // a hook that is a no-op.
+  using PublishFn = std::function<Status(MDB_txn*, uint64_t)>;
+  Status WriteHooked(const std::function<Status(const PublishFn&)>& write);
 
   MDB_env* env() const { return shared->env.handle(); }
 

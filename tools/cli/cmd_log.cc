@@ -13,6 +13,7 @@
 #include "tools/cli/command.h"
 #include "tools/cli/history_log.h"
 #include "tools/cli/query_args.h"
+#include "tools/cli/replication.h"
 
 namespace amem::cli {
 
@@ -134,6 +135,11 @@ Status RunReplay(Context& ctx, const ReplayArgs& a) {
     created = store.ok();
   }
   if (!store.ok()) return store.status();
+  if (ReadRemoteBinding(ctx.store_dir()).ok()) {
+    return Status::NotSupported(
+        "the store is bound to a stream: a replayed log would not go through it "
+        "(replay into an unbound store, then amem remote add publishes its history)");
+  }
   Result<uint64_t> rev = (*store)->ApplyRevisions(log->revisions);
   if (!rev.ok()) {
     Status s = ReplayErrorToLine(rev.status(), *log);

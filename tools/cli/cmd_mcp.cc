@@ -61,7 +61,11 @@ Result<std::unique_ptr<Store>> OpenMcpStore(const CLI::App& root, const Context&
   StoreOptions options;
   options.read_only = ctx.read_only();  // and then never creates the store
   options.read_only_if_needed = true;  // a read-only file system: reads still work
-  return Store::Open(*dir, options);
+  Result<std::unique_ptr<Store>> store = Store::Open(*dir, options);
+  if (!store.ok()) return store;
+  // A store bound to a stream publishes every write to it first (replication.h).
+  AMEM_RETURN_IF_ERROR(InstallReplication(*dir, store->get()));
+  return store;
 }
 
 // --tools, else AMEM_MCP_TOOLS, else empty (the default profile).

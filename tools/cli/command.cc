@@ -1,4 +1,5 @@
 #include "tools/cli/command.h"
+#include "tools/cli/replication.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -145,6 +146,8 @@ Result<Store*> Context::OpenStore(bool bulk) {
     return Status::NotFound(store.status().message() + " (create one with amem init)");
   }
   if (!store.ok()) return store.status();
+  // A store bound to a stream publishes every write to it first (replication.h).
+  AMEM_RETURN_IF_ERROR(InstallReplication(store_dir_, store->get()));
   store_ = std::move(store).value();
   return store_.get();
 }

@@ -30,6 +30,7 @@ constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddIndexCommands,
     AddSnapshotCommands,
     AddLogCommands,
+    AddRemoteCommands,
     AddQueryCommands,
     AddViewCommands,
     AddMcpCommands,

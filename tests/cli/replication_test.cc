@@ -1,0 +1,233 @@
+// Bound stores against an in-memory revision log (tools/cli/replication.h): the
+// commit hook, catching up, and binding. The NATS JetStream log itself is tested
+// against a real cluster (tests/replication/cluster_test.sh).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/store/store_test_util.h"
+#include "tools/cli/replication.h"
+
+namespace amem::testing {
+namespace {
+
+using cli::RevisionLog;
+
+// The log every FakeLog of a test shares: message i + 1 is messages[i].
+struct FakeStream {
+  std::vector<std::string> messages;
+  Status fail;          // when set, every call returns it
+  int appends_refused = 0;  // Append answers Aborted (the stream moved on)
+};
+
+class FakeLog final : public RevisionLog {
+ public:
+  explicit FakeLog(std::shared_ptr<FakeStream> s) : s_(std::move(s)) {}
+  Result<cli::LogInfo> Open(bool) override {
+    if (!s_->fail.ok()) return s_->fail;
+    cli::LogInfo info;
+    info.first_seq = s_->messages.empty() ? 0 : 1;
+    info.last_seq = s_->messages.size();
+    return info;
+  }
+  Result<std::string> Get(uint64_t seq) override {
+    if (!s_->fail.ok()) return s_->fail;
+    if (seq == 0 || seq > s_->messages.size()) return Status::NotFound("no message");
+    return s_->messages[seq - 1];
+  }
+  Result<uint64_t> Append(uint64_t expected_last, const std::string& record) override {
+    if (!s_->fail.ok()) return s_->fail;
+    if (expected_last != s_->messages.size()) return Status::Aborted("wrong last sequence");
+    s_->messages.push_back(record);
+    return s_->messages.size();
+  }
+
+ private:
+  std::shared_ptr<FakeStream> s_;
+};
+
+// Stores bound to one fake stream through the real binding file and hook.
+struct Bound {
+  TempDir dir;
+  std::shared_ptr<FakeStream> stream = std::make_shared<FakeStream>();
+  Bound() {
+    cli::SetRevisionLogFactory(
+        [s = stream](const cli::RemoteBinding&,
+                     const cli::RemoteAccess&) -> Result<std::unique_ptr<RevisionLog>> {
+          return std::unique_ptr<RevisionLog>(new FakeLog(s));
+        });
+  }
+  ~Bound() { cli::SetRevisionLogFactory(nullptr); }
+  std::unique_ptr<Store> Open(const std::string& name, bool bind = true) {
+    auto store = OpenStore(dir / name);
+    if (bind) {
+      Result<cli::RemoteBinding> b = cli::ParseRemote("nats://127.0.0.1:1", "team", 3);
+      REQUIRE(b.ok());
+      REQUIRE(cli::WriteRemoteBinding(dir / name, *b).ok());
+      REQUIRE(cli::InstallReplication(dir / name, store.get()).ok());
+    }
+    return store;
+  }
+  Status CatchUp(Store& store) {
+    FakeLog log(stream);
+    return cli::CatchUp(store, log, "team").status();
+  }
+};
+
+std::string Export(const Store& store) {
+  std::string out;
+  REQUIRE(store.ReadHistory(0, 0, [&](const LoggedRevision& r) {
+                 out += cli::RevisionRecord(r);
+                 return Status::OK();
+               })
+              .ok());
+  return out;
+}
+
+uint64_t Rev(const Store& store) {
+  auto r = store.revision();
+  REQUIRE(r.ok());
+  return *r;
+}
+
+TEST_CASE("replication: writers of stores bound to one log interleave; each write once",
+          "[replication][tools]") {
+  Bound b;
+  auto x = b.Open("x");
+  auto y = b.Open("y");
+  for (int i = 0; i < 10; ++i) {
+    // y is behind x at every write: its publish is refused, it catches up, and
+    // its write is validated again on the newer state and published after x's.
+    REQUIRE(x->PutNode(Node("fact:k" + std::to_string(i % 3), "x" + std::to_string(i))).ok());
+    auto r = y->PutNode(Node("fact:k" + std::to_string(i % 3), "y" + std::to_string(i)));
+    INFO(r.status().ToString());
+    REQUIRE(r.ok());
+    CHECK(*r == 2 * static_cast<uint64_t>(i) + 2);
+  }
+  CHECK(b.stream->messages.size() == 20);
+  REQUIRE(b.CatchUp(*x).ok());
+  CHECK(Rev(*x) == 20);
+  CHECK(Rev(*y) == 20);
+  CHECK(Export(*x) == Export(*y));
+  // The log's message N is the store's revision N as amem log writes it.
+  std::string all;
+  for (const std::string& m : b.stream->messages) all += m;
+  CHECK(all == Export(*x));
+  // A delete that the other writer made moot fails as it would locally.
+  REQUIRE(x->DeleteNode("fact:k0").ok());
+  auto moot = y->DeleteNode("fact:k0");
+  CHECK(moot.status().IsNotFound());
+  CHECK(b.stream->messages.size() == 21);
+  CHECK(Rev(*y) == 21);
+}
+
+TEST_CASE("replication: a write the log does not accept changes nothing",
+          "[replication][tools]") {
+  Bound b;
+  auto x = b.Open("x");
+  REQUIRE(x->PutNode(Node("fact:a", "one")).ok());
+  const std::string before = Export(*x);
+  b.stream->fail = Status::IOError("cannot reach stream team");
+  auto r = x->PutNode(Node("fact:b", "two"));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().IsIOError());
+  CHECK(r.status().message().find("cannot reach stream team") != std::string::npos);
+  CHECK(Rev(*x) == 1);
+  CHECK(Export(*x) == before);
+  CHECK(x->GetNode("fact:b").status().IsNotFound());
+  b.stream->fail = Status::OK();
+  REQUIRE(x->PutNode(Node("fact:b", "two")).ok());
+  CHECK(b.stream->messages.size() == 2);
+}
+
+TEST_CASE("replication: catch-up stops at a foreign message, naming its sequence",
+          "[replication][tools]") {
+  Bound b;
+  auto x = b.Open("x");
+  REQUIRE(x->PutNode(Node("fact:a", "one")).ok());
+  REQUIRE(x->PutNode(Node("fact:b", "two")).ok());
+  auto y = b.Open("y");
+  b.stream->messages.push_back("hello world");
+  Status s = b.CatchUp(*y);
+  INFO(s.ToString());
+  CHECK(s.IsInvalidArgument());
+  CHECK(s.message().find("stream team, sequence 3: not an amem revision") != std::string::npos);
+  CHECK(Rev(*y) == 2);  // the two before it are applied
+  // A message that holds another revision than its sequence.
+  b.stream->messages.back() = b.stream->messages[0];
+  s = b.CatchUp(*y);
+  CHECK(s.message().find("stream team, sequence 3: holds revision 1, not 3") !=
+        std::string::npos);
+  CHECK(Rev(*y) == 2);
+}
+
+TEST_CASE("replication: a store ahead of the log or diverged from it refuses to follow",
+          "[replication][tools]") {
+  Bound b;
+  WriteOptions at;  // the same revision 1 in both stores
+  at.ts = 1700000000;
+  auto x = b.Open("x");
+  REQUIRE(x->PutNode(Node("fact:a", "one"), at).ok());
+  auto ahead = b.Open("ahead", /*bind=*/false);
+  REQUIRE(ahead->PutNode(Node("fact:a", "one"), at).ok());
+  REQUIRE(ahead->PutNode(Node("fact:z", "local only")).ok());
+  Status s = b.CatchUp(*ahead);
+  CHECK(s.message().find("the store is at revision 2 but stream team ends at sequence 1") !=
+        std::string::npos);
+  auto other = b.Open("other", /*bind=*/false);
+  REQUIRE(other->PutNode(Node("fact:q", "not the team's")).ok());
+  s = b.CatchUp(*other);
+  CHECK(s.message().find("the store's revision 1 differs from stream team, sequence 1") !=
+        std::string::npos);
+  CHECK(Rev(*other) == 1);
+  // Binding compares histories the same way, and publishes what the log lacks.
+  FakeLog log(b.stream);
+  auto refused = cli::ReconcileHistory(*other, log, "team");
+  CHECK(refused.status().message().find("revision 1 differs from stream team, sequence 1") !=
+        std::string::npos);
+  auto appended = cli::ReconcileHistory(*ahead, log, "team");
+  REQUIRE(appended.ok());
+  CHECK(*appended == 1);
+  CHECK(b.stream->messages.size() == 2);
+  REQUIRE(b.CatchUp(*x).ok());
+  CHECK(Export(*x) == Export(*ahead));
+}
+
+TEST_CASE("replication: without NATS a bound store refuses writes, saying how to get it",
+          "[replication][tools]") {
+  TempDir dir;
+  auto store = OpenStore(dir / "x");
+  REQUIRE(store->PutNode(Node("fact:a", "one")).ok());
+  Result<cli::RemoteBinding> b = cli::ParseRemote("nats://127.0.0.1:1", "team", 3);
+  REQUIRE(b.ok());
+  REQUIRE(cli::WriteRemoteBinding(dir / "x", *b).ok());
+  cli::SetRevisionLogFactory(nullptr);
+  REQUIRE(cli::InstallReplication(dir / "x", store.get()).ok());
+  auto r = store->PutNode(Node("fact:b", "two"));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().IsNotSupported());
+  CHECK(r.status().message().find("install libnats-dev") != std::string::npos);
+  CHECK(Rev(*store) == 1);
+  CHECK(store->GetNode("fact:a").ok());  // reads work
+  // The binding file round-trips; a damaged one is Corruption naming it.
+  auto read = cli::ReadRemoteBinding(dir / "x");
+  REQUIRE(read.ok());
+  CHECK(read->servers == b->servers);
+  CHECK(read->subject() == "amem.team.rev");
+  std::FILE* f = std::fopen((dir / "x/remote.json").c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs("{\"servers\": 1}", f);
+  std::fclose(f);
+  auto damaged = cli::ReadRemoteBinding(dir / "x");
+  CHECK(damaged.status().IsCorruption());
+  CHECK(damaged.status().message().find("remote.json") != std::string::npos);
+  CHECK(cli::ParseRemote("http://x:1", "team", 3).status().IsInvalidArgument());
+  CHECK(cli::ParseRemote("nats://x:1", "a.b", 3).status().IsInvalidArgument());
+  CHECK(cli::ParseRemote("nats://x:1", "team", 0).status().IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace amem::testing

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# Replicas that follow a NATS JetStream stream (docs/REPLICATION.md), against a real
+# three-node nats-server cluster with JetStream on free loopback ports in a temporary
+# directory, started and always stopped by this script.
+#
+#   cluster_test.sh AMEM [WRITES_PER_WRITER]     (default 40; ctest replication_cluster)
+#
+# Checks: a stream of three replicas made by `amem remote add`; three bound stores
+# writing at once with overlapping keys (CLI put-node, kv-put, put-edge and
+# ingest, and `amem mcp`'s remember on one of them) while one NATS node is
+# SIGKILLed and restarted and a follower is SIGKILLed and restarted; afterwards
+# `amem sync` on every store gives identical `amem export` bytes, the log holds
+# every acknowledged write exactly once and nothing else but writes whose publish
+# got no answer; a writer killed between the stream's acknowledgement and its local
+# commit loses nothing and doubles nothing; `amem follow` exits 0 on SIGTERM; a
+# store ahead of its stream, or whose history differs from a stream's, refuses; a
+# foreign message stops sync naming its sequence; with the stream unreachable a
+# write fails clearly and the store is unchanged. AMEM_KEEP_TEST_DIR=1 keeps the
+# temporary directory (servers' logs, the writers' outcomes in acks).
+set -euo pipefail
+amem=$(realpath "$1")
+writes=${2:-40}
+command -v nats-server >/dev/null ||
+  { echo "FAIL: nats-server is missing (bash tools/bootstrap.sh test installs it)"; exit 1; }
+py=/usr/bin/python3
+
+dir=$(mktemp -d /tmp/amem-replication.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [[ -n ${AMEM_KEEP_TEST_DIR:-} ]]; then echo "kept $dir"; else rm -rf "$dir"; fi
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Six free loopback ports: three clients, three routes.
+read -r -a ports <<<"$($py -c '
+import socket
+s = [socket.socket() for _ in range(6)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(" ".join(str(x.getsockname()[1]) for x in s))')"
+routes="nats-route://127.0.0.1:${ports[3]},nats-route://127.0.0.1:${ports[4]},nats-route://127.0.0.1:${ports[5]}"
+node_pid=()
+start_node() {  # start_node I (0..2)
+  local i=$1
+  mkdir -p "$dir/n$i"
+  cat >"$dir/n$i.conf" <<EOF
+server_name: n$i
+listen: 127.0.0.1:${ports[$i]}
+jetstream { store_dir: "$dir/n$i" }
+cluster {
+  name: amemtest
+  listen: 127.0.0.1:${ports[$((i + 3))]}
+  routes: [${routes//,/, }]
+}
+EOF
+  nats-server -c "$dir/n$i.conf" >>"$dir/n$i.log" 2>&1 &
+  node_pid[$i]=$!
+  pids+=($!)
+}
+for i in 0 1 2; do start_node $i; done
+servers="nats://127.0.0.1:${ports[0]},nats://127.0.0.1:${ports[1]},nats://127.0.0.1:${ports[2]}"
+export AMEM_NATS_TIMEOUT_MS=4000
+
+A() { "$amem" --store "$dir/$1" "${@:2}"; }
+rev() { A "$1" stats --json | $py -c 'import json,sys; print(json.load(sys.stdin)["revision"])'; }
+
+for s in s1 s2 s3 s4 other; do A $s init >/dev/null; done
+
+# The cluster elects its JetStream leaders within seconds: bind when it is ready.
+for try in $(seq 1 40); do
+  if A s1 remote add "$servers" --stream team --replicas 3 >"$dir/add.out" 2>&1; then break; fi
+  [[ $try == 40 ]] && { cat "$dir/add.out" "$dir"/n*.log | tail -30; fail "no stream after 40 tries"; }
+  sleep 0.5
+done
+grep -q "created stream team (subject amem.team.rev, 3 replicas)" "$dir/add.out" ||
+  fail "remote add: $(cat "$dir/add.out")"
+A s1 remote show --json | grep -q '"subject":"amem.team.rev"' || fail "remote show"
+for s in s2 s3 s4; do
+  A $s remote add "$servers" --stream team >/dev/null || fail "$s did not bind"
+done
+# Bound again, or to a stream whose history differs: refused.
+A s1 remote add "$servers" --stream elsewhere 2>"$dir/err" && fail "bound twice"
+grep -q "already bound to stream team" "$dir/err" || fail "bound twice: $(cat "$dir/err")"
+A other put-node fact:other --type fact --content 'not the team history' >/dev/null
+A other remote add "$servers" --stream lone >/dev/null || fail "other did not bind to lone"
+# A new store bound to lone catches up from nothing.
+A s5 init >/dev/null
+A s5 remote add "$servers" --stream lone >/dev/null || fail "s5 did not bind to lone"
+A s5 sync >/dev/null || fail "s5 sync"
+A other export "$dir/other.amem" >/dev/null; A s5 export "$dir/s5.amem" >/dev/null
+cmp -s "$dir/other.amem" "$dir/s5.amem" || fail "s5 exports other bytes than its source"
+# A store that went ahead of its stream (written while unbound) refuses to sync.
+cp "$dir/other/remote.json" "$dir/remote.json.saved"
+A other remote remove >/dev/null
+A other put-node fact:other2 --type fact --content 'written while unbound' >/dev/null
+cp "$dir/remote.json.saved" "$dir/other/remote.json"
+A other sync 2>"$dir/err" && fail "a store ahead of its stream synced"
+grep -q "the store is at revision 2 but stream lone ends at sequence 1" "$dir/err" ||
+  fail "ahead: $(cat "$dir/err")"
+A other put-node fact:other3 --type fact --content x 2>"$dir/err" && fail "a store ahead of its stream wrote"
+A other remote remove >/dev/null
+
+# A follower on s4 for the whole run; s3 gets one too, SIGKILLed mid-run.
+"$amem" --store "$dir/s4" follow --interval-ms 50 >"$dir/follow4.out" 2>"$dir/follow4.err" &
+follow4=$!; pids+=($follow4)
+"$amem" --store "$dir/s3" follow --interval-ms 50 >/dev/null 2>"$dir/follow3.err" &
+follow3=$!; pids+=($follow3)
+
+# Three writers at once, overlapping keys: every write's content is unique (wW-I),
+# its outcome recorded as "W I ok" or "W I fail <message>".
+writer() {  # writer W STORE
+  local w=$1 s=$2 i out
+  for i in $(seq 1 "$writes"); do
+    case $((i % 4)) in
+      0) out=$(A "$s" put-node "fact:k$((i % 7))" --type fact --content "w$w-$i" 2>&1) ;;
+      1) out=$(A "$s" kv-put team keys "k$((i % 5))" "w$w-$i" 2>&1) ;;
+      2) out=$(A "$s" put-edge "fact:k$((i % 7))" related_to "fact:k$(((i + 1) % 7))" \
+               --payload "{\"by\":\"w$w-$i\"}" 2>&1) ;;
+      3) out=$(printf '{"op":"node","key":"fact:i%d","type":"fact","content":"w%s-%d"}\n' $((i % 3)) "$w" "$i" |
+               A "$s" ingest - 2>&1) ;;
+    esac && echo "$w $i ok" >>"$dir/acks" || echo "$w $i fail ${out//$'\n'/ }" >>"$dir/acks"
+  done
+}
+# A fourth writer: `amem mcp` on s1, its tool `remember` (one server, many calls).
+mcp_writer() {
+  local i
+  {
+    echo '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"cluster_test","version":"1"}}}'
+    echo '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    for i in $(seq 1 "$writes"); do
+      printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"remember","arguments":{"namespace":"decisions","key":"k%d","value":"w4-%d"}}}\n' \
+        "$i" $((i % 5)) "$i"
+      sleep 0.05
+    done
+  } | "$amem" --store "$dir/s1" mcp >"$dir/mcp.out" 2>"$dir/mcp.err"
+  $py - "$dir/mcp.out" >>"$dir/acks" <<'PYEOF'
+import json, sys
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    if not d.get("id"):
+        continue
+    r = d.get("result")
+    ok = r is not None and not r.get("isError")
+    text = json.dumps(d.get("error") or (r or {}).get("content"))
+    print("4 %d %s" % (d["id"], "ok" if ok else "fail " + text.replace("\n", " ")))
+PYEOF
+}
+touch "$dir/acks"
+writer 1 s1 & w1=$!
+writer 2 s2 & w2=$!
+writer 3 s3 & w3=$!
+mcp_writer & w4=$!
+pids+=($w1 $w2 $w3 $w4)
+# One NATS node SIGKILLed and restarted, and s3's follower, mid-run.
+while [[ $(wc -l <"$dir/acks") -lt $((writes)) ]]; do sleep 0.2; done
+kill -9 "${node_pid[1]}" || fail "NATS node 1 was not running: $(tail -5 "$dir/n1.log")"
+kill -9 "$follow3" || fail "the follower on s3 was not running: $(cat "$dir/follow3.err")"
+sleep 1
+start_node 1
+"$amem" --store "$dir/s3" follow --interval-ms 50 >/dev/null 2>"$dir/follow3b.err" &
+follow3=$!; pids+=($follow3)
+wait $w1 $w2 $w3 $w4
+
+# A writer SIGKILLed after the stream acknowledged its revision, before its commit.
+A s2 sync >/dev/null
+before=$(rev s2)
+AMEM_REPLICATION_TEST_DIE_AFTER_PUBLISH=1 A s2 put-node fact:killed --type fact --content 'w9-1' \
+  >/dev/null 2>&1 && fail "the fault hook did not kill the writer"
+[[ $(rev s2) == "$before" ]] || fail "the killed writer committed locally"
+echo "9 1 ok" >>"$dir/acks"  # in the stream: the write must appear exactly once
+A s2 put-node fact:after-kill --type fact --content 'w9-2' >/dev/null || fail "write after the kill"
+echo "9 2 ok" >>"$dir/acks"
+
+kill -TERM "$follow3"
+wait "$follow3" || fail "follow did not exit 0 on SIGTERM: $(cat "$dir/follow3b.err")"
+for s in s1 s2 s3 s4; do A $s sync >/dev/null || fail "sync $s"; done
+kill -TERM "$follow4"
+wait "$follow4" || fail "follow on s4 exited $? ($(cat "$dir/follow4.err"))"
+grep -q "applied" "$dir/follow4.out" || fail "follow printed no summary"
+
+for s in s1 s2 s3 s4; do A $s export "$dir/$s.amem" >/dev/null; done
+for s in s2 s3 s4; do cmp -s "$dir/s1.amem" "$dir/$s.amem" || fail "$s exports other bytes than s1"; done
+A s1 log >"$dir/log.jsonl"
+$py - "$dir/log.jsonl" "$dir/acks" <<'EOF' || fail "the log and the acknowledged writes disagree"
+import json, re, sys
+revs, seen = set(), {}
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    revs.add(d["rev"])
+    text = json.dumps(d)
+    for m in set(re.findall(r'w(\d+)-(\d+)', text)):
+        seen.setdefault(m, set()).add(d["rev"])
+acks = {}
+for line in open(sys.argv[2]):
+    w, i, status = line.split(" ", 3)[:3]
+    acks[(w, i)] = line.strip()
+ok = {k for k, v in acks.items() if v.split(" ")[2] == "ok"}
+bad = 0
+for k in ok:
+    if len(seen.get(k, ())) != 1:
+        print("acknowledged write %s-%s is in %d revisions" % (k[0], k[1], len(seen.get(k, ())))); bad = 1
+for k, r in seen.items():
+    if k not in ok:
+        why = acks.get(k, "never written")
+        if "may or may not" not in why:
+            print("write %s-%s is in the log but was not acknowledged: %s" % (k[0], k[1], why)); bad = 1
+    if len(r) != 1:
+        print("write %s-%s is in %d revisions" % (k[0], k[1], len(r))); bad = 1
+# Revisions: the team relation-free history holds one write per revision.
+if len(revs) != len(seen):
+    print("%d revisions for %d writes" % (len(revs), len(seen))); bad = 1
+fails = len(acks) - len(ok)
+print("writes %d, acknowledged %d, failed %d, revisions %d" % (len(acks), len(ok), fails, len(revs)))
+sys.exit(bad)
+EOF
+
+# A replayed log would not go through the stream: refused on a bound store.
+A s2 log --until-rev 1 >"$dir/one.log"
+A s1 replay "$dir/one.log" 2>"$dir/err" && fail "replay into a bound store"
+grep -q "the store is bound to a stream" "$dir/err" || fail "replay: $(cat "$dir/err")"
+
+# A store whose history differs from team's does not bind to it.
+A other remote add "$servers" --stream team 2>"$dir/err" && fail "a foreign history bound"
+grep -q "the store's revision 1 differs from stream team, sequence 1" "$dir/err" ||
+  fail "foreign history: $(cat "$dir/err")"
+[[ ! -e "$dir/other/remote.json" ]] || fail "a refused binding was recorded"
+
+# A foreign message on the subject: sync stops at it, naming its sequence.
+last=$(rev s1)
+$py - "${ports[0]}" <<'EOF' || fail "could not publish the foreign message"
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.recv(4096)
+s.sendall(b'CONNECT {"verbose":false}\r\nPUB amem.team.rev 11\r\nhello world\r\nPING\r\n')
+buf = b""
+while b"PONG" not in buf: buf += s.recv(4096)
+EOF
+A s1 sync 2>"$dir/err" && fail "sync applied a foreign message"
+grep -q "stream team, sequence $((last + 1)): not an amem revision" "$dir/err" ||
+  fail "foreign message: $(cat "$dir/err")"
+[[ $(rev s1) == "$last" ]] || fail "the foreign message changed the store"
+A s1 put-node fact:blocked --type fact --content x 2>"$dir/err" && fail "a write went past a foreign message"
+grep -q "sequence $((last + 1))" "$dir/err" || fail "write after foreign: $(cat "$dir/err")"
+
+# The stream unreachable: a write fails clearly and the store is unchanged.
+A s2 export "$dir/before.amem" >/dev/null
+for i in 0 1 2; do kill -9 "${node_pid[$i]}" 2>/dev/null || true; done
+sleep 0.3
+A s2 put-node fact:offline --type fact --content x 2>"$dir/err" && fail "a write succeeded with no stream"
+grep -q "cannot reach stream team" "$dir/err" || fail "unreachable: $(cat "$dir/err")"
+A s2 export "$dir/after.amem" >/dev/null
+cmp -s "$dir/before.amem" "$dir/after.amem" || fail "a failed write changed the store"
+A s2 get-node fact:offline >/dev/null 2>&1 && fail "the failed write is readable"
+echo "PASS replication_cluster"

@@ -1,0 +1,271 @@
+// `amem remote add|show|remove`, `amem sync` and `amem follow`: a store bound to a
+// NATS JetStream stream of its revisions (tools/cli/replication.h,
+// docs/REPLICATION.md).
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "tools/cli/command.h"
+#include "tools/cli/replication.h"
+
+namespace amem::cli {
+
+namespace {
+
+struct AccessFlags {
+  std::string creds, tls_ca, tls_cert, tls_key;
+  int64_t timeout_ms = 0;
+  // Flags first, else the environment.
+  RemoteAccess Get() const {
+    RemoteAccess a = RemoteAccessFromEnv();
+    if (!creds.empty()) a.creds = creds;
+    if (!tls_ca.empty()) a.tls_ca = tls_ca;
+    if (!tls_cert.empty()) a.tls_cert = tls_cert;
+    if (!tls_key.empty()) a.tls_key = tls_key;
+    if (timeout_ms > 0) a.timeout_ms = timeout_ms;
+    return a;
+  }
+};
+
+void AddAccessFlags(CLI::App* cmd, AccessFlags* f) {
+  PathArgument(cmd->add_option("--creds", f->creds,
+                               "NATS credentials file (else $AMEM_NATS_CREDS); never stored"))
+      ->type_name("FILE");
+  PathArgument(cmd->add_option("--tls-ca", f->tls_ca,
+                               "CA certificates to trust (else $AMEM_NATS_TLS_CA)"))
+      ->type_name("FILE");
+  PathArgument(cmd->add_option("--tls-cert", f->tls_cert,
+                               "Client certificate (else $AMEM_NATS_TLS_CERT)"))
+      ->type_name("FILE");
+  PathArgument(cmd->add_option("--tls-key", f->tls_key,
+                               "Client certificate's key (else $AMEM_NATS_TLS_KEY)"))
+      ->type_name("FILE");
+  cmd->add_option("--timeout-ms", f->timeout_ms,
+                  "Connect and request timeout (else $AMEM_NATS_TIMEOUT_MS, else 5000)")
+      ->type_name("MS");
+}
+
+std::string Servers(const RemoteBinding& b) {
+  std::string s;
+  for (const std::string& url : b.servers) s += (s.empty() ? "" : ",") + url;
+  return s;
+}
+
+// ---- remote add ----
+struct AddArgs {
+  std::string servers, stream;
+  int replicas = 3;
+  AccessFlags access;
+};
+
+Status RunRemoteAdd(Context& ctx, const AddArgs& a) {
+  Result<RemoteBinding> binding = ParseRemote(a.servers, a.stream, a.replicas);
+  if (!binding.ok()) return ctx.UsageError(binding.status().message());
+  Result<RemoteBinding> old = ReadRemoteBinding(ctx.store_dir());
+  if (old.ok()) {
+    return Status::InvalidArgument("the store is already bound to stream " + old->stream +
+                                   " (amem remote remove drops the binding)");
+  }
+  if (!old.status().IsNotFound()) return old.status();
+  Result<Store*> store = ctx.OpenStore();
+  if (!store.ok()) return store.status();
+  Result<std::unique_ptr<RevisionLog>> log = OpenRevisionLog(*binding, a.access.Get());
+  if (!log.ok()) return log.status();
+  Result<LogInfo> info = (*log)->Open(/*create=*/true);
+  if (!info.ok()) return info.status();
+  // The binding records the stream's replicas as they are, not as asked.
+  if (!info->created && info->replicas > 0) binding->replicas = info->replicas;
+  Result<uint64_t> appended = ReconcileHistory(**store, **log, binding->stream);
+  if (!appended.ok()) return appended.status();
+  AMEM_RETURN_IF_ERROR(WriteRemoteBinding(ctx.store_dir(), *binding));
+  Result<uint64_t> rev = (*store)->revision();
+  if (!rev.ok()) return rev.status();
+  const uint64_t stream_last = std::max(info->last_seq, *rev);
+  if (ctx.json()) {
+    Json doc = RemoteBindingJson(*binding);
+    doc["created"] = info->created;
+    doc["published"] = *appended;
+    doc["revision"] = *rev;
+    doc["stream_last_seq"] = stream_last;
+    ctx.SetJsonOutput(doc);
+  } else {
+    ctx.Out() += std::string(info->created ? "created" : "found") + " stream " +
+                 binding->stream + " (subject " + binding->subject() + ", " +
+                 std::to_string(binding->replicas) +
+                 " replicas); published " + std::to_string(*appended) +
+                 " revisions; the store is bound at revision " + std::to_string(*rev) +
+                 (stream_last > *rev ? " (amem sync applies the stream's " +
+                                           std::to_string(stream_last - *rev) + " newer ones)"
+                                     : "") +
+                 "\n";
+  }
+  return Status::OK();
+}
+
+// ---- remote show ----
+Status RunRemoteShow(Context& ctx) {
+  Result<RemoteBinding> b = ReadRemoteBinding(ctx.store_dir());
+  if (!b.ok()) return b.status();
+  if (ctx.json()) {
+    ctx.SetJsonOutput(RemoteBindingJson(*b));
+  } else {
+    ctx.Out() += "servers  " + Servers(*b) + "\nstream   " + b->stream + "\nsubject  " +
+                 b->subject() + "\nreplicas " + std::to_string(b->replicas) + "\n";
+  }
+  return Status::OK();
+}
+
+// A damaged binding file is removed too.
+Status RunRemoteRemove(Context& ctx) {
+  Result<RemoteBinding> b = ReadRemoteBinding(ctx.store_dir());
+  AMEM_RETURN_IF_ERROR(RemoveRemoteBinding(ctx.store_dir()));
+  const std::string stream = b.ok() ? b->stream : std::string();
+  if (ctx.json()) {
+    Json doc;
+    doc["stream"] = b.ok() ? Json(stream) : Json(nullptr);
+    doc["removed"] = true;
+    ctx.SetJsonOutput(doc);
+  } else {
+    ctx.Out() += (b.ok() ? "unbound from stream " + stream + " (the stream itself is kept)"
+                         : "removed a damaged binding") +
+                 std::string("\n");
+  }
+  return Status::OK();
+}
+
+// ---- sync, follow ----
+struct SyncArgs {
+  AccessFlags access;
+  int64_t interval_ms = 200;
+};
+
+std::atomic<bool> g_stop{false};
+extern "C" void OnStopSignal(int) { g_stop.store(true); }
+
+Status RunSync(Context& ctx, const SyncArgs& a, bool follow) {
+  Result<RemoteBinding> binding = ReadRemoteBinding(ctx.store_dir());
+  if (!binding.ok()) {
+    if (binding.status().IsNotFound()) {
+      return Status::InvalidArgument("the store is not bound to a stream (amem remote add)");
+    }
+    return binding.status();
+  }
+  Result<Store*> store = ctx.OpenStore();
+  if (!store.ok()) return store.status();
+  Result<std::unique_ptr<RevisionLog>> log = OpenRevisionLog(*binding, a.access.Get());
+  if (!log.ok()) return log.status();
+  if (!follow) {
+    Result<CatchUpReport> r = CatchUp(**store, **log, binding->stream);
+    if (!r.ok()) return r.status();
+    if (ctx.json()) {
+      Json doc;
+      doc["stream"] = binding->stream;
+      doc["from"] = r->from;
+      doc["rev"] = r->to;
+      doc["applied"] = r->to - r->from;
+      ctx.SetJsonOutput(doc);
+    } else {
+      ctx.Out() += "applied " + std::to_string(r->to - r->from) + " revisions from stream " +
+                   binding->stream + "; the store is at rev " + std::to_string(r->to) + "\n";
+    }
+    return Status::OK();
+  }
+  std::signal(SIGTERM, OnStopSignal);
+  std::signal(SIGINT, OnStopSignal);
+  uint64_t applied = 0, rev = 0;
+  bool warned = false;
+  while (!g_stop.load()) {
+    Result<CatchUpReport> r = CatchUp(**store, **log, binding->stream);
+    if (r.ok()) {
+      applied += r->to - r->from;
+      rev = r->to;
+      warned = false;
+    } else if (r.status().IsIOError() || r.status().IsNotFound()) {
+      // The stream unreachable (or not elected yet): keep trying, say so once.
+      if (!warned) {
+        std::fprintf(stderr, "amem follow: warning: %s (retrying)\n",
+                     r.status().ToString().c_str());
+      }
+      warned = true;
+    } else {
+      return r.status();
+    }
+    for (int64_t waited = 0; waited < a.interval_ms && !g_stop.load(); waited += 10) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  if (ctx.json()) {
+    Json doc;
+    doc["stream"] = binding->stream;
+    doc["rev"] = rev;
+    doc["applied"] = applied;
+    ctx.SetJsonOutput(doc);
+  } else {
+    ctx.Out() += "applied " + std::to_string(applied) + " revisions from stream " +
+                 binding->stream + "; stopped at rev " + std::to_string(rev) + "\n";
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void AddRemoteCommands(CLI::App& app, Context& ctx) {
+  CLI::App* remote = ctx.AddCommand(
+      app, "remote",
+      "Bind the store to a NATS JetStream stream of its revisions (docs/REPLICATION.md).",
+      "amem remote add nats://127.0.0.1:4222 --stream team\n  amem remote show --json");
+  remote->require_subcommand(1);
+  {
+    auto a = std::make_shared<AddArgs>();
+    CLI::App* cmd = ctx.AddCommand(
+        *remote, "add",
+        "Bind to a stream (created when missing); the store's history must be the stream's.",
+        "amem remote add nats://a:4222,nats://b:4222 --stream team --replicas 3");
+    cmd->add_option("SERVERS", a->servers, "nats://HOST:PORT[,nats://HOST:PORT...]")
+        ->required();
+    cmd->add_option("--stream", a->stream, "The stream's name (subject amem.NAME.rev)")
+        ->required()
+        ->type_name("NAME");
+    cmd->add_option("--replicas", a->replicas, "Replicas of a stream this creates (default 3)")
+        ->type_name("N");
+    AddAccessFlags(cmd, &a->access);
+    ctx.SetAction(cmd, [&ctx, a] { return RunRemoteAdd(ctx, *a); });
+  }
+  {
+    CLI::App* cmd = ctx.AddCommand(*remote, "show", "Print the binding and the stream's subject.",
+                                   "amem remote show --json");
+    ctx.SetAction(cmd, [&ctx] { return RunRemoteShow(ctx); });
+  }
+  {
+    CLI::App* cmd = ctx.AddCommand(*remote, "remove",
+                                   "Drop the binding (the stream is kept); writes stay local.",
+                                   "amem remote remove");
+    ctx.SetAction(cmd, [&ctx] { return RunRemoteRemove(ctx); });
+  }
+  {
+    auto a = std::make_shared<SyncArgs>();
+    CLI::App* cmd = ctx.AddCommand(
+        app, "sync", "Apply the bound stream's revisions the store lacks, once.",
+        "amem sync --json");
+    AddAccessFlags(cmd, &a->access);
+    ctx.SetAction(cmd, [&ctx, a] { return RunSync(ctx, *a, /*follow=*/false); });
+  }
+  {
+    auto a = std::make_shared<SyncArgs>();
+    CLI::App* cmd = ctx.AddCommand(
+        app, "follow",
+        "Keep applying the bound stream's revisions until SIGTERM or SIGINT (exit 0).",
+        "amem follow --interval-ms 100");
+    AddAccessFlags(cmd, &a->access);
+    cmd->add_option("--interval-ms", a->interval_ms,
+                    "Pause between looks at the stream (default 200)")
+        ->type_name("MS");
+    ctx.SetAction(cmd, [&ctx, a] { return RunSync(ctx, *a, /*follow=*/true); });
+  }
+}
+
+}  // namespace amem::cli

@@ -1,0 +1,360 @@
+// A store bound to an ordered log of its revisions (tools/cli/replication.h,
+// docs/REPLICATION.md).
+#include "tools/cli/replication.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "common/files.h"
+#include "tools/cli/command.h"
+#include "tools/cli/history_log.h"
+
+namespace amem::cli {
+
+namespace {
+
+RevisionLogFactory& Factory() {
+  static RevisionLogFactory factory;
+  return factory;
+}
+
+std::string RemotePath(const std::string& store_dir) {
+  return (std::filesystem::path(store_dir) / kRemoteFile).string();
+}
+
+Status CheckStreamName(const std::string& stream) {
+  if (stream.empty() || stream.size() > 64) {
+    return Status::InvalidArgument("--stream: a name of 1 to 64 letters, digits, '-' or '_'");
+  }
+  for (char c : stream) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_';
+    if (!ok) {
+      return Status::InvalidArgument("--stream '" + stream +
+                                     "': only letters, digits, '-' and '_' (it names a "
+                                     "JetStream stream and its subject)");
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckServer(const std::string& url) {
+  constexpr std::string_view kScheme = "nats://";
+  if (url.compare(0, kScheme.size(), kScheme) != 0 || url.size() == kScheme.size()) {
+    return Status::InvalidArgument("server '" + url + "': expected nats://HOST:PORT");
+  }
+  for (char c : url) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == ',' || c == '"' || c == '\\') {
+      return Status::InvalidArgument("server '" + url + "': expected nats://HOST:PORT");
+    }
+  }
+  return Status::OK();
+}
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+std::string Where(const std::string& stream, uint64_t seq) {
+  return "stream " + stream + ", sequence " + std::to_string(seq);
+}
+
+// The record of the store's revision `rev`.
+Result<std::string> LocalRecord(const Store& store, uint64_t rev) {
+  std::string record;
+  AMEM_RETURN_IF_ERROR(store.ReadHistory(rev - 1, rev, [&](const LoggedRevision& r) {
+    record = RevisionRecord(r);
+    return Status::OK();
+  }));
+  if (record.empty()) return Status::NotFound("revision " + std::to_string(rev));
+  return record;
+}
+
+}  // namespace
+
+Result<RemoteBinding> ParseRemote(const std::string& servers, const std::string& stream,
+                                  int replicas) {
+  RemoteBinding b;
+  size_t start = 0;
+  while (start <= servers.size()) {
+    size_t comma = servers.find(',', start);
+    if (comma == std::string::npos) comma = servers.size();
+    std::string url = servers.substr(start, comma - start);
+    AMEM_RETURN_IF_ERROR(CheckServer(url));
+    b.servers.push_back(std::move(url));
+    start = comma + 1;
+  }
+  AMEM_RETURN_IF_ERROR(CheckStreamName(stream));
+  if (replicas < 1 || replicas > 5) {
+    return Status::InvalidArgument("--replicas: 1 to 5 (JetStream's limit)");
+  }
+  b.stream = stream;
+  b.replicas = replicas;
+  return b;
+}
+
+Result<RemoteBinding> ReadRemoteBinding(const std::string& store_dir) {
+  const std::string path = RemotePath(store_dir);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Status::NotFound("the store is not bound");
+  std::string text;
+  AMEM_RETURN_IF_ERROR(ReadInputFile(path, &text, 1 << 20));
+  Json doc = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto bad = [&](const std::string& why) {
+    return Status::Corruption(path + ": " + why + " (amem remote remove, then add, rewrites it)");
+  };
+  if (!doc.is_object() || !doc["servers"].is_array() || !doc["stream"].is_string() ||
+      !doc["replicas"].is_number_integer()) {
+    return bad("not a binding (servers, stream, replicas)");
+  }
+  std::string servers;
+  for (const Json& s : doc["servers"]) {
+    if (!s.is_string()) return bad("a server is not a string");
+    servers += (servers.empty() ? "" : ",") + s.get<std::string>();
+  }
+  Result<RemoteBinding> b =
+      ParseRemote(servers, doc["stream"].get<std::string>(), doc["replicas"].get<int>());
+  if (!b.ok()) return bad(b.status().message());
+  return b;
+}
+
+Json RemoteBindingJson(const RemoteBinding& binding) {
+  Json doc;
+  doc["servers"] = binding.servers;
+  doc["stream"] = binding.stream;
+  doc["subject"] = binding.subject();
+  doc["replicas"] = binding.replicas;
+  return doc;
+}
+
+Status WriteRemoteBinding(const std::string& store_dir, const RemoteBinding& binding) {
+  AtomicFile file;
+  AMEM_RETURN_IF_ERROR(file.Open(RemotePath(store_dir)));
+  AMEM_RETURN_IF_ERROR(file.Append(RemoteBindingJson(binding).dump(2) + "\n"));
+  return file.Commit(Durability::kSynced);
+}
+
+Status RemoveRemoteBinding(const std::string& store_dir) {
+  std::error_code ec;
+  if (!std::filesystem::remove(RemotePath(store_dir), ec)) {
+    if (ec) return Status::IOError(RemotePath(store_dir) + ": " + ec.message());
+    return Status::NotFound("the store is not bound to a stream");
+  }
+  return Status::OK();
+}
+
+RemoteAccess RemoteAccessFromEnv() {
+  RemoteAccess a;
+  a.creds = Env("AMEM_NATS_CREDS");
+  a.tls_ca = Env("AMEM_NATS_TLS_CA");
+  a.tls_cert = Env("AMEM_NATS_TLS_CERT");
+  a.tls_key = Env("AMEM_NATS_TLS_KEY");
+  const std::string timeout = Env("AMEM_NATS_TIMEOUT_MS");
+  if (!timeout.empty()) {
+    char* end = nullptr;
+    const long long v = std::strtoll(timeout.c_str(), &end, 10);
+    if (end != nullptr && *end == '\0' && v > 0) a.timeout_ms = v;
+  }
+  return a;
+}
+
+void SetRevisionLogFactory(RevisionLogFactory factory) { Factory() = std::move(factory); }
+
+Result<std::unique_ptr<RevisionLog>> OpenRevisionLog(const RemoteBinding& binding,
+                                                     const RemoteAccess& access) {
+  if (!Factory()) {
+    return Status::NotSupported(
+        "this amem was built without NATS (libnats-dev was missing when it was "
+        "configured): install libnats-dev (tools/bootstrap.sh test does) and build again");
+  }
+  return Factory()(binding, access);
+}
+
+std::string RevisionRecord(const LoggedRevision& revision) {
+  std::string out;
+  AppendLogLines(revision, &out);
+  return out;
+}
+
+Result<LoggedRevision> ParseRevisionRecord(const std::string& stream, uint64_t seq,
+                                           const std::string& record) {
+  Result<ParsedLog> log = ParseLog(record);
+  if (!log.ok()) {
+    return log.status().WithContext(Where(stream, seq) + ": not an amem revision");
+  }
+  if (log->revisions.size() != 1) {
+    return Status::InvalidArgument(Where(stream, seq) + ": holds " +
+                                   std::to_string(log->revisions.size()) +
+                                   " revisions, not one");
+  }
+  if (log->revisions[0].rev != seq) {
+    return Status::InvalidArgument(Where(stream, seq) + ": holds revision " +
+                                   std::to_string(log->revisions[0].rev) + ", not " +
+                                   std::to_string(seq));
+  }
+  return std::move(log->revisions[0]);
+}
+
+Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string& stream) {
+  Result<LogInfo> info = log.Open(/*create=*/false);
+  if (!info.ok()) return info.status();
+  CatchUpReport report;
+  bool first = true;
+  // Another process may apply or write the same revisions meanwhile (a writer on
+  // this store, another sync): when an apply fails because the store moved past
+  // it, look again from the store's new revision.
+  for (;;) {
+    Result<uint64_t> local = store.revision();
+    if (!local.ok()) return local.status();
+    if (first) report.from = *local;
+    first = false;
+    report.to = *local;
+    report.log_last = info->last_seq;
+    if (*local > info->last_seq) {
+      // The stream may have grown since it was asked (another writer).
+      info = log.Open(/*create=*/false);
+      if (!info.ok()) return info.status();
+    }
+    if (*local > info->last_seq) {
+      return Status::InvalidArgument(
+          "the store is at revision " + std::to_string(*local) + " but stream " + stream +
+          " ends at sequence " + std::to_string(info->last_seq) +
+          ": the store went ahead of the stream, so it cannot follow it (nothing applied)");
+    }
+    if (info->first_seq > *local + 1 && info->last_seq > 0) {
+      return Status::InvalidArgument("stream " + stream + " starts at sequence " +
+                                     std::to_string(info->first_seq) +
+                                     "; the revisions after the store's " +
+                                     std::to_string(*local) + " are gone from it");
+    }
+    if (*local > 0) {
+      Result<std::string> mine = LocalRecord(store, *local);
+      if (!mine.ok()) return mine.status();
+      Result<std::string> theirs = log.Get(*local);
+      if (!theirs.ok()) return theirs.status().WithContext(Where(stream, *local));
+      if (*mine != *theirs) {
+        return Status::InvalidArgument(
+            "the store's revision " + std::to_string(*local) + " differs from " +
+            Where(stream, *local) +
+            ": the store diverged from the stream, so it cannot follow it (nothing applied)");
+      }
+    }
+    bool moved = false;
+    for (uint64_t seq = *local + 1; seq <= info->last_seq; ++seq) {
+      Result<std::string> record = log.Get(seq);
+      if (!record.ok()) return record.status().WithContext(Where(stream, seq));
+      Result<LoggedRevision> revision = ParseRevisionRecord(stream, seq, *record);
+      if (!revision.ok()) return revision.status();
+      std::vector<LoggedRevision> one;
+      one.push_back(std::move(revision).value());
+      Result<uint64_t> applied = store.ApplyRevisions(one);
+      if (!applied.ok()) {
+        Result<uint64_t> now = store.revision();
+        if (now.ok() && *now >= seq) {
+          moved = true;  // applied or written by another process meanwhile
+          break;
+        }
+        return applied.status().WithContext(Where(stream, seq) + ": cannot be applied");
+      }
+      report.to = *applied;
+    }
+    if (!moved) return report;
+  }
+}
+
+Result<uint64_t> ReconcileHistory(Store& store, RevisionLog& log, const std::string& stream) {
+  Result<LogInfo> info = log.Open(/*create=*/false);
+  if (!info.ok()) return info.status();
+  Result<uint64_t> local = store.revision();
+  if (!local.ok()) return local.status();
+  if (info->last_seq > 0 && info->first_seq > 1) {
+    return Status::InvalidArgument("stream " + stream + " starts at sequence " +
+                                   std::to_string(info->first_seq) +
+                                   ": its early revisions are gone, so the store's history "
+                                   "cannot be compared with it");
+  }
+  const uint64_t common = std::min(*local, info->last_seq);
+  uint64_t appended = 0;
+  AMEM_RETURN_IF_ERROR(store.ReadHistory(0, 0, [&](const LoggedRevision& r) -> Status {
+    const std::string mine = RevisionRecord(r);
+    if (r.rev <= common) {
+      Result<std::string> theirs = log.Get(r.rev);
+      if (!theirs.ok()) return theirs.status().WithContext(Where(stream, r.rev));
+      if (*theirs != mine) {
+        return Status::InvalidArgument("the store's revision " + std::to_string(r.rev) +
+                                       " differs from " + Where(stream, r.rev) +
+                                       ": the store's history is not the stream's (not bound)");
+      }
+      return Status::OK();
+    }
+    Result<uint64_t> seq = log.Append(r.rev - 1, mine);
+    if (!seq.ok()) return seq.status().WithContext("revision " + std::to_string(r.rev));
+    ++appended;
+    return Status::OK();
+  }));
+  return appended;
+}
+
+Status InstallReplication(const std::string& store_dir, Store* store) {
+  Result<RemoteBinding> binding = ReadRemoteBinding(store_dir);
+  if (binding.status().IsNotFound()) return Status::OK();
+  if (!binding.ok()) return binding.status();
+  struct State {
+    RemoteBinding binding;
+    RemoteAccess access;
+    Store* store = nullptr;
+    std::unique_ptr<RevisionLog> log;
+    Status Connect() {
+      if (log) return Status::OK();
+      Result<std::unique_ptr<RevisionLog>> opened = OpenRevisionLog(binding, access);
+      if (!opened.ok()) {
+        return opened.status().WithContext("the store is bound to stream " + binding.stream +
+                                           "; nothing was written");
+      }
+      Result<LogInfo> info = (*opened)->Open(/*create=*/false);
+      if (!info.ok()) {
+        return info.status().WithContext("the store is bound to stream " + binding.stream +
+                                         "; nothing was written");
+      }
+      log = std::move(opened).value();
+      return Status::OK();
+    }
+  };
+  auto state = std::make_shared<State>();
+  state->binding = *binding;
+  state->access = RemoteAccessFromEnv();
+  state->store = store;
+  auto hook = std::make_shared<CommitHook>();
+  hook->publish = [state](const LoggedRevision& revision) -> Status {
+    AMEM_RETURN_IF_ERROR(state->Connect());
+    Result<uint64_t> seq = state->log->Append(revision.rev - 1, RevisionRecord(revision));
+    if (!seq.ok()) {
+      if (seq.status().IsAborted()) return seq.status();
+      return seq.status().WithContext("stream " + state->binding.stream +
+                                      " did not accept revision " +
+                                      std::to_string(revision.rev) + "; nothing was written");
+    }
+    if (*seq != revision.rev) {
+      return Status::Corruption("stream " + state->binding.stream + " took revision " +
+                                std::to_string(revision.rev) + " as sequence " +
+                                std::to_string(*seq));
+    }
+    // Fault injection for tests/replication/cluster_test.sh: die after the
+    // stream's acknowledgement and before the local commit.
+    if (std::getenv("AMEM_REPLICATION_TEST_DIE_AFTER_PUBLISH") != nullptr) std::raise(SIGKILL);
+    return Status::OK();
+  };
+  hook->catch_up = [state]() -> Status {
+    AMEM_RETURN_IF_ERROR(state->Connect());
+    return CatchUp(*state->store, *state->log, state->binding.stream).status();
+  };
+  store->SetCommitHook(std::move(hook));
+  return Status::OK();
+}
+
+}  // namespace amem::cli

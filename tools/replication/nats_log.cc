@@ -1,0 +1,211 @@
+// cli::RevisionLog on NATS JetStream, through the nats.c client (libnats-dev).
+#include "tools/replication/nats_log.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nats/nats.h>
+
+namespace amem::replication {
+
+namespace {
+
+std::string NatsError(natsStatus s, jsErrCode code = static_cast<jsErrCode>(0)) {
+  std::string text = natsStatus_GetText(s);
+  natsStatus last = NATS_OK;
+  const char* detail = nats_GetLastError(&last);
+  // The last error repeats the status's text after where it was raised: add it
+  // only when it says more.
+  if (detail != nullptr && *detail != '\0' && std::string(detail).find(text) == std::string::npos) {
+    text += std::string(" (") + detail + ")";
+  }
+  if (code != 0) text += " [JetStream error " + std::to_string(static_cast<int>(code)) + "]";
+  return text;
+}
+
+class NatsLog final : public cli::RevisionLog {
+ public:
+  NatsLog(cli::RemoteBinding binding, cli::RemoteAccess access)
+      : binding_(std::move(binding)), access_(std::move(access)) {}
+  ~NatsLog() override {
+    if (js_ != nullptr) jsCtx_Destroy(js_);
+    if (nc_ != nullptr) natsConnection_Destroy(nc_);
+    if (opts_ != nullptr) natsOptions_Destroy(opts_);
+  }
+
+  Status Connect() {
+    std::vector<const char*> urls;
+    for (const std::string& u : binding_.servers) urls.push_back(u.c_str());
+    natsStatus s = natsOptions_Create(&opts_);
+    if (s == NATS_OK) s = natsOptions_SetServers(opts_, urls.data(), static_cast<int>(urls.size()));
+    if (s == NATS_OK) s = natsOptions_SetTimeout(opts_, access_.timeout_ms);
+    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts_, 20);
+    if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts_, 100);
+    if (s == NATS_OK && !access_.creds.empty()) {
+      s = natsOptions_SetUserCredentialsFromFiles(opts_, access_.creds.c_str(), nullptr);
+    }
+    if (s == NATS_OK && !access_.tls_ca.empty()) {
+      s = natsOptions_SetSecure(opts_, true);
+      if (s == NATS_OK) s = natsOptions_LoadCATrustedCertificates(opts_, access_.tls_ca.c_str());
+    }
+    if (s == NATS_OK && !access_.tls_cert.empty()) {
+      s = natsOptions_LoadCertificatesChain(opts_, access_.tls_cert.c_str(),
+                                            access_.tls_key.c_str());
+    }
+    if (s != NATS_OK) return Status::InvalidArgument("NATS options: " + NatsError(s));
+    s = natsConnection_Connect(&nc_, opts_);
+    if (s != NATS_OK) {
+      return Status::IOError("cannot reach stream " + binding_.stream + " at " + Servers() +
+                             ": " + NatsError(s));
+    }
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = access_.timeout_ms;
+    s = natsConnection_JetStream(&js_, nc_, &jo);
+    if (s != NATS_OK) return Status::IOError("JetStream: " + NatsError(s));
+    return Status::OK();
+  }
+
+  Result<cli::LogInfo> Open(bool create) override {
+    // A cluster that has just started (or lost a node) may not have elected its
+    // JetStream leaders yet: its answers are errors for a moment. Ask again until
+    // the timeout.
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(access_.timeout_ms);
+    for (;;) {
+      Result<cli::LogInfo> info = TryOpen(create);
+      if (info.ok() || !info.status().IsIOError() ||
+          std::chrono::steady_clock::now() >= deadline) {
+        return info;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  Result<std::string> Get(uint64_t seq) override {
+    natsMsg* msg = nullptr;
+    jsErrCode code = static_cast<jsErrCode>(0);
+    natsStatus s = js_GetMsg(&msg, js_, binding_.stream.c_str(), seq, nullptr, &code);
+    if (s == NATS_NOT_FOUND || code == JSNoMessageFoundErr) {
+      return Status::NotFound("no message");
+    }
+    if (s != NATS_OK) return Status::IOError("cannot read the message: " + NatsError(s, code));
+    std::string data(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg)));
+    natsMsg_Destroy(msg);
+    return data;
+  }
+
+  Result<uint64_t> Append(uint64_t expected_last, const std::string& record) override {
+    natsMsg* msg = nullptr;
+    natsStatus s = natsMsg_Create(&msg, subject_.c_str(), nullptr, record.data(),
+                                  static_cast<int>(record.size()));
+    // Set by hand: the client sends its ExpectLastSeq option only when it is not 0,
+    // and an empty stream must be expected too.
+    const std::string expected = std::to_string(expected_last);
+    if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Expected-Last-Sequence", expected.c_str());
+    if (s == NATS_OK) s = natsMsgHeader_Set(msg, "Nats-Expected-Stream", binding_.stream.c_str());
+    if (s != NATS_OK) {
+      natsMsg_Destroy(msg);
+      return Status::IOError("cannot build the message: " + NatsError(s));
+    }
+    jsPubAck* ack = nullptr;
+    jsErrCode code = static_cast<jsErrCode>(0);
+    s = js_PublishMsg(&ack, js_, msg, nullptr, &code);
+    natsMsg_Destroy(msg);
+    if (s == NATS_OK) {
+      const uint64_t seq = ack->Sequence;
+      jsPubAck_Destroy(ack);
+      return seq;
+    }
+    if (code == JSStreamWrongLastSequenceErr) {
+      return Status::Aborted("stream " + binding_.stream + " is past sequence " + expected);
+    }
+    if (s == NATS_TIMEOUT) {
+      return Status::IOError("no answer from stream " + binding_.stream + " within " +
+                             std::to_string(access_.timeout_ms) +
+                             " ms: the revision may or may not be in the stream "
+                             "(amem sync applies it if it is)");
+    }
+    return Status::IOError("publish: " + NatsError(s, code));
+  }
+
+ private:
+  std::string Servers() const {
+    std::string s;
+    for (const std::string& u : binding_.servers) s += (s.empty() ? "" : ",") + u;
+    return s;
+  }
+
+  Result<cli::LogInfo> TryOpen(bool create) {
+    jsStreamInfo* si = nullptr;
+    jsErrCode code = static_cast<jsErrCode>(0);
+    natsStatus s = js_GetStreamInfo(&si, js_, binding_.stream.c_str(), nullptr, &code);
+    cli::LogInfo info;
+    if (s == NATS_NOT_FOUND) {
+      if (!create) {
+        return Status::NotFound("stream " + binding_.stream + " does not exist at " + Servers() +
+                                " (amem remote add creates it)");
+      }
+      jsStreamConfig cfg;
+      jsStreamConfig_Init(&cfg);
+      const char* subjects[] = {subject_.c_str()};
+      cfg.Name = binding_.stream.c_str();
+      cfg.Subjects = subjects;
+      cfg.SubjectsLen = 1;
+      cfg.Storage = js_FileStorage;
+      cfg.Replicas = binding_.replicas;
+      cfg.DenyDelete = true;
+      cfg.DenyPurge = true;
+      s = js_AddStream(&si, js_, &cfg, nullptr, &code);
+      if (s != NATS_OK) {
+        const std::string why = NatsError(s, code);
+        if (code == JSInsufficientResourcesErr || code == JSClusterNoPeersErr) {
+          return Status::InvalidArgument("cannot create stream " + binding_.stream + " with " +
+                                         std::to_string(binding_.replicas) +
+                                         " replicas: " + why);
+        }
+        return Status::IOError("cannot create stream " + binding_.stream + ": " + why);
+      }
+      info.created = true;
+    } else if (s != NATS_OK) {
+      return Status::IOError("cannot reach stream " + binding_.stream + " at " + Servers() + ": " +
+                             NatsError(s, code));
+    }
+    const jsStreamConfig* cfg = si->Config;
+    const bool ours = cfg != nullptr && cfg->SubjectsLen == 1 && cfg->Subjects != nullptr &&
+                      subject_ == cfg->Subjects[0];
+    info.first_seq = si->State.FirstSeq;
+    info.last_seq = si->State.LastSeq;
+    info.replicas = cfg != nullptr ? static_cast<int>(cfg->Replicas) : 0;
+    jsStreamInfo_Destroy(si);
+    if (!ours) {
+      return Status::InvalidArgument("stream " + binding_.stream +
+                                     " is not an amem revision stream (its subjects are not "
+                                     "just " + subject_ + ")");
+    }
+    return info;
+  }
+
+  cli::RemoteBinding binding_;
+  cli::RemoteAccess access_;
+  std::string subject_ = binding_.subject();
+  natsOptions* opts_ = nullptr;
+  natsConnection* nc_ = nullptr;
+  jsCtx* js_ = nullptr;
+};
+
+}  // namespace
+
+cli::RevisionLogFactory NatsLogFactory() {
+  return [](const cli::RemoteBinding& binding,
+            const cli::RemoteAccess& access) -> Result<std::unique_ptr<cli::RevisionLog>> {
+    auto log = std::make_unique<NatsLog>(binding, access);
+    AMEM_RETURN_IF_ERROR(log->Connect());
+    return std::unique_ptr<cli::RevisionLog>(std::move(log));
+  };
+}
+
+}  // namespace amem::replication
