@@ -64,7 +64,10 @@ void FitToBudget(Json* doc, size_t budget) {
     left -= std::min(left, list.bytes());
     rows = list.Take();
   }
-  if (!omitted.empty()) (*doc)["omitted"] = std::move(omitted);
+  if (!omitted.empty()) {
+    (*doc)["omitted"] = std::move(omitted);
+    (*doc)["truncated"] = true;
+  }
 }
 
 namespace {
@@ -137,6 +140,13 @@ void FitChain(Json* doc, size_t budget) {
 // ctx->reader) and bounds the answer; records the call in the query log.
 ToolResult RunOnSnapshot(const ToolContext* ctx, const io::QueryDef& def, const Json& args) {
   const std::string& name = def.tool;
+  // budget_tokens (context, impact) is a size the caller asked for: it raises the
+  // answer's bound to what it needs (tools/mcp/tool.h), up to kMaxAnswerBytes.
+  const size_t asked = HasArg(args, "budget_tokens")
+                           ? 4 * static_cast<size_t>(std::max<int64_t>(0, ArgInt(args, "budget_tokens", 0))) + 1024
+                           : 0;
+  const size_t call_bound = AnswerBytes();  // max_bytes, which the server took from args
+  RaiseAnswerBytes(asked);
   std::shared_ptr<const snapshot::Reader> opened;
   const snapshot::Reader* reader = ctx->reader;
   std::optional<uint64_t> revision;
@@ -190,18 +200,16 @@ ToolResult RunOnSnapshot(const ToolContext* ctx, const io::QueryDef& def, const 
   r.structured = std::move(answer->doc);
   if (revision) r.structured["revision"] = *revision;
   r.text = std::move(answer->text);
-  size_t budget = kMaxResultBytes;
-  if (!r.text.empty()) {
-    // A text of its own (context's prompt) takes its part first; structuredContent
-    // is then sent once, while ResultCost counts it twice.
-    size_t text = JsonStringBytes(r.text);
-    budget = text < kMaxResultBytes ? 2 * (kMaxResultBytes - text) : 0;
-  }
-  if (def.chain) FitChain(&r.structured, kMaxResultBytes - 2048);
+  // Each copy (the text, structuredContent) within the call's bound: with a text of
+  // its own (context's prompt) structuredContent is sent once, its ResultCost twice.
+  const size_t budget = ResultBudget();
+  if (def.chain) FitChain(&r.structured, budget - std::min<size_t>(budget / 2, 2048));
   FitToBudget(&r.structured, budget);
   // A consolidation that wrote is a write: it leaves nothing in the query log.
   if (!ctx->query_log.empty() && !answer->wrote) {
-    io::QueryRecord record{"mcp", name, args, revision, io::AnswerDigest(r.structured)};
+    Json logged = args;  // as the call was made, so that replay-queries bounds it alike
+    if (call_bound != kDefaultAnswerBytes) logged[std::string(kAnswerBytesArg)] = call_bound;
+    io::QueryRecord record{"mcp", name, logged, revision, io::AnswerDigest(r.structured)};
     Status s = io::AppendQueryLog(ctx->query_log, record);
     if (!s.ok()) std::fprintf(stderr, "amem mcp: warning: %s\n", s.ToString().c_str());
   }
