@@ -86,7 +86,7 @@ enum class Kind {
 struct Case {
   Json args;
   Kind kind;
-  // kPaged: the list fields whose items a page carries, and each item's identity.
+  // kPaged: the list fields whose items a page carries (empty: every array field).
   std::vector<std::string> lists{};
   // kCut: what raises the bound (merged into args): max_bytes, or the tool's own size.
   Json more = {{"max_bytes", kMaxAnswerBytes}};
@@ -118,22 +118,22 @@ std::map<std::string, Case> Cases() {
   c["changes_since"] = {{{"since_rev", 0}}, Kind::kPaged, {"changes"}};
   c["store_stats"] = {Json::object(), Kind::kSmall};
   c["index_code"] = {{{"ctags", "/nonexistent/ctags.json"}, {"root", "."}}, Kind::kSmall};
-  c["traverse"] = {{{"node", "file:hub.cc"}, {"limit", 1000}}, Kind::kCut};
-  c["find_memories"] = {{{"limit", 1000}}, Kind::kCut};
-  c["temporal"] = {{{"earlier", "run:r2"}, {"later", "run:r1"}, {"limit", 500}}, Kind::kCut};
-  c["impact"] = {{{"node", "fact:f0"}, {"depth", 100}, {"limit", 1000}}, Kind::kCut};
+  c["traverse"] = {{{"node", "file:hub.cc"}, {"limit", 1000}}, Kind::kPaged};
+  c["find_memories"] = {{{"limit", 1000}}, Kind::kPaged};
+  c["temporal"] = {{{"earlier", "run:r2"}, {"later", "run:r1"}, {"limit", 500}}, Kind::kPaged};
+  c["impact"] = {{{"node", "fact:f0"}, {"depth", 100}, {"limit", 1000}}, Kind::kPaged};
   c["context"] = {{{"seeds", {"file:hub.cc"}}, {"limit", 1000}, {"max_content", 4000}},
                   Kind::kCut, {}, {{"budget_tokens", 7000}}};
   c["resolve"] = {{{"node", "fact:f1"}}, Kind::kSmall};
   c["path"] = {{{"from", "fact:f0"}, {"to", "fact:f299"}, {"direction", "out"}, {"max_depth", 1000}}, Kind::kCut};
-  c["similar"] = {{{"text", "widget alpha lorem"}, {"limit", 200}}, Kind::kCut};
-  c["text_search"] = {{{"query", "widget alpha lorem"}, {"limit", 200}}, Kind::kCut};
-  c["hybrid_search"] = {{{"query", "widget alpha lorem"}, {"limit", 200}}, Kind::kCut};
-  c["centrality"] = {{{"metric", "degree"}, {"limit", 1000}}, Kind::kCut};
-  c["revise"] = {{{"node", "fact:f0"}, {"limit", 1000}}, Kind::kCut};
-  c["gaps"] = {{{"limit", 1000}, {"threshold", 1.0}}, Kind::kCut};
-  c["analogy"] = {{{"node", "fact:f1"}, {"limit", 200}}, Kind::kCut};
-  c["drift"] = {{{"limit", 100}, {"trajectory_limit", 500}}, Kind::kCut};
+  c["similar"] = {{{"text", "widget alpha lorem"}, {"limit", 200}}, Kind::kPaged};
+  c["text_search"] = {{{"query", "widget alpha lorem"}, {"limit", 200}}, Kind::kPaged};
+  c["hybrid_search"] = {{{"query", "widget alpha lorem"}, {"limit", 200}}, Kind::kPaged};
+  c["centrality"] = {{{"metric", "degree"}, {"limit", 1000}}, Kind::kPaged};
+  c["revise"] = {{{"node", "fact:f0"}, {"limit", 1000}}, Kind::kPaged};
+  c["gaps"] = {{{"limit", 1000}, {"threshold", 1.0}}, Kind::kPaged};
+  c["analogy"] = {{{"node", "fact:f1"}, {"limit", 200}}, Kind::kPaged};
+  c["drift"] = {{{"limit", 100}, {"trajectory_limit", 500}}, Kind::kPaged};
   c["consolidate"] = {{{"limit", 1000}, {"dedup_threshold", 0.1}}, Kind::kCut};
   c["export_snapshot"] = {{{"path", "bound.amem"}}, Kind::kSmall};
   c["view"] = {{{"query", "traverse"}, {"arguments", {{"node", "file:hub.cc"}, {"limit", 1000}}}},
@@ -179,6 +179,15 @@ void CheckWithin(const Json& result, size_t bound) {
   if (result.contains("structuredContent")) CHECK(DumpLine(result["structuredContent"]).size() <= bound);
 }
 
+std::vector<std::string> ListFields(const Case& c, const Json& page) {
+  if (!c.lists.empty()) return c.lists;
+  std::vector<std::string> fields;
+  for (const auto& [field, value] : page.items()) {
+    if (value.is_array()) fields.push_back(field);
+  }
+  return fields;
+}
+
 // An item's identity within a paged answer: an entity part is its name and where its
 // observations start, a relation its ends and type, anything else its JSON.
 std::string Identity(const std::string& field, const Json& item) {
@@ -201,7 +210,7 @@ void CheckPaging(Harness& h, const std::string& tool, const Case& c, const Json&
   size_t pages = 1, items = 0;
   for (;;) {
     CHECK(page.value("truncated", false) == page.contains("nextCursor"));
-    for (const auto& field : c.lists) {
+    for (const auto& field : ListFields(c, page)) {
       for (const auto& item : page[field]) {
         ++items;
         CHECK(seen.insert(field + ":" + Identity(field, item)).second);  // never twice
@@ -226,7 +235,7 @@ void CheckPaging(Harness& h, const std::string& tool, const Case& c, const Json&
   for (size_t n = 0;; ++n) {
     REQUIRE(n < 2000);
     Json p = h.Ok(tool, bargs);
-    for (const auto& field : c.lists) {
+    for (const auto& field : ListFields(c, p)) {
       for (const auto& item : p[field]) {
         // Entities split across pages differently at another bound: compare names.
         big.insert(field + ":" + (field == "entities" ? item["name"].get<std::string>()
@@ -318,14 +327,17 @@ TEST_CASE("a malformed cursor is refused and changes nothing", "[mcp][budget][bo
   }
   Json first = h.Ok("recall", {{"namespace", "n"}, {"max_bytes", 1000}});
   REQUIRE(first.contains("nextCursor"));
-  for (const char* tool : {"recall", "changes_since", "read_graph", "search_nodes", "open_nodes"}) {
+  for (const char* tool :
+       {"recall", "changes_since", "read_graph", "search_nodes", "open_nodes", "text_search"}) {
     Json base = Json::object();
     if (std::string(tool) == "recall") base = {{"namespace", "n"}};
     if (std::string(tool) == "changes_since") base = {{"since_rev", 0}};
-    if (std::string(tool) == "search_nodes") base = {{"query", "x"}};
+    if (std::string(tool) == "search_nodes" || std::string(tool) == "text_search") {
+      base = {{"query", "x"}};
+    }
     if (std::string(tool) == "open_nodes") base = {{"names", {"x"}}};
     for (const Json& bad : {Json("garbage"), Json("r1o"), Json("r-1o0"), Json("r1o99999999999999999999"),
-                            Json(""), Json(7)}) {
+                            Json(""), Json(7), Json("r1o1,,2"), Json("r1o1,x"), Json("r0o1")}) {
       INFO(tool << " " << DumpLine(bad));
       Json args = base;
       args["cursor"] = bad;

@@ -90,18 +90,17 @@ constexpr int kMaxTextSliceBytes = 24576;
 // A value in a list (recall without key) is cut to this; recall by key reads it all.
 constexpr size_t kListValueBytes = 2048;
 
-Json SliceProperties(const std::string& field, std::string_view what) {
+Json SliceProperties(const std::string& field) {
   Json p = Json::object();
   p[field + "_offset"] = {
       {"type", "integer"},
       {"minimum", 0},
-      {"description", "Start byte: next_" + field + "_offset of the last call."}};
+      {"description", "next_" + field + "_offset of the last call."}};
   p["max_" + field + "_bytes"] = {
       {"type", "integer"},
       {"minimum", 1},
       {"maximum", kMaxTextSliceBytes},
-      {"description", "Bytes of the " + std::string(what) + " per call (default " +
-                          std::to_string(kDefaultTextSliceBytes) + ")."}};
+      {"description", "Slice bytes (default " + std::to_string(kDefaultTextSliceBytes) + ")."}};
   return p;
 }
 
@@ -195,7 +194,7 @@ void AddKvTools(ToolRegistry* registry, Store* store) {
                                      {"description", "Every version of key."}}}}),
                         AsOfProperties()),
                   PageProperties(100, 1000)),
-            SliceProperties("value", "value")),
+            SliceProperties("value")),
       {"namespace"});
   t.read_only = true;
   t.idempotent = true;
@@ -342,7 +341,7 @@ Tool GetMemoryTool(Store* store) {
       Merge(Merge(Json{{"node", NodeArg("Key or id.")},
                        {"edge_limit", {{"type", "integer"}, {"minimum", 0}, {"maximum", 1000},
                                        {"description", "Max edges each way (default 50)."}}}},
-                  SliceProperties("content", "content")),
+                  SliceProperties("content")),
             AsOfProperties()),
       {"node"});
   t.read_only = true;
