@@ -192,9 +192,8 @@ ToolResult RunOnSnapshot(const ToolContext* ctx, const io::QueryDef& def, const 
   const std::string& name = def.tool;
   // budget_tokens (context, impact) is a size the caller asked for: it raises the
   // answer's bound to what it needs (tools/mcp/tool.h), up to kMaxAnswerBytes.
-  const size_t asked = HasArg(args, "budget_tokens")
-                           ? 4 * static_cast<size_t>(std::max<int64_t>(0, ArgInt(args, "budget_tokens", 0))) + 1024
-                           : 0;
+  const int64_t tokens = std::max<int64_t>(0, ArgInt(args, "budget_tokens", 0));
+  const size_t asked = HasArg(args, "budget_tokens") ? 4 * static_cast<size_t>(tokens) + 1024 : 0;
   const size_t call_bound = AnswerBytes();  // max_bytes, which the server took from args
   RaiseAnswerBytes(asked);
   std::shared_ptr<const snapshot::Reader> opened;
