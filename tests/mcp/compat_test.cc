@@ -454,7 +454,8 @@ TEST_CASE("every response stays within the budget: big nodes, entities and echoe
   while (g["node"].contains("next_content_offset")) {
     REQUIRE(calls < 200);
     g = h.Ok("get_memory", {{"node", "file:big"}, {"max_content_bytes", 24576},
-                            {"content_offset", g["node"]["next_content_offset"]}});
+                            {"content_offset", g["node"]["next_content_offset"]},
+                            {"max_bytes", kMaxAnswerBytes}});
     within("get_memory with content_offset");
     all += g["node"]["content"].get<std::string>();
     ++calls;

@@ -337,7 +337,7 @@ TEST_CASE("Serve frames lines, survives oversized ones, exits at end of input",
   CHECK(lines[3]["id"] == "last");
 
   // With the default limit the same big call goes through; its 300 KB answer is
-  // cut to the response budget.
+  // cut to the default answer bound (max_bytes, tools/mcp/tool.h).
   out = ServeOver(s, input, kMaxLineBytes, &rc);
   CHECK(rc == 0);
   size_t start = out.find("{\"jsonrpc\":\"2.0\",\"id\":2,");
@@ -348,7 +348,8 @@ TEST_CASE("Serve frames lines, survives oversized ones, exits at end of input",
   CHECK(r["isError"] == false);
   CHECK(r["structuredContent"]["truncated"] == true);
   std::string text = r["structuredContent"]["text"];
-  CHECK(text.size() > 20000);
+  CHECK(text.size() > kDefaultAnswerBytes / 2);
+  CHECK(r["content"][0]["text"].get<std::string>().size() <= kDefaultAnswerBytes);
   CHECK(text.ends_with("…"));
   CHECK(Json::parse(r["content"][0]["text"].get<std::string>()) == r["structuredContent"]);
 }
@@ -469,7 +470,7 @@ TEST_CASE("the server keeps every response within kMaxResponseBytes", "[mcp][bud
     INFO(kind);
     auto line = s.HandleLine(DumpLine(Json{{"jsonrpc", "2.0"}, {"id", "a-long-request-id"},
                                           {"method", "tools/call"},
-                                          {"params", {{"name", "big"}, {"arguments", {{"kind", kind}}}}}}));
+                                          {"params", {{"name", "big"}, {"arguments", {{"kind", kind}, {"max_bytes", kMaxAnswerBytes}}}}}}));
     REQUIRE(line);
     CHECK(line->size() <= kMaxResponseBytes);
     Json r = Json::parse(*line)["result"];

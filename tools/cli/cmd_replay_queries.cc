@@ -78,11 +78,19 @@ Outcome AskOnce(const io::QueryRecord& q, const std::string& path,
     o.error = "\"" + q.query + "\" is not a query tool";
     return o;
   }
-  if (Status s = mcp::ValidateAgainstSchema(tool->input_schema, q.args); !s.ok()) {
+  // The answer bound the call was made with (max_bytes, tools/mcp/tool.h).
+  mcp::Json args = q.args;
+  Result<size_t> bound = args.is_object() ? mcp::TakeAnswerBytes(&args) : mcp::kDefaultAnswerBytes;
+  if (!bound.ok()) {
+    o.error = "arguments: " + bound.status().ToString();
+    return o;
+  }
+  mcp::ScopedAnswerBytes scoped(*bound);
+  if (Status s = mcp::ValidateAgainstSchema(tool->input_schema, args); !s.ok()) {
     o.error = "arguments: " + s.ToString();
     return o;
   }
-  mcp::ToolResult r = tool->handler(q.args);
+  mcp::ToolResult r = tool->handler(args);
   if (r.is_error) {
     o.error = r.text;
     return o;

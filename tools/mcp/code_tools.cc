@@ -63,9 +63,9 @@ void AddCodeTools(ToolRegistry* registry, ToolContext* ctx) {
     ToolResult r;
     r.structured = index::IndexReportJson(*report);
     // Bounded like every answer: the orphans are the only list that can grow.
-    if (ResultCost(r.structured) > kMaxResultBytes) {
+    if (ResultCost(r.structured) > ResultBudget()) {
       size_t total = r.structured["orphans"].size();
-      ShrinkToFit(&r.structured, kMaxResultBytes);
+      ShrinkToFit(&r.structured, ResultBudget());
       r.structured["orphans_total"] = total;
     }
     return r;

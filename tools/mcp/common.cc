@@ -45,9 +45,14 @@ Json PageProperties(int default_limit, int max_limit) {
                 {"minimum", 1},
                 {"maximum", max_limit},
                 {"description", "Page size (default " + std::to_string(default_limit) + ")."}};
-  p["cursor"] = {{"type", "string"},
-                 {"description", "nextCursor to go on."}};
+  p["cursor"] = CursorProperty();
   return p;
+}
+
+Json CursorProperty() {
+  // No description: every list answer's nextCursor and the instructions say what it
+  // is, and tools/list is sent with every turn (docs/MCP.md "Profiles").
+  return Json{{"type", "string"}};
 }
 
 Json ObjectSchema(Json properties, std::vector<std::string> required) {

@@ -52,6 +52,8 @@ Json AsOfProperties();
 Json WriteProperties();
 // limit (default `default_limit`, at most `max_limit`) and cursor.
 Json PageProperties(int default_limit, int max_limit);
+// The cursor property: a nextCursor an earlier page returned.
+Json CursorProperty();
 // Arguments of amem's own tools: {"type":"object","properties":props,
 // "required":required,"additionalProperties":false}; an unknown field is an error
 // naming the known ones, so a typo never passes silently.

@@ -441,7 +441,7 @@ Json EntityPart(const Entity& e, size_t from, size_t room, size_t* next) {
 }
 
 // A page of a graph listing: entities first, then relations, from `start`. Items
-// are added while the page's ResultCost stays within kMaxResultBytes and at most
+// are added while the page's ResultCost stays within ResultBudget() and at most
 // `limit` items are listed. An entity that does not fit in a whole page is split:
 // its part on this page (EntityPart) and the cursor resumes at its next observation
 // (PageStart::sub), so every observation is listed once, in order.
@@ -449,7 +449,7 @@ template <typename Listing>
 ToolResult GraphPage(const Listing& g, const Json& args, const PageStart& start,
                      uint64_t revision) {
   const size_t limit = static_cast<size_t>(ArgInt(args, "limit", kDefaultGraphLimit));
-  const size_t budget = kMaxResultBytes;
+  const size_t budget = ResultBudget();
   const size_t n_entities = g.entity_count(), total = n_entities + g.relation_count();
   Json entities = Json::array(), relations = Json::array();
   size_t i = start.offset, sub = i < n_entities ? start.sub : 0, taken = 0, used = 0;
@@ -502,7 +502,10 @@ ToolResult GraphPage(const Listing& g, const Json& args, const PageStart& start,
   ToolResult r;
   r.structured["entities"] = std::move(entities);
   r.structured["relations"] = std::move(relations);
-  if (i < total) r.structured["nextCursor"] = MakeCursor(revision, i, sub);
+  if (i < total) {
+    r.structured["nextCursor"] = MakeCursor(revision, i, sub);
+    r.structured["truncated"] = true;
+  }
   return r;
 }
 
@@ -569,7 +572,7 @@ ToolResult GraphWrite(Store* store, std::string_view what,
 ToolResult Echo(const char* field, std::vector<Json> items, std::string_view what) {
   ToolResult r;
   const size_t total = items.size();
-  BoundedList list(total, kMaxResultBytes - (1 << 10));
+  BoundedList list(total, ResultBudget() - (1 << 10));
   for (auto& item : items) {
     if (!list.Add(std::move(item))) break;
   }

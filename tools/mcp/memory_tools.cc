@@ -98,18 +98,17 @@ constexpr int kMaxTextSliceBytes = 24576;
 // A value in a list (recall without key) is cut to this; recall by key reads it all.
 constexpr size_t kListValueBytes = 2048;
 
-Json SliceProperties(const std::string& field, std::string_view what) {
+Json SliceProperties(const std::string& field) {
   Json p = Json::object();
   p[field + "_offset"] = {
       {"type", "integer"},
       {"minimum", 0},
-      {"description", "Start byte: next_" + field + "_offset of the last call."}};
+      {"description", "next_" + field + "_offset of the last call."}};
   p["max_" + field + "_bytes"] = {
       {"type", "integer"},
       {"minimum", 1},
       {"maximum", kMaxTextSliceBytes},
-      {"description", "Bytes of the " + std::string(what) + " per call (default " +
-                          std::to_string(kDefaultTextSliceBytes) + ")."}};
+      {"description", "Slice bytes (default " + std::to_string(kDefaultTextSliceBytes) + ")."}};
   return p;
 }
 
@@ -117,7 +116,7 @@ Json SliceProperties(const std::string& field, std::string_view what) {
 // value_bytes say so; recall by key reads it whole).
 Json ListedKvJson(const KvRecord& kv) {
   Json j = KvJson(kv);
-  (void)PutTextSlice(&j, "value", kv.value, 0, kListValueBytes, kMaxResultBytes);
+  (void)PutTextSlice(&j, "value", kv.value, 0, kListValueBytes, ResultBudget());
   return j;
 }
 
@@ -152,13 +151,16 @@ Json KvProperties() {
 // Pages `items` (already as JSON) from the cursor's offset.
 ToolResult PageOf(const std::vector<Json>& items, const char* field, const Json& args,
                   const PageStart& start, uint64_t revision, int default_limit) {
-  BoundedList list(static_cast<size_t>(ArgInt(args, "limit", default_limit)), kMaxResultBytes);
+  BoundedList list(static_cast<size_t>(ArgInt(args, "limit", default_limit)), ResultBudget());
   size_t i = start.offset;
   while (i < items.size() && list.Add(items[i])) ++i;
   ToolResult r;
   r.structured["total"] = items.size();
   r.structured[field] = list.Take();
-  if (i < items.size()) r.structured["nextCursor"] = MakeCursor(revision, i);
+  if (i < items.size()) {
+    r.structured["nextCursor"] = MakeCursor(revision, i);
+    r.structured["truncated"] = true;
+  }
   return r;
 }
 
@@ -200,7 +202,7 @@ void AddKvTools(ToolRegistry* registry, Store* store) {
                                      {"description", "Every version of key."}}}}),
                         AsOfProperties()),
                   PageProperties(100, 1000)),
-            SliceProperties("value", "value")),
+            SliceProperties("value")),
       {"namespace"});
   t.read_only = true;
   t.idempotent = true;
@@ -221,7 +223,7 @@ void AddKvTools(ToolRegistry* registry, Store* store) {
       Status s = PutTextSlice(
           &entry, "value", kv->value, static_cast<size_t>(ArgInt(args, "value_offset", 0)),
           static_cast<size_t>(ArgInt(args, "max_value_bytes", kDefaultTextSliceBytes)),
-          kMaxResultBytes);
+          ResultBudget());
       if (!s.ok()) return ToolErrorFromStatus("recall", s);
       ToolResult r;
       r.structured["entry"] = std::move(entry);
@@ -347,7 +349,7 @@ Tool GetMemoryTool(Store* store) {
       Merge(Merge(Json{{"node", NodeArg("Key or id.")},
                        {"edge_limit", {{"type", "integer"}, {"minimum", 0}, {"maximum", 1000},
                                        {"description", "Max edges each way (default 50)."}}}},
-                  SliceProperties("content", "content")),
+                  SliceProperties("content")),
             AsOfProperties()),
       {"node"});
   t.read_only = true;
@@ -360,14 +362,14 @@ Tool GetMemoryTool(Store* store) {
     if (!node.ok()) return ToolErrorFromStatus("get_memory " + arg, node.status());
     // The node takes what its content slice needs, leaving at least kEdgeReserve
     // for the edges; the edges share the rest of the budget.
-    constexpr size_t kEdgeReserve = 8 << 10;
+    const size_t budget = ResultBudget(), edge_reserve = budget / 4;
     Json node_json = NodeJson(*node);
     Status sliced = PutTextSlice(
         &node_json, "content", node->content, static_cast<size_t>(ArgInt(args, "content_offset", 0)),
         static_cast<size_t>(ArgInt(args, "max_content_bytes", kDefaultTextSliceBytes)),
-        kMaxResultBytes - kEdgeReserve);
+        budget - edge_reserve);
     if (!sliced.ok()) return ToolErrorFromStatus("get_memory " + arg, sliced);
-    size_t edge_budget = kMaxResultBytes - std::min(kMaxResultBytes, ResultCost(node_json));
+    size_t edge_budget = budget - std::min(budget, ResultCost(node_json));
     ToolResult r;
     r.structured["node"] = std::move(node_json);
     size_t limit = static_cast<size_t>(ArgInt(args, "edge_limit", 50));
@@ -379,6 +381,7 @@ Tool GetMemoryTool(Store* store) {
         if (!list.Add(EdgeJson(e))) break;
       }
       r.structured[outgoing ? "out_total" : "in_total"] = edges->size();
+      if (list.size() < edges->size()) r.structured["truncated"] = true;
       r.structured[outgoing ? "out" : "in"] = list.Take();
     }
     return r;
@@ -619,7 +622,7 @@ ToolRegistry BuildRegistry(ToolContext* ctx) {
 
 std::string ServerInstructions() {
   // Sent once per session (initialize); kMaxInstructionsBytes bounds it. It also says
-  // what the schemas leave out to stay short: as_of/at and run.
+  // what the schemas leave out to stay short: as_of/at, run and max_bytes.
   return "amem is this project's shared graph memory, kept with full history. Use it as "
          "you work:\n"
          "- Record decisions (what and why) and constraints with the code they concern: "
@@ -632,7 +635,10 @@ std::string ServerInstructions() {
          "- To see the past, give any read as_of (a store revision; every write returns "
          "its revision) or at (a Unix time).\n"
          "- Give writes run (your session id) so others can tell who wrote what; "
-         "changes_since shows what others wrote.";
+         "changes_since shows what others wrote.\n"
+         "- Answers stop near " + std::to_string(kDefaultAnswerBytes) +
+         " bytes (truncated: true): pass nextCursor back as cursor, or give any tool "
+         "max_bytes (up to " + std::to_string(kMaxAnswerBytes) + ").";
 }
 
 }  // namespace amem::mcp

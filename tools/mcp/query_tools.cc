@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -31,7 +32,18 @@
 
 namespace amem::mcp {
 
-void FitToBudget(Json* doc, size_t budget) {
+std::optional<std::vector<size_t>> FitToBudget(Json* doc, size_t budget,
+                                               const std::vector<size_t>& skip) {
+  // Drop what earlier pages gave; `given` counts it per array field, in order.
+  std::vector<std::string> order;
+  std::vector<size_t> given;
+  for (auto& [field, value] : doc->items()) {
+    if (!value.is_array()) continue;
+    size_t drop = std::min(order.size() < skip.size() ? skip[order.size()] : 0, value.size());
+    value.erase(value.begin(), value.begin() + static_cast<std::ptrdiff_t>(drop));
+    order.push_back(field);
+    given.push_back(drop);
+  }
   // Fields that are arrays with rows, smallest first: a small list keeps all of its
   // rows and leaves its unused share to the larger ones.
   std::vector<std::pair<size_t, std::string>> arrays;
@@ -46,7 +58,7 @@ void FitToBudget(Json* doc, size_t budget) {
       frame[field] = value;
     }
   }
-  if (arrays.empty()) return;
+  if (arrays.empty()) return std::nullopt;
   std::sort(arrays.begin(), arrays.end());
   size_t used = ResultCost(frame) + ResultCost(Json{{"omitted", omitted}});
   size_t left = budget > used ? budget - used : 0;
@@ -64,8 +76,44 @@ void FitToBudget(Json* doc, size_t budget) {
     if (taken < rows.size()) omitted[field] = rows.size() - taken;
     left -= std::min(left, list.bytes());
     rows = list.Take();
+    size_t k = static_cast<size_t>(std::find(order.begin(), order.end(), field) - order.begin());
+    given[k] += taken;
   }
-  if (!omitted.empty()) (*doc)["omitted"] = std::move(omitted);
+  if (omitted.empty()) return std::nullopt;
+  (*doc)["omitted"] = std::move(omitted);
+  (*doc)["truncated"] = true;
+  return given;
+}
+
+// The cursor of a query answer's next page: "r<revision>o<n0>,<n1>,...", the revision
+// read and, for each array field of the answer in order, the rows given so far.
+std::string QueryCursor(uint64_t revision, const std::vector<size_t>& given) {
+  std::string c = "r" + std::to_string(revision) + "o";
+  for (size_t i = 0; i < given.size(); ++i) c += (i ? "," : "") + std::to_string(given[i]);
+  return c;
+}
+
+// Parses QueryCursor's text. InvalidArgument for anything else.
+Status ParseQueryCursor(std::string_view c, uint64_t* revision, std::vector<size_t>* given) {
+  auto bad = [&] {
+    return Status::InvalidArgument("cursor \"" + std::string(c.substr(0, 40)) +
+                                   "\" is not a nextCursor this server returned");
+  };
+  size_t o = c.find('o');
+  if (c.size() < 4 || c[0] != 'r' || o == std::string_view::npos || o + 1 == c.size()) return bad();
+  const char* p = c.data();
+  auto r = std::from_chars(p + 1, p + o, *revision);
+  if (r.ec != std::errc() || r.ptr != p + o || *revision == 0) return bad();
+  for (const char* q = p + o + 1;;) {
+    size_t n = 0;
+    auto rn = std::from_chars(q, p + c.size(), n);
+    if (rn.ec != std::errc() || given->size() >= 64) return bad();
+    given->push_back(n);
+    if (rn.ptr == p + c.size()) break;
+    if (*rn.ptr != ',') return bad();
+    q = rn.ptr + 1;
+  }
+  return Status::OK();
 }
 
 namespace {
@@ -134,10 +182,21 @@ void FitChain(Json* doc, size_t budget) {
   (*doc)["truncated"] = true;
 }
 
+// Whether the tool's answers page (a cursor in, nextCursor out): every read-only
+// query but path (a chain, cut by length) and context (a prompt within budget_tokens:
+// its text is the answer, and a second page of it would repeat it).
+bool Pages(const io::QueryDef& def) { return !def.writes && !def.chain && def.tool != "context"; }
+
 // Runs the query on the store's snapshot as of the call's as_of/at (or on
 // ctx->reader) and bounds the answer; records the call in the query log.
 ToolResult RunOnSnapshot(const ToolContext* ctx, const io::QueryDef& def, const Json& args) {
   const std::string& name = def.tool;
+  // budget_tokens (context, impact) is a size the caller asked for: it raises the
+  // answer's bound to what it needs (tools/mcp/tool.h), up to kMaxAnswerBytes.
+  const int64_t tokens = std::max<int64_t>(0, ArgInt(args, "budget_tokens", 0));
+  const size_t asked = HasArg(args, "budget_tokens") ? 4 * static_cast<size_t>(tokens) + 1024 : 0;
+  const size_t call_bound = AnswerBytes();  // max_bytes, which the server took from args
+  RaiseAnswerBytes(asked);
   std::shared_ptr<const snapshot::Reader> opened;
   const snapshot::Reader* reader = ctx->reader;
   std::optional<uint64_t> revision;
@@ -151,11 +210,26 @@ ToolResult RunOnSnapshot(const ToolContext* ctx, const io::QueryDef& def, const 
   if (Status given = io::CheckGiven(def, args, io::FrontEnd::kMcp); !given.ok()) {
     return ToolErrorFromStatus(name, given);
   }
+  // A cursor reads the revision of the first page again and skips what it gave.
+  uint64_t cursor_revision = 0;
+  std::vector<size_t> skip;
+  Json paged_args;
+  if (HasArg(args, "cursor")) {
+    Status s = ParseQueryCursor(ArgString(args, "cursor"), &cursor_revision, &skip);
+    if (!s.ok()) return ToolErrorFromStatus(name, s);
+    paged_args = args;
+    paged_args.erase("cursor");
+    if (ctx->reader == nullptr) {  // replay-queries reads its snapshot file instead
+      paged_args.erase("at");
+      paged_args["as_of"] = cursor_revision;
+    }
+  }
+  const Json& run_args = paged_args.is_null() ? args : paged_args;
   // One run on the snapshot; a damaged cache of the live view, found opening it or
   // by the query (ContentStatus), is discarded and the query asked once more.
   auto once = [&](snapshot::LiveView* live, bool* wrote) -> Result<io::QueryAnswer> {
     if (ctx->reader == nullptr) {
-      AMEM_ASSIGN_OR_RETURN(view, ViewFromArgs(args));
+      AMEM_ASSIGN_OR_RETURN(view, ViewFromArgs(run_args));
       AMEM_ASSIGN_OR_RETURN(opened_live, snapshot::OpenLive(*ctx->store, view, ctx->live_options,
                                                             ctx->live.get()));
       *live = opened_live;
@@ -166,12 +240,12 @@ ToolResult RunOnSnapshot(const ToolContext* ctx, const io::QueryDef& def, const 
       latest = view.kind == ReadView::Kind::kLatest;
     }
     io::QueryCall call{.reader = *reader,
-                       .args = args,
+                       .args = run_args,
                        .def = def,
                        .front_end = io::FrontEnd::kMcp,
                        .store = ctx->reader == nullptr ? ctx->store : nullptr,
                        .latest = latest,
-                       .write = WriteOptionsFromArgs(args)};
+                       .write = WriteOptionsFromArgs(run_args)};
     auto answer = def.run(call);
     *wrote = answer.ok() && answer->wrote;
     // Undecodable content reads as "": an error, never an answer of empty texts.
@@ -191,18 +265,17 @@ ToolResult RunOnSnapshot(const ToolContext* ctx, const io::QueryDef& def, const 
   r.structured = std::move(answer->doc);
   if (revision) r.structured["revision"] = *revision;
   r.text = std::move(answer->text);
-  size_t budget = kMaxResultBytes;
-  if (!r.text.empty()) {
-    // A text of its own (context's prompt) takes its part first; structuredContent
-    // is then sent once, while ResultCost counts it twice.
-    size_t text = JsonStringBytes(r.text);
-    budget = text < kMaxResultBytes ? 2 * (kMaxResultBytes - text) : 0;
-  }
-  if (def.chain) FitChain(&r.structured, kMaxResultBytes - 2048);
-  FitToBudget(&r.structured, budget);
+  // Each copy (the text, structuredContent) within the call's bound: with a text of
+  // its own (context's prompt) structuredContent is sent once, its ResultCost twice.
+  const size_t budget = ResultBudget();
+  if (def.chain) FitChain(&r.structured, budget - std::min<size_t>(budget / 2, 2048));
+  auto next = FitToBudget(&r.structured, budget, skip);
+  if (next && revision && Pages(def)) r.structured["nextCursor"] = QueryCursor(*revision, *next);
   // A consolidation that wrote is a write: it leaves nothing in the query log.
   if (!ctx->query_log.empty() && !answer->wrote) {
-    io::QueryRecord record{"mcp", name, args, revision, io::AnswerDigest(r.structured)};
+    Json logged = args;  // as the call was made, so that replay-queries bounds it alike
+    if (call_bound != kDefaultAnswerBytes) logged[std::string(kAnswerBytesArg)] = call_bound;
+    io::QueryRecord record{"mcp", name, logged, revision, io::AnswerDigest(r.structured)};
     Status s = io::AppendQueryLog(ctx->query_log, record);
     if (!s.ok()) std::fprintf(stderr, "amem mcp: warning: %s\n", s.ToString().c_str());
   }
@@ -220,6 +293,7 @@ Tool QueryTool(const ToolContext* ctx, const io::QueryDef& def) {
     if (p.required) required.push_back(p.name);
   }
   properties = Merge(std::move(properties), AsOfProperties());
+  if (Pages(def)) properties["cursor"] = CursorProperty();
   if (def.writes) properties = Merge(std::move(properties), WriteProperties());
   Tool t;
   t.name = def.tool;

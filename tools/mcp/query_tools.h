@@ -17,6 +17,9 @@
 
 #include <cstddef>
 
+#include <optional>
+#include <vector>
+
 #include "tools/mcp/common.h"
 
 namespace amem::mcp {
@@ -26,9 +29,13 @@ void AddQueryTools(ToolRegistry* registry, ToolContext* ctx);
 // Cuts the top-level arrays of a query answer so that its ResultCost (both copies in
 // the response, tools/mcp/tool.h) stays within `budget`: arrays share the budget
 // (small ones keep everything, the rest split what is left), each cut by
-// BoundedList, and `omitted` records how many rows each cut array lost. Exposed for
-// tests.
-void FitToBudget(Json* doc, size_t budget);
+// BoundedList, and `omitted` records how many rows each cut array lost (and
+// "truncated": true). `skip[k]`, when given, drops the first rows of the k-th array
+// field (in the answer's order) first: the rows earlier pages gave. Returns, when a
+// list was cut, each array's rows given so far (skipped + kept): the next page's skip.
+// Exposed for tests.
+std::optional<std::vector<size_t>> FitToBudget(Json* doc, size_t budget,
+                                               const std::vector<size_t>& skip = {});
 
 }  // namespace amem::mcp
 

@@ -88,9 +88,29 @@ std::string CutText(const std::string& text, size_t max_bytes) {
   return std::string(Utf8Prefix(text, max_bytes)) + "…";
 }
 
+// Cuts a result whose text, or the JSON of its structuredContent, exceeds the call's
+// AnswerBytes() (tools/mcp/tool.h): the one place that bounds every tool's answer
+// (the tools cut their lists first, with a cursor, so that little is left to do here).
+void CutToAnswerBound(ToolResult* r) {
+  const size_t bound = AnswerBytes();
+  if (r->is_error) {
+    r->text = CutText(r->text, bound);
+    return;
+  }
+  if (!r->text.empty() && r->text.size() > bound) {  // a text of its own (context, view)
+    r->text = CutText(r->text, bound - std::string_view("…").size());
+    r->structured["truncated"] = true;
+  }
+  if (r->text.empty() && r->pretty && DumpLine(r->structured, 2).size() > bound) r->pretty = false;
+  // ResultCost <= 2 * bound keeps the JSON (the text, when it has none of its own)
+  // within bound; a cut object gets "truncated": true.
+  ShrinkToFit(&r->structured, 2 * bound);
+}
+
 // The rendered result, cut when the response would exceed kMaxResponseBytes (the
 // tools bound their own results; this keeps the promise for any tool that did not).
 Json RenderWithinBudget(ToolResult r, const Json& id, const std::string& tool) {
+  CutToAnswerBound(&r);
   // The response line around the result, the id included.
   const size_t envelope = DumpLine(ResultResponse(id, Json::object())).size();
   auto fits = [&](const Json& out) { return envelope + DumpLine(out).size() <= kMaxResponseBytes; };
@@ -294,7 +314,12 @@ Json Server::CallTool(const Json& params, const Json& id) {
   Json args = Json::object();
   if (auto a = params.find("arguments"); a != params.end() && !a->is_null()) args = *a;
   ToolResult result;
-  if (Status s = ValidateAgainstSchema(tool->input_schema, args); !s.ok()) {
+  // max_bytes, the answer bound every tool takes (tools/mcp/tool.h), is the server's.
+  Result<size_t> bound = args.is_object() ? TakeAnswerBytes(&args) : kDefaultAnswerBytes;
+  ScopedAnswerBytes scoped(bound.ok() ? *bound : kDefaultAnswerBytes);
+  if (!bound.ok()) {
+    result = ToolError("invalid arguments for " + name + ": " + bound.status().message());
+  } else if (Status s = ValidateAgainstSchema(tool->input_schema, args); !s.ok()) {
     result = ToolError("invalid arguments for " + name + ": " + s.message());
   } else {
     try {

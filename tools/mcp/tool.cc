@@ -53,6 +53,45 @@ void CapContainers(Json* v, size_t max_items) {
 
 }  // namespace
 
+namespace {
+thread_local size_t answer_bytes = kDefaultAnswerBytes;
+// ResultCost room kept for the fields a tool adds after cutting its lists.
+constexpr size_t kFixedFieldsCost = 512;
+}  // namespace
+
+size_t AnswerBytes() { return answer_bytes; }
+
+size_t ResultBudget() { return std::min(kMaxResultBytes, 2 * answer_bytes) - kFixedFieldsCost; }
+
+ScopedAnswerBytes::ScopedAnswerBytes(size_t bytes) : previous_(answer_bytes) {
+  answer_bytes = bytes;
+}
+ScopedAnswerBytes::~ScopedAnswerBytes() { answer_bytes = previous_; }
+
+void RaiseAnswerBytes(size_t bytes) {
+  answer_bytes = std::max(answer_bytes, std::min(bytes, kMaxAnswerBytes));
+}
+
+Result<size_t> TakeAnswerBytes(Json* args) {
+  auto it = args->find(std::string(kAnswerBytesArg));
+  if (it == args->end()) return kDefaultAnswerBytes;
+  const std::string range = "an integer from " + std::to_string(kMinAnswerBytes) + " to " +
+                            std::to_string(kMaxAnswerBytes) + " (default " +
+                            std::to_string(kDefaultAnswerBytes) + ")";
+  if (!it->is_number_integer()) {
+    return Status::InvalidArgument(std::string(kAnswerBytesArg) + ": must be " + range +
+                                   ", got " + DumpLine(*it));
+  }
+  bool negative = it->is_number_integer() && !it->is_number_unsigned() && it->get<int64_t>() < 0;
+  uint64_t v = negative ? 0 : it->get<uint64_t>();
+  if (negative || v < kMinAnswerBytes || v > kMaxAnswerBytes) {
+    return Status::InvalidArgument(std::string(kAnswerBytesArg) + ": must be " + range +
+                                   ", got " + DumpLine(*it));
+  }
+  args->erase(it);
+  return static_cast<size_t>(v);
+}
+
 size_t LargestFitting(size_t lo, size_t hi, const std::function<bool(size_t)>& fits) {
   while (lo < hi) {
     size_t mid = lo + (hi - lo + 1) / 2;

@@ -39,6 +39,46 @@ using Json = nlohmann::ordered_json;
 inline constexpr size_t kMaxResponseBytes = 64 << 10;
 inline constexpr size_t kMaxResultBytes = kMaxResponseBytes - (4 << 10);
 
+// ---- the answer bound of a call (docs/MCP.md "Bounded output") ----
+// Within the response cap above, every answer is bounded much lower by default: its
+// text content (and the JSON of its structuredContent) is at most kDefaultAnswerBytes,
+// about 2,000 tokens. A caller raises (or lowers) the bound of one call with the
+// argument max_bytes, which every tool takes: the server reads and removes it before
+// the tool's schema is checked (TakeAnswerBytes), so it costs no bytes in tools/list,
+// and sets it for the call (ScopedAnswerBytes). Tools cut to ResultBudget(), the
+// server cuts whatever still exceeds AnswerBytes() (the one place every answer passes).
+inline constexpr size_t kDefaultAnswerBytes = 8000;
+inline constexpr size_t kMinAnswerBytes = 1000;
+inline constexpr size_t kMaxAnswerBytes = 30000;  // 2x fits kMaxResultBytes
+inline constexpr std::string_view kAnswerBytesArg = "max_bytes";
+
+// The text bound of the call being answered on this thread (kDefaultAnswerBytes
+// outside a call).
+size_t AnswerBytes();
+// What a tool may spend on its result, in ResultCost (both copies): twice
+// AnswerBytes() less room for the few fields added after cutting (total,
+// nextCursor, revision, truncated).
+size_t ResultBudget();
+// Sets AnswerBytes() for the lifetime of the object (restores the previous value).
+class ScopedAnswerBytes {
+ public:
+  explicit ScopedAnswerBytes(size_t bytes);
+  ~ScopedAnswerBytes();
+  ScopedAnswerBytes(const ScopedAnswerBytes&) = delete;
+  ScopedAnswerBytes& operator=(const ScopedAnswerBytes&) = delete;
+
+ private:
+  size_t previous_;
+};
+// Raises AnswerBytes() to `bytes` (at most kMaxAnswerBytes) for the rest of the call
+// (until the enclosing ScopedAnswerBytes ends): a tool whose caller asked for a size
+// of its own (budget_tokens) is bounded by it.
+void RaiseAnswerBytes(size_t bytes);
+// Removes max_bytes from `args` (an object) and returns it, kDefaultAnswerBytes when
+// absent. InvalidArgument, `args` unchanged, when it is not an integer in
+// [kMinAnswerBytes, kMaxAnswerBytes].
+Result<size_t> TakeAnswerBytes(Json* args);
+
 // What `value` adds to a response: its JSON (structuredContent) plus the same JSON
 // escaped inside the text content's string.
 size_t ResultCost(const Json& value);

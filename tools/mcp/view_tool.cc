@@ -150,11 +150,12 @@ void AddViewTool(ToolRegistry* registry, ToolContext* ctx) {
                         {"edges", g->edges.size()},
                         {"source", g->header.source}};
     if (path.empty()) {
-      if (JsonStringBytes(*bytes) + ResultCost(r.structured) > kMaxResultBytes) {
+      if (bytes->size() > AnswerBytes()) {
         return ToolError("view: the " + std::string(view::FormatName(format)) + " text is " +
-                         std::to_string(bytes->size()) +
-                         " bytes, more than a tool result holds; give path to write it to a "
-                         "file, or narrow the query (depth, limit)");
+                         std::to_string(bytes->size()) + " bytes, more than this answer's " +
+                         std::to_string(AnswerBytes()) + " (max_bytes, at most " +
+                         std::to_string(kMaxAnswerBytes) +
+                         "); give path to write it to a file, or narrow the query (depth, limit)");
       }
       r.text = std::move(*bytes);
       return r;
