@@ -102,7 +102,7 @@ std::map<std::string, Case> Cases() {
   c["forget"] = {{{"namespace", "decisions"}, {"key", "victim"}}, Kind::kSmall};
   c["put_memory"] = {{{"key", "fact:huge"}, {"type", "fact"}, {"content", Filler(3, 300000)}},
                      Kind::kSmall};
-  c["get_memory"] = {{{"node", "file:hub.cc"}, {"edge_limit", 1000}}, Kind::kCut};
+  c["get_memory"] = {{{"node", "file:hub.cc"}, {"edge_limit", 1000}}, Kind::kPaged, {"out", "in"}};
   c["delete_memory"] = {{{"node", "fact:victim"}}, Kind::kSmall};
   c["link"] = {{{"src", "fact:f1"}, {"rel", "related_to"}, {"dst", "fact:f2"},
                 {"payload", {{"note", Filler(4, 100000)}}}},
@@ -125,7 +125,7 @@ std::map<std::string, Case> Cases() {
   c["context"] = {{{"seeds", {"file:hub.cc"}}, {"limit", 1000}, {"max_content", 4000}},
                   Kind::kCut, {}, {{"budget_tokens", 7000}}};
   c["resolve"] = {{{"node", "fact:f1"}}, Kind::kSmall};
-  c["path"] = {{{"from", "fact:f0"}, {"to", "fact:f299"}, {"direction", "out"}, {"max_depth", 1000}}, Kind::kCut};
+  c["path"] = {{{"from", "fact:f0"}, {"to", "fact:f299"}, {"direction", "out"}, {"max_depth", 1000}}, Kind::kPaged, {"nodes", "edges"}};
   c["similar"] = {{{"text", "widget alpha lorem"}, {"limit", 200}}, Kind::kPaged};
   c["text_search"] = {{{"query", "widget alpha lorem"}, {"limit", 200}}, Kind::kPaged};
   c["hybrid_search"] = {{{"query", "widget alpha lorem"}, {"limit", 200}}, Kind::kPaged};

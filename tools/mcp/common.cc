@@ -119,6 +119,34 @@ std::string MakeCursor(uint64_t revision, size_t offset, size_t sub) {
   return c;
 }
 
+std::string QueryCursor(uint64_t revision, const std::vector<size_t>& given) {
+  std::string c = "r" + std::to_string(revision) + "o";
+  for (size_t i = 0; i < given.size(); ++i) c += (i ? "," : "") + std::to_string(given[i]);
+  return c;
+}
+
+Status ParseQueryCursor(std::string_view c, uint64_t* revision, std::vector<size_t>* given) {
+  auto bad = [&] {
+    return Status::InvalidArgument("cursor \"" + std::string(c.substr(0, 40)) +
+                                   "\" is not a nextCursor this server returned");
+  };
+  size_t o = c.find('o');
+  if (c.size() < 4 || c[0] != 'r' || o == std::string_view::npos || o + 1 == c.size()) return bad();
+  const char* p = c.data();
+  auto r = std::from_chars(p + 1, p + o, *revision);
+  if (r.ec != std::errc() || r.ptr != p + o || *revision == 0) return bad();
+  for (const char* q = p + o + 1;;) {
+    size_t n = 0;
+    auto rn = std::from_chars(q, p + c.size(), n);
+    if (rn.ec != std::errc() || given->size() >= 64) return bad();
+    given->push_back(n);
+    if (rn.ptr == p + c.size()) break;
+    if (*rn.ptr != ',') return bad();
+    q = rn.ptr + 1;
+  }
+  return Status::OK();
+}
+
 Result<PageStart> PageStartFromArgs(const Json& args) {
   PageStart start;
   if (!HasArg(args, "cursor")) return start;

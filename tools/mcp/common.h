@@ -90,6 +90,12 @@ struct PageStart {
 Result<PageStart> PageStartFromArgs(const Json& args);
 // "r<revision>o<offset>", with "s<sub>" appended when sub is not 0.
 std::string MakeCursor(uint64_t revision, size_t offset, size_t sub = 0);
+// The cursor of an answer with several lists (a query's arrays, get_memory's out
+// and in edges): "r<revision>o<n0>,<n1>,...", the revision read and, for each list
+// in order, the items given so far.
+std::string QueryCursor(uint64_t revision, const std::vector<size_t>& given);
+// Parses QueryCursor's text. InvalidArgument for anything else.
+Status ParseQueryCursor(std::string_view c, uint64_t* revision, std::vector<size_t>* given);
 // The view to read a page at: the cursor's revision, else as_of/at.
 Result<ReadView> PageViewFromArgs(const Json& args, const PageStart& start);
 

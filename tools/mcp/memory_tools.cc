@@ -348,15 +348,35 @@ Tool GetMemoryTool(Store* store) {
   t.input_schema = ObjectSchema(
       Merge(Merge(Json{{"node", NodeArg("Key or id.")},
                        {"edge_limit", {{"type", "integer"}, {"minimum", 0}, {"maximum", 1000},
-                                       {"description", "Max edges each way (default 50)."}}}},
+                                       {"description", "Max edges each way (default 50)."}}},
+                       {"cursor", CursorProperty()}},
                   SliceProperties("content")),
             AsOfProperties()),
       {"node"});
   t.read_only = true;
   t.idempotent = true;
   t.handler = [store](const Json& args) {
-    auto view = ViewFromArgs(args);
+    // A cursor (the nextCursor of a page whose edges were cut) names the revision
+    // read and the out and in edges given so far.
+    uint64_t revision = 0;
+    std::vector<size_t> given;
+    if (HasArg(args, "cursor")) {
+      Status s = ParseQueryCursor(ArgString(args, "cursor"), &revision, &given);
+      if (s.ok() && given.size() != 2) {
+        s = Status::InvalidArgument("cursor \"" + ArgString(args, "cursor") +
+                                    "\" is not a nextCursor this server returned");
+      }
+      if (!s.ok()) return ToolErrorFromStatus("get_memory", s);
+    }
+    auto view = revision != 0 ? Result<ReadView>(ReadView::AtRevision(revision))
+                              : ViewFromArgs(args);
     if (!view.ok()) return ToolError(view.status().message());
+    if (revision == 0) {
+      auto at = store->ResolveRevision(*view);
+      if (!at.ok()) return ToolErrorFromStatus("get_memory", at.status());
+      revision = *at;
+      given = {0, 0};
+    }
     std::string arg = args["node"];
     auto node = store->ResolveNode(arg, *view);
     if (!node.ok()) return ToolErrorFromStatus("get_memory " + arg, node.status());
@@ -373,16 +393,29 @@ Tool GetMemoryTool(Store* store) {
     ToolResult r;
     r.structured["node"] = std::move(node_json);
     size_t limit = static_cast<size_t>(ArgInt(args, "edge_limit", 50));
+    std::vector<size_t> next = given;
+    bool more = false;
     for (bool outgoing : {true, false}) {
       auto edges = outgoing ? store->Out(node->key, {}, *view) : store->In(node->key, {}, *view);
       if (!edges.ok()) return ToolErrorFromStatus("get_memory " + arg, edges.status());
-      BoundedList list(limit, edge_budget / 2);
-      for (const auto& e : *edges) {
-        if (!list.Add(EdgeJson(e))) break;
+      size_t& at = next[outgoing ? 0 : 1];
+      if (at > edges->size()) {
+        return ToolErrorFromStatus(
+            "get_memory", Status::InvalidArgument("cursor \"" + ArgString(args, "cursor") +
+                                                  "\" is not a nextCursor this server returned"));
       }
+      BoundedList list(limit, edge_budget / 2);
+      for (size_t i = at; i < edges->size(); ++i) {
+        if (!list.Add(EdgeJson((*edges)[i]))) break;
+      }
+      at += list.size();
       r.structured[outgoing ? "out_total" : "in_total"] = edges->size();
-      if (list.size() < edges->size()) r.structured["truncated"] = true;
+      more = more || at < edges->size();
       r.structured[outgoing ? "out" : "in"] = list.Take();
+    }
+    if (more) {
+      r.structured["truncated"] = true;
+      r.structured["nextCursor"] = QueryCursor(revision, next);
     }
     return r;
   };

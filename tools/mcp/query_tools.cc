@@ -85,37 +85,6 @@ std::optional<std::vector<size_t>> FitToBudget(Json* doc, size_t budget,
   return given;
 }
 
-// The cursor of a query answer's next page: "r<revision>o<n0>,<n1>,...", the revision
-// read and, for each array field of the answer in order, the rows given so far.
-std::string QueryCursor(uint64_t revision, const std::vector<size_t>& given) {
-  std::string c = "r" + std::to_string(revision) + "o";
-  for (size_t i = 0; i < given.size(); ++i) c += (i ? "," : "") + std::to_string(given[i]);
-  return c;
-}
-
-// Parses QueryCursor's text. InvalidArgument for anything else.
-Status ParseQueryCursor(std::string_view c, uint64_t* revision, std::vector<size_t>* given) {
-  auto bad = [&] {
-    return Status::InvalidArgument("cursor \"" + std::string(c.substr(0, 40)) +
-                                   "\" is not a nextCursor this server returned");
-  };
-  size_t o = c.find('o');
-  if (c.size() < 4 || c[0] != 'r' || o == std::string_view::npos || o + 1 == c.size()) return bad();
-  const char* p = c.data();
-  auto r = std::from_chars(p + 1, p + o, *revision);
-  if (r.ec != std::errc() || r.ptr != p + o || *revision == 0) return bad();
-  for (const char* q = p + o + 1;;) {
-    size_t n = 0;
-    auto rn = std::from_chars(q, p + c.size(), n);
-    if (rn.ec != std::errc() || given->size() >= 64) return bad();
-    given->push_back(n);
-    if (rn.ptr == p + c.size()) break;
-    if (*rn.ptr != ',') return bad();
-    q = rn.ptr + 1;
-  }
-  return Status::OK();
-}
-
 namespace {
 
 // The JSON Schema property of one table parameter.
@@ -166,26 +135,38 @@ Json SchemaProperty(const io::Param& p) {
 
 // A chain answer (path: nodes[i] and edges[i] are its steps) cut by length, so that
 // nodes and edges stay aligned (FitToBudget would cut each list on its own): as
-// many steps as `budget` holds.
-void FitChain(Json* doc, size_t budget) {
+// many steps as `budget` holds, after the `skip` = {nodes, edges} earlier pages gave.
+// A first page gives its nodes and the edges between them; a later page's first
+// edge is the one entering its first node (it leaves the previous page's last).
+// Returns what the next page skips, or nullopt when the rest fitted.
+std::optional<std::vector<size_t>> FitChain(Json* doc, size_t budget,
+                                            const std::vector<size_t>& skip) {
   Json& nodes = (*doc)["nodes"];
   Json& edges = (*doc)["edges"];
+  const size_t skip_nodes = std::min(skip.empty() ? 0 : skip[0], nodes.size());
+  const size_t skip_edges = std::min(skip.size() < 2 ? 0 : skip[1], edges.size());
+  nodes.erase(nodes.begin(), nodes.begin() + static_cast<ptrdiff_t>(skip_nodes));
+  edges.erase(edges.begin(), edges.begin() + static_cast<ptrdiff_t>(skip_edges));
   BoundedList fit(SIZE_MAX, budget);
   size_t n = 0;
   while (n < nodes.size() &&
          fit.Add(Json::array({nodes[n], n < edges.size() ? edges[n] : Json()}))) {
     ++n;
   }
-  if (n == 0 || n == nodes.size()) return;
+  if (n == 0 || n == nodes.size()) return std::nullopt;
+  const size_t keep_edges = skip_nodes > 0 ? n : n - 1;
   nodes.erase(nodes.begin() + static_cast<ptrdiff_t>(n), nodes.end());
-  if (edges.size() > n - 1) edges.erase(edges.begin() + static_cast<ptrdiff_t>(n - 1), edges.end());
+  if (edges.size() > keep_edges) {
+    edges.erase(edges.begin() + static_cast<ptrdiff_t>(keep_edges), edges.end());
+  }
   (*doc)["truncated"] = true;
+  return std::vector<size_t>{skip_nodes + n, skip_edges + keep_edges};
 }
 
 // Whether the tool's answers page (a cursor in, nextCursor out): every read-only
-// query but path (a chain, cut by length) and context (a prompt within budget_tokens:
-// its text is the answer, and a second page of it would repeat it).
-bool Pages(const io::QueryDef& def) { return !def.writes && !def.chain && def.tool != "context"; }
+// query but context (a prompt within budget_tokens: its text is the answer, and a
+// second page of it would repeat it). A chain (path) pages by steps (FitChain).
+bool Pages(const io::QueryDef& def) { return !def.writes && def.tool != "context"; }
 
 // Runs the query on the store's snapshot as of the call's as_of/at (or on
 // ctx->reader) and bounds the answer; records the call in the query log.
@@ -268,8 +249,10 @@ ToolResult RunOnSnapshot(const ToolContext* ctx, const io::QueryDef& def, const 
   // Each copy (the text, structuredContent) within the call's bound: with a text of
   // its own (context's prompt) structuredContent is sent once, its ResultCost twice.
   const size_t budget = ResultBudget();
-  if (def.chain) FitChain(&r.structured, budget - std::min<size_t>(budget / 2, 2048));
-  auto next = FitToBudget(&r.structured, budget, skip);
+  std::optional<std::vector<size_t>> next;
+  if (def.chain) next = FitChain(&r.structured, budget - std::min<size_t>(budget / 2, 2048), skip);
+  auto rest = FitToBudget(&r.structured, budget, def.chain ? std::vector<size_t>{} : skip);
+  if (!def.chain) next = std::move(rest);
   if (next && revision && Pages(def)) r.structured["nextCursor"] = QueryCursor(*revision, *next);
   // A consolidation that wrote is a write: it leaves nothing in the query log.
   if (!ctx->query_log.empty() && !answer->wrote) {
