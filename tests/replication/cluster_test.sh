@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Replicas that follow a NATS JetStream stream (docs/REPLICATION.md), against a real
 # three-node nats-server cluster with JetStream on free loopback ports in a temporary
-# directory, started and always stopped by this script.
+# directory, started (tests/replication/cluster_lib.sh) and always stopped by this script.
 #
 #   cluster_test.sh AMEM [WRITES_PER_WRITER]     (default 40; ctest replication_cluster)
 #
@@ -20,47 +20,19 @@
 set -euo pipefail
 amem=$(realpath "$1")
 writes=${2:-40}
-command -v nats-server >/dev/null ||
-  { echo "FAIL: nats-server is missing (bash tools/bootstrap.sh test installs it)"; exit 1; }
 py=/usr/bin/python3
+source "$(dirname "$0")/cluster_lib.sh"  # cluster_start, start_node, cluster_bind
 
 dir=$(mktemp -d /tmp/amem-replication.XXXXXX)
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  cluster_kill
   if [[ -n ${AMEM_KEEP_TEST_DIR:-} ]]; then echo "kept $dir"; else rm -rf "$dir"; fi
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-# Six free loopback ports: three clients, three routes.
-read -r -a ports <<<"$($py -c '
-import socket
-s = [socket.socket() for _ in range(6)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(" ".join(str(x.getsockname()[1]) for x in s))')"
-routes="nats-route://127.0.0.1:${ports[3]},nats-route://127.0.0.1:${ports[4]},nats-route://127.0.0.1:${ports[5]}"
-node_pid=()
-start_node() {  # start_node I (0..2)
-  local i=$1
-  mkdir -p "$dir/n$i"
-  cat >"$dir/n$i.conf" <<EOF
-server_name: n$i
-listen: 127.0.0.1:${ports[$i]}
-jetstream { store_dir: "$dir/n$i" }
-cluster {
-  name: amemtest
-  listen: 127.0.0.1:${ports[$((i + 3))]}
-  routes: [${routes//,/, }]
-}
-EOF
-  nats-server -c "$dir/n$i.conf" >>"$dir/n$i.log" 2>&1 &
-  node_pid[$i]=$!
-  pids+=($!)
-}
-for i in 0 1 2; do start_node $i; done
-servers="nats://127.0.0.1:${ports[0]},nats://127.0.0.1:${ports[1]},nats://127.0.0.1:${ports[2]}"
+cluster_start
 export AMEM_NATS_TIMEOUT_MS=4000
 
 A() { "$amem" --store "$dir/$1" "${@:2}"; }
@@ -68,12 +40,7 @@ rev() { A "$1" stats --json | $py -c 'import json,sys; print(json.load(sys.stdin
 
 for s in s1 s2 s3 s4 other; do A $s init >/dev/null; done
 
-# The cluster elects its JetStream leaders within seconds: bind when it is ready.
-for try in $(seq 1 40); do
-  if A s1 remote add "$servers" --stream team --replicas 3 >"$dir/add.out" 2>&1; then break; fi
-  [[ $try == 40 ]] && { cat "$dir/add.out" "$dir"/n*.log | tail -30; fail "no stream after 40 tries"; }
-  sleep 0.5
-done
+cluster_bind "$amem" "$dir/s1" "$dir/add.out" --stream team --replicas 3 || exit 1
 grep -q "created stream team (subject amem.team.rev, 3 replicas)" "$dir/add.out" ||
   fail "remote add: $(cat "$dir/add.out")"
 A s1 remote show --json | grep -q '"subject":"amem.team.rev"' || fail "remote show"
