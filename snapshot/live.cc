@@ -55,7 +55,10 @@ uint64_t BaseFingerprint(const std::string& path) {
   const bool read = ::fstat(fd, &st) == 0 && st.st_size >= 16 + 64 &&
                     ::pread(fd, tail, sizeof(tail), st.st_size - 16) == 16;
   ::close(fd);
-  if (!read || DecodeFixed32(tail) != static_cast<uint32_t>(BlockTag::kChecksum) || DecodeFixed32(tail + 4) != 8) return 0;
+  if (!read || DecodeFixed32(tail) != static_cast<uint32_t>(BlockTag::kChecksum) ||
+      DecodeFixed32(tail + 4) != 8) {
+    return 0;
+  }
   return DecodeFixed64(tail + 8);
 }
 
