@@ -490,14 +490,15 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
         identity = FileIdentity(st);
         base_rev = recorded.rev;
         base_history = recorded.identity;
-        if (!SameHistory(store, base_rev, base_history) ||
-            recorded.fingerprint != BaseFingerprint(base_path)) {
-          // Another history's, or written for another file (a process killed
-          // between the base's rename and its record): exported again.
-          if (writable) ::unlink(rev_path.c_str());
+        if (!SameHistory(store, base_rev, base_history)) {
+          if (writable) ::unlink(rev_path.c_str());  // another history's: exported again
         } else if (cache && cache->base && cache->base_identity == identity &&
                    cache->base_revision == base_rev) {
-          base = cache->base;
+          base = cache->base;  // the same file and record as when it was checked below
+        } else if (recorded.fingerprint != BaseFingerprint(base_path)) {
+          // Written for another file (a process killed between the base's rename
+          // and its record): exported again.
+          if (writable) ::unlink(rev_path.c_str());
         } else if (auto r = Reader::Open(base_path, read_options); r.ok() && !Outdated(**r)) {
           base = std::move(r).value();
         } else if (writable) {
