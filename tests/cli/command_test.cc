@@ -32,6 +32,16 @@ TEST_CASE("first contact: amem alone, --version, a mistyped command", "[tools][c
   CHECK(alone.out == help.out);
   CHECK(alone.err.empty());
   CHECK(help.out.find("--version") != std::string::npos);
+  // The overview lists every command. A command named on the line is built alone
+  // (Context::BuildOnly), unless a help flag comes first.
+  for (const char* cmd : {"traverse", "hybrid-search", "impact", "view", "put-node", "mcp"}) {
+    INFO(cmd);
+    CHECK(help.out.find(std::string("  ") + cmd + " ") != std::string::npos);
+    RunResult own = RunProgram(AMEM_BINARY, {cmd, "--help"}, "", {}, "");
+    CHECK(own.exit_code == 0);
+    CHECK_THAT(own.out, Catch::Contains("amem " + std::string(cmd)));
+    CHECK(RunProgram(AMEM_BINARY, {"--help", cmd}, "", {}, "").out == own.out);
+  }
   // --version names the program's and the formats' versions.
   RunResult version = RunProgram(AMEM_BINARY, {"--version"}, "", {}, "");
   CHECK(version.exit_code == 0);

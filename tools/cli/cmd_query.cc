@@ -229,7 +229,9 @@ void AddQueryCommand(CLI::App& app, Context& ctx, const io::QueryDef& def) {
 }  // namespace
 
 void AddQueryCommands(CLI::App& app, Context& ctx) {
-  for (const io::QueryDef& def : io::Queries()) AddQueryCommand(app, ctx, def);
+  for (const io::QueryDef& def : io::Queries()) {
+    if (ctx.Wants(def.command)) AddQueryCommand(app, ctx, def);
+  }
 }
 
 }  // namespace amem::cli

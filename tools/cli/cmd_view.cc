@@ -161,6 +161,7 @@ Status ViewAll(Context& ctx, const ViewArgs& v, const std::vector<std::string>& 
 }  // namespace
 
 void AddViewCommands(CLI::App& app, Context& ctx) {
+  if (!ctx.Wants("view")) return;
   CLI::App* view = ctx.AddCommand(
       app, "view",
       "Draw a query's answer, or a whole small store (--all), as a graph: a self-contained "

@@ -79,6 +79,12 @@ class Context {
   void SetAction(CLI::App* cmd, std::function<Status()> action);
   // The action of `cmd`; nullptr if none was set.
   const std::function<Status()>* ActionFor(const CLI::App* cmd) const;
+  // Only `command` is asked for: the families with many commands (the queries,
+  // view) register just that one, since building every option of every query
+  // cost each process milliseconds. Empty (the default): everything, as --help and
+  // an unknown word need.
+  void BuildOnly(std::string command) { only_ = std::move(command); }
+  bool Wants(std::string_view command) const { return only_.empty() || only_ == command; }
 
   // ---- global flags ----
   const std::string& store_dir() const { return store_dir_; }
@@ -135,6 +141,7 @@ class Context {
   bool json_ = false;
   bool read_only_ = false;
   std::string query_log_;
+  std::string only_;
   std::string command_name_;
   std::vector<std::string> command_args_;
   std::optional<uint64_t> query_revision_;

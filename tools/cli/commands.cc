@@ -83,6 +83,17 @@ std::string FirstWord(const std::vector<std::string>& argv) {
   return "";
 }
 
+// The command to build alone (Context::BuildOnly): the first word, unless a help
+// or version flag comes before it (those list every command); "" for all.
+std::string OnlyCommand(const std::vector<std::string>& argv) {
+  const std::string word = FirstWord(argv);
+  for (const std::string& a : argv) {
+    if (a == word) break;
+    if (a == "-h" || a == "--help" || a == "--help-all" || a == "--version") return "";
+  }
+  return word;
+}
+
 // Levenshtein distance (a mistyped command is short: no need for less memory).
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
@@ -187,6 +198,7 @@ Result<Json> RunQueryCommand(const std::vector<std::string>& argv) {
                                    " query commands (docs/QUERIES.md)");
   }
   Context ctx;
+  ctx.BuildOnly(OnlyCommand(argv));
   CLI::App app("amem", "amem");
   BuildApp(app, ctx);
   std::vector<std::string> reversed(argv.rbegin(), argv.rend());
@@ -208,6 +220,7 @@ Result<Json> RunQueryCommand(const std::vector<std::string>& argv) {
 
 int RunCli(int argc, char** argv) {
   Context ctx;
+  ctx.BuildOnly(OnlyCommand(std::vector<std::string>(argv + 1, argv + argc)));
   CLI::App app("amem: an embedded graph memory for coding agents (LMDB store).", "amem");
   BuildApp(app, ctx);
   if (argc <= 1) {  // `amem` alone: the overview --help prints
@@ -227,7 +240,10 @@ int RunCli(int argc, char** argv) {
     std::string name = SelectedName(app, nullptr);
     const std::string word = FirstWord(std::vector<std::string>(argv + 1, argv + argc));
     if (name == "amem" && !word.empty()) {  // not a command: say so, and what was meant
-      const std::string nearest = NearestCommand(app, word);
+      Context all;  // the app was built for `word` alone: the suggestion needs every command
+      CLI::App every("amem", "amem");
+      BuildApp(every, all);
+      const std::string nearest = NearestCommand(every, word);
       PrintErrorLine(name, "usage: unknown command '" + word + "'" +
                                (nearest.empty() ? "" : "; did you mean '" + nearest + "'?") +
                                " (see amem --help)");
