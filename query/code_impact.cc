@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "common/json_parse.h"
@@ -231,6 +232,88 @@ class TestFinder {
   std::map<uint32_t, bool> test_files_;
 };
 
+bool IsMemory(const snapshot::Reader& r, uint32_t m) {
+  return !IsCode(r.type(m)) && !r.is_stub(m);  // code first: most neighbours are
+}
+
+// The memories linked to `code` ((node, depth) in the order they were reached),
+// each once, for the first code node in that order that links it: that node's
+// out-edges (code -> memory) before its in-edges, each list in its own order.
+// From the code side: O(their edges), each a random read of the neighbour's
+// record.
+void LinkFromCode(const snapshot::Reader& r,
+                  const std::vector<std::pair<uint32_t, uint32_t>>& code,
+                  std::vector<LinkedMemory>* out) {
+  NodeMap<uint8_t>& linked = ThreadScratch<uint8_t, kScratchB>();
+  linked.Reset(r.node_count());
+  auto link = [&](uint32_t m, uint32_t c, uint32_t depth, uint32_t edge, bool outgoing) {
+    if (IsMemory(r, m) && linked.Insert(m, 1)) out->push_back({m, c, depth, edge, outgoing});
+  };
+  for (auto [c, depth] : code) {
+    for (uint32_t j = r.out_begin(c); j < r.out_end(c); ++j) {
+      link(r.edge_target(j), c, depth, j, false);
+    }
+    for (uint32_t k = r.in_begin(c); k < r.in_end(c); ++k) {
+      const uint32_t j = r.in_edge(k);
+      link(r.edge_source(j), c, depth, j, true);
+    }
+  }
+}
+
+// The same links found from the other end: one sequential pass over the node
+// records for the memories, then their edges. Each memory keeps its link to the
+// earliest code node, out-edges of that node (edges code -> memory) first, then
+// by edge number: within one (source, target) pair edges are ordered by relation,
+// as the code node's in-list orders them. False, with `out` untouched, once the
+// memories' edges pass `edge_budget`: the code side is then the cheaper one.
+bool LinkFromMemories(const snapshot::Reader& r,
+                      const std::vector<std::pair<uint32_t, uint32_t>>& code,
+                      uint64_t edge_budget, std::vector<LinkedMemory>* out) {
+  NodeMap<uint32_t>& position = ThreadScratch<uint32_t, kScratchB>();
+  position.Reset(r.node_count());
+  for (size_t k = 0; k < code.size(); ++k) position.Insert(code[k].first, static_cast<uint32_t>(k));
+  std::vector<LinkedMemory> found;
+  uint64_t edges = 0;
+  for (uint32_t m = 0; m < r.node_count(); ++m) {
+    if (!IsMemory(r, m)) continue;
+    const uint32_t ob = r.out_begin(m), oe = r.out_end(m), ib = r.in_begin(m), ie = r.in_end(m);
+    edges += (oe - ob) + (ie - ib);
+    if (edges > edge_budget) return false;
+    // (position, in-list of the code node, edge): smallest wins.
+    std::tuple<uint32_t, bool, uint32_t> best{UINT32_MAX, true, UINT32_MAX};
+    for (uint32_t k = ib; k < ie; ++k) {  // code -> memory
+      const uint32_t j = r.in_edge(k);
+      const uint32_t c = r.edge_source(j);
+      if (position.Has(c)) best = std::min(best, {position.Get(c), false, j});
+    }
+    for (uint32_t j = ob; j < oe; ++j) {  // memory -> code
+      const uint32_t c = r.edge_target(j);
+      if (position.Has(c)) best = std::min(best, {position.Get(c), true, j});
+    }
+    auto [p, outgoing, j] = best;
+    if (p != UINT32_MAX) found.push_back({m, code[p].first, code[p].second, j, outgoing});
+  }
+  *out = std::move(found);
+  return true;
+}
+
+// LinkFromCode's answer, from whichever side reads less. The code side reads each
+// neighbour's record at random; once that is a good part of the graph, a pass over
+// every record and the memories' own edges costs less (a change reaching thousands
+// of symbols in a graph of few memories), and it gives up past the code side's cost.
+void LinkMemories(const snapshot::Reader& r,
+                  const std::vector<std::pair<uint32_t, uint32_t>>& code, MemoryScan scan,
+                  std::vector<LinkedMemory>* out) {
+  const uint64_t n = r.node_count();
+  if (n == 0) return;
+  const uint64_t code_edges = code.size() * (2 * uint64_t{r.edge_count()} / n + 1);
+  const bool from_memories = scan == MemoryScan::kFromMemories ||
+                             (scan == MemoryScan::kAuto && code_edges * 4 >= n);
+  const uint64_t budget = scan == MemoryScan::kFromMemories ? UINT64_MAX : code_edges;
+  if (from_memories && LinkFromMemories(r, code, budget, out)) return;
+  LinkFromCode(r, code, out);
+}
+
 template <typename T>
 void Cut(std::vector<T>* rows, size_t limit, bool* truncated) {
   if (rows->size() > limit) {
@@ -347,21 +430,7 @@ CodeImpactResult CodeImpact(const snapshot::Reader& r, const std::vector<FileCha
     if (std::optional<uint32_t> i = r.FindKey(c.key)) code.emplace_back(*i, 0);
   }
   for (const ReachedCode& a : result.affected) code.emplace_back(a.node, a.depth);
-  NodeMap<uint8_t>& linked = ThreadScratch<uint8_t, kScratchB>();
-  linked.Reset(r.node_count());
-  auto link = [&](uint32_t m, uint32_t c, uint32_t depth, uint32_t edge, bool outgoing) {
-    if (IsCode(r.type(m)) || r.is_stub(m) || !linked.Insert(m, 1)) return;  // code first: most are
-    result.memories.push_back({m, c, depth, edge, outgoing});
-  };
-  for (auto [c, depth] : code) {
-    for (uint32_t j = r.out_begin(c); j < r.out_end(c); ++j) {
-      link(r.edge_target(j), c, depth, j, false);
-    }
-    for (uint32_t k = r.in_begin(c); k < r.in_end(c); ++k) {
-      const uint32_t j = r.in_edge(k);
-      link(r.edge_source(j), c, depth, j, true);
-    }
-  }
+  LinkMemories(r, code, options.memory_scan, &result.memories);
   std::stable_sort(result.memories.begin(), result.memories.end(),
                    [&](const LinkedMemory& a, const LinkedMemory& b) {
                      if (a.depth != b.depth) return a.depth < b.depth;

@@ -18,7 +18,7 @@
 //   - a test is a reached node that is the source of a `tests` edge, or a symbol
 //     whose file defines one (a test file, as the indexer marked it);
 //   - one row per memory, for its nearest link: the smallest depth, then the code
-//     node's key, then out-edges (memory -> code) before in-edges, by relation id.
+//     node's key, then edges code -> memory before memory -> code, by relation id.
 #ifndef AMEM_QUERY_CODE_IMPACT_H_
 #define AMEM_QUERY_CODE_IMPACT_H_
 
@@ -34,9 +34,14 @@
 
 namespace amem::query {
 
+// Which end the memories' links are found from. Both give the same answer; kAuto
+// takes the one that reads less (tests and benchmarks name the others).
+enum class MemoryScan { kAuto, kFromCode, kFromMemories };
+
 struct CodeImpactOptions {
   uint32_t depth = 3;
   size_t limit = 100;  // rows per list; the counts cover everything
+  MemoryScan memory_scan = MemoryScan::kAuto;
 };
 
 struct ChangedCode {

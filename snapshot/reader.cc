@@ -153,11 +153,13 @@ struct Reader::Rep {
 
   // Lazy checks (docs/FORMAT.md §12). `lazy` is fixed at open: true for a file with
   // amem's extension, session and time blocks opened without check_records. Each
-  // part's chunks are checked on first use: 4096 node or edge records, the out
-  // ranges of 256 nodes, the in-lists of 32 nodes (their edges are read at random),
-  // 1024 time entries.
+  // part's chunks are checked on first use: 64 node records (one 4 KiB page), 16
+  // edge records, the out ranges of 16 nodes, the in-list of one node (its edges
+  // are read at random), 1024 time entries. A walk reads records at random, so a
+  // chunk is what one read costs to check: 4096-record chunks made a walk of a few
+  // thousand nodes check (and fault in) nearly every record of the file.
   enum Part : uint8_t { kNodes, kEdges, kOut, kIn, kTime, kParts };
-  static constexpr uint8_t kChunkShift[kParts] = {12, 12, 8, 2, 10};
+  static constexpr uint8_t kChunkShift[kParts] = {6, 4, 4, 0, 10};
   enum : uint8_t { kChunkUnchecked = 0, kChunkGood = 1, kChunkBad = 2 };
   bool lazy = false;
   std::unique_ptr<std::atomic<uint8_t>[]> chunk_state[kParts];
@@ -169,6 +171,8 @@ struct Reader::Rep {
   // stop checking their probes' neighbours.
   mutable std::atomic<bool> orders_ok{false};
   mutable std::once_flag type_once;
+  mutable std::once_flag defined_once;  // CheckEdgeRange: which relation ids have names
+  mutable std::array<bool, kMaxRelationId + 1> defined_relations{};
   mutable Status type_status;
   const char* cluster_assign = nullptr;
   uint32_t term_postings = 0, term_name_bytes = 0;
@@ -979,10 +983,13 @@ Status Reader::Rep::CheckNodeRange(const Reader* r, uint32_t begin, uint32_t end
 // record before each (the one before `begin` included).
 Status Reader::Rep::CheckEdgeRange(const Reader* r, uint32_t begin, uint32_t end) const {
   const uint32_t n = r->node_count_;
-  std::array<bool, kMaxRelationId + 1> defined{};  // looked up once a chunk, not once an edge
-  for (int rel = 0; rel <= kMaxRelationId; ++rel) {
-    defined[rel] = !r->relation_name(static_cast<RelationId>(rel)).empty();
-  }
+  // Looked up once a reader, not once a chunk: chunks are small.
+  std::call_once(defined_once, [&] {
+    for (int rel = 0; rel <= kMaxRelationId; ++rel) {
+      defined_relations[rel] = !r->relation_name(static_cast<RelationId>(rel)).empty();
+    }
+  });
+  const std::array<bool, kMaxRelationId + 1>& defined = defined_relations;
   for (uint32_t j = begin; j < end; ++j) {
     const char* p = r->edge_ptr(j);
     EdgeEntry e;

@@ -4,7 +4,10 @@
 // the token budget.
 #include <catch2/catch.hpp>
 
+#include <random>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "query/code_impact.h"
@@ -300,6 +303,72 @@ TEST_CASE("code impact: no change is an empty answer", "[query][code-impact]") {
   CHECK(doc["changed"].empty());
   CHECK(doc["affected"].empty());
   CHECK(doc["memories"].empty());
+}
+
+// Random code graphs with memories linked both ways, by several relations to one
+// code node, and to each other: the memories found from the code side and from the
+// memories' side are the same rows, with the same code node, edge and direction.
+TEST_CASE("code impact: memories found from either end are the same rows",
+          "[query][code-impact]") {
+  size_t linked = 0, both_ways = 0;
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+    GraphFixture g;
+    std::vector<std::string> code;
+    for (int f = 0; f < 4; ++f) {
+      const std::string path = "src/f" + std::to_string(f) + ".cc";
+      g.Node("file:" + path, NodeType::kFile, path).Meta(R"({"indexer":"ctags"})");
+      code.push_back("file:" + path);
+      for (int k = 0; k < 8; ++k) {
+        const int first = 1 + 10 * k;
+        Sym(g, path, "s" + std::to_string(k), std::to_string(first) + "-" + std::to_string(first + 8));
+        code.push_back("symbol:" + path + "#s" + std::to_string(k));
+      }
+    }
+    std::vector<std::string> memories;
+    for (int m = 0; m < 12; ++m) {
+      memories.push_back("decision:m" + std::to_string(m));
+      g.Node(memories.back(), NodeType::kDecision, "memory " + std::to_string(m));
+    }
+    std::set<std::tuple<std::string, std::string, std::string>> edges;
+    auto edge = [&](const std::string& a, const std::string& rel, const std::string& b) {
+      if (edges.insert({a, rel, b}).second) g.Edge(a, rel, b);
+    };
+    const char* code_rels[] = {"calls", "references", "imports", "contains"};
+    for (int e = 0; e < 70; ++e) edge(code[pick(code.size())], code_rels[pick(4)], code[pick(code.size())]);
+    const char* memory_rels[] = {"decided_for", "constrains", "references", "supports"};
+    for (int e = 0; e < 30; ++e) {
+      const std::string& m = memories[pick(memories.size())];
+      const std::string& c = code[pick(code.size())];
+      const char* rel = memory_rels[pick(4)];
+      switch (pick(4)) {
+        case 0: edge(m, rel, c); break;
+        case 1: edge(c, rel, m); break;
+        case 2: edge(m, rel, c), edge(c, rel, m), ++both_ways; break;
+        default: edge(m, rel, memories[pick(memories.size())]); break;
+      }
+    }
+    auto r = g.Open();
+    const std::vector<FileChange> changes = {
+        Modified("src/f" + std::to_string(pick(4)) + ".cc", {{static_cast<uint32_t>(1 + pick(60)), 80}})};
+    CodeImpactOptions o;
+    o.limit = 1000;
+    o.depth = static_cast<uint32_t>(pick(4));
+    o.memory_scan = MemoryScan::kFromCode;
+    const Answer from_code = Ask(*r, changes, o);
+    o.memory_scan = MemoryScan::kFromMemories;
+    const Answer from_memories = Ask(*r, changes, o);
+    o.memory_scan = MemoryScan::kAuto;
+    const Answer chosen = Ask(*r, changes, o);
+    INFO("seed " << seed);
+    CHECK(from_memories.memories == from_code.memories);
+    CHECK(chosen.memories == from_code.memories);
+    CHECK(from_memories.affected == from_code.affected);
+    linked += from_code.memories.size();
+  }
+  CHECK(linked > 40);  // the comparison had rows to compare
+  CHECK(both_ways > 10);
 }
 
 }  // namespace
