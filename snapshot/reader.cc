@@ -154,12 +154,12 @@ struct Reader::Rep {
   // Lazy checks (docs/FORMAT.md §12). `lazy` is fixed at open: true for a file with
   // amem's extension, session and time blocks opened without check_records. Each
   // part's chunks are checked on first use: 64 node records (one 4 KiB page), 16
-  // edge records, the out ranges of 16 nodes, the in-list of one node (its edges
+  // edge records, the out range and the in-list of one node (its edges
   // are read at random), 1024 time entries. A walk reads records at random, so a
   // chunk is what one read costs to check: 4096-record chunks made a walk of a few
   // thousand nodes check (and fault in) nearly every record of the file.
   enum Part : uint8_t { kNodes, kEdges, kOut, kIn, kTime, kParts };
-  static constexpr uint8_t kChunkShift[kParts] = {6, 4, 4, 0, 10};
+  static constexpr uint8_t kChunkShift[kParts] = {6, 4, 0, 0, 10};
   enum : uint8_t { kChunkUnchecked = 0, kChunkGood = 1, kChunkBad = 2 };
   bool lazy = false;
   std::unique_ptr<std::atomic<uint8_t>[]> chunk_state[kParts];
@@ -186,6 +186,12 @@ struct Reader::Rep {
     return CheckChunk(r, part, c);
   }
   bool CheckChunk(const Reader* r, Part part, uint32_t c) const;
+  // Checks entries [begin, end) of `part` (CheckNodeRange, ...).
+  Status CheckPartRange(const Reader* r, Part part, uint32_t begin, uint32_t end) const;
+  // Checks all of `part` in one pass and, when it is sound, marks every chunk good
+  // (what a bulk reader wants: no per-chunk bookkeeping). False when some chunk is
+  // damaged: the caller then finds which chunk by chunk.
+  bool CheckWholePart(const Reader* r, Part part) const;
   Status CheckNodeRange(const Reader* r, uint32_t begin, uint32_t end) const;
   Status CheckEdgeRange(const Reader* r, uint32_t begin, uint32_t end) const;
   Status CheckOutRange(const Reader* r, uint32_t begin, uint32_t end) const;
@@ -918,14 +924,7 @@ bool Reader::Rep::CheckChunk(const Reader* r, Part part, uint32_t c) const {
   const uint32_t count = part == kEdges ? r->edge_count_ : r->node_count_;
   const uint32_t begin = c << kChunkShift[part];
   const uint32_t end = std::min<uint64_t>(uint64_t{begin} + (uint64_t{1} << kChunkShift[part]), count);
-  Status s;
-  switch (part) {
-    case kNodes: s = CheckNodeRange(r, begin, end); break;
-    case kEdges: s = CheckEdgeRange(r, begin, end); break;
-    case kOut: s = CheckOutRange(r, begin, end); break;
-    case kIn: s = CheckInRange(r, begin, end); break;
-    default: s = CheckTimeRange(r, begin, end); break;
-  }
+  Status s = CheckPartRange(r, part, begin, end);
   uint8_t expected = kChunkUnchecked;
   if (!s.ok()) {
     Fail(s);
@@ -935,6 +934,38 @@ bool Reader::Rep::CheckChunk(const Reader* r, Part part, uint32_t c) const {
   // Racing first uses compute the same verdict; the one that stores it counts it.
   if (chunk_state[part][c].compare_exchange_strong(expected, kChunkGood, std::memory_order_acq_rel) &&
       chunks_left[part].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    r->lazy_pending_.fetch_and(static_cast<uint8_t>(~kBits[part]), std::memory_order_release);
+  }
+  return true;
+}
+
+Status Reader::Rep::CheckPartRange(const Reader* r, Part part, uint32_t begin,
+                                   uint32_t end) const {
+  switch (part) {
+    case kNodes: return CheckNodeRange(r, begin, end);
+    case kEdges: return CheckEdgeRange(r, begin, end);
+    case kOut: return CheckOutRange(r, begin, end);
+    case kIn: return CheckInRange(r, begin, end);
+    default: return CheckTimeRange(r, begin, end);
+  }
+}
+
+bool Reader::Rep::CheckWholePart(const Reader* r, Part part) const {
+  static constexpr uint8_t kBits[kParts] = {kUncheckedNodes, kUncheckedEdges, kUncheckedOut,
+                                            kUncheckedIn, kUncheckedTime};
+  const uint32_t count = part == kEdges ? r->edge_count_ : r->node_count_;
+  if (!(r->lazy_pending_.load(std::memory_order_acquire) & kBits[part])) return true;
+  if (!CheckPartRange(r, part, 0, count).ok()) return false;
+  const uint32_t chunks = static_cast<uint32_t>((uint64_t{count} + (uint64_t{1} << kChunkShift[part]) - 1) >>
+                                                kChunkShift[part]);
+  uint32_t marked = 0;  // racing chunk checks count their own
+  for (uint32_t c = 0; c < chunks; ++c) {
+    uint8_t expected = kChunkUnchecked;
+    if (chunk_state[part][c].compare_exchange_strong(expected, kChunkGood, std::memory_order_acq_rel)) {
+      ++marked;
+    }
+  }
+  if (marked > 0 && chunks_left[part].fetch_sub(marked, std::memory_order_acq_rel) == marked) {
     r->lazy_pending_.fetch_and(static_cast<uint8_t>(~kBits[part]), std::memory_order_release);
   }
   return true;
@@ -1033,16 +1064,18 @@ Status Reader::Rep::CheckOutRange(const Reader* r, uint32_t begin, uint32_t end)
   const uint32_t n = r->node_count_, m = r->edge_count_;
   const char* off = r->out_off_;
   auto source = [&](uint32_t j) { return DecodeFixed32(r->edge_ptr(j) + EdgeEntry::kSourceOffset); };
-  const Status bad = Corrupt("out index", "offsets disagree with edges at nodes " +
-                                              std::to_string(begin) + ".." + std::to_string(end));
-  if (!OffsetsFit(off, begin, end, n, m)) return bad;
+  auto bad = [&] {  // made only on failure: a check of a few nodes must not allocate
+    return Corrupt("out index", "offsets disagree with edges at nodes " + std::to_string(begin) +
+                                    ".." + std::to_string(end));
+  };
+  if (!OffsetsFit(off, begin, end, n, m)) return bad();
   const uint32_t first = DecodeFixed32(off + 4 * uint64_t{begin});
   const uint32_t last = DecodeFixed32(off + 4 * uint64_t{end});
-  if ((first > 0 && source(first - 1) >= begin) || (last < m && source(last) < end)) return bad;
+  if ((first > 0 && source(first - 1) >= begin) || (last < m && source(last) < end)) return bad();
   for (uint32_t i = begin; i < end; ++i) {
     const uint32_t to = DecodeFixed32(off + 4 * (uint64_t{i} + 1));
     for (uint32_t j = DecodeFixed32(off + 4 * uint64_t{i}); j < to; ++j) {
-      if (source(j) != i) return bad;
+      if (source(j) != i) return bad();
     }
   }
   return Status::OK();
@@ -1180,6 +1213,7 @@ Status Reader::CheckRecords() const {
   AMEM_RETURN_IF_ERROR(rep.deferred_status);
   if (!rep.lazy) return Status::OK();
   for (int part = 0; part < Rep::kParts; ++part) {
+    if (rep.CheckWholePart(this, static_cast<Rep::Part>(part))) continue;
     const uint32_t count = part == Rep::kEdges ? edge_count_ : node_count_;
     const uint64_t size = uint64_t{1} << Rep::kChunkShift[part];
     for (uint64_t begin = 0; begin < count; begin += size) {
