@@ -97,6 +97,7 @@ const char* ExitCodeHelp() {
 CLI::App* Context::AddCommand(CLI::App& app, const std::string& name,
                               const std::string& description, const std::string& example) {
   CLI::App* cmd = app.add_subcommand(name, description);
+  if (app.get_parent() == nullptr && !only_.empty() && name == only_) built_only_ = true;
   std::string indented;  // every example line indented as the first
   for (char c : example) {
     indented += c;

@@ -80,11 +80,14 @@ class Context {
   // The action of `cmd`; nullptr if none was set.
   const std::function<Status()>* ActionFor(const CLI::App* cmd) const;
   // Only `command` is asked for: the families with many commands (the queries,
-  // view) register just that one, since building every option of every query
-  // cost each process milliseconds. Empty (the default): everything, as --help and
-  // an unknown word need.
+  // view) register just that one, and no family is built after the one that
+  // registered it, since building every option of every command cost each process
+  // milliseconds. Empty (the default): everything, as --help and an unknown word
+  // need.
   void BuildOnly(std::string command) { only_ = std::move(command); }
   bool Wants(std::string_view command) const { return only_.empty() || only_ == command; }
+  // True once BuildOnly's command was registered (AddCommand on the top app).
+  bool built_only() const { return built_only_; }
 
   // ---- global flags ----
   const std::string& store_dir() const { return store_dir_; }
@@ -142,6 +145,7 @@ class Context {
   bool read_only_ = false;
   std::string query_log_;
   std::string only_;
+  bool built_only_ = false;
   std::string command_name_;
   std::vector<std::string> command_args_;
   std::optional<uint64_t> query_revision_;

@@ -146,7 +146,10 @@ void BuildApp(CLI::App& app, Context& ctx) {
                "Open the store for reads only: writes fail, nothing is written beside the "
                "store (queries build what the snapshot cache lacks in memory). A store on a "
                "read-only file system is opened so by itself");
-  for (auto add : kCommandFamilies) add(app, ctx);
+  for (auto add : kCommandFamilies) {
+    add(app, ctx);
+    if (ctx.built_only()) break;  // the command asked for is there: the rest is not needed
+  }
   app.set_version_flag("--version", VersionText(),
                        "Print amem's version and the store and snapshot formats it reads");
 }
