@@ -94,6 +94,31 @@ bool DiscardBadLiveCache(const ToolContext* ctx, std::string_view tool, const St
   return true;
 }
 
+Status AskOnSnapshot(const ToolContext* ctx, std::string_view tool, const Json& args,
+                     const std::function<Status(const SnapshotRead&, bool* wrote)>& ask) {
+  auto once = [&](snapshot::LiveView* live, bool* wrote) -> Status {
+    SnapshotRead read{.reader = ctx->reader};
+    if (ctx->reader == nullptr) {
+      AMEM_ASSIGN_OR_RETURN(view, ViewFromArgs(args));
+      AMEM_ASSIGN_OR_RETURN(opened, snapshot::OpenLive(*ctx->store, view, ctx->live_options,
+                                                       ctx->live.get()));
+      *live = std::move(opened);  // keeps the reader open until the answer is made
+      snapshot::PrintNote(*live, "amem mcp");
+      read = {live->reader.get(), live->revision, view.kind == ReadView::Kind::kLatest};
+    }
+    AMEM_RETURN_IF_ERROR(ask(read, wrote));
+    return read.reader->ContentStatus();
+  };
+  snapshot::LiveView live;
+  bool wrote = false;
+  Status s = once(&live, &wrote);
+  if (!s.ok() && !wrote && DiscardBadLiveCache(ctx, tool, s, live.reader ? &live : nullptr)) {
+    live = {};
+    s = once(&live, &wrote);
+  }
+  return s;
+}
+
 Result<ReadView> ViewFromArgs(const Json& args) {
   bool has_rev = HasArg(args, "as_of"), has_ts = HasArg(args, "at");
   if (has_rev && has_ts) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,6 +77,19 @@ Result<ReadView> ViewFromArgs(const Json& args);
 // asks once more, on a view compiled again.
 bool DiscardBadLiveCache(const ToolContext* ctx, std::string_view tool, const Status& failed,
                          const snapshot::LiveView* live);
+// What a query tool reads: the server's snapshot file, or the store's view at
+// args' as_of/at (`revision` set, `latest` when neither was given).
+struct SnapshotRead {
+  const snapshot::Reader* reader = nullptr;
+  std::optional<uint64_t> revision;
+  bool latest = false;
+};
+// Runs `ask` on that snapshot and then checks its ContentStatus (a text that did
+// not decode reads as "": an error, never an answer). A damaged cache of the live
+// view, found opening it or by `ask`, is discarded (DiscardBadLiveCache) and `ask`
+// run once more on a view compiled again, unless it set *wrote.
+Status AskOnSnapshot(const ToolContext* ctx, std::string_view tool, const Json& args,
+                     const std::function<Status(const SnapshotRead&, bool* wrote)>& ask);
 // Attribution from run/task/scope/ts.
 WriteOptions WriteOptionsFromArgs(const Json& args);
 

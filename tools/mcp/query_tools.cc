@@ -178,13 +178,9 @@ ToolResult RunOnSnapshot(const ToolContext* ctx, const io::QueryDef& def, const 
   const size_t asked = HasArg(args, "budget_tokens") ? 4 * static_cast<size_t>(tokens) + 1024 : 0;
   const size_t call_bound = AnswerBytes();  // max_bytes, which the server took from args
   RaiseAnswerBytes(asked);
-  std::shared_ptr<const snapshot::Reader> opened;
-  const snapshot::Reader* reader = ctx->reader;
-  std::optional<uint64_t> revision;
-  bool latest = false;
   for (const io::Param& p : def.params) {
     if (p.latest_only && ArgBool(args, p.name, false) &&
-        (reader != nullptr || HasArg(args, "as_of") || HasArg(args, "at"))) {
+        (ctx->reader != nullptr || HasArg(args, "as_of") || HasArg(args, "at"))) {
       return ToolErrorFromStatus(name, io::LatestOnlyError(p, io::FrontEnd::kMcp));
     }
   }
@@ -206,42 +202,24 @@ ToolResult RunOnSnapshot(const ToolContext* ctx, const io::QueryDef& def, const 
     }
   }
   const Json& run_args = paged_args.is_null() ? args : paged_args;
-  // One run on the snapshot; a damaged cache of the live view, found opening it or
-  // by the query (ContentStatus), is discarded and the query asked once more.
-  auto once = [&](snapshot::LiveView* live, bool* wrote) -> Result<io::QueryAnswer> {
-    if (ctx->reader == nullptr) {
-      AMEM_ASSIGN_OR_RETURN(view, ViewFromArgs(run_args));
-      AMEM_ASSIGN_OR_RETURN(opened_live, snapshot::OpenLive(*ctx->store, view, ctx->live_options,
-                                                            ctx->live.get()));
-      *live = opened_live;
-      snapshot::PrintNote(opened_live, "amem mcp");
-      opened = std::move(opened_live.reader);
-      reader = opened.get();
-      revision = opened_live.revision;
-      latest = view.kind == ReadView::Kind::kLatest;
-    }
-    io::QueryCall call{.reader = *reader,
+  std::optional<io::QueryAnswer> answer;
+  std::optional<uint64_t> revision;
+  Status ran = AskOnSnapshot(ctx, name, run_args, [&](const SnapshotRead& read, bool* wrote) {
+    revision = read.revision;
+    io::QueryCall call{.reader = *read.reader,
                        .args = run_args,
                        .def = def,
                        .front_end = io::FrontEnd::kMcp,
                        .store = ctx->reader == nullptr ? ctx->store : nullptr,
-                       .latest = latest,
+                       .latest = read.latest,
                        .write = WriteOptionsFromArgs(run_args)};
-    auto answer = def.run(call);
-    *wrote = answer.ok() && answer->wrote;
-    // Undecodable content reads as "": an error, never an answer of empty texts.
-    AMEM_RETURN_IF_ERROR(reader->ContentStatus());
-    return answer;
-  };
-  snapshot::LiveView live;
-  bool wrote = false;
-  auto answer = once(&live, &wrote);
-  if (!answer.ok() && !wrote &&
-      DiscardBadLiveCache(ctx, name, answer.status(), live.reader ? &live : nullptr)) {
-    live = {};
-    answer = once(&live, &wrote);
-  }
-  if (!answer.ok()) return ToolErrorFromStatus(name, answer.status());
+    Result<io::QueryAnswer> got = def.run(call);
+    if (!got.ok()) return got.status();
+    *wrote = got->wrote;
+    answer = std::move(*got);
+    return Status::OK();
+  });
+  if (!ran.ok()) return ToolErrorFromStatus(name, ran);
   ToolResult r;
   r.structured = std::move(answer->doc);
   if (revision) r.structured["revision"] = *revision;

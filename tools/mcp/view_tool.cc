@@ -47,39 +47,26 @@ bool IsView(const fs::path& path) {
 // view (or ctx->reader), drawn.
 Result<view::Subgraph> Draw(const ToolContext* ctx, const io::QueryDef& def, const Json& args) {
   AMEM_RETURN_IF_ERROR(io::CheckGiven(def, args, io::FrontEnd::kMcp));
-  auto once = [&](snapshot::LiveView* live) -> Result<view::Subgraph> {
-    std::shared_ptr<const snapshot::Reader> opened;
-    const snapshot::Reader* reader = ctx->reader;
-    std::string source = "the server's snapshot";
-    bool latest = false;
-    if (reader == nullptr) {
-      AMEM_ASSIGN_OR_RETURN(read_view, ViewFromArgs(args));
-      AMEM_ASSIGN_OR_RETURN(opened_live, snapshot::OpenLive(*ctx->store, read_view,
-                                                            ctx->live_options, ctx->live.get()));
-      *live = opened_live;
-      opened = std::move(opened_live.reader);
-      reader = opened.get();
-      source = view::RevisionSource(*ctx->store, opened_live.revision);
-      latest = read_view.kind == ReadView::Kind::kLatest;
-    }
-    io::QueryCall call{.reader = *reader,
+  view::Subgraph g;
+  AMEM_RETURN_IF_ERROR(AskOnSnapshot(ctx, "view", args, [&](const SnapshotRead& read, bool*) {
+    const std::string source =
+        read.revision ? view::RevisionSource(*ctx->store, *read.revision) : "the server's snapshot";
+    io::QueryCall call{.reader = *read.reader,
                        .args = args,
                        .def = def,
                        .front_end = io::FrontEnd::kMcp,
                        .store = ctx->reader == nullptr ? ctx->store : nullptr,
-                       .latest = latest};
+                       .latest = read.latest};
     AMEM_ASSIGN_OR_RETURN(answer, def.run(call));
-    AMEM_RETURN_IF_ERROR(reader->ContentStatus());
-    AMEM_ASSIGN_OR_RETURN(g, view::FromAnswer(*reader, answer.doc, {def.command, args.dump(), source}));
-    if (ctx->reader == nullptr) AMEM_RETURN_IF_ERROR(view::AddRevisions(*ctx->store, live->revision, &g));
-    return g;
-  };
-  snapshot::LiveView live;
-  Result<view::Subgraph> g = once(&live);
-  if (!g.ok() && DiscardBadLiveCache(ctx, "view", g.status(), live.reader ? &live : nullptr)) {
-    live = {};
-    g = once(&live);
-  }
+    AMEM_RETURN_IF_ERROR(read.reader->ContentStatus());
+    AMEM_ASSIGN_OR_RETURN(drawn,
+                          view::FromAnswer(*read.reader, answer.doc, {def.command, args.dump(), source}));
+    if (read.revision) {
+      AMEM_RETURN_IF_ERROR(view::AddRevisions(*ctx->store, *read.revision, &drawn));
+    }
+    g = std::move(drawn);
+    return Status::OK();
+  }));
   return g;
 }
 
