@@ -21,6 +21,7 @@ struct FakeStream {
   std::vector<std::string> messages;
   Status fail;          // when set, every call returns it
   int appends_refused = 0;  // Append answers Aborted (the stream moved on)
+  uint64_t unreadable = 0;  // Get of this sequence fails (the stream lost midway)
 };
 
 class FakeLog final : public RevisionLog {
@@ -36,6 +37,7 @@ class FakeLog final : public RevisionLog {
   Result<std::string> Get(uint64_t seq) override {
     if (!s_->fail.ok()) return s_->fail;
     if (seq == 0 || seq > s_->messages.size()) return Status::NotFound("no message");
+    if (seq == s_->unreadable) return Status::IOError("connection lost");
     return s_->messages[seq - 1];
   }
   Result<uint64_t> Append(uint64_t expected_last, const std::string& record) override {
@@ -162,6 +164,57 @@ TEST_CASE("replication: catch-up stops at a foreign message, naming its sequence
   CHECK(s.message().find("stream team, sequence 3: holds revision 1, not 3") !=
         std::string::npos);
   CHECK(Rev(*y) == 2);
+}
+
+// Message `rev` of a log written by hand (docs/LOG.md): one node, or `op` instead.
+std::string HandRecord(uint64_t rev, const std::string& op = "") {
+  const std::string head = "{\"rev\":" + std::to_string(rev) + ",\"rev_ts\":1700000000,";
+  if (!op.empty()) return head + op + "}\n";
+  return head + "\"op\":\"node\",\"key\":\"fact:n" + std::to_string(rev) +
+         "\",\"type\":\"fact\",\"content\":\"c\",\"meta\":{},\"confidence\":1.0,"
+         "\"ts\":1700000000}\n";
+}
+
+TEST_CASE("replication: catch-up applies in batches and keeps the revisions before a failure",
+          "[replication][tools]") {
+  // More than two batches (kCatchUpBatch), with three kinds of failure midway: a
+  // foreign message, one that cannot be applied, and the log lost. Each time the
+  // revisions before it are applied, it is not, and the error names its sequence.
+  const uint64_t n = 2 * cli::kCatchUpBatch + 500;
+  const uint64_t foreign = cli::kCatchUpBatch + 300, moot = foreign + 400, lost = moot + 500;
+  REQUIRE(lost < n);
+  Bound b;
+  for (uint64_t rev = 1; rev <= n; ++rev) b.stream->messages.push_back(HandRecord(rev));
+  b.stream->messages[foreign - 1] = "hello world";
+  // A delete of a node that does not exist cannot be a revision of this log.
+  b.stream->messages[moot - 1] =
+      HandRecord(moot, "\"op\":\"del_node\",\"key\":\"fact:absent\",\"ts\":1700000000");
+  b.stream->unreadable = lost;
+  auto y = b.Open("y", /*bind=*/false);
+  Status s = b.CatchUp(*y);
+  INFO(s.ToString());
+  CHECK(s.message().find("stream team, sequence " + std::to_string(foreign) +
+                         ": not an amem revision") != std::string::npos);
+  CHECK(Rev(*y) == foreign - 1);
+  b.stream->messages[foreign - 1] = HandRecord(foreign);
+  s = b.CatchUp(*y);
+  INFO(s.ToString());
+  CHECK(s.message().find("stream team, sequence " + std::to_string(moot) +
+                         ": cannot be applied") != std::string::npos);
+  CHECK(Rev(*y) == moot - 1);
+  b.stream->messages[moot - 1] = HandRecord(moot);
+  s = b.CatchUp(*y);
+  INFO(s.ToString());
+  CHECK(s.IsIOError());
+  CHECK(s.message().find("stream team: sequence " + std::to_string(lost) + ": connection lost") !=
+        std::string::npos);
+  CHECK(Rev(*y) == lost - 1);
+  b.stream->unreadable = 0;
+  REQUIRE(b.CatchUp(*y).ok());
+  CHECK(Rev(*y) == n);
+  std::string all;
+  for (const std::string& m : b.stream->messages) all += m;
+  CHECK(all == Export(*y));
 }
 
 TEST_CASE("replication: a store ahead of the log or diverged from it refuses to follow",

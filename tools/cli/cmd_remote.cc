@@ -141,6 +141,7 @@ Status RunRemoteRemove(Context& ctx) {
 struct SyncArgs {
   AccessFlags access;
   int64_t interval_ms = 200;
+  size_t batch = kCatchUpBatch;
 };
 
 std::atomic<bool> g_stop{false};
@@ -154,12 +155,13 @@ Status RunSync(Context& ctx, const SyncArgs& a, bool follow) {
     }
     return binding.status();
   }
+  if (a.batch < 1) return ctx.UsageError("--batch: at least 1 revision");
   Result<Store*> store = ctx.OpenStore();
   if (!store.ok()) return store.status();
   Result<std::unique_ptr<RevisionLog>> log = OpenRevisionLog(*binding, a.access.Get());
   if (!log.ok()) return log.status();
   if (!follow) {
-    Result<CatchUpReport> r = CatchUp(**store, **log, binding->stream);
+    Result<CatchUpReport> r = CatchUp(**store, **log, binding->stream, a.batch);
     if (!r.ok()) return r.status();
     if (ctx.json()) {
       Json doc;
@@ -179,7 +181,7 @@ Status RunSync(Context& ctx, const SyncArgs& a, bool follow) {
   uint64_t applied = 0, rev = 0;
   bool warned = false;
   while (!g_stop.load()) {
-    Result<CatchUpReport> r = CatchUp(**store, **log, binding->stream);
+    Result<CatchUpReport> r = CatchUp(**store, **log, binding->stream, a.batch);
     if (r.ok()) {
       applied += r->to - r->from;
       rev = r->to;
@@ -209,6 +211,13 @@ Status RunSync(Context& ctx, const SyncArgs& a, bool follow) {
                  binding->stream + "; stopped at rev " + std::to_string(rev) + "\n";
   }
   return Status::OK();
+}
+
+void AddBatchFlag(CLI::App* cmd, SyncArgs* a) {
+  cmd->add_option("--batch", a->batch,
+                  "Revisions applied per write transaction (default " +
+                      std::to_string(kCatchUpBatch) + ")")
+      ->type_name("N");
 }
 
 }  // namespace
@@ -252,6 +261,7 @@ void AddRemoteCommands(CLI::App& app, Context& ctx) {
         app, "sync", "Apply the bound stream's revisions the store lacks, once.",
         "amem sync --json");
     AddAccessFlags(cmd, &a->access);
+    AddBatchFlag(cmd, a.get());
     ctx.SetAction(cmd, [&ctx, a] { return RunSync(ctx, *a, /*follow=*/false); });
   }
   {
@@ -261,6 +271,7 @@ void AddRemoteCommands(CLI::App& app, Context& ctx) {
         "Keep applying the bound stream's revisions until SIGTERM or SIGINT (exit 0).",
         "amem follow --interval-ms 100");
     AddAccessFlags(cmd, &a->access);
+    AddBatchFlag(cmd, a.get());
     cmd->add_option("--interval-ms", a->interval_ms,
                     "Pause between looks at the stream (default 200)")
         ->type_name("MS");

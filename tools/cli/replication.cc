@@ -2,6 +2,7 @@
 // docs/REPLICATION.md).
 #include "tools/cli/replication.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -175,6 +176,17 @@ Result<std::unique_ptr<RevisionLog>> OpenRevisionLog(const RemoteBinding& bindin
   return Factory()(binding, access);
 }
 
+Status RevisionLog::Read(uint64_t from, uint64_t to,
+                         const std::function<Status(uint64_t seq, std::string record)>& fn) {
+  // Fetches the whole message before asking fn, so fn may take its time.
+  for (uint64_t seq = from; seq <= to; ++seq) {
+    Result<std::string> record = Get(seq);
+    if (!record.ok()) return record.status().WithContext("sequence " + std::to_string(seq));
+    AMEM_RETURN_IF_ERROR(fn(seq, std::move(record).value()));
+  }
+  return Status::OK();
+}
+
 std::string RevisionRecord(const LoggedRevision& revision) {
   std::string out;
   AppendLogLines(revision, &out);
@@ -200,7 +212,9 @@ Result<LoggedRevision> ParseRevisionRecord(const std::string& stream, uint64_t s
   return std::move(log->revisions[0]);
 }
 
-Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string& stream) {
+Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string& stream,
+                              size_t batch_size) {
+  batch_size = std::max<size_t>(batch_size, 1);
   Result<LogInfo> info = log.Open(/*create=*/false);
   if (!info.ok()) return info.status();
   CatchUpReport report;
@@ -244,26 +258,69 @@ Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string&
             ": the store diverged from the stream, so it cannot follow it (nothing applied)");
       }
     }
+    // Revisions parsed and not yet applied; applied in one transaction when the
+    // batch is full, before an error is returned and at the end.
+    std::vector<LoggedRevision> batch;
+    size_t batch_bytes = 0;
     bool moved = false;
-    for (uint64_t seq = *local + 1; seq <= info->last_seq; ++seq) {
-      Result<std::string> record = log.Get(seq);
-      if (!record.ok()) return record.status().WithContext(Where(stream, seq));
-      Result<LoggedRevision> revision = ParseRevisionRecord(stream, seq, *record);
-      if (!revision.ok()) return revision.status();
-      std::vector<LoggedRevision> one;
-      one.push_back(std::move(revision).value());
-      Result<uint64_t> applied = store.ApplyRevisions(one);
-      if (!applied.ok()) {
-        Result<uint64_t> now = store.revision();
-        if (now.ok() && *now >= seq) {
-          moved = true;  // applied or written by another process meanwhile
-          break;
-        }
-        return applied.status().WithContext(Where(stream, seq) + ": cannot be applied");
+    auto flush = [&]() -> Status {
+      std::vector<LoggedRevision> pending;
+      pending.swap(batch);
+      batch_bytes = 0;
+      if (pending.empty()) return Status::OK();
+      Result<uint64_t> applied = store.ApplyRevisions(pending);
+      if (applied.ok()) {
+        report.to = *applied;
+        return Status::OK();
       }
-      report.to = *applied;
+      // All or nothing failed: apply them one by one, so that the revisions before
+      // the one that fails commit and the failure names its sequence.
+      for (LoggedRevision& r : pending) {
+        const uint64_t seq = r.rev;
+        std::vector<LoggedRevision> one;
+        one.push_back(std::move(r));
+        Result<uint64_t> single = store.ApplyRevisions(one);
+        if (!single.ok()) {
+          Result<uint64_t> now = store.revision();
+          if (now.ok() && *now >= seq) {
+            moved = true;  // applied or written by another process meanwhile
+            return Status::Aborted("the store moved");
+          }
+          return single.status().WithContext(Where(stream, seq) + ": cannot be applied");
+        }
+        report.to = *single;
+      }
+      return Status::OK();
+    };
+    if (info->last_seq > *local) {
+      bool stopped = false;  // by the callback: its error names the stream
+      Status read = log.Read(*local + 1, info->last_seq,
+                             [&](uint64_t seq, std::string record) -> Status {
+        stopped = true;
+        Result<LoggedRevision> revision = ParseRevisionRecord(stream, seq, record);
+        if (!revision.ok()) {
+          AMEM_RETURN_IF_ERROR(flush());
+          return revision.status();
+        }
+        batch_bytes += record.size();
+        batch.push_back(std::move(revision).value());
+        if (batch.size() >= batch_size || batch_bytes >= kCatchUpBatchBytes) {
+          AMEM_RETURN_IF_ERROR(flush());
+        }
+        stopped = false;
+        return Status::OK();
+      });
+      if (!read.ok() && !stopped) read = read.WithContext("stream " + stream);
+      // What was read before an error (the log unreachable midway) is applied too;
+      // when one of those fails, that is the first error.
+      if (!moved) {
+        Status flushed = flush();
+        if (!flushed.ok()) read = flushed;
+      }
+      if (moved) continue;
+      if (!read.ok()) return read;
     }
-    if (!moved) return report;
+    return report;
   }
 }
 
@@ -332,6 +389,9 @@ Status InstallReplication(const std::string& store_dir, Store* store) {
   auto hook = std::make_shared<CommitHook>();
   hook->publish = [state](const LoggedRevision& revision) -> Status {
     AMEM_RETURN_IF_ERROR(state->Connect());
+    // Fault injection for tests/replication/cluster_test.sh: die with the revision
+    // written in the uncommitted transaction and not yet sent to the stream.
+    if (std::getenv("AMEM_REPLICATION_TEST_DIE_BEFORE_PUBLISH") != nullptr) std::raise(SIGKILL);
     Result<uint64_t> seq = state->log->Append(revision.rev - 1, RevisionRecord(revision));
     if (!seq.ok()) {
       if (seq.status().IsAborted()) return seq.status();

@@ -68,6 +68,11 @@ class RevisionLog {
   virtual Result<LogInfo> Open(bool create) = 0;
   // The message at `seq`; NotFound past the end.
   virtual Result<std::string> Get(uint64_t seq) = 0;
+  // Calls fn with each message from `from` to `to` (both included, to >= from) in
+  // order, and returns the first error fn returns; errors of its own name the
+  // sequence. This one asks Get for each; a log may fetch many per request.
+  virtual Status Read(uint64_t from, uint64_t to,
+                      const std::function<Status(uint64_t seq, std::string record)>& fn);
   // Appends `record` if the log's last sequence is `expected_last`; returns the
   // new message's sequence. Aborted when the log's last sequence differs.
   virtual Result<uint64_t> Append(uint64_t expected_last, const std::string& record) = 0;
@@ -92,12 +97,17 @@ struct CatchUpReport {
   uint64_t log_last = 0;
 };
 
-// Applies the log's revisions after the store's, one write transaction each.
-// Refuses (InvalidArgument, nothing applied) a store ahead of the log or whose
+// Applies the log's revisions after the store's, read with RevisionLog::Read and
+// applied in write transactions of up to `batch` revisions (or kCatchUpBatchBytes of
+// records) each, so a store killed meanwhile holds a prefix of the log and resumes
+// from it. Refuses (InvalidArgument, nothing applied) a store ahead of the log or whose
 // latest revision differs from the log's message at that sequence. Stops at the
 // first message that is not the next revision, naming its sequence; the ones
 // before it stay applied.
-Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string& stream);
+inline constexpr size_t kCatchUpBatch = 1000;
+inline constexpr size_t kCatchUpBatchBytes = 8 << 20;
+Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string& stream,
+                              size_t batch = kCatchUpBatch);
 
 // Compares the store's history with the log's (each revision's record with the
 // message of its sequence, up to the shorter of the two) and appends the store's

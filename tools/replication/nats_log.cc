@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -47,7 +48,14 @@ namespace {
   X(jsStreamConfig_Init) \
   X(jsPubAck_Destroy) \
   X(jsOptions_Init) \
-  X(jsCtx_Destroy)
+  X(jsCtx_Destroy) \
+  X(jsSubOptions_Init) \
+  X(js_SubscribeSync) \
+  X(natsSubscription_NextMsg) \
+  X(natsSubscription_Unsubscribe) \
+  X(natsSubscription_Destroy) \
+  X(natsMsg_GetMetaData) \
+  X(jsMsgMetaData_Destroy)
 
 struct NatsApi {
 #define AMEM_NATS_DECLARE(f) decltype(&::f) f = nullptr;
@@ -168,6 +176,59 @@ class NatsLog final : public cli::RevisionLog {
     std::string data(Nats().natsMsg_GetData(msg), static_cast<size_t>(Nats().natsMsg_GetDataLength(msg)));
     Nats().natsMsg_Destroy(msg);
     return data;
+  }
+
+  // Up to kGetUpTo messages one request each (js_GetMsg), more through an ordered
+  // consumer: an ephemeral consumer from `from` on that pushes the messages in
+  // order, with flow control, and that the client recreates from where it was
+  // when it misses one. Its creation costs about as much as a few requests.
+  static constexpr uint64_t kGetUpTo = 16;
+  Status Read(uint64_t from, uint64_t to,
+              const std::function<Status(uint64_t seq, std::string record)>& fn) override {
+    if (to - from < kGetUpTo) return cli::RevisionLog::Read(from, to, fn);
+    jsSubOptions so;
+    Nats().jsSubOptions_Init(&so);
+    so.Stream = binding_.stream.c_str();
+    so.Ordered = true;
+    so.Config.DeliverPolicy = js_DeliverByStartSequence;
+    so.Config.OptStartSeq = from;
+    natsSubscription* sub = nullptr;
+    jsErrCode code = static_cast<jsErrCode>(0);
+    natsStatus s = Nats().js_SubscribeSync(&sub, js_, subject_.c_str(), nullptr, &so, &code);
+    if (s != NATS_OK) {
+      return Status::IOError("sequence " + std::to_string(from) +
+                             ": cannot read the stream from there: " + NatsError(s, code));
+    }
+    Status result;
+    for (uint64_t seq = from; seq <= to && result.ok();) {
+      natsMsg* msg = nullptr;
+      s = Nats().natsSubscription_NextMsg(&msg, sub, access_.timeout_ms);
+      if (s != NATS_OK) {
+        result = Status::IOError("sequence " + std::to_string(seq) +
+                                 ": cannot read the message: " + NatsError(s));
+        break;
+      }
+      jsMsgMetaData* meta = nullptr;
+      s = Nats().natsMsg_GetMetaData(&meta, msg);
+      const uint64_t got = s == NATS_OK ? meta->Sequence.Stream : 0;
+      if (meta != nullptr) Nats().jsMsgMetaData_Destroy(meta);
+      if (s != NATS_OK || got > seq) {
+        result = Status::IOError("sequence " + std::to_string(seq) + ": the stream sent " +
+                                 (s != NATS_OK ? "a message without its sequence"
+                                               : "sequence " + std::to_string(got)) +
+                                 " in its place");
+      } else if (got == seq) {
+        std::string data(Nats().natsMsg_GetData(msg),
+                         static_cast<size_t>(Nats().natsMsg_GetDataLength(msg)));
+        result = fn(seq, std::move(data));
+        ++seq;
+      }  // else a message already read, sent again: skipped
+      Nats().natsMsg_Destroy(msg);
+    }
+    // Unsubscribing deletes the ephemeral consumer at once.
+    Nats().natsSubscription_Unsubscribe(sub);
+    Nats().natsSubscription_Destroy(sub);
+    return result;
   }
 
   Result<uint64_t> Append(uint64_t expected_last, const std::string& record) override {
