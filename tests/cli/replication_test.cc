@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ struct FakeStream {
   Status fail;          // when set, every call returns it
   int appends_refused = 0;  // Append answers Aborted (the stream moved on)
   uint64_t unreadable = 0;  // Get of this sequence fails (the stream lost midway)
+  std::map<uint64_t, std::string> digests;  // the digest bucket
 };
 
 class FakeLog final : public RevisionLog {
@@ -45,6 +47,16 @@ class FakeLog final : public RevisionLog {
     if (expected_last != s_->messages.size()) return Status::Aborted("wrong last sequence");
     s_->messages.push_back(record);
     return s_->messages.size();
+  }
+  Result<std::string> GetDigest(uint64_t rev) override {
+    auto it = s_->digests.find(rev);
+    if (it == s_->digests.end()) return Status::NotFound("no key");
+    return it->second;
+  }
+  Result<std::string> PublishDigest(uint64_t rev, const std::string& value,
+                                    bool* created) override {
+    *created = s_->digests.emplace(rev, value).second;
+    return s_->digests[rev];
   }
 
  private:
@@ -247,6 +259,57 @@ TEST_CASE("replication: a store ahead of the log or diverged from it refuses to 
   CHECK(b.stream->messages.size() == 2);
   REQUIRE(b.CatchUp(*x).ok());
   CHECK(Export(*x) == Export(*ahead));
+}
+
+TEST_CASE("replication: replicas compare export digests published beside the log",
+          "[replication][tools]") {
+  Bound b;
+  auto x = b.Open("x");
+  REQUIRE(x->PutNode(Node("fact:a", "one")).ok());
+  REQUIRE(x->PutNode(Node("fact:b", "two")).ok());
+  auto y = b.Open("y", /*bind=*/false);
+  REQUIRE(b.CatchUp(*y).ok());
+  auto binding = cli::ParseRemote("nats://127.0.0.1:1", "team", 3);
+  REQUIRE(binding.ok());
+  CHECK(binding->digest_bucket() == "amem-team-digests");
+  FakeLog log(b.stream);
+  // None published: NotFound saying how to publish one; nothing was published.
+  auto none = cli::CheckReplica(*y, log, *binding, 2, /*publish=*/false);
+  CHECK(none.status().IsNotFound());
+  CHECK(none.status().message().find("no export digest of revision 2 in bucket "
+                                     "amem-team-digests") != std::string::npos);
+  CHECK(b.stream->digests.empty());
+  auto published = cli::CheckReplica(*x, log, *binding, 2, /*publish=*/true);
+  REQUIRE(published.ok());
+  CHECK(published->published_now);
+  CHECK(published->equal());
+  CHECK(published->local.xxh3.size() == 16);
+  auto same = cli::CheckReplica(*y, log, *binding, 2, /*publish=*/false);
+  REQUIRE(same.ok());
+  CHECK(same->equal());
+  CHECK(same->local == published->local);
+  // A revision the store has not reached is refused.
+  CHECK(cli::CheckReplica(*y, log, *binding, 3, false).status().IsInvalidArgument());
+  // y writes a revision 3 of its own (not through the log); the log's revision 3
+  // is x's. y differs at 3, still agrees at 2, and cannot replace x's digest.
+  REQUIRE(y->PutNode(Node("fact:c", "y only")).ok());
+  REQUIRE(x->PutNode(Node("fact:c", "x")).ok());
+  REQUIRE(cli::CheckReplica(*x, log, *binding, 3, /*publish=*/true).ok());
+  const std::string xs = b.stream->digests[3];
+  auto differs = cli::CheckReplica(*y, log, *binding, 3, /*publish=*/true);
+  REQUIRE(differs.ok());
+  CHECK_FALSE(differs->equal());
+  CHECK_FALSE(differs->published_now);
+  CHECK(b.stream->digests[3] == xs);
+  auto earlier = cli::CheckReplica(*y, log, *binding, 2, /*publish=*/false);
+  REQUIRE(earlier.ok());
+  CHECK(earlier->equal());
+  // A value in the bucket that is not a digest of that revision is refused.
+  b.stream->digests[2] = b.stream->digests[3];
+  auto bad = cli::CheckReplica(*y, log, *binding, 2, false);
+  CHECK(bad.status().IsInvalidArgument());
+  CHECK(bad.status().message().find("bucket amem-team-digests, key 2: not an amem export "
+                                    "digest of revision 2") != std::string::npos);
 }
 
 TEST_CASE("replication: without NATS a bound store refuses writes, saying how to get it",

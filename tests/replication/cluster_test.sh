@@ -14,7 +14,9 @@
 # got no answer; a writer killed between the stream's acknowledgement and its local
 # commit loses nothing and doubles nothing; one killed before its publish changes
 # nothing, here or in the stream; a replica killed mid-catch-up resumes from its own
-# revision and converges; `amem follow` exits 0 on SIGTERM; a
+# revision and converges; replicas at one revision agree on the export digest one of
+# them published (amem verify-replica) and one altered outside the stream does not;
+# `amem follow` exits 0 on SIGTERM; a
 # store ahead of its stream, or whose history differs from a stream's, refuses; a
 # foreign message stops sync naming its sequence; with the stream unreachable a
 # write fails clearly and the store is unchanged. AMEM_KEEP_TEST_DIR=1 keeps the
@@ -227,6 +229,32 @@ grep -q "applied $((600 - killed_at)) revisions from stream tail; the store is a
 A src export "$dir/src.amem" >/dev/null; A "r$try" export "$dir/resumed.amem" >/dev/null
 cmp -s "$dir/src.amem" "$dir/resumed.amem" || fail "the resumed replica exports other bytes"
 echo "killed mid-catch-up at revision $killed_at of 600 (try $try)"
+
+# Export digests in the bucket amem-team-digests (amem verify-replica): s1 publishes
+# its digest at its revision and the other replicas agree; none published is exit 3;
+# a replica altered by a write outside the stream disagrees, exit 1.
+r=$(rev s1)
+A s1 verify-replica --publish >"$dir/vr.out" || fail "verify-replica --publish: $(cat "$dir/vr.out")"
+grep -q "revision $r: published the store's export digest" "$dir/vr.out" ||
+  fail "publish: $(cat "$dir/vr.out")"
+for s in s2 s3 s4; do
+  A $s verify-replica --at "$r" >"$dir/vr.out" 2>&1 || fail "$s disagrees at $r: $(cat "$dir/vr.out")"
+  grep -q "revision $r: the store's export matches the digest in bucket amem-team-digests" \
+    "$dir/vr.out" || fail "verify $s: $(cat "$dir/vr.out")"
+done
+rc=0; A s2 verify-replica --at 1 2>"$dir/err" || rc=$?
+[[ $rc == 3 ]] && grep -q "no export digest of revision 1 in bucket amem-team-digests" "$dir/err" ||
+  fail "verify-replica with none published: exit $rc, $(cat "$dir/err")"
+cp "$dir/s4/remote.json" "$dir/remote.json.saved"
+A s4 remote remove >/dev/null
+A s4 put-node fact:altered --type fact --content 'written while unbound' >/dev/null
+cp "$dir/remote.json.saved" "$dir/s4/remote.json"
+A s1 put-node fact:verified --type fact --content 'in the stream' >/dev/null || fail "write on s1"
+A s1 verify-replica --publish >/dev/null || fail "verify-replica --publish at $((r + 1))"
+rc=0; A s4 verify-replica --at $((r + 1)) >"$dir/vr.out" 2>&1 || rc=$?
+[[ $rc == 1 ]] && grep -q "revision $((r + 1)): the store's export DIFFERS" "$dir/vr.out" ||
+  fail "an altered replica: exit $rc, $(cat "$dir/vr.out")"
+A s4 verify-replica --at "$r" >/dev/null || fail "the altered replica disagrees before the change"
 
 # A replayed log would not go through the stream: refused on a bound store.
 A s2 log --until-rev 1 >"$dir/one.log"

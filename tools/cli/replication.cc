@@ -6,11 +6,16 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string_view>
 #include <system_error>
 #include <utility>
 
+#include <unistd.h>
+
 #include "common/files.h"
+#include "common/hash.h"
+#include "snapshot/export.h"
 #include "tools/cli/command.h"
 #include "tools/cli/history_log.h"
 
@@ -355,6 +360,97 @@ Result<uint64_t> ReconcileHistory(Store& store, RevisionLog& log, const std::str
     return Status::OK();
   }));
   return appended;
+}
+
+std::string ExportDigest::ToJson() const {
+  Json doc;
+  doc["rev"] = rev;
+  doc["xxh3"] = xxh3;
+  doc["bytes"] = bytes;
+  return doc.dump();
+}
+
+Result<ExportDigest> ExportDigest::Parse(const std::string& bucket, uint64_t rev,
+                                         const std::string& value) {
+  Json doc = Json::parse(value, nullptr, /*allow_exceptions=*/false);
+  uint64_t id = 0;
+  if (!doc.is_object() || !doc["rev"].is_number_unsigned() || !doc["bytes"].is_number_unsigned() ||
+      !doc["xxh3"].is_string() || !ParseHexId(doc["xxh3"].get<std::string>(), &id) ||
+      doc["rev"].get<uint64_t>() != rev) {
+    return Status::InvalidArgument("bucket " + bucket + ", key " + std::to_string(rev) +
+                                   ": not an amem export digest of revision " +
+                                   std::to_string(rev));
+  }
+  ExportDigest d;
+  d.rev = rev;
+  d.bytes = doc["bytes"].get<uint64_t>();
+  d.xxh3 = FormatHexId(id);
+  return d;
+}
+
+Result<ExportDigest> LocalExportDigest(const Store& store, uint64_t rev) {
+  Result<uint64_t> latest = store.revision();
+  if (!latest.ok()) return latest.status();
+  if (rev > *latest) {
+    return Status::InvalidArgument("the store is at revision " + std::to_string(*latest) +
+                                   ", before " + std::to_string(rev) +
+                                   " (amem sync catches it up)");
+  }
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+  if (ec) return Status::IOError("no temporary directory: " + ec.message());
+  static int counter = 0;
+  const std::string path = (dir / ("amem-export-digest-" + std::to_string(::getpid()) + "-" +
+                                   std::to_string(++counter) + ".amem"))
+                               .string();
+  snapshot::ExportOptions options;
+  options.view = ReadView::AtRevision(rev);
+  options.progress = "amem verify-replica";
+  Result<snapshot::ExportResult> exported = snapshot::ExportSnapshot(store, path, options);
+  ExportDigest d;
+  d.rev = rev;
+  Status read;
+  if (exported.ok()) {
+    std::ifstream in(path, std::ios::binary);
+    Hasher64 hasher;
+    std::string chunk(1 << 20, '\0');
+    while (in) {
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      const auto n = static_cast<size_t>(in.gcount());
+      hasher.Update(chunk.data(), n);
+      d.bytes += n;
+    }
+    if (in.bad() || d.bytes != exported->bytes) read = Status::IOError(path + ": cannot read it back");
+    d.xxh3 = FormatHexId(hasher.Digest());
+  }
+  std::filesystem::remove(path, ec);
+  if (!exported.ok()) return exported.status().WithContext("export at revision " + std::to_string(rev));
+  AMEM_RETURN_IF_ERROR(read);
+  return d;
+}
+
+Result<ReplicaCheck> CheckReplica(const Store& store, RevisionLog& log,
+                                  const RemoteBinding& binding, uint64_t rev, bool publish) {
+  ReplicaCheck check;
+  Result<ExportDigest> local = LocalExportDigest(store, rev);
+  if (!local.ok()) return local.status();
+  check.local = *local;
+  const std::string mine = local->ToJson();
+  Result<std::string> theirs =
+      publish ? log.PublishDigest(rev, mine, &check.published_now) : log.GetDigest(rev);
+  if (!theirs.ok()) {
+    if (theirs.status().IsNotFound()) {
+      return Status::NotFound("no export digest of revision " + std::to_string(rev) +
+                              " in bucket " + binding.digest_bucket() +
+                              " (amem verify-replica --at " + std::to_string(rev) +
+                              " --publish on a replica publishes its own)");
+    }
+    return theirs.status().WithContext("bucket " + binding.digest_bucket());
+  }
+  Result<ExportDigest> published = ExportDigest::Parse(binding.digest_bucket(), rev, *theirs);
+  if (!published.ok()) return published.status();
+  check.published = *published;
+  return check;
 }
 
 Status InstallReplication(const std::string& store_dir, Store* store) {

@@ -55,7 +55,16 @@ namespace {
   X(natsSubscription_Unsubscribe) \
   X(natsSubscription_Destroy) \
   X(natsMsg_GetMetaData) \
-  X(jsMsgMetaData_Destroy)
+  X(jsMsgMetaData_Destroy) \
+  X(kvConfig_Init) \
+  X(js_CreateKeyValue) \
+  X(js_KeyValue) \
+  X(kvStore_Destroy) \
+  X(kvStore_Get) \
+  X(kvStore_Create) \
+  X(kvEntry_Value) \
+  X(kvEntry_ValueLen) \
+  X(kvEntry_Destroy)
 
 struct NatsApi {
 #define AMEM_NATS_DECLARE(f) decltype(&::f) f = nullptr;
@@ -111,6 +120,7 @@ class NatsLog final : public cli::RevisionLog {
   NatsLog(cli::RemoteBinding binding, cli::RemoteAccess access)
       : binding_(std::move(binding)), access_(std::move(access)) {}
   ~NatsLog() override {
+    if (kv_ != nullptr) Nats().kvStore_Destroy(kv_);
     if (js_ != nullptr) Nats().jsCtx_Destroy(js_);
     if (nc_ != nullptr) Nats().natsConnection_Destroy(nc_);
     if (opts_ != nullptr) Nats().natsOptions_Destroy(opts_);
@@ -231,6 +241,39 @@ class NatsLog final : public cli::RevisionLog {
     return result;
   }
 
+  Result<std::string> GetDigest(uint64_t rev) override {
+    AMEM_RETURN_IF_ERROR(OpenBucket(/*create=*/false));
+    kvEntry* entry = nullptr;
+    const std::string key = std::to_string(rev);
+    natsStatus s = Nats().kvStore_Get(&entry, kv_, key.c_str());
+    if (s == NATS_NOT_FOUND) return Status::NotFound("no key " + key);
+    if (s != NATS_OK) return Status::IOError("cannot read key " + key + ": " + NatsError(s));
+    std::string value(static_cast<const char*>(Nats().kvEntry_Value(entry)),
+                      static_cast<size_t>(Nats().kvEntry_ValueLen(entry)));
+    Nats().kvEntry_Destroy(entry);
+    return value;
+  }
+
+  Result<std::string> PublishDigest(uint64_t rev, const std::string& value,
+                                    bool* created) override {
+    *created = false;
+    AMEM_RETURN_IF_ERROR(OpenBucket(/*create=*/true));
+    const std::string key = std::to_string(rev);
+    uint64_t kv_rev = 0;
+    // Create, not Put: a key written once is never replaced, so a replica that
+    // disagrees cannot overwrite what another published.
+    natsStatus s = Nats().kvStore_Create(&kv_rev, kv_, key.c_str(), value.data(),
+                                         static_cast<int>(value.size()));
+    if (s == NATS_OK) {
+      *created = true;
+      return value;
+    }
+    const std::string why = NatsError(s);
+    Result<std::string> there = GetDigest(rev);
+    if (there.ok() || !there.status().IsNotFound()) return there;
+    return Status::IOError("cannot write key " + key + ": " + why);
+  }
+
   Result<uint64_t> Append(uint64_t expected_last, const std::string& record) override {
     natsMsg* msg = nullptr;
     natsStatus s = Nats().natsMsg_Create(&msg, subject_.c_str(), nullptr, record.data(),
@@ -270,6 +313,29 @@ class NatsLog final : public cli::RevisionLog {
     std::string s;
     for (const std::string& u : binding_.servers) s += (s.empty() ? "" : ",") + u;
     return s;
+  }
+
+  // Binds to the digest bucket, creating it (file storage, the stream's replicas,
+  // one value a key) when `create` is set and it is missing.
+  Status OpenBucket(bool create) {
+    if (kv_ != nullptr) return Status::OK();
+    const std::string bucket = binding_.digest_bucket();
+    natsStatus s = Nats().js_KeyValue(&kv_, js_, bucket.c_str());
+    if (s == NATS_NOT_FOUND && create) {
+      kvConfig cfg;
+      Nats().kvConfig_Init(&cfg);
+      cfg.Bucket = bucket.c_str();
+      cfg.History = 1;
+      cfg.StorageType = js_FileStorage;
+      cfg.Replicas = binding_.replicas;
+      s = Nats().js_CreateKeyValue(&kv_, js_, &cfg);
+    }
+    if (s == NATS_NOT_FOUND) return Status::NotFound("bucket " + bucket + " does not exist");
+    if (s != NATS_OK) {
+      kv_ = nullptr;
+      return Status::IOError("cannot open bucket " + bucket + ": " + NatsError(s));
+    }
+    return Status::OK();
   }
 
   Result<cli::LogInfo> TryOpen(bool create) {
@@ -328,6 +394,7 @@ class NatsLog final : public cli::RevisionLog {
   natsOptions* opts_ = nullptr;
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;
+  kvStore* kv_ = nullptr;
 };
 
 }  // namespace
