@@ -188,10 +188,10 @@ class NatsLog final : public cli::RevisionLog {
     return data;
   }
 
-  // Up to kGetUpTo messages one request each (js_GetMsg), more through an ordered
-  // consumer: an ephemeral consumer from `from` on that pushes the messages in
-  // order, with flow control, and that the client recreates from where it was
-  // when it misses one. Its creation costs about as much as a few requests.
+  // Up to kGetUpTo messages one request each (js_GetMsg: the short tails `follow`
+  // mostly sees need no consumer), more through an ordered consumer: an ephemeral
+  // consumer from `from` on that pushes the messages in order, with flow control,
+  // and that the client recreates from where it was when it misses one.
   static constexpr uint64_t kGetUpTo = 16;
   Status Read(uint64_t from, uint64_t to,
               const std::function<Status(uint64_t seq, std::string record)>& fn) override {
