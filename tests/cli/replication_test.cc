@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,8 @@ struct FakeStream {
   std::vector<std::string> messages;
   Status fail;          // when set, every call returns it
   int appends_refused = 0;  // Append answers Aborted (the stream moved on)
+  uint64_t unreadable = 0;  // Get of this sequence fails (the stream lost midway)
+  std::map<uint64_t, std::string> digests;  // the digest bucket
 };
 
 class FakeLog final : public RevisionLog {
@@ -36,6 +39,7 @@ class FakeLog final : public RevisionLog {
   Result<std::string> Get(uint64_t seq) override {
     if (!s_->fail.ok()) return s_->fail;
     if (seq == 0 || seq > s_->messages.size()) return Status::NotFound("no message");
+    if (seq == s_->unreadable) return Status::IOError("connection lost");
     return s_->messages[seq - 1];
   }
   Result<uint64_t> Append(uint64_t expected_last, const std::string& record) override {
@@ -43,6 +47,16 @@ class FakeLog final : public RevisionLog {
     if (expected_last != s_->messages.size()) return Status::Aborted("wrong last sequence");
     s_->messages.push_back(record);
     return s_->messages.size();
+  }
+  Result<std::string> GetDigest(uint64_t rev) override {
+    auto it = s_->digests.find(rev);
+    if (it == s_->digests.end()) return Status::NotFound("no key");
+    return it->second;
+  }
+  Result<std::string> PublishDigest(uint64_t rev, const std::string& value,
+                                    bool* created) override {
+    *created = s_->digests.emplace(rev, value).second;
+    return s_->digests[rev];
   }
 
  private:
@@ -164,6 +178,57 @@ TEST_CASE("replication: catch-up stops at a foreign message, naming its sequence
   CHECK(Rev(*y) == 2);
 }
 
+// Message `rev` of a log written by hand (docs/LOG.md): one node, or `op` instead.
+std::string HandRecord(uint64_t rev, const std::string& op = "") {
+  const std::string head = "{\"rev\":" + std::to_string(rev) + ",\"rev_ts\":1700000000,";
+  if (!op.empty()) return head + op + "}\n";
+  return head + "\"op\":\"node\",\"key\":\"fact:n" + std::to_string(rev) +
+         "\",\"type\":\"fact\",\"content\":\"c\",\"meta\":{},\"confidence\":1.0,"
+         "\"ts\":1700000000}\n";
+}
+
+TEST_CASE("replication: catch-up applies in batches and keeps the revisions before a failure",
+          "[replication][tools]") {
+  // More than two batches (kCatchUpBatch), with three kinds of failure midway: a
+  // foreign message, one that cannot be applied, and the log lost. Each time the
+  // revisions before it are applied, it is not, and the error names its sequence.
+  const uint64_t n = 2 * cli::kCatchUpBatch + 500;
+  const uint64_t foreign = cli::kCatchUpBatch + 300, moot = foreign + 400, lost = moot + 500;
+  REQUIRE(lost < n);
+  Bound b;
+  for (uint64_t rev = 1; rev <= n; ++rev) b.stream->messages.push_back(HandRecord(rev));
+  b.stream->messages[foreign - 1] = "hello world";
+  // A delete of a node that does not exist cannot be a revision of this log.
+  b.stream->messages[moot - 1] =
+      HandRecord(moot, "\"op\":\"del_node\",\"key\":\"fact:absent\",\"ts\":1700000000");
+  b.stream->unreadable = lost;
+  auto y = b.Open("y", /*bind=*/false);
+  Status s = b.CatchUp(*y);
+  INFO(s.ToString());
+  CHECK(s.message().find("stream team, sequence " + std::to_string(foreign) +
+                         ": not an amem revision") != std::string::npos);
+  CHECK(Rev(*y) == foreign - 1);
+  b.stream->messages[foreign - 1] = HandRecord(foreign);
+  s = b.CatchUp(*y);
+  INFO(s.ToString());
+  CHECK(s.message().find("stream team, sequence " + std::to_string(moot) +
+                         ": cannot be applied") != std::string::npos);
+  CHECK(Rev(*y) == moot - 1);
+  b.stream->messages[moot - 1] = HandRecord(moot);
+  s = b.CatchUp(*y);
+  INFO(s.ToString());
+  CHECK(s.IsIOError());
+  CHECK(s.message().find("stream team: sequence " + std::to_string(lost) + ": connection lost") !=
+        std::string::npos);
+  CHECK(Rev(*y) == lost - 1);
+  b.stream->unreadable = 0;
+  REQUIRE(b.CatchUp(*y).ok());
+  CHECK(Rev(*y) == n);
+  std::string all;
+  for (const std::string& m : b.stream->messages) all += m;
+  CHECK(all == Export(*y));
+}
+
 TEST_CASE("replication: a store ahead of the log or diverged from it refuses to follow",
           "[replication][tools]") {
   Bound b;
@@ -194,6 +259,57 @@ TEST_CASE("replication: a store ahead of the log or diverged from it refuses to 
   CHECK(b.stream->messages.size() == 2);
   REQUIRE(b.CatchUp(*x).ok());
   CHECK(Export(*x) == Export(*ahead));
+}
+
+TEST_CASE("replication: replicas compare export digests published beside the log",
+          "[replication][tools]") {
+  Bound b;
+  auto x = b.Open("x");
+  REQUIRE(x->PutNode(Node("fact:a", "one")).ok());
+  REQUIRE(x->PutNode(Node("fact:b", "two")).ok());
+  auto y = b.Open("y", /*bind=*/false);
+  REQUIRE(b.CatchUp(*y).ok());
+  auto binding = cli::ParseRemote("nats://127.0.0.1:1", "team", 3);
+  REQUIRE(binding.ok());
+  CHECK(binding->digest_bucket() == "amem-team-digests");
+  FakeLog log(b.stream);
+  // None published: NotFound saying how to publish one; nothing was published.
+  auto none = cli::CheckReplica(*y, log, *binding, 2, /*publish=*/false);
+  CHECK(none.status().IsNotFound());
+  CHECK(none.status().message().find("no export digest of revision 2 in bucket "
+                                     "amem-team-digests") != std::string::npos);
+  CHECK(b.stream->digests.empty());
+  auto published = cli::CheckReplica(*x, log, *binding, 2, /*publish=*/true);
+  REQUIRE(published.ok());
+  CHECK(published->published_now);
+  CHECK(published->equal());
+  CHECK(published->local.xxh3.size() == 16);
+  auto same = cli::CheckReplica(*y, log, *binding, 2, /*publish=*/false);
+  REQUIRE(same.ok());
+  CHECK(same->equal());
+  CHECK(same->local == published->local);
+  // A revision the store has not reached is refused.
+  CHECK(cli::CheckReplica(*y, log, *binding, 3, false).status().IsInvalidArgument());
+  // y writes a revision 3 of its own (not through the log); the log's revision 3
+  // is x's. y differs at 3, still agrees at 2, and cannot replace x's digest.
+  REQUIRE(y->PutNode(Node("fact:c", "y only")).ok());
+  REQUIRE(x->PutNode(Node("fact:c", "x")).ok());
+  REQUIRE(cli::CheckReplica(*x, log, *binding, 3, /*publish=*/true).ok());
+  const std::string xs = b.stream->digests[3];
+  auto differs = cli::CheckReplica(*y, log, *binding, 3, /*publish=*/true);
+  REQUIRE(differs.ok());
+  CHECK_FALSE(differs->equal());
+  CHECK_FALSE(differs->published_now);
+  CHECK(b.stream->digests[3] == xs);
+  auto earlier = cli::CheckReplica(*y, log, *binding, 2, /*publish=*/false);
+  REQUIRE(earlier.ok());
+  CHECK(earlier->equal());
+  // A value in the bucket that is not a digest of that revision is refused.
+  b.stream->digests[2] = b.stream->digests[3];
+  auto bad = cli::CheckReplica(*y, log, *binding, 2, false);
+  CHECK(bad.status().IsInvalidArgument());
+  CHECK(bad.status().message().find("bucket amem-team-digests, key 2: not an amem export "
+                                    "digest of revision 2") != std::string::npos);
 }
 
 TEST_CASE("replication: without NATS a bound store refuses writes, saying how to get it",

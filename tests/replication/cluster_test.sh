@@ -12,7 +12,11 @@
 # `amem sync` on every store gives identical `amem export` bytes, the log holds
 # every acknowledged write exactly once and nothing else but writes whose publish
 # got no answer; a writer killed between the stream's acknowledgement and its local
-# commit loses nothing and doubles nothing; `amem follow` exits 0 on SIGTERM; a
+# commit loses nothing and doubles nothing; one killed before its publish changes
+# nothing, here or in the stream; a replica killed mid-catch-up resumes from its own
+# revision and converges; replicas at one revision agree on the export digest one of
+# them published (amem verify-replica) and one altered outside the stream does not;
+# `amem follow` exits 0 on SIGTERM; a
 # store ahead of its stream, or whose history differs from a stream's, refuses; a
 # foreign message stops sync naming its sequence; with the stream unreachable a
 # write fails clearly and the store is unchanged. AMEM_KEEP_TEST_DIR=1 keeps the
@@ -139,6 +143,17 @@ AMEM_REPLICATION_TEST_DIE_AFTER_PUBLISH=1 A s2 put-node fact:killed --type fact 
 echo "9 1 ok" >>"$dir/acks"  # in the stream: the write must appear exactly once
 A s2 put-node fact:after-kill --type fact --content 'w9-2' >/dev/null || fail "write after the kill"
 echo "9 2 ok" >>"$dir/acks"
+# A writer SIGKILLed with its revision written locally but not yet published: the
+# store is unchanged and the stream never holds the write.
+A s2 export "$dir/before-kill.amem" >/dev/null
+before=$(rev s2)
+AMEM_REPLICATION_TEST_DIE_BEFORE_PUBLISH=1 A s2 put-node fact:unsent --type fact --content 'w9-3' \
+  >/dev/null 2>&1 && fail "the fault hook did not kill the writer before its publish"
+A s2 export "$dir/after-kill.amem" >/dev/null
+cmp -s "$dir/before-kill.amem" "$dir/after-kill.amem" || fail "the writer killed before its publish changed the store"
+A s2 sync >/dev/null || fail "sync after the kill before publish"
+[[ $(rev s2) == "$before" ]] || fail "the stream holds the write killed before its publish"
+echo "9 3 fail killed before its publish" >>"$dir/acks"  # the log check: not in the log
 
 kill -TERM "$follow3"
 wait "$follow3" || fail "follow did not exit 0 on SIGTERM: $(cat "$dir/follow3b.err")"
@@ -182,6 +197,73 @@ fails = len(acks) - len(ok)
 print("writes %d, acknowledged %d, failed %d, revisions %d" % (len(acks), len(ok), fails, len(revs)))
 sys.exit(bad)
 EOF
+
+# A replica SIGKILLed mid-catch-up (sync applying a 600-revision stream 10 revisions
+# a transaction) resumes from its own revision and converges. The kill comes a
+# random 0 to 20 ms after its store's file first changes (its first commit), again
+# while it is at revision 0, and on a new store with the range halved when sync had
+# finished.
+$py - 600 >"$dir/tail.log" <<'EOF'
+import json, sys
+for r in range(1, int(sys.argv[1]) + 1):
+    print(json.dumps({"rev": r, "rev_ts": 1700000000 + r, "op": "node", "key": "fact:t%d" % r,
+                      "type": "fact", "content": "tail %d" % r, "meta": {},
+                      "confidence": 1.0, "ts": 1700000000 + r}, separators=(",", ":")))
+EOF
+A src replay "$dir/tail.log" >/dev/null
+A src remote add "$servers" --stream tail >/dev/null || fail "src did not bind to tail"
+range=20 killed_at=600 replica=0
+for try in $(seq 1 10); do
+  if (( killed_at == 600 )); then
+    replica=$((replica + 1))
+    A "r$replica" init >/dev/null
+    A "r$replica" remote add "$servers" --stream tail >/dev/null || fail "r$replica did not bind"
+  fi
+  mtime=$(stat -c %y "$dir/r$replica/data.mdb")
+  "$amem" --store "$dir/r$replica" sync --batch 10 >/dev/null 2>&1 & syncer=$!
+  while [[ $(stat -c %y "$dir/r$replica/data.mdb") == "$mtime" ]] && kill -0 "$syncer" 2>/dev/null; do
+    sleep 0.002
+  done
+  sleep "0.0$(printf %02d $((RANDOM % range)))"
+  kill -9 "$syncer" 2>/dev/null || true
+  wait "$syncer" 2>/dev/null || true
+  killed_at=$(rev "r$replica")
+  (( killed_at > 0 && killed_at < 600 )) && break
+  (( killed_at == 600 && range > 1 )) && range=$((range / 2))
+done
+(( killed_at > 0 && killed_at < 600 )) || fail "sync was never killed mid-catch-up (last at $killed_at)"
+A "r$replica" sync >"$dir/resume.out" || fail "sync after the kill"
+grep -q "applied $((600 - killed_at)) revisions from stream tail; the store is at rev 600" \
+  "$dir/resume.out" || fail "resume after the kill at $killed_at: $(cat "$dir/resume.out")"
+A src export "$dir/src.amem" >/dev/null; A "r$replica" export "$dir/resumed.amem" >/dev/null
+cmp -s "$dir/src.amem" "$dir/resumed.amem" || fail "the resumed replica exports other bytes"
+echo "killed mid-catch-up at revision $killed_at of 600 (try $try, replica $replica)"
+
+# Export digests in the bucket amem-team-digests (amem verify-replica): s1 publishes
+# its digest at its revision and the other replicas agree; none published is exit 3;
+# a replica altered by a write outside the stream disagrees, exit 1.
+r=$(rev s1)
+A s1 verify-replica --publish >"$dir/vr.out" || fail "verify-replica --publish: $(cat "$dir/vr.out")"
+grep -q "revision $r: published the store's export digest" "$dir/vr.out" ||
+  fail "publish: $(cat "$dir/vr.out")"
+for s in s2 s4; do
+  A $s verify-replica --at "$r" >"$dir/vr.out" 2>&1 || fail "$s disagrees at $r: $(cat "$dir/vr.out")"
+  grep -q "revision $r: the store's export matches the digest in bucket amem-team-digests" \
+    "$dir/vr.out" || fail "verify $s: $(cat "$dir/vr.out")"
+done
+rc=0; A s2 verify-replica --at 1 2>"$dir/err" || rc=$?
+[[ $rc == 3 ]] && grep -q "no export digest of revision 1 in bucket amem-team-digests" "$dir/err" ||
+  fail "verify-replica with none published: exit $rc, $(cat "$dir/err")"
+cp "$dir/s4/remote.json" "$dir/remote.json.saved"
+A s4 remote remove >/dev/null
+A s4 put-node fact:altered --type fact --content 'written while unbound' >/dev/null
+cp "$dir/remote.json.saved" "$dir/s4/remote.json"
+A s1 put-node fact:verified --type fact --content 'in the stream' >/dev/null || fail "write on s1"
+A s1 verify-replica --publish >/dev/null || fail "verify-replica --publish at $((r + 1))"
+rc=0; A s4 verify-replica --at $((r + 1)) >"$dir/vr.out" 2>&1 || rc=$?
+[[ $rc == 1 ]] && grep -q "revision $((r + 1)): the store's export DIFFERS" "$dir/vr.out" ||
+  fail "an altered replica: exit $rc, $(cat "$dir/vr.out")"
+A s4 verify-replica --at "$r" >/dev/null || fail "the altered replica disagrees before the change"
 
 # A replayed log would not go through the stream: refused on a bound store.
 A s2 log --until-rev 1 >"$dir/one.log"

@@ -1,5 +1,5 @@
-// `amem remote add|show|remove`, `amem sync` and `amem follow`: a store bound to a
-// NATS JetStream stream of its revisions (tools/cli/replication.h,
+// `amem remote add|show|remove`, `amem sync`, `amem follow` and `amem
+// verify-replica`: a store bound to a NATS JetStream stream of its revisions (tools/cli/replication.h,
 // docs/REPLICATION.md).
 #include <atomic>
 #include <chrono>
@@ -141,25 +141,31 @@ Status RunRemoteRemove(Context& ctx) {
 struct SyncArgs {
   AccessFlags access;
   int64_t interval_ms = 200;
+  size_t batch = kCatchUpBatch;
 };
+
+// The store's binding; InvalidArgument when it is not bound.
+Result<RemoteBinding> RequireBinding(Context& ctx) {
+  Result<RemoteBinding> binding = ReadRemoteBinding(ctx.store_dir());
+  if (binding.status().IsNotFound()) {
+    return Status::InvalidArgument("the store is not bound to a stream (amem remote add)");
+  }
+  return binding;
+}
 
 std::atomic<bool> g_stop{false};
 extern "C" void OnStopSignal(int) { g_stop.store(true); }
 
 Status RunSync(Context& ctx, const SyncArgs& a, bool follow) {
-  Result<RemoteBinding> binding = ReadRemoteBinding(ctx.store_dir());
-  if (!binding.ok()) {
-    if (binding.status().IsNotFound()) {
-      return Status::InvalidArgument("the store is not bound to a stream (amem remote add)");
-    }
-    return binding.status();
-  }
+  Result<RemoteBinding> binding = RequireBinding(ctx);
+  if (!binding.ok()) return binding.status();
+  if (a.batch < 1) return ctx.UsageError("--batch: at least 1 revision");
   Result<Store*> store = ctx.OpenStore();
   if (!store.ok()) return store.status();
   Result<std::unique_ptr<RevisionLog>> log = OpenRevisionLog(*binding, a.access.Get());
   if (!log.ok()) return log.status();
   if (!follow) {
-    Result<CatchUpReport> r = CatchUp(**store, **log, binding->stream);
+    Result<CatchUpReport> r = CatchUp(**store, **log, binding->stream, a.batch);
     if (!r.ok()) return r.status();
     if (ctx.json()) {
       Json doc;
@@ -179,7 +185,7 @@ Status RunSync(Context& ctx, const SyncArgs& a, bool follow) {
   uint64_t applied = 0, rev = 0;
   bool warned = false;
   while (!g_stop.load()) {
-    Result<CatchUpReport> r = CatchUp(**store, **log, binding->stream);
+    Result<CatchUpReport> r = CatchUp(**store, **log, binding->stream, a.batch);
     if (r.ok()) {
       applied += r->to - r->from;
       rev = r->to;
@@ -209,6 +215,70 @@ Status RunSync(Context& ctx, const SyncArgs& a, bool follow) {
                  binding->stream + "; stopped at rev " + std::to_string(rev) + "\n";
   }
   return Status::OK();
+}
+
+// ---- verify-replica ----
+struct VerifyReplicaArgs {
+  AccessFlags access;
+  uint64_t at = 0;  // 0: the store's latest revision
+  bool publish = false;
+};
+
+// Exit 0 when the digests are equal, 1 when they differ (the line says both), 3
+// when none is published (NotFound), 4 when the store is not at the revision yet.
+Status RunVerifyReplica(Context& ctx, const VerifyReplicaArgs& a) {
+  Result<RemoteBinding> binding = RequireBinding(ctx);
+  if (!binding.ok()) return binding.status();
+  Result<Store*> store = ctx.OpenStore();
+  if (!store.ok()) return store.status();
+  uint64_t rev = a.at;
+  if (rev == 0) {
+    Result<uint64_t> latest = (*store)->revision();
+    if (!latest.ok()) return latest.status();
+    rev = *latest;
+  }
+  Result<std::unique_ptr<RevisionLog>> log = OpenRevisionLog(*binding, a.access.Get());
+  if (!log.ok()) return log.status();
+  Result<ReplicaCheck> check = CheckReplica(**store, **log, *binding, rev, a.publish);
+  if (!check.ok()) return check.status();
+  if (!check->equal()) ctx.set_answer_false();
+  const std::string bucket = binding->digest_bucket();
+  if (ctx.json()) {
+    Json doc;
+    doc["stream"] = binding->stream;
+    doc["bucket"] = bucket;
+    doc["rev"] = rev;
+    doc["equal"] = check->equal();
+    doc["published_now"] = check->published_now;
+    doc["xxh3"] = check->local.xxh3;
+    doc["bytes"] = check->local.bytes;
+    doc["published"] = Json{{"xxh3", check->published.xxh3}, {"bytes", check->published.bytes}};
+    ctx.SetJsonOutput(doc);
+    return Status::OK();
+  }
+  auto said = [](const ExportDigest& d) {
+    return "xxh3 " + d.xxh3 + ", " + std::to_string(d.bytes) + " bytes";
+  };
+  const std::string at = "revision " + std::to_string(rev) + ": ";
+  if (check->published_now) {
+    ctx.Out() += at + "published the store's export digest (" + said(check->local) +
+                 ") to bucket " + bucket + "\n";
+  } else if (check->equal()) {
+    ctx.Out() += at + "the store's export matches the digest in bucket " + bucket + " (" +
+                 said(check->local) + ")\n";
+  } else {
+    ctx.Out() += at + "the store's export DIFFERS from the digest in bucket " + bucket +
+                 ": " + said(check->local) + " here, " + said(check->published) +
+                 " published; this replica is not the stream's state at that revision\n";
+  }
+  return Status::OK();
+}
+
+void AddBatchFlag(CLI::App* cmd, SyncArgs* a) {
+  cmd->add_option("--batch", a->batch,
+                  "Revisions applied per write transaction (default " +
+                      std::to_string(kCatchUpBatch) + ")")
+      ->type_name("N");
 }
 
 }  // namespace
@@ -252,6 +322,7 @@ void AddRemoteCommands(CLI::App& app, Context& ctx) {
         app, "sync", "Apply the bound stream's revisions the store lacks, once.",
         "amem sync --json");
     AddAccessFlags(cmd, &a->access);
+    AddBatchFlag(cmd, a.get());
     ctx.SetAction(cmd, [&ctx, a] { return RunSync(ctx, *a, /*follow=*/false); });
   }
   {
@@ -261,10 +332,25 @@ void AddRemoteCommands(CLI::App& app, Context& ctx) {
         "Keep applying the bound stream's revisions until SIGTERM or SIGINT (exit 0).",
         "amem follow --interval-ms 100");
     AddAccessFlags(cmd, &a->access);
+    AddBatchFlag(cmd, a.get());
     cmd->add_option("--interval-ms", a->interval_ms,
                     "Pause between looks at the stream (default 200)")
         ->type_name("MS");
     ctx.SetAction(cmd, [&ctx, a] { return RunSync(ctx, *a, /*follow=*/true); });
+  }
+  {
+    auto a = std::make_shared<VerifyReplicaArgs>();
+    CLI::App* cmd = ctx.AddCommand(
+        app, "verify-replica",
+        "Compare the store's export digest at a revision with the one published for the "
+        "bound stream (exit 1: they differ; 3: none published).",
+        "amem verify-replica --at 1200 --publish");
+    cmd->add_option("--at", a->at, "The revision (default: the store's latest)")
+        ->type_name("REV");
+    cmd->add_flag("--publish", a->publish,
+                  "Publish the store's digest first when none is published for it");
+    AddAccessFlags(cmd, &a->access);
+    ctx.SetAction(cmd, [&ctx, a] { return RunVerifyReplica(ctx, *a); });
   }
 }
 

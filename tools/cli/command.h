@@ -231,7 +231,7 @@ void AddIndexCommands(CLI::App& app, Context& ctx);   // index (docs/CODE.md)
 void AddSnapshotCommands(CLI::App& app, Context& ctx);  // export, import, verify, info, diff
 void AddLogCommands(CLI::App& app, Context& ctx);  // log, replay (docs/LOG.md)
 void AddReplayQueriesCommands(CLI::App& app, Context& ctx);  // replay-queries
-void AddRemoteCommands(CLI::App& app, Context& ctx);  // remote, sync, follow (REPLICATION.md)
+void AddRemoteCommands(CLI::App& app, Context& ctx);  // remote, sync, follow, verify-replica (REPLICATION.md)
 // The 16 queries, from the query table (tools/io/query_table.h).
 void AddQueryCommands(CLI::App& app, Context& ctx);
 void AddViewCommands(CLI::App& app, Context& ctx);  // view (docs/VIEW.md)

@@ -2,14 +2,20 @@
 // docs/REPLICATION.md).
 #include "tools/cli/replication.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string_view>
 #include <system_error>
 #include <utility>
 
+#include <unistd.h>
+
 #include "common/files.h"
+#include "common/hash.h"
+#include "snapshot/export.h"
 #include "tools/cli/command.h"
 #include "tools/cli/history_log.h"
 
@@ -175,6 +181,17 @@ Result<std::unique_ptr<RevisionLog>> OpenRevisionLog(const RemoteBinding& bindin
   return Factory()(binding, access);
 }
 
+Status RevisionLog::Read(uint64_t from, uint64_t to,
+                         const std::function<Status(uint64_t seq, std::string record)>& fn) {
+  // Fetches the whole message before asking fn, so fn may take its time.
+  for (uint64_t seq = from; seq <= to; ++seq) {
+    Result<std::string> record = Get(seq);
+    if (!record.ok()) return record.status().WithContext("sequence " + std::to_string(seq));
+    AMEM_RETURN_IF_ERROR(fn(seq, std::move(record).value()));
+  }
+  return Status::OK();
+}
+
 std::string RevisionRecord(const LoggedRevision& revision) {
   std::string out;
   AppendLogLines(revision, &out);
@@ -200,7 +217,9 @@ Result<LoggedRevision> ParseRevisionRecord(const std::string& stream, uint64_t s
   return std::move(log->revisions[0]);
 }
 
-Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string& stream) {
+Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string& stream,
+                              size_t batch_size) {
+  batch_size = std::max<size_t>(batch_size, 1);
   Result<LogInfo> info = log.Open(/*create=*/false);
   if (!info.ok()) return info.status();
   CatchUpReport report;
@@ -244,26 +263,69 @@ Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string&
             ": the store diverged from the stream, so it cannot follow it (nothing applied)");
       }
     }
+    // Revisions parsed and not yet applied; applied in one transaction when the
+    // batch is full, before an error is returned and at the end.
+    std::vector<LoggedRevision> batch;
+    size_t batch_bytes = 0;
     bool moved = false;
-    for (uint64_t seq = *local + 1; seq <= info->last_seq; ++seq) {
-      Result<std::string> record = log.Get(seq);
-      if (!record.ok()) return record.status().WithContext(Where(stream, seq));
-      Result<LoggedRevision> revision = ParseRevisionRecord(stream, seq, *record);
-      if (!revision.ok()) return revision.status();
-      std::vector<LoggedRevision> one;
-      one.push_back(std::move(revision).value());
-      Result<uint64_t> applied = store.ApplyRevisions(one);
-      if (!applied.ok()) {
-        Result<uint64_t> now = store.revision();
-        if (now.ok() && *now >= seq) {
-          moved = true;  // applied or written by another process meanwhile
-          break;
-        }
-        return applied.status().WithContext(Where(stream, seq) + ": cannot be applied");
+    auto flush = [&]() -> Status {
+      std::vector<LoggedRevision> pending;
+      pending.swap(batch);
+      batch_bytes = 0;
+      if (pending.empty()) return Status::OK();
+      Result<uint64_t> applied = store.ApplyRevisions(pending);
+      if (applied.ok()) {
+        report.to = *applied;
+        return Status::OK();
       }
-      report.to = *applied;
+      // All or nothing failed: apply them one by one, so that the revisions before
+      // the one that fails commit and the failure names its sequence.
+      for (LoggedRevision& r : pending) {
+        const uint64_t seq = r.rev;
+        std::vector<LoggedRevision> one;
+        one.push_back(std::move(r));
+        Result<uint64_t> single = store.ApplyRevisions(one);
+        if (!single.ok()) {
+          Result<uint64_t> now = store.revision();
+          if (now.ok() && *now >= seq) {
+            moved = true;  // applied or written by another process meanwhile
+            return Status::Aborted("the store moved");
+          }
+          return single.status().WithContext(Where(stream, seq) + ": cannot be applied");
+        }
+        report.to = *single;
+      }
+      return Status::OK();
+    };
+    if (info->last_seq > *local) {
+      bool stopped = false;  // by the callback: its error names the stream
+      Status read = log.Read(*local + 1, info->last_seq,
+                             [&](uint64_t seq, std::string record) -> Status {
+        stopped = true;
+        Result<LoggedRevision> revision = ParseRevisionRecord(stream, seq, record);
+        if (!revision.ok()) {
+          AMEM_RETURN_IF_ERROR(flush());
+          return revision.status();
+        }
+        batch_bytes += record.size();
+        batch.push_back(std::move(revision).value());
+        if (batch.size() >= batch_size || batch_bytes >= kCatchUpBatchBytes) {
+          AMEM_RETURN_IF_ERROR(flush());
+        }
+        stopped = false;
+        return Status::OK();
+      });
+      if (!read.ok() && !stopped) read = read.WithContext("stream " + stream);
+      // What was read before an error (the log unreachable midway) is applied too;
+      // when one of those fails, that is the first error.
+      if (!moved) {
+        Status flushed = flush();
+        if (!flushed.ok()) read = flushed;
+      }
+      if (moved) continue;
+      if (!read.ok()) return read;
     }
-    if (!moved) return report;
+    return report;
   }
 }
 
@@ -300,6 +362,97 @@ Result<uint64_t> ReconcileHistory(Store& store, RevisionLog& log, const std::str
   return appended;
 }
 
+std::string ExportDigest::ToJson() const {
+  Json doc;
+  doc["rev"] = rev;
+  doc["xxh3"] = xxh3;
+  doc["bytes"] = bytes;
+  return doc.dump();
+}
+
+Result<ExportDigest> ExportDigest::Parse(const std::string& bucket, uint64_t rev,
+                                         const std::string& value) {
+  Json doc = Json::parse(value, nullptr, /*allow_exceptions=*/false);
+  uint64_t id = 0;
+  if (!doc.is_object() || !doc["rev"].is_number_unsigned() || !doc["bytes"].is_number_unsigned() ||
+      !doc["xxh3"].is_string() || !ParseHexId(doc["xxh3"].get<std::string>(), &id) ||
+      doc["rev"].get<uint64_t>() != rev) {
+    return Status::InvalidArgument("bucket " + bucket + ", key " + std::to_string(rev) +
+                                   ": not an amem export digest of revision " +
+                                   std::to_string(rev));
+  }
+  ExportDigest d;
+  d.rev = rev;
+  d.bytes = doc["bytes"].get<uint64_t>();
+  d.xxh3 = FormatHexId(id);
+  return d;
+}
+
+Result<ExportDigest> LocalExportDigest(const Store& store, uint64_t rev) {
+  Result<uint64_t> latest = store.revision();
+  if (!latest.ok()) return latest.status();
+  if (rev > *latest) {
+    return Status::InvalidArgument("the store is at revision " + std::to_string(*latest) +
+                                   ", before " + std::to_string(rev) +
+                                   " (amem sync catches it up)");
+  }
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+  if (ec) return Status::IOError("no temporary directory: " + ec.message());
+  static int counter = 0;
+  const std::string path = (dir / ("amem-export-digest-" + std::to_string(::getpid()) + "-" +
+                                   std::to_string(++counter) + ".amem"))
+                               .string();
+  snapshot::ExportOptions options;
+  options.view = ReadView::AtRevision(rev);
+  options.progress = "amem verify-replica";
+  Result<snapshot::ExportResult> exported = snapshot::ExportSnapshot(store, path, options);
+  ExportDigest d;
+  d.rev = rev;
+  Status read;
+  if (exported.ok()) {
+    std::ifstream in(path, std::ios::binary);
+    Hasher64 hasher;
+    std::string chunk(1 << 20, '\0');
+    while (in) {
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      const auto n = static_cast<size_t>(in.gcount());
+      hasher.Update(chunk.data(), n);
+      d.bytes += n;
+    }
+    if (in.bad() || d.bytes != exported->bytes) read = Status::IOError(path + ": cannot read it back");
+    d.xxh3 = FormatHexId(hasher.Digest());
+  }
+  std::filesystem::remove(path, ec);
+  if (!exported.ok()) return exported.status().WithContext("export at revision " + std::to_string(rev));
+  AMEM_RETURN_IF_ERROR(read);
+  return d;
+}
+
+Result<ReplicaCheck> CheckReplica(const Store& store, RevisionLog& log,
+                                  const RemoteBinding& binding, uint64_t rev, bool publish) {
+  ReplicaCheck check;
+  Result<ExportDigest> local = LocalExportDigest(store, rev);
+  if (!local.ok()) return local.status();
+  check.local = *local;
+  const std::string mine = local->ToJson();
+  Result<std::string> theirs =
+      publish ? log.PublishDigest(rev, mine, &check.published_now) : log.GetDigest(rev);
+  if (!theirs.ok()) {
+    if (theirs.status().IsNotFound()) {
+      return Status::NotFound("no export digest of revision " + std::to_string(rev) +
+                              " in bucket " + binding.digest_bucket() +
+                              " (amem verify-replica --at " + std::to_string(rev) +
+                              " --publish on a replica publishes its own)");
+    }
+    return theirs.status().WithContext("bucket " + binding.digest_bucket());
+  }
+  Result<ExportDigest> published = ExportDigest::Parse(binding.digest_bucket(), rev, *theirs);
+  if (!published.ok()) return published.status();
+  check.published = *published;
+  return check;
+}
+
 Status InstallReplication(const std::string& store_dir, Store* store) {
   Result<RemoteBinding> binding = ReadRemoteBinding(store_dir);
   if (binding.status().IsNotFound()) return Status::OK();
@@ -332,6 +485,9 @@ Status InstallReplication(const std::string& store_dir, Store* store) {
   auto hook = std::make_shared<CommitHook>();
   hook->publish = [state](const LoggedRevision& revision) -> Status {
     AMEM_RETURN_IF_ERROR(state->Connect());
+    // Fault injection for tests/replication/cluster_test.sh: die with the revision
+    // written in the uncommitted transaction and not yet sent to the stream.
+    if (std::getenv("AMEM_REPLICATION_TEST_DIE_BEFORE_PUBLISH") != nullptr) std::raise(SIGKILL);
     Result<uint64_t> seq = state->log->Append(revision.rev - 1, RevisionRecord(revision));
     if (!seq.ok()) {
       if (seq.status().IsAborted()) return seq.status();

@@ -31,6 +31,8 @@ struct RemoteBinding {
   std::string stream;                // [A-Za-z0-9_-], 1..64 bytes
   int replicas = 3;                  // asked for when the stream was created
   std::string subject() const { return "amem." + stream + ".rev"; }
+  // The key-value bucket of export digests (amem verify-replica), beside the stream.
+  std::string digest_bucket() const { return "amem-" + stream + "-digests"; }
 };
 inline constexpr char kRemoteFile[] = "remote.json";
 
@@ -68,9 +70,22 @@ class RevisionLog {
   virtual Result<LogInfo> Open(bool create) = 0;
   // The message at `seq`; NotFound past the end.
   virtual Result<std::string> Get(uint64_t seq) = 0;
+  // Calls fn with each message from `from` to `to` (both included, to >= from) in
+  // order, and returns the first error fn returns; errors of its own name the
+  // sequence. This one asks Get for each; a log may fetch many per request.
+  virtual Status Read(uint64_t from, uint64_t to,
+                      const std::function<Status(uint64_t seq, std::string record)>& fn);
   // Appends `record` if the log's last sequence is `expected_last`; returns the
   // new message's sequence. Aborted when the log's last sequence differs.
   virtual Result<uint64_t> Append(uint64_t expected_last, const std::string& record) = 0;
+  // Export digests in the binding's digest_bucket(), the revision in decimal as the
+  // key. GetDigest: NotFound when none was published for `rev` (or there is no
+  // bucket). PublishDigest: stores `value` for `rev` unless a value is there
+  // already (creating the bucket when missing), and returns the value the bucket
+  // then holds for `rev`: `value` (*created set), or the one published before.
+  virtual Result<std::string> GetDigest(uint64_t rev) = 0;
+  virtual Result<std::string> PublishDigest(uint64_t rev, const std::string& value,
+                                            bool* created) = 0;
 };
 
 using RevisionLogFactory = std::function<Result<std::unique_ptr<RevisionLog>>(
@@ -92,18 +107,54 @@ struct CatchUpReport {
   uint64_t log_last = 0;
 };
 
-// Applies the log's revisions after the store's, one write transaction each.
-// Refuses (InvalidArgument, nothing applied) a store ahead of the log or whose
+// Applies the log's revisions after the store's, read with RevisionLog::Read and
+// applied in write transactions of up to `batch` revisions (or kCatchUpBatchBytes of
+// records) each, so a store killed meanwhile holds a prefix of the log and resumes
+// from it. Refuses (InvalidArgument, nothing applied) a store ahead of the log or whose
 // latest revision differs from the log's message at that sequence. Stops at the
 // first message that is not the next revision, naming its sequence; the ones
 // before it stay applied.
-Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string& stream);
+inline constexpr size_t kCatchUpBatch = 1000;
+inline constexpr size_t kCatchUpBatchBytes = 8 << 20;
+Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string& stream,
+                              size_t batch = kCatchUpBatch);
 
 // Compares the store's history with the log's (each revision's record with the
 // message of its sequence, up to the shorter of the two) and appends the store's
 // revisions the log lacks. InvalidArgument naming the first that differs.
 // Returns the number of revisions appended.
 Result<uint64_t> ReconcileHistory(Store& store, RevisionLog& log, const std::string& stream);
+
+// The digest of the store's export at one revision (`amem export --as-of R`, which
+// is byte-deterministic): XXH3-64 of the file's bytes and its size. Published as
+// the JSON {"rev":R,"xxh3":"<16 hex>","bytes":N}.
+struct ExportDigest {
+  uint64_t rev = 0;
+  uint64_t bytes = 0;
+  std::string xxh3;  // 16 lower-case hex digits
+  bool operator==(const ExportDigest& o) const {
+    return rev == o.rev && bytes == o.bytes && xxh3 == o.xxh3;
+  }
+  std::string ToJson() const;
+  // InvalidArgument naming the bucket's key when `value` is not one.
+  static Result<ExportDigest> Parse(const std::string& bucket, uint64_t rev,
+                                    const std::string& value);
+};
+// Exports the store as of `rev` to a temporary file and digests it (the file is
+// removed). InvalidArgument when the store is not at `rev` yet.
+Result<ExportDigest> LocalExportDigest(const Store& store, uint64_t rev);
+
+struct ReplicaCheck {
+  ExportDigest local, published;
+  bool published_now = false;  // by this call (publish set, and none was there)
+  bool equal() const { return local == published; }
+};
+// Compares the store's export digest at `rev` with the one published for it in the
+// log's digest bucket; with `publish`, publishes the store's first when none is
+// there (a digest already there is compared, never replaced). NotFound when none
+// is published and `publish` is not set.
+Result<ReplicaCheck> CheckReplica(const Store& store, RevisionLog& log,
+                                  const RemoteBinding& binding, uint64_t rev, bool publish);
 
 // When `store_dir` holds a binding: sets the commit hook that publishes every write
 // of `store` to the log first (CommitHook), connecting when the first write comes.

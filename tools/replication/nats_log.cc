@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -47,7 +48,23 @@ namespace {
   X(jsStreamConfig_Init) \
   X(jsPubAck_Destroy) \
   X(jsOptions_Init) \
-  X(jsCtx_Destroy)
+  X(jsCtx_Destroy) \
+  X(jsSubOptions_Init) \
+  X(js_SubscribeSync) \
+  X(natsSubscription_NextMsg) \
+  X(natsSubscription_Unsubscribe) \
+  X(natsSubscription_Destroy) \
+  X(natsMsg_GetMetaData) \
+  X(jsMsgMetaData_Destroy) \
+  X(kvConfig_Init) \
+  X(js_CreateKeyValue) \
+  X(js_KeyValue) \
+  X(kvStore_Destroy) \
+  X(kvStore_Get) \
+  X(kvStore_Create) \
+  X(kvEntry_Value) \
+  X(kvEntry_ValueLen) \
+  X(kvEntry_Destroy)
 
 struct NatsApi {
 #define AMEM_NATS_DECLARE(f) decltype(&::f) f = nullptr;
@@ -103,6 +120,7 @@ class NatsLog final : public cli::RevisionLog {
   NatsLog(cli::RemoteBinding binding, cli::RemoteAccess access)
       : binding_(std::move(binding)), access_(std::move(access)) {}
   ~NatsLog() override {
+    if (kv_ != nullptr) Nats().kvStore_Destroy(kv_);
     if (js_ != nullptr) Nats().jsCtx_Destroy(js_);
     if (nc_ != nullptr) Nats().natsConnection_Destroy(nc_);
     if (opts_ != nullptr) Nats().natsOptions_Destroy(opts_);
@@ -170,6 +188,92 @@ class NatsLog final : public cli::RevisionLog {
     return data;
   }
 
+  // Up to kGetUpTo messages one request each (js_GetMsg: the short tails `follow`
+  // mostly sees need no consumer), more through an ordered consumer: an ephemeral
+  // consumer from `from` on that pushes the messages in order, with flow control,
+  // and that the client recreates from where it was when it misses one.
+  static constexpr uint64_t kGetUpTo = 16;
+  Status Read(uint64_t from, uint64_t to,
+              const std::function<Status(uint64_t seq, std::string record)>& fn) override {
+    if (to - from < kGetUpTo) return cli::RevisionLog::Read(from, to, fn);
+    jsSubOptions so;
+    Nats().jsSubOptions_Init(&so);
+    so.Stream = binding_.stream.c_str();
+    so.Ordered = true;
+    so.Config.DeliverPolicy = js_DeliverByStartSequence;
+    so.Config.OptStartSeq = from;
+    natsSubscription* sub = nullptr;
+    jsErrCode code = static_cast<jsErrCode>(0);
+    natsStatus s = Nats().js_SubscribeSync(&sub, js_, subject_.c_str(), nullptr, &so, &code);
+    if (s != NATS_OK) {
+      return Status::IOError("sequence " + std::to_string(from) +
+                             ": cannot read the stream from there: " + NatsError(s, code));
+    }
+    Status result;
+    for (uint64_t seq = from; seq <= to && result.ok();) {
+      natsMsg* msg = nullptr;
+      s = Nats().natsSubscription_NextMsg(&msg, sub, access_.timeout_ms);
+      if (s != NATS_OK) {
+        result = Status::IOError("sequence " + std::to_string(seq) +
+                                 ": cannot read the message: " + NatsError(s));
+        break;
+      }
+      jsMsgMetaData* meta = nullptr;
+      s = Nats().natsMsg_GetMetaData(&meta, msg);
+      const uint64_t got = s == NATS_OK ? meta->Sequence.Stream : 0;
+      if (meta != nullptr) Nats().jsMsgMetaData_Destroy(meta);
+      if (s != NATS_OK || got > seq) {
+        result = Status::IOError("sequence " + std::to_string(seq) + ": the stream sent " +
+                                 (s != NATS_OK ? "a message without its sequence"
+                                               : "sequence " + std::to_string(got)) +
+                                 " in its place");
+      } else if (got == seq) {
+        std::string data(Nats().natsMsg_GetData(msg),
+                         static_cast<size_t>(Nats().natsMsg_GetDataLength(msg)));
+        result = fn(seq, std::move(data));
+        ++seq;
+      }  // else a message already read, sent again: skipped
+      Nats().natsMsg_Destroy(msg);
+    }
+    // Unsubscribing deletes the ephemeral consumer at once.
+    Nats().natsSubscription_Unsubscribe(sub);
+    Nats().natsSubscription_Destroy(sub);
+    return result;
+  }
+
+  Result<std::string> GetDigest(uint64_t rev) override {
+    AMEM_RETURN_IF_ERROR(OpenBucket(/*create=*/false));
+    kvEntry* entry = nullptr;
+    const std::string key = std::to_string(rev);
+    natsStatus s = Nats().kvStore_Get(&entry, kv_, key.c_str());
+    if (s == NATS_NOT_FOUND) return Status::NotFound("no key " + key);
+    if (s != NATS_OK) return Status::IOError("cannot read key " + key + ": " + NatsError(s));
+    std::string value(static_cast<const char*>(Nats().kvEntry_Value(entry)),
+                      static_cast<size_t>(Nats().kvEntry_ValueLen(entry)));
+    Nats().kvEntry_Destroy(entry);
+    return value;
+  }
+
+  Result<std::string> PublishDigest(uint64_t rev, const std::string& value,
+                                    bool* created) override {
+    *created = false;
+    AMEM_RETURN_IF_ERROR(OpenBucket(/*create=*/true));
+    const std::string key = std::to_string(rev);
+    uint64_t kv_rev = 0;
+    // Create, not Put: a key written once is never replaced, so a replica that
+    // disagrees cannot overwrite what another published.
+    natsStatus s = Nats().kvStore_Create(&kv_rev, kv_, key.c_str(), value.data(),
+                                         static_cast<int>(value.size()));
+    if (s == NATS_OK) {
+      *created = true;
+      return value;
+    }
+    const std::string why = NatsError(s);
+    Result<std::string> there = GetDigest(rev);
+    if (there.ok() || !there.status().IsNotFound()) return there;
+    return Status::IOError("cannot write key " + key + ": " + why);
+  }
+
   Result<uint64_t> Append(uint64_t expected_last, const std::string& record) override {
     natsMsg* msg = nullptr;
     natsStatus s = Nats().natsMsg_Create(&msg, subject_.c_str(), nullptr, record.data(),
@@ -209,6 +313,29 @@ class NatsLog final : public cli::RevisionLog {
     std::string s;
     for (const std::string& u : binding_.servers) s += (s.empty() ? "" : ",") + u;
     return s;
+  }
+
+  // Binds to the digest bucket, creating it (file storage, the stream's replicas,
+  // one value a key) when `create` is set and it is missing.
+  Status OpenBucket(bool create) {
+    if (kv_ != nullptr) return Status::OK();
+    const std::string bucket = binding_.digest_bucket();
+    natsStatus s = Nats().js_KeyValue(&kv_, js_, bucket.c_str());
+    if (s == NATS_NOT_FOUND && create) {
+      kvConfig cfg;
+      Nats().kvConfig_Init(&cfg);
+      cfg.Bucket = bucket.c_str();
+      cfg.History = 1;
+      cfg.StorageType = js_FileStorage;
+      cfg.Replicas = binding_.replicas;
+      s = Nats().js_CreateKeyValue(&kv_, js_, &cfg);
+    }
+    if (s == NATS_NOT_FOUND) return Status::NotFound("bucket " + bucket + " does not exist");
+    if (s != NATS_OK) {
+      kv_ = nullptr;
+      return Status::IOError("cannot open bucket " + bucket + ": " + NatsError(s));
+    }
+    return Status::OK();
   }
 
   Result<cli::LogInfo> TryOpen(bool create) {
@@ -267,6 +394,7 @@ class NatsLog final : public cli::RevisionLog {
   natsOptions* opts_ = nullptr;
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;
+  kvStore* kv_ = nullptr;
 };
 
 }  // namespace
