@@ -159,23 +159,31 @@ class NatsLog final : public cli::RevisionLog {
     return Status::OK();
   }
 
-  Result<cli::LogInfo> Open(bool create) override {
-    // A cluster that has just started (or lost a node) may not have elected its
-    // JetStream leaders yet: its answers are errors for a moment. Ask again until
-    // the timeout.
+  // A cluster that has just started (or lost a node) may not have elected its
+  // JetStream leaders yet: its answers are errors for a moment. Asks again, every
+  // 100 ms, while `ask` fails with IOError, until the timeout.
+  template <typename Ask>
+  auto UntilLeader(Ask ask) {
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(access_.timeout_ms);
     for (;;) {
-      Result<cli::LogInfo> info = TryOpen(create);
-      if (info.ok() || !info.status().IsIOError() ||
-          std::chrono::steady_clock::now() >= deadline) {
-        return info;
+      auto got = ask();
+      if (got.ok() || !got.status().IsIOError() || std::chrono::steady_clock::now() >= deadline) {
+        return got;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
 
+  Result<cli::LogInfo> Open(bool create) override {
+    return UntilLeader([&] { return TryOpen(create); });
+  }
+
   Result<std::string> Get(uint64_t seq) override {
+    return UntilLeader([&] { return TryGet(seq); });
+  }
+
+  Result<std::string> TryGet(uint64_t seq) {
     natsMsg* msg = nullptr;
     jsErrCode code = static_cast<jsErrCode>(0);
     natsStatus s = Nats().js_GetMsg(&msg, js_, binding_.stream.c_str(), seq, nullptr, &code);
@@ -205,17 +213,17 @@ class NatsLog final : public cli::RevisionLog {
     natsSubscription* sub = nullptr;
     jsErrCode code = static_cast<jsErrCode>(0);
     natsStatus s = Nats().js_SubscribeSync(&sub, js_, subject_.c_str(), nullptr, &so, &code);
-    if (s != NATS_OK) {
-      return Status::IOError("sequence " + std::to_string(from) +
-                             ": cannot read the stream from there: " + NatsError(s, code));
-    }
+    // No consumer (a cluster still electing a leader after a node restarted times
+    // the request out): the same messages one request each, as a short tail.
+    if (s != NATS_OK) return cli::RevisionLog::Read(from, to, fn);
     Status result;
-    for (uint64_t seq = from; seq <= to && result.ok();) {
+    uint64_t seq = from;
+    bool stalled = false;  // the consumer stopped sending: read the rest one by one
+    while (seq <= to && result.ok()) {
       natsMsg* msg = nullptr;
       s = Nats().natsSubscription_NextMsg(&msg, sub, access_.timeout_ms);
       if (s != NATS_OK) {
-        result = Status::IOError("sequence " + std::to_string(seq) +
-                                 ": cannot read the message: " + NatsError(s));
+        stalled = true;
         break;
       }
       jsMsgMetaData* meta = nullptr;
@@ -238,6 +246,7 @@ class NatsLog final : public cli::RevisionLog {
     // Unsubscribing deletes the ephemeral consumer at once.
     Nats().natsSubscription_Unsubscribe(sub);
     Nats().natsSubscription_Destroy(sub);
+    if (stalled) return cli::RevisionLog::Read(seq, to, fn);
     return result;
   }
 
