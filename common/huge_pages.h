@@ -50,6 +50,16 @@ inline void AdviseHugeHeap(size_t bytes) {
   }
 }
 
+// For a long-lived process whose every request allocates and frees the same few
+// MiB (amem mcp: the delta and tables of the view after each write): malloc serves
+// blocks below `mmap_below` from the heap and keeps up to `keep` bytes free at its
+// top, so a request reuses pages an earlier one touched instead of faulting fresh
+// ones (~13 us each on these VMs). The process holds up to `keep` more than it uses.
+inline void KeepHeapWarm(size_t mmap_below, size_t keep) {
+  ::mallopt(M_MMAP_THRESHOLD, static_cast<int>(mmap_below));
+  ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(keep));
+}
+
 }  // namespace amem
 
 #endif  // AMEM_COMMON_HUGE_PAGES_H_

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -91,11 +93,35 @@ struct HeadNode {
   uint32_t delta = kNoNode;  // index among the delta nodes
 };
 
+}  // namespace
+
+// What a compile read from the store, current at revision `head` (DeltaCompiler):
+// the records the change log names since the base, and each one's state at `head`
+// as read from the store. A change after `head` drops what it touches, so the next
+// compile reads from the store only what changed since.
+struct DeltaCompiler::State {
+  const Reader* base = nullptr;
+  uint64_t base_rev = 0, head = 0, head_identity = 0;
+  std::set<std::string> node_keys;
+  std::set<std::tuple<std::string, std::string, std::string>> edge_keys, kv_keys;
+  std::set<std::string> defined;
+  // Each named node as the store has it at `head` (present, stub, record, base slot);
+  // the fate fields are worked out again by every compile.
+  std::map<std::string, HeadNode, std::less<>> heads;
+  std::map<std::string, std::vector<EdgeRecord>> out, in;  // Out/In at `head`
+  std::map<std::tuple<std::string, std::string, std::string>, std::optional<KvRecord>> kv;
+};
+
+namespace {
+
 class Compiler {
  public:
-  Compiler(const Store& store, const Reader& base, uint64_t b, uint64_t h, uint64_t max_records)
+  Compiler(const Store& store, const Reader& base, uint64_t b, uint64_t h, uint64_t max_records,
+           DeltaCompiler::State* state)
       : store_(store), base_(base), base_rev_(b), at_(ReadView::AtRevision(h)), head_rev_(h),
-        max_records_(max_records) {}
+        max_records_(max_records), st_(*state), node_keys_(st_.node_keys),
+        edge_keys_(st_.edge_keys), kv_keys_(st_.kv_keys), defined_(st_.defined),
+        heads_(st_.heads), out_cache_(st_.out), in_cache_(st_.in) {}
 
   Result<DeltaSummary> Run(std::string* out);
 
@@ -106,6 +132,7 @@ class Compiler {
     return node_keys_.size() + edge_keys_.size() + kv_keys_.size() + defined_.size();
   }
   Status ResolveNodes();
+  Status ReadHead(const std::string& key, HeadNode* out);
   Result<const std::vector<EdgeRecord>*> Edges(const std::string& key, bool out);
   OrderKey Order(std::string_view key) const;
   uint32_t Ref(std::string_view key) const;  // kNoNode when not a node at H
@@ -131,11 +158,13 @@ class Compiler {
   uint64_t max_records_;
   bool over_bound_ = false;
 
-  std::set<std::string> node_keys_;
-  std::set<std::tuple<std::string, std::string, std::string>> edge_keys_, kv_keys_;
-  std::set<std::string> defined_;
-  std::map<std::string, HeadNode> heads_;
-  std::map<std::string, std::vector<EdgeRecord>> out_cache_, in_cache_;
+  // What the compile reads and names, kept by a DeltaCompiler between compiles.
+  DeltaCompiler::State& st_;
+  std::set<std::string>& node_keys_;
+  std::set<std::tuple<std::string, std::string, std::string>>& edge_keys_, & kv_keys_;
+  std::set<std::string>& defined_;
+  std::map<std::string, HeadNode, std::less<>>& heads_;
+  std::map<std::string, std::vector<EdgeRecord>>& out_cache_, & in_cache_;
 
   std::vector<std::string_view> delta_order_;  // keys of delta nodes, (run, key) order
   std::vector<uint32_t> removed_;
@@ -175,22 +204,32 @@ class Compiler {
 // delta that would be merged costs O(bound) here, whatever the log holds.
 Status Compiler::Collect() {
   const Status stop = Status::Aborted("delta: the change log names more records than the bound");
-  Status s = store_.ForEachChangeSinceRevision(base_rev_, [&](const Change& ch) {
+  // From the head of what is kept (the base's revision for a first compile): what
+  // a change touches is read again at the new head. A node's record and stub
+  // depend on its own changes and those of its edges, an out-list on the edges
+  // from it, an in-list on the edges to it (a node's delete leaves its edges).
+  Status s = store_.ForEachChangeSinceRevision(st_.head, [&](const Change& ch) {
     if (ch.rev > head_rev_) return stop;
     switch (ch.kind) {
       case Change::Kind::kPutNode:
       case Change::Kind::kDeleteNode:
         node_keys_.insert(ch.key);
+        heads_.erase(ch.key);
         break;
       case Change::Kind::kPutEdge:
       case Change::Kind::kDeleteEdge:
         node_keys_.insert(ch.src_key);
         node_keys_.insert(ch.dst_key);
         edge_keys_.emplace(ch.src_key, ch.rel_name, ch.dst_key);
+        heads_.erase(ch.src_key);
+        heads_.erase(ch.dst_key);
+        out_cache_.erase(ch.src_key);
+        in_cache_.erase(ch.dst_key);
         break;
       case Change::Kind::kPutKv:
       case Change::Kind::kDeleteKv:
         kv_keys_.emplace(ch.scope, ch.ns, ch.key);
+        st_.kv.erase(std::make_tuple(ch.scope, ch.ns, ch.key));
         break;
       case Change::Kind::kDefineRelation:
         defined_.insert(ch.key.empty() ? ch.rel_name : ch.key);
@@ -203,7 +242,9 @@ Status Compiler::Collect() {
     return Status::OK();
   });
   // Aborted is only ever this callback's own stop (at the head, or past the bound).
-  return s.IsAborted() ? Status::OK() : s;
+  if (!s.ok() && !s.IsAborted()) return s;
+  over_bound_ = over_bound_ || Named() > max_records_;  // kept names count too
+  return Status::OK();
 }
 
 Result<const std::vector<EdgeRecord>*> Compiler::Edges(const std::string& key, bool out) {
@@ -217,32 +258,19 @@ Result<const std::vector<EdgeRecord>*> Compiler::Edges(const std::string& key, b
 
 Status Compiler::ResolveNodes() {
   for (const std::string& key : node_keys_) {
-    HeadNode h;
-    if (auto b = base_.FindKey(key)) h.base = *b;
-    auto rec = store_.GetNode(key, at_);
-    if (rec.ok()) {
-      h.present = true;
-      h.rec = std::move(*rec);
-    } else if (rec.status().IsNotFound()) {
-      AMEM_ASSIGN_OR_RETURN(outs, Edges(key, true));
-      AMEM_ASSIGN_OR_RETURN(ins, Edges(key, false));
-      if (!outs->empty() || !ins->empty()) {
-        // A dangling endpoint: the writer's stub, dated by its oldest edge.
-        int64_t ts = INT64_MAX;
-        for (const auto* list : {outs, ins}) {
-          for (const EdgeRecord& e : *list) ts = std::min(ts, e.created_ts);
-        }
-        h.present = h.stub = true;
-        h.rec.id = NodeIdForKey(key);
-        h.rec.key = key;
-        h.rec.type = NodeType::kEntity;
-        h.rec.meta = std::string(kStubMeta);
-        h.rec.confidence = 0.0f;
-        h.rec.created_ts = h.rec.updated_ts = ts;
-      }
-    } else {
-      return rec.status();
+    auto [it, fresh] = heads_.try_emplace(key);
+    HeadNode& h = it->second;
+    h.fate = HeadNode::Fate::kUnchanged;
+    h.moved = false;
+    h.delta = kNoNode;
+    if (!fresh) continue;  // kept from the last compile: unchanged since its head
+    Status read = ReadHead(key, &h);
+    if (!read.ok()) {
+      heads_.erase(it);
+      return read;
     }
+  }
+  for (auto& [key, h] : heads_) {
     bool unchanged;
     if (!h.base) {
       unchanged = !h.present;
@@ -264,33 +292,65 @@ Status Compiler::ResolveNodes() {
       h.fate = HeadNode::Fate::kInserted;
       h.moved = h.base.has_value();
     }
-    heads_.emplace(key, std::move(h));
   }
+  std::vector<std::pair<OrderKey, HeadNode*>> order;
   for (auto& [key, h] : heads_) {
     if (h.base && (h.fate == HeadNode::Fate::kRemoved || h.moved)) removed_.push_back(*h.base);
     if (h.fate == HeadNode::Fate::kInPlace || h.fate == HeadNode::Fate::kInserted) {
-      delta_order_.push_back(key);
+      order.emplace_back(OrderKey{h.rec.run, key}, &h);
     }
   }
   std::sort(removed_.begin(), removed_.end());
-  std::sort(delta_order_.begin(), delta_order_.end(), [&](std::string_view a, std::string_view b) {
-    return Order(a) < Order(b);
-  });
-  for (uint32_t d = 0; d < delta_order_.size(); ++d) {
-    heads_.find(std::string(delta_order_[d]))->second.delta = d;
+  std::sort(order.begin(), order.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  delta_order_.reserve(order.size());
+  for (uint32_t d = 0; d < order.size(); ++d) {
+    delta_order_.push_back(order[d].first.key);
+    order[d].second->delta = d;
+  }
+  return Status::OK();
+}
+
+// Node `key` as the store has it at the head: its record, or the stub a full
+// export writes for a dangling endpoint, or absent; and its base slot.
+Status Compiler::ReadHead(const std::string& key, HeadNode* out) {
+  HeadNode& h = *out;
+  if (auto b = base_.FindKey(key)) h.base = *b;
+  auto rec = store_.GetNode(key, at_);
+  if (rec.ok()) {
+    h.present = true;
+    h.rec = std::move(*rec);
+    return Status::OK();
+  }
+  if (!rec.status().IsNotFound()) return rec.status();
+  AMEM_ASSIGN_OR_RETURN(outs, Edges(key, true));
+  AMEM_ASSIGN_OR_RETURN(ins, Edges(key, false));
+  if (!outs->empty() || !ins->empty()) {
+    // A dangling endpoint: the writer's stub, dated by its oldest edge.
+    int64_t ts = INT64_MAX;
+    for (const auto* list : {outs, ins}) {
+      for (const EdgeRecord& e : *list) ts = std::min(ts, e.created_ts);
+    }
+    h.present = h.stub = true;
+    h.rec.id = NodeIdForKey(key);
+    h.rec.key = key;
+    h.rec.type = NodeType::kEntity;
+    h.rec.meta = std::string(kStubMeta);
+    h.rec.confidence = 0.0f;
+    h.rec.created_ts = h.rec.updated_ts = ts;
   }
   return Status::OK();
 }
 
 OrderKey Compiler::Order(std::string_view key) const {
-  auto it = heads_.find(std::string(key));
+  auto it = heads_.find(key);
   if (it != heads_.end() && it->second.present) return {it->second.rec.run, it->first};
   auto b = base_.FindKey(key);
   return b ? OrderKey{base_.run(*b), key} : OrderKey{{}, key};
 }
 
 uint32_t Compiler::Ref(std::string_view key) const {
-  auto it = heads_.find(std::string(key));
+  auto it = heads_.find(key);
   if (it != heads_.end()) {
     const HeadNode& h = it->second;
     if (!h.present) return kNoNode;
@@ -387,9 +447,14 @@ Status Compiler::BuildLists() {
     }
   }
   auto by_order = [&](const std::set<std::string>& keys) {
-    std::vector<std::string> v(keys.begin(), keys.end());
-    std::sort(v.begin(), v.end(),
-              [&](const std::string& a, const std::string& b) { return Order(a) < Order(b); });
+    std::vector<std::pair<OrderKey, const std::string*>> order;
+    order.reserve(keys.size());
+    for (const std::string& k : keys) order.emplace_back(Order(k), &k);
+    std::sort(order.begin(), order.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::reference_wrapper<const std::string>> v;
+    v.reserve(order.size());
+    for (const auto& o : order) v.emplace_back(*o.second);
     return v;
   };
   auto merged_rel = [&](const EdgeRecord& e) -> Result<RelationId> {
@@ -409,7 +474,7 @@ Status Compiler::BuildLists() {
   };
   // A base slot replaced in place still names its node; moved and removed ones do not.
   auto base_ref = [&](std::string_view key) -> uint32_t {
-    auto it = heads_.find(std::string(key));
+    auto it = heads_.find(key);
     if (it != heads_.end()) {
       const HeadNode& h = it->second;
       if (!h.base || h.moved || h.fate == HeadNode::Fate::kRemoved) return kNoNode;
@@ -501,15 +566,24 @@ Status Compiler::BuildLists() {
 }
 
 Status Compiler::Kv() {
-  for (const auto& [scope, ns, key] : kv_keys_) {
+  for (const auto& name : kv_keys_) {
+    const auto& [scope, ns, key] = name;
+    auto [cached, fresh] = st_.kv.try_emplace(name);
+    if (fresh) {  // else kept from the last compile: unchanged since its head
+      auto rec = store_.GetKv(scope, ns, key, at_);
+      if (!rec.ok() && !rec.status().IsNotFound()) {
+        st_.kv.erase(cached);
+        return rec.status();
+      }
+      if (rec.ok()) cached->second = std::move(*rec);
+    }
+    const std::optional<KvRecord>& rec = cached->second;
     auto base = base_.FindKv(scope, ns, key);
-    auto rec = store_.GetKv(scope, ns, key, at_);
-    if (!rec.ok() && !rec.status().IsNotFound()) return rec.status();
-    if (rec.ok() && base && rec->rev <= base_rev_) continue;  // unchanged since B
+    if (rec && base && rec->rev <= base_rev_) continue;  // unchanged since B
     if (base) removed_kv_.push_back(*base);
-    if (rec.ok()) {
+    if (rec) {
       kv_gap_.push_back(KvGap(scope, ns, key));
-      kv_insert_.push_back(std::move(*rec));
+      kv_insert_.push_back(*rec);
     }
   }
   std::sort(removed_kv_.begin(), removed_kv_.end());
@@ -660,10 +734,13 @@ Result<DeltaSummary> Compiler::Run(std::string* out) {
   StoreState nodes;
   nodes.dimension = base_.dimension();
   nodes.revision = head_rev_;
-  for (std::string_view key : delta_order_) nodes.nodes.push_back(heads_.at(std::string(key)).rec);
+  for (std::string_view key : delta_order_) nodes.nodes.push_back(heads_.find(key)->second.rec);
   WriterOptions wo;
   wo.checksum = false;
   wo.compress = false;
+  // A delta's few nodes: a second thread for their term index costs more to start
+  // than it saves (the bytes are the same for any count).
+  wo.threads = 1;
   AMEM_ASSIGN_OR_RETURN(file, BuildSnapshot(nodes, wo));
   AMEM_ASSIGN_OR_RETURN(reader, Reader::OpenBuffer(file));
   if (reader->node_count() != delta_order_.size()) return Corrupt("nodes: count");
@@ -705,7 +782,7 @@ Result<DeltaSummary> Compiler::Run(std::string* out) {
   PutBlock(&e, DeltaTag::kNodes, file);
   PutBlock(&e, DeltaTag::kPlacement, Body([&](Emitter* b) {
              for (std::string_view key : delta_order_) {
-               const HeadNode& h = heads_.at(std::string(key));
+               const HeadNode& h = heads_.find(key)->second;
                bool in_place = h.fate == HeadNode::Fate::kInPlace;
                b->PutFixed32(in_place ? *h.base : kNoNode);
                b->PutFixed32(in_place ? *h.base : NodeGap(h.rec.run, key));
@@ -856,9 +933,44 @@ Status ReadStrings(std::string_view* in, std::vector<std::string_view>* out, con
 Result<DeltaSummary> CompileDelta(const Store& store, const Reader& base, uint64_t base_revision,
                                   uint64_t head_revision, std::string* out,
                                   uint64_t max_records) {
-  Compiler c(store, base, base_revision, head_revision, max_records);
+  DeltaCompiler::State state;
+  state.head = base_revision;
+  Compiler c(store, base, base_revision, head_revision, max_records, &state);
   return c.Run(out);
 }
+
+DeltaCompiler::DeltaCompiler() = default;
+DeltaCompiler::~DeltaCompiler() = default;
+
+Result<DeltaSummary> DeltaCompiler::Compile(const Store& store, const Reader& base,
+                                            uint64_t base_revision, uint64_t head_revision,
+                                            std::string* out, uint64_t max_records) {
+  // What is kept serves only the same base, a head at or after its own, and the
+  // same history (a store restored or recreated in place names other commits).
+  bool keep = state_ && state_->base == &base && state_->base_rev == base_revision &&
+              state_->head <= head_revision;
+  if (keep) {
+    auto id = store.RevisionIdentity(state_->head);
+    keep = id.ok() && *id == state_->head_identity;
+  }
+  if (!keep) {
+    state_ = std::make_unique<State>();
+    state_->base = &base;
+    state_->base_rev = state_->head = base_revision;
+  }
+  Compiler c(store, base, base_revision, head_revision, max_records, state_.get());
+  auto done = c.Run(out);
+  auto head_identity = store.RevisionIdentity(head_revision);
+  if (!done.ok() || done->over_bound || !head_identity.ok()) {
+    state_.reset();  // half read, or stopped at the bound: the next compile starts over
+    return done;
+  }
+  state_->head = head_revision;
+  state_->head_identity = *head_identity;
+  return done;
+}
+
+void DeltaCompiler::Reset() { state_.reset(); }
 
 Delta::~Delta() = default;
 
@@ -867,12 +979,16 @@ Result<std::unique_ptr<Delta>> Delta::Open(const std::string& path, const Reader
   if (!in) return Status::IOError("cannot open " + path);
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return Status::IOError("cannot read " + path);
-  return OpenBuffer(data, base);
+  return OpenBuffer(std::move(data), base);
 }
 
 Result<std::unique_ptr<Delta>> Delta::OpenBuffer(std::string_view data, const Reader& base) {
+  return OpenBuffer(std::string(data), base);
+}
+
+Result<std::unique_ptr<Delta>> Delta::OpenBuffer(std::string&& data, const Reader& base) {
   std::unique_ptr<Delta> d(new Delta());
-  d->data_.assign(data);
+  d->data_ = std::move(data);  // heap memory: 8-aligned
   AMEM_RETURN_IF_ERROR(d->Parse(base));
   return d;
 }

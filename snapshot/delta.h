@@ -118,6 +118,30 @@ Result<DeltaSummary> CompileDelta(const Store& store, const Reader& base, uint64
                                   uint64_t head_revision, std::string* out,
                                   uint64_t max_records = UINT64_MAX);
 
+// CompileDelta that keeps what it read from the store between compiles against
+// the same base: the next compile, at a later head, reads from the change log only
+// the revisions since the last head and from the store only the nodes, edge lists
+// and kv entries they touch. The bytes are CompileDelta's for the same
+// (base, head). A compile at an earlier head, against another base, after the
+// history changed (another commit at the kept head), or after an error or a stop
+// at the bound starts over. Not thread-safe; `base` must outlive the kept state
+// (Reset() drops it).
+class DeltaCompiler {
+ public:
+  DeltaCompiler();
+  ~DeltaCompiler();
+  DeltaCompiler(const DeltaCompiler&) = delete;
+  DeltaCompiler& operator=(const DeltaCompiler&) = delete;
+  Result<DeltaSummary> Compile(const Store& store, const Reader& base, uint64_t base_revision,
+                               uint64_t head_revision, std::string* out,
+                               uint64_t max_records = UINT64_MAX);
+  void Reset();
+  struct State;  // what was read, as of the last head (snapshot/delta.cc)
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
 class Delta {
  public:
   // Validates the container, every count and reference, and the embedded node
@@ -125,6 +149,8 @@ class Delta {
   // InvalidArgument if it was compiled against another base than `base`.
   static Result<std::unique_ptr<Delta>> Open(const std::string& path, const Reader& base);
   static Result<std::unique_ptr<Delta>> OpenBuffer(std::string_view data, const Reader& base);
+  // The same, keeping `data` itself instead of a copy of it.
+  static Result<std::unique_ptr<Delta>> OpenBuffer(std::string&& data, const Reader& base);
   ~Delta();
   Delta(const Delta&) = delete;
   Delta& operator=(const Delta&) = delete;

@@ -522,6 +522,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     cache->base_identity = identity;
     cache->base_revision = base_rev;
     cache->view = nullptr;
+    cache->compiler = nullptr;
   }
   out.base_revision = base_rev;
   // Older than the base: a whole file.
@@ -554,7 +555,11 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     // Only the latest state merges; the compile stops early when the change log
     // alone is past the bound.
     const uint64_t bound = is_latest ? MergeBound(options, *base) : UINT64_MAX;
-    auto compiled = CompileDelta(store, *base, base_rev, wanted, &bytes, bound);
+    // A long-lived process extends what its last compile of the latest state read.
+    if (cache && is_latest && !cache->compiler) cache->compiler = std::make_shared<DeltaCompiler>();
+    auto compiled = cache && is_latest
+                        ? cache->compiler->Compile(store, *base, base_rev, wanted, &bytes, bound)
+                        : CompileDelta(store, *base, base_rev, wanted, &bytes, bound);
     if (!compiled.ok()) {
       // The history since the base was compacted away: a full file instead.
       if (!compiled.status().IsInvalidArgument()) return compiled.status();
@@ -589,7 +594,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
         out.note = CacheNote(w);
       }
     }
-    AMEM_ASSIGN_OR_RETURN(opened, Delta::OpenBuffer(bytes, *base));
+    AMEM_ASSIGN_OR_RETURN(opened, Delta::OpenBuffer(std::move(bytes), *base));
     delta = std::move(opened);
     out.compiled = true;
   }
@@ -611,6 +616,7 @@ Result<std::string> DiscardLiveCache(const Store& store, const LiveView* view, L
     std::lock_guard<std::mutex> lock(cache->mu);
     cache->base = nullptr;
     cache->view = nullptr;
+    cache->compiler = nullptr;
     cache->file_reader = nullptr;
     cache->base_identity.clear();
     cache->file_identity.clear();

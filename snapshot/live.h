@@ -91,8 +91,12 @@ struct LiveView {
   std::string note;
 };
 
+class DeltaCompiler;  // snapshot/delta.h
+
 // What a long-lived process (amem mcp) keeps between queries: the mapped base and
-// the last view, reused while the store and the base file are unchanged.
+// the last view, reused while the store and the base file are unchanged, and what
+// compiling the latest state's delta read from the store, so that the delta after
+// the next write reads only what that write changed (DeltaCompiler).
 class LiveCache {
  public:
   std::mutex mu;
@@ -102,6 +106,7 @@ class LiveCache {
   std::shared_ptr<const Reader> view;
   uint64_t view_revision = 0;
   uint64_t view_history = 0;  // Store::RevisionIdentity(view_revision)
+  std::shared_ptr<DeltaCompiler> compiler;  // against `base`; dropped with it
   // The last whole file read instead (a revision older than the base, or
   // LiveOptions::full_export), while that file stays the same.
   std::string file_identity;

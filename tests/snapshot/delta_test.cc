@@ -390,3 +390,124 @@ TEST_CASE("delta: damaged or mismatched files are refused", "[snapshot][delta]")
     CHECK_FALSE(d.ok());
   }
 }
+
+namespace {
+
+// Compiles base_rev -> the store's head with `compiler` and checks the bytes are
+// CompileDelta's from scratch; returns them.
+std::string CheckExtended(DeltaCompiler* compiler, const Store& store, const Reader& base,
+                          uint64_t base_rev) {
+  const uint64_t head = store.revision().value();
+  INFO("base " << base_rev << " head " << head);
+  std::string extended, whole;
+  auto a = compiler->Compile(store, base, base_rev, head, &extended);
+  INFO(a.status().ToString());
+  REQUIRE(a.ok());
+  REQUIRE(CompileDelta(store, base, base_rev, head, &whole).ok());
+  CHECK(extended == whole);
+  return extended;
+}
+
+}  // namespace
+
+TEST_CASE("delta: a DeltaCompiler extended write by write gives CompileDelta's bytes",
+          "[snapshot][delta][incremental]") {
+  for (uint32_t seed : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u}) {
+    INFO("seed " << seed);
+    TempDir dir;
+    auto store = amem::testing::OpenStore(dir.path());
+    History history(seed, /*per_op_attribution=*/seed % 2 == 0);
+    history.Grow(store.get(), 12);
+    const uint64_t base_rev = store->revision().value();
+    const std::string base_bytes = Export(*store, base_rev);
+    auto base = Open(base_bytes);
+    DeltaCompiler compiler;
+    for (int round = 0; round < 50; ++round) {
+      history.Step(store.get());  // a refused batch leaves the head: compiled again as is
+      const std::string bytes = CheckExtended(&compiler, *store, *base, base_rev);
+      if (round % 10 == 9) {
+        CheckLayered(base_bytes, bytes, *Open(Export(*store, store->revision().value())));
+      }
+      if (round % 17 == 16) {
+        // A head before the kept one starts over, and so does the next one.
+        const uint64_t earlier = store->revision().value() - 1;
+        std::string before, whole;
+        REQUIRE(compiler.Compile(*store, *base, base_rev, earlier, &before).ok());
+        REQUIRE(CompileDelta(*store, *base, base_rev, earlier, &whole).ok());
+        CHECK(before == whole);
+      }
+    }
+    // A bound the change log passes stops without compiling; the next compile
+    // starts over.
+    std::string untouched = "x";
+    auto stopped = compiler.Compile(*store, *base, base_rev, store->revision().value(),
+                                    &untouched, 1);
+    REQUIRE(stopped.ok());
+    CHECK(stopped->over_bound);
+    CHECK(untouched == "x");
+    CheckExtended(&compiler, *store, *base, base_rev);
+  }
+}
+
+TEST_CASE("delta: an extended delta drops a node the previous one added, and its stub",
+          "[snapshot][delta][incremental]") {
+  using amem::testing::Edge;
+  using amem::testing::Kv;
+  using amem::testing::Node;
+  TempDir dir;
+  auto store = amem::testing::OpenStore(dir.path());
+  REQUIRE(store->PutNode(Node("fact:a", "first retry note")).ok());
+  REQUIRE(store->PutNode(Node("fact:b", "second cache note")).ok());
+  REQUIRE(store->PutEdge(Edge("fact:a", "supports", "fact:b")).ok());
+  const uint64_t base_rev = store->revision().value();
+  const std::string base_bytes = Export(*store, base_rev);
+  auto base = Open(base_bytes);
+  DeltaCompiler compiler;
+  auto step = [&](const char* what, auto&& write) {
+    INFO(what);
+    REQUIRE(write().ok());
+    const std::string bytes = CheckExtended(&compiler, *store, *base, base_rev);
+    CheckLayered(base_bytes, bytes, *Open(Export(*store, store->revision().value())));
+  };
+  step("a new node", [&] { return store->PutNode(Node("fact:new", "a new timeout note")).status(); });
+  step("an edge from it",
+       [&] { return store->PutEdge(Edge("fact:new", "supports", "fact:a")).status(); });
+  step("the new node deleted: a stub for its edge",
+       [&] { return store->DeleteNode("fact:new").status(); });
+  step("its edge deleted: no stub",
+       [&] { return store->DeleteEdge("fact:new", "supports", "fact:a").status(); });
+  step("a base node rewritten",
+       [&] { return store->PutNode(Node("fact:a", "rewritten note")).status(); });
+  step("a base node deleted", [&] { return store->DeleteNode("fact:b").status(); });
+  step("a kv entry", [&] { return store->PutKv(Kv("proj", "ns", "k", "v1")).status(); });
+  step("the kv entry rewritten", [&] { return store->PutKv(Kv("proj", "ns", "k", "v2")).status(); });
+  step("the kv entry deleted", [&] { return store->DeleteKv("proj", "ns", "k").status(); });
+  step("a node moved to another run", [&] {
+    WriteOptions w;
+    w.run = "run-x";
+    return store->PutNode(Node("fact:a", "moved note"), w).status();
+  });
+  step("another handle's write (another process)", [&] {
+    auto other = Store::Open(dir.path());
+    if (!other.ok()) return other.status();
+    return (*other)->PutNode(Node("fact:other", "written elsewhere")).status();
+  });
+}
+
+TEST_CASE("delta: a DeltaCompiler starts over on another history at the same revisions",
+          "[snapshot][delta][incremental]") {
+  // Both stores are empty at revision 0, so one base (the empty export) serves both;
+  // their revisions after it are other commits.
+  TempDir a_dir, b_dir;
+  auto a = amem::testing::OpenStore(a_dir.path());
+  auto b = amem::testing::OpenStore(b_dir.path());
+  const std::string base_bytes = Export(*a, 0);
+  auto base = Open(base_bytes);
+  History ha(11), hb(12);
+  ha.Grow(a.get(), 10);
+  hb.Grow(b.get(), 14);
+  DeltaCompiler compiler;
+  CheckExtended(&compiler, *a, *base, 0);
+  CheckExtended(&compiler, *b, *base, 0);
+  CheckExtended(&compiler, *a, *base, 0);
+}

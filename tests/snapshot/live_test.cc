@@ -16,6 +16,7 @@
 #include "snapshot/export.h"
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
+#include "tests/store/random_history.h"
 #include "tests/store/store_test_util.h"
 
 using namespace amem;
@@ -526,5 +527,58 @@ TEST_CASE("the merge bound counts records: a fraction of the base's, at least me
     CHECK(view->merged == c.merges);
     CHECK(view->base_revision == (c.merges ? *rev : 1));
     CHECK(view->reader->node_count() == 120);
+  }
+}
+
+TEST_CASE("a LiveCache extends its delta write by write; every view is the full export's",
+          "[snapshot][live][incremental]") {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    INFO("seed " << seed);
+    TempDir dir;
+    auto store = amem::testing::OpenStore(dir.path());
+    amem::testing::History history(seed);
+    history.Grow(store.get(), 8);
+    auto other = Store::Open(dir.path());  // another handle, as another process has
+    REQUIRE(other.ok());
+    LiveOptions options;  // amem mcp's: no delta file; a merge every ~40 records
+    options.write_delta_file = false;
+    options.merge_fraction = 0;
+    options.merge_records = 40;
+    LiveCache cache;
+    int merges = 0, compiled = 0;
+    for (int round = 0; round < 60; ++round) {
+      // Writes by this handle, now and then by the other one, some refused.
+      history.Step(round % 7 == 3 ? other->get() : store.get());
+      auto view = OpenLive(*store, ReadView::Latest(), options, &cache);
+      INFO("round " << round << ": " << view.status().ToString());
+      REQUIRE(view.ok());
+      merges += view->merged;
+      compiled += view->compiled;
+      const uint64_t head = store->revision().value();
+      REQUIRE(view->revision == head);
+      auto state = store->ReadState(ReadView::AtRevision(head));
+      REQUIRE(state.ok());
+      auto full = BuildSnapshot(*state);
+      REQUIRE(full.ok());
+      const Reader& r = *view->reader;
+      if (!r.layered()) {
+        auto whole = Reader::OpenBuffer(*full);
+        REQUIRE(whole.ok());
+        CHECK(r.node_count() == (*whole)->node_count());
+        CHECK(r.edge_count() == (*whole)->edge_count());
+        CHECK(r.kv_count() == (*whole)->kv_count());
+        continue;
+      }
+      // Base + the view's delta is the full export at the head, to the byte.
+      auto merged = MergeState(*r.layer_base(), *r.layer_delta());
+      REQUIRE(merged.ok());
+      auto bytes = BuildSnapshot(*merged);
+      REQUIRE(bytes.ok());
+      CHECK(*bytes == *full);
+      CHECK(r.ContentStatus().ok());
+    }
+    CHECK(merges > 0);
+    CHECK(compiled > 10);
+    CHECK_FALSE(std::filesystem::exists(dir.path() + "/current.amdl"));
   }
 }

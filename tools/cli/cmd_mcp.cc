@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "common/huge_pages.h"
 #include "common/progress.h"
 #include "tools/mcp/compat.h"
 #include "tools/mcp/profiles.h"
@@ -116,6 +117,9 @@ Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir,
   // (the memory profile, as the official server) gets none.
   const bool guided = registry.Find("context") != nullptr && registry.Find("impact") != nullptr;
   mcp::Server server(&registry, guided ? mcp::ServerInstructions() : std::string());
+  // Each call after a write builds a view of a few MiB and frees the last one:
+  // reusing those pages keeps the call off the page-fault path.
+  KeepHeapWarm(size_t{16} << 20, size_t{64} << 20);
   mcp::Resources resources(store->get());  // in every profile: resources are not tools
   server.SetResources(&resources);
   if (server.Serve(STDIN_FILENO, STDOUT_FILENO) != 0) {
