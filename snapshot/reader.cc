@@ -151,7 +151,7 @@ struct Reader::Rep {
 
   const float* vectors = nullptr;
 
-  // Lazy checks (docs/FORMAT.md §12). `lazy` is fixed at open: true for a file with
+  // Lazy checks (docs/FORMAT.md §9). `lazy` is fixed at open: true for a file with
   // amem's extension, session and time blocks opened without check_records. Each
   // part's chunks are checked on first use: 64 node records (one 4 KiB page), 16
   // edge records, the out range and the in-list of one node (its edges

@@ -2,7 +2,7 @@
 // (docs/FORMAT.md). Open() checks the header, the block table and the small fixed
 // blocks, in time independent of the node and edge counts; each larger structure
 // is checked when a query first reads it, at a cost proportional to what it reads
-// (docs/FORMAT.md §12): node and edge records, out/in adjacency and the time index
+// (docs/FORMAT.md §9): node and edge records, out/in adjacency and the time index
 // by chunks of 32 to 4096 entries (each checked once, then trusted), key/id/term
 // orders at every binary-search probe, posting lists per term, string lists per
 // entry. An accessor that reads a damaged chunk answers with a harmless blank value
@@ -391,7 +391,7 @@ class Reader {
   // changes); after enough of them (a bulk query) the tables are built.
   static constexpr uint8_t kLazyOut = 1, kLazyTime = 2, kLazyIn = 4;
   // A file read lazily (Open without check_records) has these set until every
-  // chunk of that structure has been checked (docs/FORMAT.md §12).
+  // chunk of that structure has been checked (docs/FORMAT.md §9).
   static constexpr uint8_t kUncheckedNodes = 8, kUncheckedEdges = 16, kUncheckedOut = 32,
                            kUncheckedIn = 64, kUncheckedTime = 128;
   static constexpr uint8_t kUncheckedAll =
