@@ -15,6 +15,8 @@
 #include <cmath>
 #include <cstring>
 #include <atomic>
+#include <cstdlib>
+#include <new>
 #include <mutex>
 #include <tuple>
 #include <utility>
@@ -162,7 +164,16 @@ struct Reader::Rep {
   static constexpr uint8_t kChunkShift[kParts] = {6, 4, 0, 0, 10};
   enum : uint8_t { kChunkUnchecked = 0, kChunkGood = 1, kChunkBad = 2 };
   bool lazy = false;
-  std::unique_ptr<std::atomic<uint8_t>[]> chunk_state[kParts];
+  // One byte a chunk, read and written atomically (State). From calloc: a large
+  // table is fresh zero pages, so a process pays only for the pages of the chunks
+  // it checks, not 2 MB of zeroing at open of a 1M-node file.
+  struct FreeBytes {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t[], FreeBytes> chunk_state[kParts];
+  std::atomic_ref<uint8_t> State(Part part, uint32_t c) const {
+    return std::atomic_ref<uint8_t>(chunk_state[part][c]);
+  }
   mutable std::atomic<uint32_t> chunks_left[kParts] = {};
   // The O(n + m) checks of block contents that a lazy open defers (CheckDeferred).
   mutable std::once_flag deferred_once;
@@ -181,7 +192,7 @@ struct Reader::Rep {
   // not yet); false, with the failure recorded, when it is damaged.
   bool Chunk(const Reader* r, Part part, uint32_t x) const {
     const uint32_t c = x >> kChunkShift[part];
-    const uint8_t state = chunk_state[part][c].load(std::memory_order_acquire);
+    const uint8_t state = State(part, c).load(std::memory_order_acquire);
     if (state != kChunkUnchecked) return state == kChunkGood;
     return CheckChunk(r, part, c);
   }
@@ -910,7 +921,9 @@ Status Reader::Rep::StartLazy(Reader* r) {
     const uint64_t count = part == kEdges ? m : n;
     const uint64_t size = uint64_t{1} << rep.kChunkShift[part];
     const uint32_t chunks = static_cast<uint32_t>((count + size - 1) / size);
-    rep.chunk_state[part].reset(new std::atomic<uint8_t>[std::max<uint32_t>(chunks, 1)]());
+    rep.chunk_state[part].reset(
+        static_cast<uint8_t*>(std::calloc(std::max<uint32_t>(chunks, 1), 1)));
+    if (!rep.chunk_state[part]) throw std::bad_alloc();
     rep.chunks_left[part].store(chunks, std::memory_order_relaxed);
     if (chunks > 0) bits |= kBits[part];
   }
@@ -928,11 +941,11 @@ bool Reader::Rep::CheckChunk(const Reader* r, Part part, uint32_t c) const {
   uint8_t expected = kChunkUnchecked;
   if (!s.ok()) {
     Fail(s);
-    chunk_state[part][c].compare_exchange_strong(expected, kChunkBad, std::memory_order_acq_rel);
+    State(part, c).compare_exchange_strong(expected, kChunkBad, std::memory_order_acq_rel);
     return false;
   }
   // Racing first uses compute the same verdict; the one that stores it counts it.
-  if (chunk_state[part][c].compare_exchange_strong(expected, kChunkGood, std::memory_order_acq_rel) &&
+  if (State(part, c).compare_exchange_strong(expected, kChunkGood, std::memory_order_acq_rel) &&
       chunks_left[part].fetch_sub(1, std::memory_order_acq_rel) == 1) {
     r->lazy_pending_.fetch_and(static_cast<uint8_t>(~kBits[part]), std::memory_order_release);
   }
@@ -961,7 +974,7 @@ bool Reader::Rep::CheckWholePart(const Reader* r, Part part) const {
   uint32_t marked = 0;  // racing chunk checks count their own
   for (uint32_t c = 0; c < chunks; ++c) {
     uint8_t expected = kChunkUnchecked;
-    if (chunk_state[part][c].compare_exchange_strong(expected, kChunkGood, std::memory_order_acq_rel)) {
+    if (State(part, c).compare_exchange_strong(expected, kChunkGood, std::memory_order_acq_rel)) {
       ++marked;
     }
   }
