@@ -17,6 +17,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -105,12 +106,18 @@ inline RunResult RunProgram(const std::string& program, const std::vector<std::s
   return result;
 }
 
+// Runs amem with --store `store` prepended and `env` added to its environment.
+inline RunResult AmemEnv(const std::string& store, std::vector<std::string> args,
+                         const std::vector<std::string>& env = {},
+                         const std::string& input = "") {
+  args.insert(args.begin(), {"--store", store});
+  return RunProgram(AMEM_BINARY, args, input, env, "");
+}
+
 // Runs amem with --store `store` prepended.
 inline RunResult Amem(const std::string& store, const std::vector<std::string>& args,
                       const std::string& input = "") {
-  std::vector<std::string> full{"--store", store};
-  full.insert(full.end(), args.begin(), args.end());
-  return RunProgram(AMEM_BINARY, full, input, {}, "");
+  return AmemEnv(store, args, {}, input);
 }
 
 // A temporary directory with an initialized store in it (dimension `dim`).
@@ -186,6 +193,25 @@ inline std::vector<std::string> Lines(const std::string& text) {
 }
 
 // One fact node per line, {"op":"node",...}, for amem ingest.
+// The "key" of each row, in order.
+inline std::vector<std::string> KeysOf(const nlohmann::json& rows) {
+  std::vector<std::string> keys;
+  for (const auto& row : rows) keys.push_back(row["key"].get<std::string>());
+  return keys;
+}
+
+// The sources of the live edges entering `key` by `rel` (`amem in`); one
+// "error: ..." entry when the command fails.
+inline std::set<std::string> Sources(const TempStore& s, const std::string& key,
+                                     const std::string& rel) {
+  RunResult r = s.Run({"in", key, "--rel", rel, "--json"});
+  if (r.exit_code != 0) return {"error: " + r.err};
+  const nlohmann::json j = r.json();
+  std::set<std::string> out;
+  for (const auto& e : j["edges"]) out.insert(e["src"].get<std::string>());
+  return out;
+}
+
 inline std::string FactLine(const std::string& key, const std::string& content) {
   return R"({"op":"node","key":")" + key + R"(","type":"fact","content":")" + content + "\"}\n";
 }

@@ -27,14 +27,7 @@ void Ingest(const TempStore& s) {
   REQUIRE(r.exit_code == 0);
 }
 
-// The keys of a ranked answer, in rank order.
-std::vector<std::string> Keys(const nlohmann::json& results) {
-  std::vector<std::string> keys;
-  for (const auto& row : results) keys.push_back(row["key"]);
-  return keys;
-}
-
-nlohmann::json Json(const TempStore& s, const std::vector<std::string>& args) {
+nlohmann::json OkJson(const TempStore& s, const std::vector<std::string>& args) {
   RunResult r = s.Run(args);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -46,38 +39,38 @@ TEST_CASE("text-search finds identifiers by their words", "[tools][ranking][toke
   Ingest(s);
   using V = std::vector<std::string>;
 
-  nlohmann::json j = Json(s, {"text-search", "write", "batch", "--json"});
+  nlohmann::json j = OkJson(s, {"text-search", "write", "batch", "--json"});
   CHECK(j["terms"] == nlohmann::json::array({"write", "batch"}));
   // Every memory holding both words, however they are spelled.
-  CHECK(Json(s, {"text-search", "write", "batch", "--all", "--json"})["matched"] == 4);
-  const V both = Keys(j["results"]);
+  CHECK(OkJson(s, {"text-search", "write", "batch", "--all", "--json"})["matched"] == 4);
+  const V both = KeysOf(j["results"]);
   for (const char* key : {"symbol:amem::WriteBatch", "file:store/write_batch.cc", "fact:short",
                           "fact:prose"}) {
     INFO(key);
     CHECK(std::find(both.begin(), both.end(), key) != both.end());
   }
 
-  j = Json(s, {"text-search", "index", "builder", "--json"});
-  CHECK(Keys(j["results"]) == V{"symbol:amem::HashIndexBuilder"});
+  j = OkJson(s, {"text-search", "index", "builder", "--json"});
+  CHECK(KeysOf(j["results"]) == V{"symbol:amem::HashIndexBuilder"});
 
   // The identifier as written: its whole word is a term too, rarer than its parts,
   // so the memory holding it ranks first, above a shorter one with the parts only.
-  j = Json(s, {"text-search", "WriteBatch", "--json"});
+  j = OkJson(s, {"text-search", "WriteBatch", "--json"});
   CHECK(j["terms"] == nlohmann::json::array({"writebatch", "write", "batch"}));
   REQUIRE(j["results"].size() == 4);
   CHECK(j["results"][0]["key"] == "symbol:amem::WriteBatch");
   CHECK(j["results"][0]["matched_terms"] == nlohmann::json::array({"writebatch", "write", "batch"}));
   CHECK(j["results"][1]["key"] == "fact:short");
-  j = Json(s, {"text-search", "write_batch", "--json"});
+  j = OkJson(s, {"text-search", "write_batch", "--json"});
   CHECK(j["results"][0]["key"] == "file:store/write_batch.cc");
-  j = Json(s, {"text-search", "amem::WriteBatch", "--json"});
+  j = OkJson(s, {"text-search", "amem::WriteBatch", "--json"});
   CHECK(j["results"][0]["key"] == "symbol:amem::WriteBatch");
 
   // The index and the scan path agree (the scan tokenizes every content again).
   for (const char* q : {"write batch", "WriteBatch", "index builder", "string_view key"}) {
     INFO(q);
-    nlohmann::json indexed = Json(s, {"text-search", q, "--json"});
-    nlohmann::json scanned = Json(s, {"text-search", q, "--scan", "--json"});
+    nlohmann::json indexed = OkJson(s, {"text-search", q, "--json"});
+    nlohmann::json scanned = OkJson(s, {"text-search", q, "--scan", "--json"});
     CHECK(indexed["path"] == "index");
     CHECK(scanned["path"] == "scan");
     CHECK(indexed["results"] == scanned["results"]);
@@ -88,16 +81,16 @@ TEST_CASE("hybrid-search and context --question find identifiers by their words"
           "[tools][ranking][tokenizer]") {
   TempStore s(256);  // a dimension where the built-in embedding rarely collides
   Ingest(s);
-  nlohmann::json h = Json(s, {"hybrid-search", "index", "builder", "--json"});
+  nlohmann::json h = OkJson(s, {"hybrid-search", "index", "builder", "--json"});
   REQUIRE(!h["results"].empty());
   CHECK(h["results"][0]["key"] == "symbol:amem::HashIndexBuilder");
   CHECK(h["results"][0]["bm25_rank"] == 1);
 
-  nlohmann::json c = Json(s, {"--json", "context", "--question", "how is the index builder used",
+  nlohmann::json c = OkJson(s, {"--json", "context", "--question", "how is the index builder used",
                               "--question-seeds", "1"});
   REQUIRE(c["seeds"].size() == 1);
   CHECK(c["seeds"][0] == "symbol:amem::HashIndexBuilder");
-  c = Json(s, {"--json", "context", "--question", "write batch", "--question-seeds", "1"});
+  c = OkJson(s, {"--json", "context", "--question", "write batch", "--question-seeds", "1"});
   REQUIRE(c["seeds"].size() == 1);
   CHECK(c["seeds"][0] == "fact:short");  // the shortest memory with both words
 }

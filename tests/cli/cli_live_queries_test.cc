@@ -21,6 +21,7 @@
 #include "tests/sanitizer.h"
 #include "tests/test_paths.h"
 
+using amem::testing::AmemEnv;
 using amem::testing::RunProgram;
 using amem::testing::RunResult;
 using amem::testing::TempDir;
@@ -39,12 +40,6 @@ void Strip(Json* j) {
   } else if (j->is_array()) {
     for (auto& v : *j) Strip(&v);
   }
-}
-
-RunResult Run(const std::string& store, std::vector<std::string> args,
-              const std::vector<std::string>& env, const std::string& input = "") {
-  args.insert(args.begin(), {"--store", store});
-  return RunProgram(AMEM_BINARY, args, input, env, "");
 }
 
 // One round of random writes as one ingest file: nodes (new and overwritten),
@@ -90,7 +85,7 @@ TEST_CASE("live queries answer as a full export does, across deltas and merges",
           "[tools][live]") {
   TempDir dir;
   const std::string store = dir.path() + "/s";
-  REQUIRE(Run(store, {"init"}, {}).exit_code == 0);
+  REQUIRE(AmemEnv(store, {"init"}, {}).exit_code == 0);
   std::mt19937 rng(20261125);
   int64_t ts = 1000;
   const std::vector<std::vector<std::string>> queries = {
@@ -120,10 +115,10 @@ TEST_CASE("live queries answer as a full export does, across deltas and merges",
   for (int round = 0; round < rounds; ++round) {
     INFO("round " << round);
     const std::string ops = Round(&rng, round, &ts);
-    RunResult w = Run(store, {"ingest", "-"}, {}, ops);
+    RunResult w = AmemEnv(store, {"ingest", "-"}, {}, ops);
     INFO(w.err);
     REQUIRE(w.exit_code == 0);
-    if (round % 3 == 2) REQUIRE(Run(store, {"put-node", "k:9", "--type", "fact", "--content",
+    if (round % 3 == 2) REQUIRE(AmemEnv(store, {"put-node", "k:9", "--type", "fact", "--content",
                                             "single write " + std::to_string(round), "--ts",
                                             std::to_string(++ts)}, {}).exit_code == 0);
     // Every fourth round merges at once (a tiny threshold); the others layer.
@@ -131,14 +126,14 @@ TEST_CASE("live queries answer as a full export does, across deltas and merges",
     std::vector<std::string> env = {merge ? "AMEM_MERGE_BYTES=1" : "AMEM_MERGE_BYTES=1000000000",
                                     "AMEM_MERGE_FRACTION=100"};
     const std::string full = dir.path() + "/full-" + std::to_string(round) + ".amem";
-    REQUIRE(Run(store, {"export", full}, {}).exit_code == 0);
+    REQUIRE(AmemEnv(store, {"export", full}, {}).exit_code == 0);
     for (const auto& q : queries) {
       INFO(q[0] << (q.size() > 1 ? " " + q[1] : std::string()));
       std::vector<std::string> live = {"--json"};
       live.insert(live.end(), q.begin(), q.end());
       std::vector<std::string> file = live;
       file.insert(file.end(), {"--snapshot", full});
-      RunResult a = Run(store, live, env), b = Run(store, file, {});
+      RunResult a = AmemEnv(store, live, env), b = AmemEnv(store, file, {});
       INFO(a.err << b.err);
       REQUIRE(a.exit_code == b.exit_code);
       ++asked;
@@ -170,7 +165,7 @@ void CheckAgainstExport(const std::string& store, const std::string& scratch,
   INFO(query[0] << " as of " << (as_of.empty() ? "latest" : as_of));
   std::vector<std::string> exp = {"export", scratch};
   if (!as_of.empty()) exp.insert(exp.end(), {"--as-of", as_of});
-  RunResult e = Run(store, exp, {});
+  RunResult e = AmemEnv(store, exp, {});
   INFO(e.err);
   REQUIRE(e.exit_code == 0);
   std::vector<std::string> live = {"--json"};
@@ -178,7 +173,7 @@ void CheckAgainstExport(const std::string& store, const std::string& scratch,
   std::vector<std::string> file = live;
   if (!as_of.empty()) live.insert(live.end(), {"--as-of", as_of});
   file.insert(file.end(), {"--snapshot", scratch});
-  RunResult a = Run(store, live, env), b = Run(store, file, {});
+  RunResult a = AmemEnv(store, live, env), b = AmemEnv(store, file, {});
   INFO(a.err << b.err);
   REQUIRE(a.exit_code == 0);
   REQUIRE(b.exit_code == 0);
@@ -203,17 +198,17 @@ TEST_CASE("live queries as of past revisions, before and after the base; the cac
           "[tools][live]") {
   TempDir dir;
   const std::string store = dir.path() + "/s";
-  REQUIRE(Run(store, {"init"}, {}).exit_code == 0);
+  REQUIRE(AmemEnv(store, {"init"}, {}).exit_code == 0);
   std::mt19937 rng(7);
   int64_t ts = 1000;
   std::vector<std::string> revs;
   for (int round = 0; round < 60; ++round) {
-    REQUIRE(Run(store, {"ingest", "-"}, {}, Round(&rng, round, &ts)).exit_code == 0);
-    RunResult r = Run(store, {"--json", "stats"}, {});
+    REQUIRE(AmemEnv(store, {"ingest", "-"}, {}, Round(&rng, round, &ts)).exit_code == 0);
+    RunResult r = AmemEnv(store, {"--json", "stats"}, {});
     REQUIRE(r.exit_code == 0);
     revs.push_back(std::to_string(Json::parse(r.out)["revision"].get<uint64_t>()));
     // The base is made at round 30: revisions before it come from snapshots/.
-    if (round == 30) REQUIRE(Run(store, {"text-search", "retry"}, {}).exit_code == 0);
+    if (round == 30) REQUIRE(AmemEnv(store, {"text-search", "retry"}, {}).exit_code == 0);
   }
   const std::vector<std::string> env = {"AMEM_SNAPSHOT_CACHE_FILES=3", "AMEM_MERGE_FRACTION=100"};
   for (size_t k : {size_t{5}, size_t{20}, size_t{35}, size_t{50}, size_t{59}}) {
@@ -224,7 +219,7 @@ TEST_CASE("live queries as of past revisions, before and after the base; the cac
   }
   // 50 distinct past revisions: the cache never holds more than its bound.
   for (size_t k = 0; k < 50; ++k) {
-    RunResult r = Run(store, {"text-search", "retry", "--as-of", revs[k]}, env);
+    RunResult r = AmemEnv(store, {"text-search", "retry", "--as-of", revs[k]}, env);
     REQUIRE(r.exit_code == 0);
     CHECK(CountFiles(store + "/snapshots", "rev-") <= 3);
   }
@@ -234,10 +229,10 @@ TEST_CASE("two processes alternating writes and queries see their own writes, ne
           "[tools][live]") {
   TempDir dir;
   const std::string store = dir.path() + "/s";
-  REQUIRE(Run(store, {"init"}, {}).exit_code == 0);
+  REQUIRE(AmemEnv(store, {"init"}, {}).exit_code == 0);
   std::mt19937 rng(11);
   int64_t ts = 1000;
-  REQUIRE(Run(store, {"ingest", "-"}, {}, Round(&rng, 0, &ts)).exit_code == 0);
+  REQUIRE(AmemEnv(store, {"ingest", "-"}, {}, Round(&rng, 0, &ts)).exit_code == 0);
   std::atomic<int> failures{0};
   auto worker = [&](const std::string& name, bool merge_often) {
     // One of the two merges after nearly every write, the other layers deltas.
@@ -245,10 +240,10 @@ TEST_CASE("two processes alternating writes and queries see their own writes, ne
     for (int i = 0; i < 15; ++i) {
       // A word of its own: letters only, as a digit would split off a shared part.
       const std::string token = name + "token" + static_cast<char>('a' + i);
-      RunResult w = Run(store, {"put-node", "fact:" + name, "--type", "fact", "--content",
+      RunResult w = AmemEnv(store, {"put-node", "fact:" + name, "--type", "fact", "--content",
                                 "shared words " + token},
                         env);
-      RunResult q = Run(store, {"--json", "text-search", token}, env);
+      RunResult q = AmemEnv(store, {"--json", "text-search", token}, env);
       bool ok = w.exit_code == 0 && q.exit_code == 0;
       if (ok) {
         Json j = Json::parse(q.out);
@@ -272,7 +267,7 @@ TEST_CASE("a query killed while compiling a delta or merging leaves the store re
           "[tools][live]") {
   TempDir dir;
   const std::string store = dir.path() + "/s";
-  REQUIRE(Run(store, {"init"}, {}).exit_code == 0);
+  REQUIRE(AmemEnv(store, {"init"}, {}).exit_code == 0);
   // Big enough that an export takes a while, so kills land inside it.
   std::string big;
   for (int i = 0; i < 4000; ++i) {
@@ -285,12 +280,12 @@ TEST_CASE("a query killed while compiling a delta or merging leaves the store re
                .dump() +
            "\n";
   }
-  REQUIRE(Run(store, {"ingest", "-"}, {}, big).exit_code == 0);
-  REQUIRE(Run(store, {"text-search", "retry"}, {}).exit_code == 0);  // the base
+  REQUIRE(AmemEnv(store, {"ingest", "-"}, {}, big).exit_code == 0);
+  REQUIRE(AmemEnv(store, {"text-search", "retry"}, {}).exit_code == 0);  // the base
   int killed = 0;
   for (int i = 0; i < 16; ++i) {
     INFO("kill " << i);
-    REQUIRE(Run(store, {"put-node", "n:" + std::to_string(i), "--type", "fact", "--content",
+    REQUIRE(AmemEnv(store, {"put-node", "n:" + std::to_string(i), "--type", "fact", "--content",
                         "changed retry " + std::to_string(i)},
                 {})
                 .exit_code == 0);
@@ -304,8 +299,8 @@ TEST_CASE("a query killed while compiling a delta or merging leaves the store re
   }
   CHECK(killed > 0);
   // The next base export removes what killed writers left.
-  REQUIRE(Run(store, {"put-node", "n:last", "--type", "fact", "--content", "x"}, {}).exit_code == 0);
-  REQUIRE(Run(store, {"text-search", "retry"}, {"AMEM_MERGE_BYTES=1"}).exit_code == 0);
+  REQUIRE(AmemEnv(store, {"put-node", "n:last", "--type", "fact", "--content", "x"}, {}).exit_code == 0);
+  REQUIRE(AmemEnv(store, {"text-search", "retry"}, {"AMEM_MERGE_BYTES=1"}).exit_code == 0);
   CHECK(CountFiles(store, ".tmp.") == 0);
 }
 
@@ -315,7 +310,7 @@ TEST_CASE("ingest and replay compile the query base after their commit, unless -
           "[cli][live][ingest-compile]") {
   TempDir dir;
   const std::string store = dir.Sub("s");
-  REQUIRE(Run(store, {"init"}, {}).exit_code == 0);
+  REQUIRE(AmemEnv(store, {"init"}, {}).exit_code == 0);
   std::string lines;
   for (int i = 0; i < 50; ++i) {
     lines += R"({"op":"node","key":"fact:n)" + std::to_string(i) +
@@ -337,48 +332,48 @@ TEST_CASE("ingest and replay compile the query base after their commit, unless -
   };
 
   SECTION("ingest") {
-    RunResult r = Run(store, {"ingest", "-"}, {}, lines);
+    RunResult r = AmemEnv(store, {"ingest", "-"}, {}, lines);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == "ingested 50 operations from 50 lines at rev 1\n");
     REQUIRE(fs::exists(base));
     CHECK(rev_text() == "1");
     const std::string made = identity();
-    RunResult q = Run(store, {"--json", "text-search", "retry"}, {});
+    RunResult q = AmemEnv(store, {"--json", "text-search", "retry"}, {});
     REQUIRE(q.exit_code == 0);
     CHECK(identity() == made);  // the query exported nothing
     CHECK(q.json()["results"].size() == 10);
 
     // A small ingest later: a delta over the base, compiled and cached by the ingest.
-    REQUIRE(Run(store, {"ingest", "-"}, {},
+    REQUIRE(AmemEnv(store, {"ingest", "-"}, {},
                 R"({"op":"node","key":"fact:late","type":"fact","content":"late retry"})"
                 "\n")
                 .exit_code == 0);
     CHECK(identity() == made);
     CHECK(fs::exists(store + "/current.amdl"));
     const auto amdl_time = fs::last_write_time(store + "/current.amdl");
-    q = Run(store, {"--json", "get-node", "fact:late"}, {});
+    q = AmemEnv(store, {"--json", "get-node", "fact:late"}, {});
     CHECK(q.exit_code == 0);
     CHECK(fs::last_write_time(store + "/current.amdl") == amdl_time);  // read, not compiled
   }
   SECTION("--no-compile leaves it to the first query") {
-    REQUIRE(Run(store, {"ingest", "--no-compile", "-"}, {}, lines).exit_code == 0);
+    REQUIRE(AmemEnv(store, {"ingest", "--no-compile", "-"}, {}, lines).exit_code == 0);
     CHECK_FALSE(fs::exists(base));
-    REQUIRE(Run(store, {"text-search", "retry"}, {}).exit_code == 0);
+    REQUIRE(AmemEnv(store, {"text-search", "retry"}, {}).exit_code == 0);
     CHECK(fs::exists(base));
     CHECK(rev_text() == "1");
   }
   SECTION("replay") {
-    REQUIRE(Run(store, {"ingest", "--no-compile", "-"}, {}, lines).exit_code == 0);
-    RunResult log = Run(store, {"log"}, {});
+    REQUIRE(AmemEnv(store, {"ingest", "--no-compile", "-"}, {}, lines).exit_code == 0);
+    RunResult log = AmemEnv(store, {"log"}, {});
     REQUIRE(log.exit_code == 0);
     const std::string copy = dir.Sub("copy");
-    RunResult r = Run(copy, {"replay", "-"}, {}, log.out);
+    RunResult r = AmemEnv(copy, {"replay", "-"}, {}, log.out);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(fs::exists(copy + "/current.amem"));
     const std::string copy_none = dir.Sub("copy2");
-    REQUIRE(Run(copy_none, {"replay", "--no-compile", "-"}, {}, log.out).exit_code == 0);
+    REQUIRE(AmemEnv(copy_none, {"replay", "--no-compile", "-"}, {}, log.out).exit_code == 0);
     CHECK_FALSE(fs::exists(copy_none + "/current.amem"));
   }
 }

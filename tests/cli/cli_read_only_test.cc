@@ -22,6 +22,7 @@
 #include "tests/small_disk.h"
 #include "tests/test_paths.h"
 
+using amem::testing::AmemEnv;
 using amem::testing::RunProgram;
 using amem::testing::RunResult;
 using amem::testing::SmallDisk;
@@ -33,16 +34,10 @@ namespace fs = std::filesystem;
 
 constexpr char kFromMemory[] = "answered from memory";
 
-RunResult Run(const std::string& store, std::vector<std::string> args,
-              const std::vector<std::string>& env = {}, const std::string& input = "") {
-  args.insert(args.begin(), {"--store", store});
-  return RunProgram(AMEM_BINARY, args, input, env, "");
-}
-
 // Without the ingest's own compile: the caches stay what the queries below made
 // (a base at revision 2, nothing after it), so the read-only reads must build the rest.
 void Ingest(const std::string& store, const std::string& key, const std::string& content) {
-  RunResult r = Run(store, {"ingest", "--no-compile", "-"}, {},
+  RunResult r = AmemEnv(store, {"ingest", "--no-compile", "-"}, {},
                     amem::testing::FactLine(key, content));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -71,11 +66,11 @@ void CheckReadsAndRefusedWrite(const std::string& store, const std::vector<std::
     args.insert(args.begin(), flags.begin(), flags.end());
     return args;
   };
-  RunResult r = Run(store, with({"--json", "get-node", "fact:1"}));
+  RunResult r = AmemEnv(store, with({"--json", "get-node", "fact:1"}));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.json()["content"] == "lmdb page one");
-  r = Run(store, with({"--json", "stats"}));
+  r = AmemEnv(store, with({"--json", "stats"}));
   REQUIRE(r.exit_code == 0);
   CHECK(r.json()["revision"] == 4);
 
@@ -93,18 +88,18 @@ void CheckReadsAndRefusedWrite(const std::string& store, const std::vector<std::
   CHECK(Found(store, "lmdb", args, &err) == Keys{"fact:1", "fact:2"});
   CHECK(err.empty());
 
-  r = Run(store, with({"put-node", "fact:5", "--type", "fact", "--content", "lmdb page five"}));
+  r = AmemEnv(store, with({"put-node", "fact:5", "--type", "fact", "--content", "lmdb page five"}));
   CHECK(r.exit_code == 6);
   CHECK(r.err.find("read-only") != std::string::npos);
   CHECK(r.err.find("nothing was written") != std::string::npos);
-  r = Run(store, with({"--json", "stats"}));
+  r = AmemEnv(store, with({"--json", "stats"}));
   REQUIRE(r.exit_code == 0);
   CHECK(r.json()["revision"] == 4);
 }
 
 // Revisions 1-4, one "lmdb page N" node each; a base at revision 2 (a query then).
 void MakeStore(const std::string& store) {
-  REQUIRE(Run(store, {"init"}).exit_code == 0);
+  REQUIRE(AmemEnv(store, {"init"}).exit_code == 0);
   std::string err;
   for (int i = 1; i <= 4; ++i) {
     Ingest(store, "fact:" + std::to_string(i), "lmdb page " + (i == 1 ? std::string("one") : std::to_string(i)));
@@ -182,7 +177,7 @@ TEST_CASE("the --read-only flag reads a writable store without writing anything 
   CHECK(bare_err.find(kFromMemory) != std::string::npos);
   CHECK(Files(dir.Sub("bare")) == std::set<std::string>{"data.mdb", "lock.mdb"});
   // A missing store is not created.
-  RunResult r = Run(dir.Sub("none"), {"--read-only", "stats"});
+  RunResult r = AmemEnv(dir.Sub("none"), {"--read-only", "stats"});
   CHECK(r.exit_code == 3);
   CHECK_FALSE(fs::exists(dir.Sub("none")));
   // Without the flag the caches are written as before.

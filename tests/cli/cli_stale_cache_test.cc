@@ -14,6 +14,7 @@
 #include "tests/cli/amem_runner.h"
 #include "tests/test_paths.h"
 
+using amem::testing::AmemEnv;
 using amem::testing::RunProgram;
 using amem::testing::RunResult;
 using amem::testing::TempDir;
@@ -22,12 +23,6 @@ using amem::testing::WriteFile;
 namespace {
 
 namespace fs = std::filesystem;
-
-RunResult Run(const std::string& store, std::vector<std::string> args,
-              const std::vector<std::string>& env = {}) {
-  args.insert(args.begin(), {"--store", store});
-  return RunProgram(AMEM_BINARY, args, "", env, "");
-}
 
 // Without the ingest's own compile: these tests are about the caches queries leave.
 int Ingest(const std::string& store, const std::string& lines) {
@@ -66,7 +61,7 @@ TEST_CASE("a data.mdb restored from a backup never answers from the caches of th
     SECTION(mode.name) {
       TempDir dir;
       const std::string store = dir.Sub("store");
-      REQUIRE(Run(store, {"init"}).exit_code == 0);
+      REQUIRE(AmemEnv(store, {"init"}).exit_code == 0);
       REQUIRE(Ingest(store, NodeLine("fact:a", "alpha builds with cmake")) == 1);
       CHECK(Found(store, "cmake", {}, mode.env) == Keys{"fact:a"});  // the base, at rev 1
       fs::copy_file(store + "/data.mdb", dir.Sub("backup.mdb"));
@@ -94,7 +89,7 @@ TEST_CASE("a data.mdb restored from a backup never answers from the caches of th
       CHECK(Found(store, "bazel", {"--as-of", "2"}, mode.env).empty());
       CHECK(Found(store, "gradle", {"--as-of", "2"}, mode.env) == Keys{"fact:c"});
       // get-node reads the store itself: the restored content.
-      RunResult got = Run(store, {"--json", "get-node", "fact:a"});
+      RunResult got = AmemEnv(store, {"--json", "get-node", "fact:a"});
       REQUIRE(got.exit_code == 0);
       CHECK(got.json()["content"] == "alpha builds with cmake");
     }
@@ -109,7 +104,7 @@ TEST_CASE("a store recreated in place is answered from its own history, at the s
       DYNAMIC_SECTION(mode.name << ", recreated up to revision " << rewritten) {
         TempDir dir;
         const std::string store = dir.Sub("store");
-        REQUIRE(Run(store, {"init"}).exit_code == 0);
+        REQUIRE(AmemEnv(store, {"init"}).exit_code == 0);
         for (int i = 1; i <= 4; ++i) {
           REQUIRE(Ingest(store, NodeLine("fact:old" + std::to_string(i), "bazel rule " + std::to_string(i))) == i);
           if (i == 2) CHECK(Found(store, "bazel", {}, mode.env).size() == 2);
@@ -123,7 +118,7 @@ TEST_CASE("a store recreated in place is answered from its own history, at the s
         // Removed and created again; the cache files stay where they were.
         fs::remove(store + "/data.mdb");
         fs::remove(store + "/lock.mdb");
-        REQUIRE(Run(store, {"init"}).exit_code == 0);
+        REQUIRE(AmemEnv(store, {"init"}).exit_code == 0);
         for (int i = 1; i <= rewritten; ++i) {
           REQUIRE(Ingest(store, NodeLine("fact:new" + std::to_string(i), "cmake target " + std::to_string(i))) == i);
         }
@@ -146,7 +141,7 @@ TEST_CASE("a store recreated in place is answered from its own history, at the s
 TEST_CASE("a truncated or emptied cached past snapshot is exported again", "[cli][live][hardening]") {
   TempDir dir;
   const std::string store = dir.Sub("store");
-  REQUIRE(Run(store, {"init"}).exit_code == 0);
+  REQUIRE(AmemEnv(store, {"init"}).exit_code == 0);
   for (int i = 1; i <= 3; ++i) {
     REQUIRE(Ingest(store, NodeLine("fact:n" + std::to_string(i), "ninja step " + std::to_string(i))) == i);
   }

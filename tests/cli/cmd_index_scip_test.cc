@@ -14,15 +14,6 @@ namespace {
 
 const std::string kPkg = "symbol:scip-typescript npm shapes-fixture 1.0.0 src/";
 
-std::set<std::string> Sources(const TempStore& s, const std::string& key, const std::string& rel) {
-  RunResult r = s.Run({"in", key, "--rel", rel, "--json"});
-  if (r.exit_code != 0) return {"error: " + r.err};
-  const nlohmann::json j = r.json();
-  std::set<std::string> out;
-  for (const auto& e : j["edges"]) out.insert(e["src"].get<std::string>());
-  return out;
-}
-
 TEST_CASE("index: the code graph of scip-typescript's index", "[.][scip_ts]") {
   const char* path = std::getenv("AMEM_SCIP_TS_INDEX");
   REQUIRE(path != nullptr);

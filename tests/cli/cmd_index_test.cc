@@ -36,16 +36,6 @@ struct Tree {
   }
 };
 
-// The sources of the live edges entering `key` by `rel`.
-std::set<std::string> Sources(const TempStore& s, const std::string& key, const std::string& rel) {
-  RunResult r = s.Run({"in", key, "--rel", rel, "--json"});
-  std::set<std::string> out;
-  if (r.exit_code != 0) return {"error: " + r.err};
-  const nlohmann::json j = r.json();
-  for (const auto& e : j["edges"]) out.insert(e["src"].get<std::string>());
-  return out;
-}
-
 uint64_t NodeRev(const TempStore& s, const std::string& key) {
   RunResult r = s.Run({"get-node", key, "--json"});
   return r.exit_code == 0 ? r.json()["rev"].get<uint64_t>() : 0;

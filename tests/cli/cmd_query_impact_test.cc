@@ -64,12 +64,6 @@ const char* kPatch =
     "+  int b = 0;\n"
     "   return a;\n";
 
-std::vector<std::string> Keys(const nlohmann::json& rows) {
-  std::vector<std::string> out;
-  for (const auto& row : rows) out.push_back(row["key"].get<std::string>());
-  return out;
-}
-
 using Strings = std::vector<std::string>;
 
 TEST_CASE("impact --diff: changed, affected, tests and memories", "[query][cli][code-impact]") {
@@ -85,17 +79,17 @@ TEST_CASE("impact --diff: changed, affected, tests and memories", "[query][cli][
   CHECK(j["mode"] == "diff");
   CHECK(j["files"] == 1);
   CHECK(j["depth"] == 3);
-  CHECK(Keys(j["changed"]) == Strings{"symbol:src/parse.cc#Parser::Parse"});
+  CHECK(KeysOf(j["changed"]) == Strings{"symbol:src/parse.cc#Parser::Parse"});
   CHECK(j["changed"][0]["lines"] == nlohmann::json::array({"12"}));
   CHECK(j["changed"][0]["change"] == "modified");
-  CHECK(Keys(j["affected"]) == Strings{"symbol:src/main.cc#main", "symbol:src/parse.cc#Parser",
+  CHECK(KeysOf(j["affected"]) == Strings{"symbol:src/main.cc#main", "symbol:src/parse.cc#Parser",
                                        "symbol:tests/parse_test.cc#TestParse",
                                        "symbol:src/app.cc#Run"});
   CHECK(j["affected"][1]["relation"] == "contains");
   CHECK(j["affected"][3]["depth"] == 2);
   CHECK(j["affected"][3]["via"]["dst"] == "symbol:src/main.cc#main");
-  CHECK(Keys(j["tests"]) == Strings{"symbol:tests/parse_test.cc#TestParse"});
-  CHECK(Keys(j["memories"]) == Strings{"constraint:no-alloc", "decision:recursive-descent"});
+  CHECK(KeysOf(j["tests"]) == Strings{"symbol:tests/parse_test.cc#TestParse"});
+  CHECK(KeysOf(j["memories"]) == Strings{"constraint:no-alloc", "decision:recursive-descent"});
   CHECK(j["memories"][0]["type"] == "constraint");
   CHECK(j["memories"][0]["code"] == "symbol:src/parse.cc#Parser::Parse");
   CHECK(j["memories"][0]["relation"] == "constrains");
@@ -119,7 +113,7 @@ TEST_CASE("impact --diff: changed, affected, tests and memories", "[query][cli][
   // --depth and --limit.
   r = s.Run({"--json", "impact", "--diff", patch, "--depth", "1", "--limit", "2"});
   RequireOk(r);
-  CHECK(Keys(r.json()["affected"]) ==
+  CHECK(KeysOf(r.json()["affected"]) ==
         Strings{"symbol:src/main.cc#main", "symbol:src/parse.cc#Parser"});
   CHECK(r.json()["counts"]["affected"] == 3);
   CHECK(r.json()["truncated"] == true);
@@ -162,10 +156,10 @@ TEST_CASE("impact --diff: --as-of reads the graph of that revision", "[query][cl
                          kPatch);
   RequireOk(now);
   RequireOk(past);
-  CHECK(Keys(now.json()["affected"]) ==
+  CHECK(KeysOf(now.json()["affected"]) ==
         Strings{"symbol:src/cli.cc#Main", "symbol:src/main.cc#main", "symbol:src/parse.cc#Parser",
                 "symbol:tests/parse_test.cc#TestParse"});
-  CHECK(Keys(past.json()["affected"]) ==
+  CHECK(KeysOf(past.json()["affected"]) ==
         Strings{"symbol:src/main.cc#main", "symbol:src/parse.cc#Parser",
                 "symbol:tests/parse_test.cc#TestParse"});
 }
@@ -206,7 +200,7 @@ TEST_CASE("impact --diff and gaps --category orphaned after code is deleted",
       "-b\n";
   RunResult r = s.Run({"--json", "impact", "--diff", "-", "--depth", "1"}, deletion);
   RequireOk(r);
-  CHECK(Keys(r.json()["changed"]) == Strings{"file:src/parse.cc", "symbol:src/parse.cc#Parser",
+  CHECK(KeysOf(r.json()["changed"]) == Strings{"file:src/parse.cc", "symbol:src/parse.cc#Parser",
                                              "symbol:src/parse.cc#Parser::Parse"});
   CHECK(r.json()["changed"][0]["change"] == "deleted");
 
@@ -218,7 +212,7 @@ TEST_CASE("impact --diff and gaps --category orphaned after code is deleted",
   RequireOk(s.Run({"del-node", "symbol:src/parse.cc#Parser"}));
   r = s.Run({"--json", "gaps", "--category", "orphaned"});
   RequireOk(r);
-  CHECK(Keys(r.json()["gaps"]) == Strings{"constraint:no-alloc", "decision:recursive-descent"});
+  CHECK(KeysOf(r.json()["gaps"]) == Strings{"constraint:no-alloc", "decision:recursive-descent"});
   CHECK(r.json()["gaps"][0]["kind"] == "orphaned");
   CHECK(r.json()["counts"]["orphaned"] == 2);
   CHECK(r.json()["total"] == 2);

@@ -85,8 +85,8 @@ struct Tools {
 };
 
 // A fresh store and a server on it. TempStore comes first: it outlives the tools.
-struct Harness : TempStore, Tools {
-  Harness() : Tools(TempStore::store.get()), ts(*this) {}
+struct CompatHarness : TempStore, Tools {
+  CompatHarness() : Tools(TempStore::store.get()), ts(*this) {}
   TempStore& ts;
 };
 
@@ -95,7 +95,7 @@ Json Entities(std::initializer_list<Json> list) { return Json{{"entities", Json(
 }  // namespace
 
 TEST_CASE("compat entities and observations map onto documented nodes", "[mcp][compat]") {
-  Harness h;
+  CompatHarness h;
   Json created = h.Ok("create_entities", Entities({
       {{"name", "Alice"}, {"entityType", "person"}, {"observations", {"likes tea", "likes tea", "x"}}},
       {{"name", "use-lmdb"}, {"entityType", "decision"}, {"observations", Json::array()}},
@@ -129,7 +129,7 @@ TEST_CASE("compat entities and observations map onto documented nodes", "[mcp][c
 }
 
 TEST_CASE("compat relations: built-in, custom and free-form types", "[mcp][compat]") {
-  Harness h;
+  CompatHarness h;
   h.Ok("create_entities", Entities({{{"name", "A"}, {"entityType", "t"}, {"observations", Json::array()}},
                                     {{"name", "B"}, {"entityType", "t"}, {"observations", Json::array()}}}));
   Json rels{{"relations",
@@ -170,7 +170,7 @@ TEST_CASE("compat relations: built-in, custom and free-form types", "[mcp][compa
 }
 
 TEST_CASE("compat delete_entities removes observations and relations", "[mcp][compat]") {
-  Harness h;
+  CompatHarness h;
   h.Ok("create_entities", Entities({{{"name", "A"}, {"entityType", "t"}, {"observations", {"o1", "o2"}}},
                                     {{"name", "B"}, {"entityType", "t"}, {"observations", Json::array()}}}));
   h.Ok("create_relations", {{"relations", {{{"from", "A"}, {"to", "B"}, {"relationType", "x y"}},
@@ -195,7 +195,7 @@ TEST_CASE("compat delete_entities removes observations and relations", "[mcp][co
 // delete_memory deletes a memory's edges with it; keep_edges leaves them, as the
 // CLI's del-node does (and del-node --with-edges does what delete_memory does).
 TEST_CASE("delete_memory: with its edges, or keep_edges", "[mcp][compat]") {
-  Harness h;
+  CompatHarness h;
   for (const char* key : {"fact:a", "fact:b", "fact:c"}) {
     h.Ok("put_memory", {{"key", key}, {"type", "fact"}});
   }
@@ -340,7 +340,7 @@ TEST_CASE("memory.jsonl fast path reads what the reference reads", "[mcp][compat
 }
 
 TEST_CASE("read_graph pages with a pinned cursor", "[mcp][compat]") {
-  Harness h;
+  CompatHarness h;
   Json ents = Json::array();
   for (int i = 0; i < 12; ++i) {
     ents.push_back({{"name", "e" + std::to_string(100 + i)}, {"entityType", "t"}, {"observations", {"o"}}});
@@ -367,7 +367,7 @@ TEST_CASE("read_graph pages with a pinned cursor", "[mcp][compat]") {
 
 TEST_CASE("compat tools accept and ignore unknown fields; amem tools refuse them",
           "[mcp][compat][schema]") {
-  Harness h;
+  CompatHarness h;
   // An entity copied from memory.jsonl keeps its "type"; the official server's zod
   // schemas strip what they do not know, so these calls pass there and here.
   Json created = h.Ok("create_entities",
@@ -432,7 +432,7 @@ std::string AwkwardText(size_t bytes, const std::string& seed = "") {
 
 TEST_CASE("every response stays within the budget: big nodes, entities and echoes",
           "[mcp][compat][budget]") {
-  Harness h;
+  CompatHarness h;
   auto within = [&](const char* what) {
     INFO(what << ": " << h.last_bytes << " bytes");
     CHECK(h.last_bytes <= kMaxResponseBytes);
@@ -719,7 +719,7 @@ TEST_CASE("two servers racing on one entity and one pair lose nothing", "[mcp][c
 namespace {
 
 // The names search_nodes answers `q` with, in order.
-std::vector<std::string> SearchNames(Harness* h, const std::string& q) {
+std::vector<std::string> SearchNames(CompatHarness* h, const std::string& q) {
   Json r = h->Ok("search_nodes", {{"query", q}});
   std::vector<std::string> out;
   for (const Json& e : r["entities"]) out.push_back(e["name"]);
@@ -730,7 +730,7 @@ std::vector<std::string> SearchNames(Harness* h, const std::string& q) {
 
 TEST_CASE("search_nodes matches within one field, case-insensitively, and sees writes",
           "[mcp][compat]") {
-  Harness h;
+  CompatHarness h;
   h.Ok("create_entities",
        {{"entities",
          {{{"name", "Alpha"}, {"entityType", "Service"}, {"observations", {"Retries THREE times"}}},
@@ -762,7 +762,7 @@ TEST_CASE("search_nodes matches within one field, case-insensitively, and sees w
 }
 
 TEST_CASE("search_nodes finds identifiers by their words", "[mcp][compat][tokenizer]") {
-  Harness h;
+  CompatHarness h;
   h.Ok("create_entities",
        {{"entities",
          {{{"name", "WriteBatch"}, {"entityType", "class"}, {"observations", {"batches puts"}}},
@@ -860,7 +860,7 @@ Json AllPages(Tools* t, const std::string& tool, Json args, uint64_t* revision =
 TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the store's graph across writes",
           "[mcp][compat][live]") {
   for (bool merge_often : {true, false}) {
-    Harness h;
+    CompatHarness h;
     INFO("merge_often " << merge_often);
     if (!merge_often) {
       h.ctx.live_options.merge_fraction = 1e9;
@@ -988,7 +988,7 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
 TEST_CASE("read_graph and search_nodes pages stay at their revision across writes",
           "[mcp][compat][live]") {
   for (bool merge_every_write : {false, true}) {
-  Harness h;
+  CompatHarness h;
   INFO("merge_every_write " << merge_every_write);
   // 0: every write merges, so a later page reads a past revision's own file.
   if (merge_every_write) {
@@ -1024,7 +1024,7 @@ TEST_CASE("read_graph and search_nodes pages stay at their revision across write
 }
 
 TEST_CASE("search_nodes sees another process's write", "[mcp][compat][live]") {
-  Harness h;
+  CompatHarness h;
   h.Ok("create_entities", Entities({{{"name", "first"}, {"entityType", "t"}, {"observations", {"one"}}}}));
   CHECK(h.Ok("search_nodes", {{"query", "second"}})["entities"].empty());
   pid_t pid = ::fork();

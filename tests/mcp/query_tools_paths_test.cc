@@ -23,7 +23,7 @@ std::vector<std::string> Names(const std::string& dir) {
   return out;
 }
 
-void Populate(Harness& h) {
+void PopulatePaths(Harness& h) {
   h.Ok("create_entities",
        {{"entities", Json::array({{{"name", "cache"},
                                    {"entityType", "fact"},
@@ -35,7 +35,7 @@ void Populate(Harness& h) {
 TEST_CASE("export_snapshot refuses NUL and control characters before any other check",
           "[mcp][query-tools][hardening]") {
   Harness h;
-  Populate(h);
+  PopulatePaths(h);
   const std::string root = h.ctx.export_dir;
   std::filesystem::create_directories(root + "/.git/hooks");
   const std::vector<std::string> before = Names(root);
@@ -59,7 +59,7 @@ TEST_CASE("export_snapshot refuses NUL and control characters before any other c
 TEST_CASE("text arguments over the cap are refused, and 100K words never reach the search",
           "[mcp][query-tools][hardening]") {
   Harness h;
-  Populate(h);
+  PopulatePaths(h);
   std::string words;
   for (int i = 0; i < 100000; ++i) words += "w" + std::to_string(i) + " ";
   for (const char* tool : {"text_search", "hybrid_search"}) {

@@ -41,7 +41,7 @@ Json Edge(const std::string& src, const std::string& rel, const std::string& dst
 
 // The store of tests/mcp/query_fixture.json (two write_batch calls; what is in it is
 // described there). Returns the two revisions.
-std::pair<uint64_t, uint64_t> Populate(Harness& h) {
+std::pair<uint64_t, uint64_t> PopulateQueryGraph(Harness& h) {
   std::ifstream in(std::string(AMEM_SOURCE_DIR) + "/tests/mcp/query_fixture.json");
   REQUIRE(in);
   Json fixture = Json::parse(in);
@@ -225,7 +225,7 @@ TEST_CASE("each tool's schema is its query's table entry", "[mcp][query-tools]")
 TEST_CASE("navigation tools: traverse, find_memories, temporal, impact, resolve, path",
           "[mcp][query-tools]") {
   Harness h;
-  auto [rev1, rev2] = Populate(h);
+  auto [rev1, rev2] = PopulateQueryGraph(h);
 
   Json t = h.Ok("traverse", {{"node", "file:src/store.cc"}, {"depth", 1}});
   CHECK(t["query"] == "traverse");
@@ -305,7 +305,7 @@ TEST_CASE("navigation tools: traverse, find_memories, temporal, impact, resolve,
 TEST_CASE("recall tools: context, text_search, hybrid_search, similar, centrality",
           "[mcp][query-tools]") {
   Harness h;
-  auto [rev1, rev2] = Populate(h);
+  auto [rev1, rev2] = PopulateQueryGraph(h);
 
   Json r = h.Call("context", {{"seeds", {"file:src/store.cc"}}, {"depth", 1}});
   REQUIRE(r["isError"] == false);
@@ -369,7 +369,7 @@ TEST_CASE("recall tools: context, text_search, hybrid_search, similar, centralit
 
 TEST_CASE("reasoning tools: revise, gaps, analogy, drift", "[mcp][query-tools]") {
   Harness h;
-  auto [rev1, rev2] = Populate(h);
+  auto [rev1, rev2] = PopulateQueryGraph(h);
 
   Json rv = h.Ok("revise", {{"node", "fact:lmdb-fast"}});
   CHECK(Keys(rv["retracted"]) == std::vector<std::string>{"fact:lmdb-fast"});
@@ -411,7 +411,7 @@ TEST_CASE("reasoning tools: revise, gaps, analogy, drift", "[mcp][query-tools]")
 
 TEST_CASE("consolidate: a dry run writes nothing; execute writes once", "[mcp][query-tools]") {
   Harness h;
-  auto [rev1, rev2] = Populate(h);
+  auto [rev1, rev2] = PopulateQueryGraph(h);
 
   Json dry = h.Ok("consolidate", Json::object());
   CHECK(dry["dry_run"] == true);
@@ -444,7 +444,7 @@ TEST_CASE("consolidate: a dry run writes nothing; execute writes once", "[mcp][q
 
 TEST_CASE("export_snapshot writes a file that verifies", "[mcp][query-tools]") {
   Harness h;
-  auto [rev1, rev2] = Populate(h);
+  auto [rev1, rev2] = PopulateQueryGraph(h);
   const std::string root = h.ctx.export_dir;
   const std::string out = root + "/out/now.amem";
   std::string err = h.Error("export_snapshot", {{"path", "out/now.amem"}});
@@ -480,7 +480,7 @@ TEST_CASE("export_snapshot never writes outside its export directory",
           "[mcp][query-tools][hardening]") {
   namespace fs = std::filesystem;
   Harness h;
-  Populate(h);
+  PopulateQueryGraph(h);
   amem::testing::TempDir outside;
   const std::string victim = outside / "victim.amem";
   const std::string config = h.dir / "config";
@@ -527,7 +527,7 @@ TEST_CASE("export_snapshot never writes outside its export directory",
 TEST_CASE("query tools reject bad arguments with a message saying what to fix",
           "[mcp][query-tools]") {
   Harness h;
-  Populate(h);
+  PopulateQueryGraph(h);
   std::string err = h.Error("traverse", {{"node", "file:nope.cc"}});
   CHECK(err.find("traverse") != std::string::npos);
   CHECK(err.find("file:nope.cc") != std::string::npos);

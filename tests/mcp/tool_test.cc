@@ -30,7 +30,7 @@ std::string Filler(int i, size_t bytes) {
 
 // A store whose natural answers are far over the bound: many nodes with long
 // contents, many edges on one hub and along a chain, big kv values, a big node.
-void Populate(Harness& h) {
+void PopulateTools(Harness& h) {
   Json ops = Json::array();
   for (int i = 0; i < kFacts; ++i) {
     const std::string key = "fact:f" + std::to_string(i);
@@ -257,7 +257,7 @@ void CheckPaging(Harness& h, const std::string& tool, const Case& c, const Json&
 TEST_CASE("every tool's answer stays within the default bound and says when it is cut",
           "[mcp][budget][bounds]") {
   Harness h;
-  Populate(h);
+  PopulateTools(h);
   std::map<std::string, Case> cases = Cases();
   for (const std::string& tool : h.registry.AllNames()) {
     INFO("tool " << tool);

@@ -16,7 +16,7 @@ using amem::mcp::testing::Harness;
 
 namespace {
 
-void Populate(Harness& h) {
+void PopulateViewGraph(Harness& h) {
   h.Ok("put_memory", {{"key", "fact:root"}, {"type", "fact"}, {"content", "the root"}});
   h.Ok("put_memory", {{"key", "decision:\"x\"|<y>"}, {"type", "decision"}, {"content", "d"}});
   h.Ok("link", {{"src", "decision:\"x\"|<y>"}, {"rel", "caused_by"}, {"dst", "fact:root"}});
@@ -26,7 +26,7 @@ void Populate(Harness& h) {
 
 TEST_CASE("view returns a query's answer as Mermaid text", "[mcp][view]") {
   Harness h;
-  Populate(h);
+  PopulateViewGraph(h);
   Json r = h.Call("view", {{"query", "impact"}, {"arguments", {{"node", "fact:root"}}}});
   REQUIRE(r["isError"] == false);
   const std::string text = r["content"][0]["text"];
@@ -48,7 +48,7 @@ TEST_CASE("view returns a query's answer as Mermaid text", "[mcp][view]") {
 
 TEST_CASE("view checks the query's arguments with that query's schema", "[mcp][view]") {
   Harness h;
-  Populate(h);
+  PopulateViewGraph(h);
   CHECK(h.Error("view", {{"query", "impact"}, {"arguments", {{"node", "fact:root"}, {"depth", "x"}}}})
             .find("arguments: depth: expected an integer") != std::string::npos);
   CHECK(h.Error("view", {{"query", "impact"}, {"arguments", {{"nod", "fact:root"}}}})
@@ -63,7 +63,7 @@ TEST_CASE("view checks the query's arguments with that query's schema", "[mcp][v
 
 TEST_CASE("view writes files only where export_snapshot may", "[mcp][view]") {
   Harness h;
-  Populate(h);
+  PopulateViewGraph(h);
   const std::string root = h.ctx.export_dir;
   const Json impact = {{"node", "fact:root"}};
   Json out = h.Ok("view", {{"query", "impact"}, {"arguments", impact}, {"path", "impact.html"}});

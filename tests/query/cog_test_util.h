@@ -14,6 +14,9 @@
 
 namespace amem::cogtest {
 
+// Seconds in a day, for timestamps.
+constexpr int64_t kDay = 86400;
+
 struct RandomGraph {
   testing::GraphFixture fixture;
 };

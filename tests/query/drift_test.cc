@@ -10,7 +10,7 @@ using amem::testing::GraphFixture;
 
 namespace {
 
-constexpr int64_t kDay = 86400;
+using amem::cogtest::kDay;
 
 // run-a: settled. run-b: its cache belief corrected twice (in run-c), its index
 // belief once. run-c: the corrections.

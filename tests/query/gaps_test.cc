@@ -17,7 +17,7 @@ using amem::testing::GraphFixture;
 
 namespace {
 
-constexpr int64_t kDay = 86400;
+using amem::cogtest::kDay;
 constexpr int64_t kNow = 1000 * kDay;
 
 // Every kind of gap planted exactly once; everything else is sound.

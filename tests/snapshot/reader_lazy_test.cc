@@ -14,23 +14,23 @@
 namespace amem::snapshot {
 namespace {
 
-std::string SmallFile(bool extensions = true) {
+std::string LazySmallFile(bool extensions = true) {
   auto b = BuildSnapshot(snapshot_test::SmallState(),
                          {.extensions = extensions, .checksum = false});
   REQUIRE(b.ok());
   return std::move(b).value();
 }
 
-size_t NodeRecord(uint32_t i) { return Header::kEncodedLength + size_t{i} * NodeEntry::kEncodedLength; }
+size_t NodeRecordOffset(uint32_t i) { return Header::kEncodedLength + size_t{i} * NodeEntry::kEncodedLength; }
 
 }  // namespace
 
 TEST_CASE("A damaged node record opens, reads blank and is reported when read",
           "[snapshot][reader][lazy]") {
-  std::string bytes = SmallFile();
+  std::string bytes = LazySmallFile();
   const uint32_t n = snapshot_test::OpenOrDie(bytes)->node_count();
   REQUIRE(n > 2);
-  bytes[NodeRecord(n - 1) + NodeEntry::kReservedOffset] = 7;  // reserved bytes must be zero
+  bytes[NodeRecordOffset(n - 1) + NodeEntry::kReservedOffset] = 7;  // reserved bytes must be zero
   auto r = Reader::OpenBuffer(bytes);
   REQUIRE(r.ok());  // the records are not read at open
   CHECK((*r)->ReadStatus().ok());
@@ -43,14 +43,14 @@ TEST_CASE("A damaged node record opens, reads blank and is reported when read",
   // Checked whole at open, as before.
   CHECK(Reader::OpenBuffer(bytes, {.check_records = true}).status().IsCorruption());
   // A file without amem's blocks is checked whole at open, as before.
-  std::string plain = SmallFile(/*extensions=*/false);
-  plain[NodeRecord(n - 1) + NodeEntry::kReservedOffset] = 7;
+  std::string plain = LazySmallFile(/*extensions=*/false);
+  plain[NodeRecordOffset(n - 1) + NodeEntry::kReservedOffset] = 7;
   CHECK_THAT(Reader::OpenBuffer(plain).status().ToString(), Catch::Contains("node record"));
 }
 
 TEST_CASE("Damaged adjacency, time and order entries are reported when read",
           "[snapshot][reader][lazy]") {
-  const std::string good = SmallFile();
+  const std::string good = LazySmallFile();
   auto clean = snapshot_test::OpenOrDie(good);
   const uint32_t n = clean->node_count(), m = clean->edge_count();
   REQUIRE(m > 2);
@@ -64,7 +64,7 @@ TEST_CASE("Damaged adjacency, time and order entries are reported when read",
   const uint32_t src = clean->edge_source(0);
   SECTION("an edge record") {
     std::string bytes = good;
-    EncodeFixed32(bytes.data() + NodeRecord(n) + EdgeEntry::kTargetOffset, n + 5);  // edge 0
+    EncodeFixed32(bytes.data() + NodeRecordOffset(n) + EdgeEntry::kTargetOffset, n + 5);  // edge 0
     auto r = snapshot_test::OpenOrDie(bytes);
     CHECK(r->edge_target(0) == 0);  // blank
     CHECK_THAT(r->ReadStatus().ToString(), Catch::Contains("edge record 0"));
@@ -118,7 +118,7 @@ TEST_CASE("Damaged adjacency, time and order entries are reported when read",
 TEST_CASE("Every flipped byte read lazily answers as the whole check or is Corruption",
           "[snapshot][reader][lazy]") {
   for (bool extensions : {true, false}) {
-    const std::string good = SmallFile(extensions);
+    const std::string good = LazySmallFile(extensions);
     CHECK(snapshot_test::LazyAgreesWithEager(good).empty());
     for (uint8_t mask : {0xFF, 0x01}) {
       for (size_t at = 0; at < good.size(); ++at) {
@@ -135,7 +135,7 @@ TEST_CASE("Every flipped byte read lazily answers as the whole check or is Corru
 
 TEST_CASE("check_records checks everything at open and leaves nothing pending",
           "[snapshot][reader][lazy]") {
-  const std::string good = SmallFile();
+  const std::string good = LazySmallFile();
   auto whole = Reader::OpenBuffer(good, {.check_records = true});
   REQUIRE(whole.ok());
   auto lazy = snapshot_test::OpenOrDie(good);

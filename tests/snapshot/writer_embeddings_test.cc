@@ -18,27 +18,16 @@
 #include "snapshot/format.h"
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
+#include "tests/snapshot/snapshot_test_util.h"
 #include "tests/snapshot/test_state.h"
 
 namespace amem::snapshot {
 namespace {
 
+using snapshot_test::Build;
 using snapshot_test::MakeNode;
+using snapshot_test::OpenOrDie;
 using snapshot_test::SmallState;
-
-std::string Build(const StoreState& state, WriterOptions options = {}) {
-  auto bytes = BuildSnapshot(state, options);
-  INFO(bytes.status().ToString());
-  REQUIRE(bytes.ok());
-  return std::move(bytes).value();
-}
-
-std::unique_ptr<Reader> OpenBytes(const std::string& bytes) {
-  auto r = Reader::OpenBuffer(bytes);
-  INFO(r.status().ToString());
-  REQUIRE(r.ok());
-  return std::move(r).value();
-}
 
 // HashEmbed of the counts an embedding's entries hold, computed as HashEmbed does.
 std::vector<float> Densify(std::span<const uint32_t> entries, uint32_t dim) {
@@ -85,7 +74,7 @@ TEST_CASE("embeddings: every node's entries are the built-in embedding of its co
   for (uint32_t dim : {4u, 7u, 128u}) {
     INFO("dimension " << dim);
     StoreState state = dim == 4 ? SmallState() : RandomState(dim, 300, dim, false);
-    auto r = OpenBytes(Build(state));
+    auto r = OpenOrDie(Build(state));
     REQUIRE((r->features() & kFeatureEmbeddings) != 0);
     REQUIRE(r->EnsureContent().ok());
     REQUIRE(r->Verify().ok());
@@ -111,7 +100,7 @@ TEST_CASE("embeddings: a count past 16 bits leaves the node to its content",
   std::string many;
   for (int k = 0; k < 40000; ++k) many += "again ";
   state.nodes.push_back(MakeNode("fact:repeats", NodeType::kFact, many + "and once", 5000));
-  auto r = OpenBytes(Build(state));
+  auto r = OpenOrDie(Build(state));
   const uint32_t big = *r->FindKey("fact:repeats");
   std::span<const uint32_t> entries;
   CHECK_FALSE(r->embedding(big, &entries));
@@ -122,7 +111,7 @@ TEST_CASE("embeddings: a count past 16 bits leaves the node to its content",
   // The query embeds that node's content instead: the same answer as without the block.
   WriterOptions none;
   none.embeddings = false;
-  auto plain = OpenBytes(Build(state, none));
+  auto plain = OpenOrDie(Build(state, none));
   query::SimilarOptions o;
   o.text = "again and again";
   o.limit = 5;
@@ -141,20 +130,20 @@ TEST_CASE("embeddings: without the option or the term index there is no block",
           "[snapshot][embeddings]") {
   WriterOptions none;
   none.embeddings = false;
-  auto r = OpenBytes(Build(SmallState(), none));
+  auto r = OpenOrDie(Build(SmallState(), none));
   CHECK((r->features() & kFeatureEmbeddings) == 0);
   std::span<const uint32_t> entries;
   CHECK_FALSE(r->embedding(0, &entries));
   WriterOptions no_terms;
   no_terms.term_index = false;
-  auto t = OpenBytes(Build(SmallState(), no_terms));
+  auto t = OpenOrDie(Build(SmallState(), no_terms));
   CHECK((t->features() & kFeatureEmbeddings) == 0);
   CHECK_FALSE(t->embedding(0, &entries));
 }
 
 // The block's body within `bytes` (a file written without a checksum block).
 size_t BodyOffset(const std::string& bytes) {
-  auto r = OpenBytes(bytes);
+  auto r = OpenOrDie(bytes);
   for (const BlockInfo& b : r->blocks()) {
     if (b.tag == static_cast<uint32_t>(BlockTag::kEmbeddings)) return b.offset + kBlockHeaderLength;
   }
@@ -168,7 +157,7 @@ TEST_CASE("embeddings: a damaged block is refused at open or by verify",
   o.checksum = false;
   const std::string good = Build(SmallState(), o);
   const size_t body = BodyOffset(good);
-  auto r = OpenBytes(good);
+  auto r = OpenOrDie(good);
   const uint32_t n = r->node_count();
   auto open_error = [](const std::string& bytes) {
     auto opened = Reader::OpenBuffer(bytes);
@@ -189,12 +178,12 @@ TEST_CASE("embeddings: a damaged block is refused at open or by verify",
     put32(&bad, body + EmbeddingBlock::kFixedLength + 4 * 3, 0xFFFF);  // offset 3
     // Offsets are checked where read: the file opens, node 3's embedding is
     // refused and recorded, and verify finds the whole block's fault.
-    auto damaged = OpenBytes(bad);
+    auto damaged = OpenOrDie(bad);
     CHECK(damaged->ReadStatus().ok());
     std::span<const uint32_t> entries;
     CHECK_FALSE(damaged->embedding(3, &entries));
     CHECK_THAT(damaged->ReadStatus().ToString(), Catch::Contains("embeddings: offsets of node 3"));
-    CHECK_THAT(OpenBytes(bad)->Verify().ToString(), Catch::Contains("embeddings: offsets not monotone"));
+    CHECK_THAT(OpenOrDie(bad)->Verify().ToString(), Catch::Contains("embeddings: offsets not monotone"));
   }
   {
     std::string bad = good;
@@ -219,7 +208,7 @@ TEST_CASE("embeddings: a damaged block is refused at open or by verify",
     const size_t entries = body + EmbeddingBlock::kFixedLength + 4 * (size_t{n} + 1);
     const uint32_t e = DecodeFixed32(good.data() + entries);
     put32(&bad, entries, (e & 0xFFFF0000u) | 0xFFFF);
-    auto damaged = OpenBytes(bad);
+    auto damaged = OpenOrDie(bad);
     CHECK_THAT(damaged->Verify().ToString(), Catch::Contains("embeddings: entry 0"));
     query::SimilarOptions q;
     q.text = "graph memory";
@@ -250,7 +239,7 @@ TEST_CASE("embeddings: similar and hybrid-search answer exactly as without the b
       StoreState state = RandomState(seed, 400, dim, vectors);
       WriterOptions none;
       none.embeddings = false;
-      auto with = OpenBytes(Build(state)), without = OpenBytes(Build(state, none));
+      auto with = OpenOrDie(Build(state)), without = OpenOrDie(Build(state, none));
       std::mt19937 rng(seed);
       for (const char* text : {"cache retry policy", "graph memory of the agent", "BM25 tokens",
                                "lmdb lmdb lmdb snapshot"}) {
