@@ -5,6 +5,7 @@
 
 #include <sys/random.h>
 
+#include <array>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -147,17 +148,87 @@ std::string NewNuid() {
   return id;
 }
 
+// SHA-256 through OpenSSL's libcrypto, which libnats loads anyway (it uses the
+// CPU's SHA instructions: 24 MB in about 0.02 s, against 0.13 s for
+// common/sha256), else common/sha256.
+struct Crypto {
+  void* (*md_ctx_new)() = nullptr;
+  void (*md_ctx_free)(void*) = nullptr;
+  const void* (*sha256)() = nullptr;
+  int (*init)(void*, const void*, void*) = nullptr;
+  int (*update)(void*, const void*, size_t) = nullptr;
+  int (*final)(void*, unsigned char*, unsigned int*) = nullptr;
+};
+
+const Crypto* LoadCrypto() {
+  static const Crypto* crypto = []() -> const Crypto* {
+    void* lib = ::dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) return nullptr;
+    static Crypto c;
+    c.md_ctx_new = reinterpret_cast<decltype(c.md_ctx_new)>(::dlsym(lib, "EVP_MD_CTX_new"));
+    c.md_ctx_free = reinterpret_cast<decltype(c.md_ctx_free)>(::dlsym(lib, "EVP_MD_CTX_free"));
+    c.sha256 = reinterpret_cast<decltype(c.sha256)>(::dlsym(lib, "EVP_sha256"));
+    c.init = reinterpret_cast<decltype(c.init)>(::dlsym(lib, "EVP_DigestInit_ex"));
+    c.update = reinterpret_cast<decltype(c.update)>(::dlsym(lib, "EVP_DigestUpdate"));
+    c.final = reinterpret_cast<decltype(c.final)>(::dlsym(lib, "EVP_DigestFinal_ex"));
+    const bool all = c.md_ctx_new && c.md_ctx_free && c.sha256 && c.init && c.update && c.final;
+    return all ? &c : nullptr;
+  }();
+  return crypto;
+}
+
+class Digest256 {
+ public:
+  Digest256() {
+    if (crypto_ == nullptr) return;
+    ctx_ = crypto_->md_ctx_new();
+    if (ctx_ != nullptr && crypto_->init(ctx_, crypto_->sha256(), nullptr) != 1) {
+      crypto_->md_ctx_free(ctx_);
+      ctx_ = nullptr;
+    }
+  }
+  ~Digest256() {
+    if (ctx_ != nullptr) crypto_->md_ctx_free(ctx_);
+  }
+  Digest256(const Digest256&) = delete;
+  Digest256& operator=(const Digest256&) = delete;
+  void Update(std::string_view bytes) {
+    if (ctx_ != nullptr) {
+      ok_ = crypto_->update(ctx_, bytes.data(), bytes.size()) == 1 && ok_;
+    } else {
+      own_.Update(bytes);
+    }
+  }
+  // 64 lower-case hex digits; empty when libcrypto failed midway.
+  std::string Hex() {
+    std::array<uint8_t, 32> d{};
+    if (ctx_ != nullptr) {
+      unsigned int n = 0;
+      if (!ok_ || crypto_->final(ctx_, d.data(), &n) != 1 || n != d.size()) return "";
+    } else {
+      d = own_.Finish();
+    }
+    return HexBytes(d.data(), d.size());
+  }
+
+ private:
+  const Crypto* crypto_ = LoadCrypto();
+  void* ctx_ = nullptr;
+  bool ok_ = true;
+  Sha256 own_;
+};
+
 // The SHA-256 and size of a file's bytes.
 Status DigestFile(const std::string& path, std::string* sha256, uint64_t* bytes) {
-  Sha256 hasher;
+  Digest256 hasher;
   Result<uint64_t> read = ReadFileInPieces(path, 1 << 20, [&](std::string_view piece) {
     hasher.Update(piece);
     return Status::OK();
   });
   if (!read.ok()) return read.status();
   *bytes = *read;
-  const auto digest = hasher.Finish();
-  *sha256 = HexBytes(digest.data(), digest.size());
+  *sha256 = hasher.Hex();
+  if (sha256->empty()) return Status::IOError(path + ": libcrypto could not digest it");
   return Status::OK();
 }
 
@@ -645,7 +716,7 @@ class NatsLog final : public cli::RevisionLog {
     const std::string where = "bucket " + Bucket() + ", snapshot " + snap.name;
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     if (!out) return Status::IOError(path + ": cannot write it");
-    Sha256 hasher;
+    Digest256 hasher;
     uint64_t got = 0;
     uint32_t chunks = 0;
     if (snap.chunks > 0) {
@@ -677,7 +748,7 @@ class NatsLog final : public cli::RevisionLog {
           result = Status::Corruption(where + ": its chunks hold more than its " +
                                       std::to_string(snap.bytes) + " bytes");
         } else {
-          hasher.Update(Nats().natsMsg_GetData(msg), n);
+          hasher.Update(std::string_view(Nats().natsMsg_GetData(msg), n));
           out.write(Nats().natsMsg_GetData(msg), static_cast<std::streamsize>(n));
         }
         ++chunks;
@@ -693,8 +764,8 @@ class NatsLog final : public cli::RevisionLog {
       return Status::Corruption(where + ": its chunks hold " + std::to_string(got) +
                                 " bytes, not the published " + std::to_string(snap.bytes));
     }
-    const auto digest = hasher.Finish();
-    const std::string sha = HexBytes(digest.data(), digest.size());
+    const std::string sha = hasher.Hex();
+    if (sha.empty()) return Status::IOError(where + ": libcrypto could not digest it");
     if (sha != snap.sha256) {
       return Status::Corruption(where + ": its bytes' SHA-256 is " + sha +
                                 ", not the published " + snap.sha256 +
