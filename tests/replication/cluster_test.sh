@@ -288,7 +288,7 @@ for i in 1 2 3; do
     fail "write after the snapshot"
 done
 head=$(rev s1)
-"$amem" clone "$servers" --stream team "$dir/c1" >"$dir/clone.out" 2>&1 ||
+"$amem" clone "$servers" --stream team "$dir/c1/" >"$dir/clone.out" 2>&1 ||
   fail "clone: $(cat "$dir/clone.out")"
 grep -q "fetched snapshot rev-$snap-.* SHA-256 verified.*imported it at revision $snap" \
   "$dir/clone.out" || fail "clone: $(cat "$dir/clone.out")"

@@ -406,9 +406,12 @@ Status RunClone(Context& ctx, const CloneArgs& a) {
   Result<RemoteBinding> binding = ParseRemote(a.servers, a.stream, 3);
   if (!binding.ok()) return ctx.UsageError(binding.status().message());
   if (a.batch < 1) return ctx.UsageError("--batch: at least 1 revision");
+  // DIR/ names DIR: the download goes beside it, as DIR.clone.amem.
+  std::string dir = a.dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   std::error_code ec;
-  if (std::filesystem::exists(a.dir, ec) || std::filesystem::is_symlink(a.dir, ec)) {
-    return Status::InvalidArgument(a.dir + " exists: amem clone makes a new store in a "
+  if (std::filesystem::exists(dir, ec) || std::filesystem::is_symlink(dir, ec)) {
+    return Status::InvalidArgument(dir + " exists: amem clone makes a new store in a "
                                    "directory that does not exist yet");
   }
   Result<std::unique_ptr<RevisionLog>> log = OpenRevisionLog(*binding, a.access.Get());
@@ -417,24 +420,24 @@ Status RunClone(Context& ctx, const CloneArgs& a) {
   if (!info.ok()) return info.status();
   if (info->replicas > 0) binding->replicas = info->replicas;
   std::optional<PublishedSnapshot> snap;
-  AMEM_RETURN_IF_ERROR(CloneBase(**log, *binding, *info, a.dir, &snap));
-  Status bound = WriteRemoteBinding(a.dir, *binding);
+  AMEM_RETURN_IF_ERROR(CloneBase(**log, *binding, *info, dir, &snap));
+  Status bound = WriteRemoteBinding(dir, *binding);
   if (!bound.ok()) {
-    std::filesystem::remove_all(a.dir, ec);
+    std::filesystem::remove_all(dir, ec);
     return bound;
   }
-  Result<std::unique_ptr<Store>> store = Store::Open(a.dir);
+  Result<std::unique_ptr<Store>> store = Store::Open(dir);
   if (!store.ok()) return store.status();
   Result<CatchUpReport> r = CatchUp(**store, **log, binding->stream, a.batch);
   if (!r.ok()) {
-    return r.status().WithContext("the clone at " + a.dir +
+    return r.status().WithContext("the clone at " + dir +
                                   " is bound to the stream and holds a prefix of it (amem "
                                   "sync continues)");
   }
   const std::string bucket = binding->snapshot_bucket();
   if (ctx.json()) {
     Json doc = RemoteBindingJson(*binding);
-    doc["dir"] = a.dir;
+    doc["dir"] = dir;
     doc["snapshot"] = snap ? Json{{"name", snap->name},
                                   {"rev", snap->rev},
                                   {"bytes", snap->bytes},
@@ -449,7 +452,7 @@ Status RunClone(Context& ctx, const CloneArgs& a) {
                             "; imported it at revision " + std::to_string(snap->rev) + "\n"
                       : "no snapshot published in bucket " + bucket +
                             ": replaying the whole stream from revision 1\n";
-    ctx.Out() += "cloned stream " + binding->stream + " into " + a.dir + ": applied " +
+    ctx.Out() += "cloned stream " + binding->stream + " into " + dir + ": applied " +
                  std::to_string(r->to - r->from) + " revisions from the stream; the store is at "
                  "rev " + std::to_string(r->to) + " and bound to it\n";
   }
