@@ -25,8 +25,10 @@
 #   that process);
 # - catch-up of an empty store from N revisions in a stream (`amem remote add` +
 #   `amem sync`), against `amem replay` of the same log into an empty store and
-#   `amem import` of its snapshot. Catch-up from a snapshot + the stream's tail is
-#   not built (docs/REPLICATION.md §10).
+#   `amem import` of its snapshot;
+# - catch-up from a snapshot + the stream's tail: `amem clone` of that stream after
+#   `amem publish-snapshot --at N-N/100`, against `amem import` of that snapshot
+#   (three of each, interleaved, medians).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 amem=$root/build/amem
@@ -207,7 +209,35 @@ run("imported", "init")
 t_import = timed("imported", "import", os.path.join(d, "replayed.amem"))
 row("amem import of its snapshot into an empty store", "%.2f s (catch-up is %.2fx)" % (
     t_import, (t_add + t_sync) / t_import))
-row("catch-up from snapshot + tail", "not built")
+# Catch-up from a snapshot + the stream's tail (amem clone): the source publishes its
+# export at N - T (T = N / 100, at least 1) and a new replica fetches it, imports it at
+# that revision and applies the T revisions after it; against `amem import` of that
+# snapshot file into an empty store.
+tail = max(1, revisions // 100)
+at = revisions - tail
+t_snap = timed("replayed", "publish-snapshot", "--at", str(at))
+row("publish-snapshot of revision %d (its export, put in the object store)" % at, "%.2f s" % t_snap)
+snap = os.path.join(d, "snap.amem")
+run("replayed", "export", snap, "--as-of", str(at))
+# Three of each, interleaved, each into a new store: the medians.
+t_imports, t_clones = [], []
+for i in range(3):
+    run("snapimported%d" % i, "init")
+    t_imports.append(timed("snapimported%d" % i, "import", snap))
+    t = time.perf_counter()
+    p = subprocess.run([amem, "clone", servers, "--stream", "catch", os.path.join(d, "cloned%d" % i)],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    t_clones.append(time.perf_counter() - t)
+    if p.returncode != 0:
+        sys.exit("FAIL: amem clone: " + p.stderr.decode())
+    run("cloned%d" % i, "export", os.path.join(d, "cloned.amem"))
+    if open(os.path.join(d, "replayed.amem"), "rb").read() != open(os.path.join(d, "cloned.amem"), "rb").read():
+        sys.exit("FAIL: the clone exports other bytes than its source")
+t_import_snap, t_clone = statistics.median(t_imports), statistics.median(t_clones)
+row("amem import of the snapshot of revision %d into an empty store, median of 3" % at,
+    "%.2f s" % t_import_snap)
+row("catch-up from snapshot + tail: amem clone (that snapshot + %d revisions), median of 3" % tail,
+    "%.2f s (%.2fx import, budget <= 2)" % (t_clone, t_clone / t_import_snap))
 
 print("| measure (runs %d, %d revisions) | value |" % (runs, revisions))
 print("|---|---|")

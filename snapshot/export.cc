@@ -1,7 +1,11 @@
 #include "snapshot/export.h"
 
+#include <algorithm>
+#include <climits>
 #include <optional>
+#include <vector>
 
+#include "common/clock.h"
 #include "common/progress.h"
 #include "snapshot/reader.h"
 
@@ -70,7 +74,8 @@ EdgeInput EdgeFromSnapshot(const Reader& r, uint32_t j, int64_t ts) {
 
 }  // namespace
 
-Result<ImportResult> ImportSnapshot(const std::string& path, Store* store) {
+Result<ImportResult> ImportSnapshot(const std::string& path, Store* store,
+                                   const ImportOptions& options) {
   ReadOptions ro;
   ro.verify_checksum = true;
   auto opened = Reader::Open(path, ro);
@@ -117,12 +122,22 @@ Result<ImportResult> ImportSnapshot(const std::string& path, Store* store) {
     first.PutKv(std::move(kv));
     ++out.kv;
   }
-  Result<uint64_t> rev = store->Apply(first);
-  if (!rev.ok()) return rev.status();
-  if (!second.empty()) {
-    rev = store->Apply(second);
-    if (!rev.ok()) return rev.status();
+  int64_t newest = INT64_MIN;
+  for (const Batch* b : {&first, &second}) {
+    for (const Batch::Op& op : b->ops()) {
+      if (op.kind == Batch::Op::Kind::kPutNode && op.node().ts) newest = std::max(newest, *op.node().ts);
+      if (op.kind == Batch::Op::Kind::kPutEdge && op.edge().ts) newest = std::max(newest, *op.edge().ts);
+      if (op.kind == Batch::Op::Kind::kPutKv && op.kv().ts) newest = std::max(newest, *op.kv().ts);
+    }
   }
+  const int64_t ts = options.revision_ts ? *options.revision_ts
+                     : newest != INT64_MIN ? newest
+                                           : NowSeconds();
+  std::vector<Batch> batches;
+  batches.push_back(std::move(first));
+  if (!second.empty()) batches.push_back(std::move(second));
+  Result<uint64_t> rev = store->ImportBase(batches, options.revision, ts);
+  if (!rev.ok()) return rev.status();
   out.revision = *rev;
   return out;
 }

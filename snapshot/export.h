@@ -4,6 +4,7 @@
 #define AMEM_SNAPSHOT_EXPORT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -43,12 +44,23 @@ struct ImportResult {
   uint32_t kv = 0;
 };
 
+struct ImportOptions {
+  // The revision the store is at after the import, the snapshot's (a replica's
+  // base, amem clone); 1 when the file's source is not known.
+  uint64_t revision = 1;
+  // Its commit time; unset: the newest timestamp of the file's records (else the
+  // clock).
+  std::optional<int64_t> revision_ts;
+};
+
 // Loads a verified snapshot into `store`, which must be empty (revision 0) and
 // have the file's dimension. The file must carry amem's extension blocks (keys).
-// Export -> import -> export gives identical bytes. Revisions are not in the file:
-// the import commits one revision with every record at its created_ts, and a
-// second one re-writing the records whose updated_ts differs.
-Result<ImportResult> ImportSnapshot(const std::string& path, Store* store);
+// Export -> import -> export gives identical bytes. The file holds no history:
+// the import is one transaction that leaves the store at options.revision
+// (Store::ImportBase), every record at its own created and updated times, and the
+// store's history starting there (reads of earlier revisions are refused).
+Result<ImportResult> ImportSnapshot(const std::string& path, Store* store,
+                                   const ImportOptions& options = {});
 
 }  // namespace amem::snapshot
 

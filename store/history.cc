@@ -285,12 +285,12 @@ Status Store::ReadHistory(uint64_t since, uint64_t until,
   const Dbs& dbs = rep.dbs;
   return rep.Read([&](MDB_txn* txn) -> Status {
     const uint64_t floor = GetMetaU64(txn, dbs, kMetaFloor, 0);
-    if (floor > 0 && since + 1 < floor) {
-      return Status::InvalidArgument("history before revision " + std::to_string(floor) +
-                                     " was compacted; the log can start at revision " +
-                                     std::to_string(floor) + " (--since-rev " +
-                                     std::to_string(floor - 1) + ")");
-    }
+    const uint64_t base = GetMetaU64(txn, dbs, kMetaBase, 0);
+    const uint64_t first = base > 0 && base == floor ? base + 1 : floor;
+    AMEM_RETURN_IF_ERROR(CheckHistorySince(
+        txn, dbs, since,
+        "the log can start at revision " + std::to_string(first) + " (--since-rev " +
+            std::to_string(first > 0 ? first - 1 : 0) + ")"));
     std::vector<Entry> entries;
     std::vector<std::string> rel_names;
     Cursor c(txn, dbs.log);
@@ -361,6 +361,57 @@ Result<uint64_t> Store::ApplyRevisions(const std::vector<LoggedRevision>& revisi
     return Status::OK();
   }, /*commit=*/true, reserve));
   return last;
+}
+
+Result<uint64_t> Store::ImportBase(const std::vector<Batch>& batches, uint64_t rev, int64_t ts) {
+  Rep& rep = *rep_;
+  const Dbs& dbs = rep.dbs;
+  if (rev == 0) return Status::InvalidArgument("an imported store's revision is at least 1");
+  uint64_t reserve = 0;
+  for (const Batch& b : batches) reserve += store_internal::DiskReserveFor(b);
+  AMEM_RETURN_IF_ERROR(rep.Write([&](MDB_txn* txn) -> Status {
+    const uint64_t latest = GetMetaU64(txn, dbs, kMetaRevision, 0);
+    if (latest != 0) {
+      return Status::InvalidArgument("import needs an empty store; this one is at revision " +
+                                     std::to_string(latest));
+    }
+    WriteOptions options;
+    options.ts = ts;
+    // Each batch is written as revision `rev` (the store's revision set to the one
+    // before it first), so a record written twice keeps one version, with the
+    // first write's created_ts; the log value and meta are then the base's.
+    for (const Batch& batch : batches) {
+      PutMetaU64(txn, dbs, kMetaRevision, rev - 1);
+      size_t effective = 0;
+      auto applied = rep.Apply(batch, options, &effective, txn);
+      if (!applied.ok()) return applied.status();
+    }
+    std::string header;  // LogValue (§4.5): the commit time and no entries
+    PutFixed64(&header, static_cast<uint64_t>(ts));
+    PutVarint32(&header, 0);
+    Put(txn, dbs.log, RevKey(rev), header);
+    Put(txn, dbs.time, TimeKey(ts, rev), CommitNonce(rev));
+    PutMetaU64(txn, dbs, kMetaRevision, rev);
+    PutMetaU64(txn, dbs, kMetaRevisionTs, static_cast<uint64_t>(ts));
+    PutMetaU64(txn, dbs, kMetaFloor, rev);
+    PutMetaU64(txn, dbs, kMetaBase, rev);
+    return Status::OK();
+  }, /*commit=*/true, reserve));
+  return rev;
+}
+
+Result<StoreBase> Store::Base() const {
+  StoreBase base;
+  AMEM_RETURN_IF_ERROR(rep_->Read([&](MDB_txn* txn) -> Status {
+    base.rev = GetMetaU64(txn, rep_->dbs, kMetaBase, 0);
+    if (base.rev == 0) return Status::OK();
+    std::string_view log;
+    if (!Get(txn, rep_->dbs.log, RevKey(base.rev), &log)) return Status::OK();  // compacted
+    if (log.size() < 8) return Status::Corruption("log value of revision " + std::to_string(base.rev));
+    base.ts = static_cast<int64_t>(DecodeFixed64(log.data()));
+    return Status::OK();
+  }));
+  return base;
 }
 
 }  // namespace amem

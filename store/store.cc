@@ -41,6 +41,25 @@ void PutMetaU64(MDB_txn* txn, const Dbs& dbs, std::string_view key, uint64_t v) 
   Put(txn, dbs.meta, key, std::string_view(buf, 8));
 }
 
+std::string HistoryGoneText(MDB_txn* txn, const Dbs& dbs) {
+  const uint64_t floor = GetMetaU64(txn, dbs, kMetaFloor, 0);
+  const uint64_t base = GetMetaU64(txn, dbs, kMetaBase, 0);
+  if (base > 0 && base == floor) {
+    return "the store was imported from a snapshot of revision " + std::to_string(base) +
+           "; history before it is not in this store";
+  }
+  return "history before revision " + std::to_string(floor) + " was compacted";
+}
+
+Status CheckHistorySince(MDB_txn* txn, const Dbs& dbs, uint64_t since, const std::string& what) {
+  const uint64_t floor = GetMetaU64(txn, dbs, kMetaFloor, 0);
+  const uint64_t base = GetMetaU64(txn, dbs, kMetaBase, 0);
+  // An imported store's base revision has no changes of its own (§4.5).
+  const uint64_t first = base > 0 && base == floor ? base + 1 : floor;
+  if (first == 0 || since + 1 >= first) return Status::OK();
+  return Status::InvalidArgument(HistoryGoneText(txn, dbs) + "; " + what);
+}
+
 Status DecodeLogValue(MDB_txn* txn, const Dbs& dbs, uint64_t rev, std::string_view value,
                       int64_t* ts, std::vector<std::string>* names,
                       const std::function<Status(const LogEntry&, const std::string&)>& fn) {
@@ -618,9 +637,8 @@ Status Store::Rep::Resolve(MDB_txn* txn, const ReadView& view, At* at) const {
   }
   uint64_t floor = GetMetaU64(txn, dbs, kMetaFloor, 0);
   if (rev < floor) {
-    return Status::InvalidArgument("history before revision " + std::to_string(floor) +
-                                   " was compacted; revision " + std::to_string(rev) +
-                                   " can no longer be read");
+    return Status::InvalidArgument(HistoryGoneText(txn, dbs) + "; revision " +
+                                   std::to_string(rev) + " can no longer be read");
   }
   *at = At{rev, false};
   return Status::OK();
@@ -1110,12 +1128,8 @@ namespace {
 // ForEachChangeSinceRevision).
 Status EachChangeSince(MDB_txn* txn, const store_internal::Dbs& dbs, uint64_t rev,
                        const std::function<Status(const Change&)>& fn) {
-  uint64_t floor = GetMetaU64(txn, dbs, kMetaFloor, 0);
-  if (floor > 0 && rev + 1 < floor) {
-    return Status::InvalidArgument("history before revision " + std::to_string(floor) +
-                                   " was compacted; changes since revision " +
-                                   std::to_string(rev) + " are no longer known");
-  }
+  AMEM_RETURN_IF_ERROR(CheckHistorySince(
+      txn, dbs, rev, "changes since revision " + std::to_string(rev) + " are no longer known"));
   std::vector<std::string> rel_names;  // by id, looked up once each
   Cursor c(txn, dbs.log);
   for (bool ok = c.SeekRange(RevKey(rev + 1)); ok; ok = c.Next()) {

@@ -289,6 +289,12 @@ struct LoggedRevision {
   Batch batch;
 };
 
+// Where an imported store's history starts (Store::ImportBase, Store::Base).
+struct StoreBase {
+  uint64_t rev = 0;  // 0: not imported
+  int64_t ts = 0;
+};
+
 // What a store bound to an ordered log (docs/REPLICATION.md) runs around each of its
 // own writes (Store::SetCommitHook). Every write that commits a revision (Apply and
 // the calls built on it, ApplyStream; not ApplyRevisions, which applies revisions
@@ -517,6 +523,18 @@ class Store {
   // prefixed "revision R: " (then "op K: " as Apply); a revision that does not
   // continue the store is InvalidArgument. Returns the last revision.
   Result<uint64_t> ApplyRevisions(const std::vector<LoggedRevision>& revisions);
+  // Bootstraps an empty store (revision 0) as revision `rev` with commit time `ts`
+  // (amem import, amem clone; docs/STORE.md §4.7 "base"): `batches` are applied in
+  // order in one write transaction, every record they write getting revision
+  // `rev`, and the store's history starts there. Views before `rev` and
+  // ReadHistory/ChangesSinceRevision from before it are InvalidArgument ("the store
+  // was imported from a snapshot of revision R; ..."); revision `rev` itself has
+  // no changes in the log, so ReadHistory starts after it. Errors as Apply;
+  // InvalidArgument for a store that is not empty. Returns `rev`.
+  Result<uint64_t> ImportBase(const std::vector<Batch>& batches, uint64_t rev, int64_t ts);
+  // The revision the store was imported at (0: its history starts at revision 1)
+  // and that revision's commit time (0 when its log value was compacted away).
+  Result<StoreBase> Base() const;
   // Runs `hook` around every later write of this Store object (CommitHook); null
   // removes it. Not for a write running at the same time.
   void SetCommitHook(std::shared_ptr<const CommitHook> hook);

@@ -33,6 +33,7 @@ inline constexpr std::string_view kMetaNextRelation = "next_rel";
 inline constexpr std::string_view kMetaRelationById = "rel:";      // + id byte
 inline constexpr std::string_view kMetaRelationByName = "relname:";  // + name
 inline constexpr std::string_view kMetaTombstones = "tombstones";  // node + edge tombstones
+inline constexpr std::string_view kMetaBase = "base";  // imported at this revision (§4.7)
 // The format this build writes, and the oldest it reads. Format 1 logged every
 // field of every entry (STORE.md §4.5); a format-1 store is upgraded in place by
 // its first write, after which older builds refuse it.
@@ -54,6 +55,17 @@ Status CountTombstones(MDB_txn* txn, const Dbs& dbs, uint64_t* tombstones);
 // Adds `delta` to meta "tombstones" in a write transaction (writing the counted
 // total, after this transaction's writes, when the key is absent).
 Status AddTombstones(MDB_txn* txn, const Dbs& dbs, int64_t delta);
+
+// The first revision > `since` whose changes the store holds is since + 1 unless
+// history before it is gone: compacted (meta floor F: revisions >= F are kept) or
+// never here (meta base B, a store imported at B: revisions > B). OK when the
+// changes after `since` are all here, else InvalidArgument starting with
+// HistoryGoneText and ending with `what`.
+Status CheckHistorySince(MDB_txn* txn, const Dbs& dbs, uint64_t since, const std::string& what);
+// "history before revision F was compacted", or for an imported store "the store
+// was imported from a snapshot of revision B; history before it is not in this
+// store" (STORE.md §4.7).
+std::string HistoryGoneText(MDB_txn* txn, const Dbs& dbs);
 
 // A resolved ReadView.
 struct At {

@@ -1,5 +1,8 @@
 // Drives `amem export|import|verify|info|diff` through the real binary.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "snapshot/format.h"
 #include "tests/cli/amem_runner.h"
@@ -113,7 +116,7 @@ TEST_CASE("diff before and after a correction; as-of export", "[tools][snapshot]
 }
 
 TEST_CASE("import into an empty store reproduces the snapshot byte for byte",
-          "[tools][snapshot]") {
+          "[tools][snapshot][import]") {
   TempStore s(4);
   RequireRun(s.Run({"ingest", "-"}, kRun));
   RequireRun(s.Run({"ingest", "-"}, kCorrection));
@@ -132,6 +135,41 @@ TEST_CASE("import into an empty store reproduces the snapshot byte for byte",
   CHECK(r.exit_code != 0);
   CHECK(r.err_lines() == 1);
   CHECK(s.Stats() == stats);
+
+  // --revision: the store is left at that revision, with no history before it.
+  std::string at7 = s.dir() / "at7";
+  RequireRun(Amem(at7, {"init", "--dimension", "4"}));
+  r = Amem(at7, {"import", first, "--revision", "7", "--revision-ts", "250", "--json"});
+  RequireRun(r);
+  CHECK(r.json()["revision"] == 7);
+  std::string third = s.dir() / "third.amem";
+  RequireRun(Amem(at7, {"export", third}));
+  CHECK(ReadFile(first) == ReadFile(third));
+  RequireRun(Amem(at7, {"get-node", "fact:cache", "--as-of", "7"}));
+  RequireRun(Amem(at7, {"get-node", "fact:cache", "--at", "250"}));
+  for (std::vector<std::string> before :
+       {std::vector<std::string>{"get-node", "fact:cache", "--as-of", "6"},
+        std::vector<std::string>{"get-node", "fact:cache", "--at", "249"},
+        std::vector<std::string>{"log"}}) {
+    r = Amem(at7, before);
+    RequireFails(r, 4, before[0]);
+    CHECK(r.err.find("the store was imported from a snapshot of revision 7; history before "
+                     "it is not in this store") != std::string::npos);
+  }
+  RequireRun(Amem(at7, {"log", "--since-rev", "7"}));
+
+  // A store bound to a stream refuses: the import would not be in the stream.
+  std::string bound = s.dir() / "bound";
+  RequireRun(Amem(bound, {"init", "--dimension", "4"}));
+  {
+    std::ofstream f(bound + "/remote.json");
+    f << R"({"servers":["nats://127.0.0.1:9"],"stream":"team","replicas":1})" << "\n";
+  }
+  RequireFails(Amem(bound, {"import", first}), 4, "import");
+  RequireFails(Amem(bound, {"import", first, "--revision", "0"}), 2, "import");
+  r = Amem(bound, {"stats", "--json"});
+  RequireRun(r);
+  CHECK(r.json()["revision"] == 0);
 }
 
 }  // namespace

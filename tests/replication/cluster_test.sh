@@ -16,6 +16,10 @@
 # nothing, here or in the stream; a replica killed mid-catch-up resumes from its own
 # revision and converges; replicas at one revision agree on the export digest one of
 # them published (amem verify-replica) and one altered outside the stream does not;
+# a clone (amem clone) from a published snapshot (amem publish-snapshot) plus the
+# stream's tail exports the source's bytes and refuses reads before the snapshot, one
+# with none published replays the stream, forged snapshots (a damaged chunk, a wrong
+# digest) and an unreachable stream are refused leaving nothing behind;
 # `amem follow` exits 0 on SIGTERM; a
 # store ahead of its stream, or whose history differs from a stream's, refuses; a
 # foreign message stops sync naming its sequence; with the stream unreachable a
@@ -265,6 +269,96 @@ rc=0; A s4 verify-replica --at $((r + 1)) >"$dir/vr.out" 2>&1 || rc=$?
   fail "an altered replica: exit $rc, $(cat "$dir/vr.out")"
 A s4 verify-replica --at "$r" >/dev/null || fail "the altered replica disagrees before the change"
 
+# Bootstrap from a snapshot: s1 publishes its export (JetStream object store, bucket
+# amem-team-snapshots); s2 at the same revision finds the same digest there; after
+# more writes a clone fetches it, imports it at its revision, replays the tail, and
+# exports s1's bytes, at the head and at the snapshot's revision; a read before that
+# revision is refused; the clone is bound and writes through the stream.
+A s2 sync >/dev/null || fail "s2 sync before the snapshot"
+snap=$(rev s1)
+A s1 publish-snapshot >"$dir/ps.out" || fail "publish-snapshot: $(cat "$dir/ps.out")"
+grep -q "revision $snap: published snapshot rev-$snap-[0-9a-f]\{64\} (" "$dir/ps.out" ||
+  fail "publish-snapshot: $(cat "$dir/ps.out")"
+[[ $(rev s2) == "$snap" ]] || fail "s2 is not at $snap"
+A s2 publish-snapshot >"$dir/ps2.out" || fail "publish-snapshot on s2: $(cat "$dir/ps2.out")"
+grep -q "revision $snap: snapshot already published: rev-$snap-" "$dir/ps2.out" ||
+  fail "the same revision from another replica: $(cat "$dir/ps2.out")"
+for i in 1 2 3; do
+  A s1 put-node "fact:after-snap$i" --type fact --content "after the snapshot $i" >/dev/null ||
+    fail "write after the snapshot"
+done
+head=$(rev s1)
+"$amem" clone "$servers" --stream team "$dir/c1/" >"$dir/clone.out" 2>&1 ||
+  fail "clone: $(cat "$dir/clone.out")"
+grep -q "fetched snapshot rev-$snap-.* SHA-256 verified.*imported it at revision $snap" \
+  "$dir/clone.out" || fail "clone: $(cat "$dir/clone.out")"
+grep -q "applied $((head - snap)) revisions from the stream; the store is at rev $head" \
+  "$dir/clone.out" || fail "clone's tail: $(cat "$dir/clone.out")"
+[[ ! -e "$dir/c1.clone.amem" ]] || fail "clone left its download"
+A s1 export "$dir/s1-head.amem" >/dev/null; A c1 export "$dir/c1-head.amem" >/dev/null
+cmp -s "$dir/s1-head.amem" "$dir/c1-head.amem" || fail "the clone exports other bytes at $head"
+A s1 export "$dir/s1-snap.amem" --as-of "$snap" >/dev/null
+A c1 export "$dir/c1-snap.amem" --as-of "$snap" >/dev/null
+cmp -s "$dir/s1-snap.amem" "$dir/c1-snap.amem" || fail "the clone exports other bytes at $snap"
+A s1 verify-replica --publish >/dev/null || fail "verify-replica --publish at $head"
+A c1 verify-replica --at "$head" >"$dir/vr.out" 2>&1 || fail "the clone disagrees: $(cat "$dir/vr.out")"
+rc=0; A c1 get-node fact:verified --as-of $((snap - 1)) 2>"$dir/err" || rc=$?
+[[ $rc == 4 ]] && grep -q "the store was imported from a snapshot of revision $snap; history before it is not in this store" \
+  "$dir/err" || fail "a read before the snapshot: exit $rc, $(cat "$dir/err")"
+A c1 remote show --json | grep -q '"stream":"team"' || fail "the clone is not bound"
+A c1 put-node fact:from-clone --type fact --content 'written on the clone' >/dev/null ||
+  fail "a write on the clone"
+A s1 sync | grep -q "applied 1 revisions" || fail "s1 did not get the clone's write"
+rc=0; "$amem" clone "$servers" --stream team "$dir/c1" 2>"$dir/err" || rc=$?
+[[ $rc == 4 ]] && grep -q "c1 exists" "$dir/err" || fail "clone into an existing dir: exit $rc, $(cat "$dir/err")"
+# No snapshot of stream tail: the clone replays the whole stream.
+"$amem" clone "$servers" --stream tail "$dir/c2" >"$dir/clone2.out" 2>&1 ||
+  fail "clone without a snapshot: $(cat "$dir/clone2.out")"
+grep -q "no snapshot published in bucket amem-tail-snapshots: replaying the whole stream from revision 1" \
+  "$dir/clone2.out" && grep -q "applied 600 revisions" "$dir/clone2.out" ||
+  fail "clone without a snapshot: $(cat "$dir/clone2.out")"
+A c2 export "$dir/c2.amem" >/dev/null
+cmp -s "$dir/src.amem" "$dir/c2.amem" || fail "the clone of tail exports other bytes"
+# Forged snapshots, newer than the real one (a foreign publisher on the bucket's
+# subjects): a damaged chunk, then a wrong digest. Both refused, exit 5, nothing left.
+forge() {  # forge KIND REV: a snapshot of revision REV from s1-snap.amem's bytes
+  local ts
+  ts=$(A s1 log --since-rev $(($2 - 1)) --until-rev "$2" | $py -c 'import json,sys; print(json.loads(sys.stdin.readline())["rev_ts"])')
+  $py - "${ports[0]}" "$1" "$2" "$ts" "$dir/s1-snap.amem" <<'EOF' || fail "could not publish a forged snapshot"
+import base64, hashlib, json, socket, sys
+port, kind, rev, ts, path = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+data = open(path, "rb").read()
+damaged = bytearray(data); damaged[len(data) // 2] ^= 1; damaged = bytes(damaged)
+real, other = hashlib.sha256(data).digest(), hashlib.sha256(damaged).digest()
+chunk, digest = (damaged, real) if kind == "chunk" else (data, other)
+nuid = "forged" + kind + rev
+name = "rev-%s-%s" % (rev, digest.hex())
+meta = json.dumps({"name": name, "headers": {"Amem-Revision": [rev], "Amem-Revision-Ts": [ts]},
+                   "bucket": "amem-team-snapshots", "nuid": nuid, "size": len(chunk),
+                   "chunks": 1, "digest": "SHA-256=" + base64.urlsafe_b64encode(digest).decode()}).encode()
+subject = "$O.amem-team-snapshots.M." + base64.urlsafe_b64encode(name.encode()).decode()
+s = socket.create_connection(("127.0.0.1", port))
+s.recv(4096)
+out = b'CONNECT {"verbose":false}\r\n'
+out += b"PUB $O.amem-team-snapshots.C.%s %d\r\n" % (nuid.encode(), len(chunk)) + chunk + b"\r\n"
+out += b"PUB %s %d\r\n" % (subject.encode(), len(meta)) + meta + b"\r\nPING\r\n"
+s.sendall(out)
+buf = b""
+while b"PONG" not in buf: buf += s.recv(4096)
+EOF
+}
+forge chunk $((snap + 1))
+rc=0; "$amem" clone "$servers" --stream team "$dir/c3" 2>"$dir/err" || rc=$?
+[[ $rc == 5 ]] && grep -q "snapshot rev-$((snap + 1))-.*SHA-256 is [0-9a-f]*, not the published" "$dir/err" ||
+  fail "a damaged chunk: exit $rc, $(cat "$dir/err")"
+[[ ! -e "$dir/c3" && ! -e "$dir/c3.clone.amem" ]] || fail "a refused clone left files behind"
+forge digest $((snap + 2))
+rc=0; "$amem" clone "$servers" --stream team "$dir/c3" 2>"$dir/err" || rc=$?
+[[ $rc == 5 ]] && grep -q "snapshot rev-$((snap + 2))-.*not the published" "$dir/err" ||
+  fail "a wrong digest: exit $rc, $(cat "$dir/err")"
+[[ ! -e "$dir/c3" && ! -e "$dir/c3.clone.amem" ]] || fail "a refused clone left files behind"
+echo "clone from the snapshot of revision $snap of $head: same bytes; forged snapshots refused"
+
 # A replayed log would not go through the stream: refused on a bound store.
 A s2 log --until-rev 1 >"$dir/one.log"
 A s1 replay "$dir/one.log" 2>"$dir/err" && fail "replay into a bound store"
@@ -302,4 +396,8 @@ grep -q "cannot reach stream team" "$dir/err" || fail "unreachable: $(cat "$dir/
 A s2 export "$dir/after.amem" >/dev/null
 cmp -s "$dir/before.amem" "$dir/after.amem" || fail "a failed write changed the store"
 A s2 get-node fact:offline >/dev/null 2>&1 && fail "the failed write is readable"
+rc=0; "$amem" clone "$servers" --stream team "$dir/c9" 2>"$dir/err" || rc=$?
+[[ $rc == 6 ]] && grep -q "cannot reach stream team" "$dir/err" ||
+  fail "clone of an unreachable stream: exit $rc, $(cat "$dir/err")"
+[[ ! -e "$dir/c9" ]] || fail "a clone of an unreachable stream left a directory"
 echo "PASS replication_cluster"

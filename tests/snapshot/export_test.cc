@@ -287,6 +287,87 @@ TEST_CASE("Export -> import -> export gives identical bytes", "[snapshot][export
   }
 }
 
+TEST_CASE("Import at a revision continues the source's history from there",
+          "[snapshot][export][import]") {
+  TempDir dir;
+  const auto groups = History();
+  auto a = NewStore(dir.Sub("a"));
+  ApplyHistory(a.get(), groups, InOrder(groups.size()), 7);
+  const uint64_t latest = Must(a->revision());
+  REQUIRE(latest > 4);
+  const uint64_t at = latest - 3;  // the snapshot's revision; three revisions follow it
+  const std::string base = ExportBytes(*a, dir.Sub("base.amem"), ReadView::AtRevision(at));
+  const std::string head = ExportBytes(*a, dir.Sub("head.amem"));
+  int64_t at_ts = 0;
+  std::vector<LoggedRevision> tail;
+  REQUIRE(a->ReadHistory(at - 1, 0, [&](const LoggedRevision& r) {
+    if (r.rev == at) {
+      at_ts = r.ts;
+    } else {
+      tail.push_back(LoggedRevision{r.rev, r.ts, r.batch});
+    }
+    return Status::OK();
+  }).ok());
+  REQUIRE(tail.size() == 3);
+
+  auto b = NewStore(dir.Sub("b"));
+  ImportOptions options;
+  options.revision = at;
+  options.revision_ts = at_ts;
+  auto imported = ImportSnapshot(dir.Sub("base.amem"), b.get(), options);
+  INFO(imported.status().ToString());
+  REQUIRE(imported.ok());
+  CHECK(imported->revision == at);
+  CHECK(Must(b->revision()) == at);
+  CHECK(Must(b->Base()).rev == at);
+  CHECK(Must(b->Base()).ts == at_ts);
+  CHECK(Must(a->Base()).rev == 0);
+  CHECK(ExportBytes(*b, dir.Sub("b-base.amem")) == base);
+  CHECK(ExportBytes(*b, dir.Sub("b-at.amem"), ReadView::AtRevision(at)) == base);
+  CHECK(b->RevisionIdentity(at).ok());
+
+  // History before the snapshot is not there: every read of it is refused, never
+  // answered from the imported state.
+  const std::string gone = "imported from a snapshot of revision " + std::to_string(at);
+  for (const ReadView& view : {ReadView::AtRevision(at - 1), ReadView::AtRevision(1),
+                               ReadView::AtTime(at_ts - 1)}) {
+    Status s = b->GetNode("k:0", view).status();
+    CHECK(s.IsInvalidArgument());
+    CHECK_THAT(s.message(), Catch::Contains(gone));
+  }
+  CHECK(b->ReadState(ReadView::AtRevision(at - 1)).status().IsInvalidArgument());
+  Status log = b->ReadHistory(0, 0, [](const LoggedRevision&) { return Status::OK(); });
+  CHECK(log.IsInvalidArgument());
+  CHECK_THAT(log.message(), Catch::Contains("--since-rev " + std::to_string(at)));
+  CHECK(b->ChangesSinceRevision(at - 1).status().IsInvalidArgument());
+  CHECK(Must(b->ChangesSinceRevision(at)).empty());
+  size_t logged = 0;
+  REQUIRE(b->ReadHistory(at, 0, [&](const LoggedRevision&) {
+    ++logged;
+    return Status::OK();
+  }).ok());
+  CHECK(logged == 0);
+
+  // The source's later revisions apply on top and give the source's bytes.
+  CHECK(Must(b->ApplyRevisions(tail)) == latest);
+  CHECK(ExportBytes(*b, dir.Sub("b-head.amem")) == head);
+  CHECK(ExportBytes(*b, dir.Sub("b-at2.amem"), ReadView::AtRevision(at)) == base);
+
+  SECTION("a plain import is revision 1, with nothing before it") {
+    auto c = NewStore(dir.Sub("c"));
+    auto plain = ImportSnapshot(dir.Sub("head.amem"), c.get());
+    REQUIRE(plain.ok());
+    CHECK(plain->revision == 1);
+    CHECK(ExportBytes(*c, dir.Sub("c.amem")) == head);
+    CHECK(c->GetNode("k:0", ReadView::AtRevision(0)).status().IsInvalidArgument());
+  }
+  SECTION("a store that is not empty is refused and unchanged") {
+    CHECK(b->ImportBase({}, latest + 5, at_ts).status().IsInvalidArgument());
+    CHECK(Must(b->revision()) == latest);
+    CHECK(ExportBytes(*b, dir.Sub("b-again.amem")) == head);
+  }
+}
+
 TEST_CASE("Custom relation ids do not depend on the order they were defined",
           "[snapshot][export]") {
   TempDir dir;

@@ -5,10 +5,14 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "snapshot/export.h"
+#include "snapshot/reader.h"
 #include "tools/cli/command.h"
 #include "tools/cli/replication.h"
 
@@ -274,8 +278,189 @@ Status RunVerifyReplica(Context& ctx, const VerifyReplicaArgs& a) {
   return Status::OK();
 }
 
-void AddBatchFlag(CLI::App* cmd, SyncArgs* a) {
-  cmd->add_option("--batch", a->batch,
+// ---- publish-snapshot ----
+struct PublishSnapshotArgs {
+  AccessFlags access;
+  uint64_t at = 0;  // 0: the store's latest revision
+};
+
+Status RunPublishSnapshot(Context& ctx, const PublishSnapshotArgs& a) {
+  Result<RemoteBinding> binding = RequireBinding(ctx);
+  if (!binding.ok()) return binding.status();
+  Result<Store*> store = ctx.OpenStore();
+  if (!store.ok()) return store.status();
+  Result<uint64_t> latest = (*store)->revision();
+  if (!latest.ok()) return latest.status();
+  if (*latest == 0) return Status::InvalidArgument("the store is empty: there is no snapshot to publish");
+  if (a.at > *latest) {
+    return Status::InvalidArgument("the store is at revision " + std::to_string(*latest) +
+                                   ", before " + std::to_string(a.at) + " (amem sync catches it up)");
+  }
+  const uint64_t rev = a.at > 0 ? a.at : *latest;
+  Result<std::unique_ptr<RevisionLog>> log = OpenRevisionLog(*binding, a.access.Get());
+  if (!log.ok()) return log.status();
+  Result<LogInfo> info = (*log)->Open(/*create=*/false);
+  if (!info.ok()) return info.status();
+  // Only a revision the stream holds, as the stream holds it, is published.
+  if (rev > info->last_seq) {
+    return Status::InvalidArgument("revision " + std::to_string(rev) + " is not in stream " +
+                                   binding->stream + ", which ends at sequence " +
+                                   std::to_string(info->last_seq) + ": nothing published");
+  }
+  AMEM_RETURN_IF_ERROR(CheckSameRevision(**store, **log, binding->stream, rev));
+  std::string path;
+  Result<snapshot::ExportResult> exported =
+      ExportRevisionToTemp(**store, rev, "amem publish-snapshot", &path);
+  bool created = false;
+  Result<PublishedSnapshot> snap =
+      exported.ok() ? (*log)->PutSnapshot(path, rev, exported->revision_ts, &created)
+                    : Result<PublishedSnapshot>(exported.status());
+  std::error_code ec;
+  if (!path.empty()) std::filesystem::remove(path, ec);
+  if (!snap.ok()) return snap.status();
+  const std::string bucket = binding->snapshot_bucket();
+  if (ctx.json()) {
+    Json doc;
+    doc["stream"] = binding->stream;
+    doc["bucket"] = bucket;
+    doc["name"] = snap->name;
+    doc["rev"] = snap->rev;
+    doc["bytes"] = snap->bytes;
+    doc["chunks"] = snap->chunks;
+    doc["sha256"] = snap->sha256;
+    doc["published_now"] = created;
+    ctx.SetJsonOutput(doc);
+  } else {
+    ctx.Out() += "revision " + std::to_string(snap->rev) + ": " +
+                 (created ? "published snapshot " : "snapshot already published: ") +
+                 snap->name + " (" + std::to_string(snap->bytes) + " bytes, " +
+                 std::to_string(snap->chunks) + " chunks) in bucket " + bucket + "\n";
+  }
+  return Status::OK();
+}
+
+// ---- clone ----
+struct CloneArgs {
+  std::string servers, stream, dir;
+  AccessFlags access;
+  size_t batch = kCatchUpBatch;
+};
+
+// Fetches the newest snapshot into `dir` (a new store at its revision) or, with
+// none published, makes an empty store there; *snap is set when there was one.
+// Nothing is left behind on error.
+Status CloneBase(RevisionLog& log, const RemoteBinding& binding, const LogInfo& info,
+                 const std::string& dir, std::optional<PublishedSnapshot>* snap) {
+  Result<PublishedSnapshot> newest = log.NewestSnapshot();
+  if (!newest.ok() && !newest.status().IsNotFound()) return newest.status();
+  StoreOptions options;
+  options.create_if_missing = true;
+  const std::string file = dir + ".clone.amem";  // beside DIR, never inside it
+  std::error_code ec;
+  auto cleanup = [&](Status s) {
+    std::filesystem::remove(file, ec);
+    std::filesystem::remove_all(dir, ec);
+    return s;
+  };
+  if (newest.ok()) {
+    const std::string where =
+        "bucket " + binding.snapshot_bucket() + ", snapshot " + newest->name;
+    if (newest->rev > info.last_seq) {
+      return Status::Corruption(where + ": of revision " + std::to_string(newest->rev) +
+                                ", but stream " + binding.stream + " ends at sequence " +
+                                std::to_string(info.last_seq));
+    }
+    Result<std::string> record = log.Get(newest->rev);
+    if (!record.ok()) return record.status().WithContext("stream " + binding.stream);
+    Result<LoggedRevision> revision = ParseRevisionRecord(binding.stream, newest->rev, *record);
+    if (!revision.ok()) return revision.status();
+    if (revision->ts != newest->rev_ts) {
+      return Status::Corruption(where + ": its revision's commit time " +
+                                std::to_string(newest->rev_ts) + " is not stream " +
+                                binding.stream + "'s (" + std::to_string(revision->ts) + ")");
+    }
+    AMEM_RETURN_IF_ERROR(log.FetchSnapshot(*newest, file));
+    Result<std::unique_ptr<snapshot::Reader>> reader = snapshot::Reader::Open(file);
+    if (!reader.ok()) return cleanup(reader.status().WithContext(where));
+    options.dimension = (*reader)->dimension();
+  }
+  {
+    Result<std::unique_ptr<Store>> store = Store::Open(dir, options);
+    if (!store.ok()) return cleanup(store.status());
+    if (newest.ok()) {
+      snapshot::ImportOptions import;
+      import.revision = newest->rev;
+      import.revision_ts = newest->rev_ts;
+      Result<snapshot::ImportResult> imported = snapshot::ImportSnapshot(file, store->get(), import);
+      if (!imported.ok()) return cleanup(imported.status().WithContext(newest->name));
+    }
+  }
+  std::filesystem::remove(file, ec);
+  if (newest.ok()) *snap = *newest;
+  return Status::OK();
+}
+
+// Exit 4 when DIR exists, 3 when the stream does not, 5 when the snapshot is not
+// the published one (nothing left behind), 6 when the stream cannot be reached.
+Status RunClone(Context& ctx, const CloneArgs& a) {
+  Result<RemoteBinding> binding = ParseRemote(a.servers, a.stream, 3);
+  if (!binding.ok()) return ctx.UsageError(binding.status().message());
+  if (a.batch < 1) return ctx.UsageError("--batch: at least 1 revision");
+  // DIR/ names DIR: the download goes beside it, as DIR.clone.amem.
+  std::string dir = a.dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) || std::filesystem::is_symlink(dir, ec)) {
+    return Status::InvalidArgument(dir + " exists: amem clone makes a new store in a "
+                                   "directory that does not exist yet");
+  }
+  Result<std::unique_ptr<RevisionLog>> log = OpenRevisionLog(*binding, a.access.Get());
+  if (!log.ok()) return log.status();
+  Result<LogInfo> info = (*log)->Open(/*create=*/false);
+  if (!info.ok()) return info.status();
+  if (info->replicas > 0) binding->replicas = info->replicas;
+  std::optional<PublishedSnapshot> snap;
+  AMEM_RETURN_IF_ERROR(CloneBase(**log, *binding, *info, dir, &snap));
+  Status bound = WriteRemoteBinding(dir, *binding);
+  if (!bound.ok()) {
+    std::filesystem::remove_all(dir, ec);
+    return bound;
+  }
+  Result<std::unique_ptr<Store>> store = Store::Open(dir);
+  if (!store.ok()) return store.status();
+  Result<CatchUpReport> r = CatchUp(**store, **log, binding->stream, a.batch);
+  if (!r.ok()) {
+    return r.status().WithContext("the clone at " + dir +
+                                  " is bound to the stream and holds a prefix of it (amem "
+                                  "sync continues)");
+  }
+  const std::string bucket = binding->snapshot_bucket();
+  if (ctx.json()) {
+    Json doc = RemoteBindingJson(*binding);
+    doc["dir"] = dir;
+    doc["snapshot"] = snap ? Json{{"name", snap->name},
+                                  {"rev", snap->rev},
+                                  {"bytes", snap->bytes},
+                                  {"sha256", snap->sha256}}
+                           : Json(nullptr);
+    doc["applied"] = r->to - r->from;
+    doc["rev"] = r->to;
+    ctx.SetJsonOutput(doc);
+  } else {
+    ctx.Out() += snap ? "fetched snapshot " + snap->name + " (" + std::to_string(snap->bytes) +
+                            " bytes, SHA-256 verified) from bucket " + bucket +
+                            "; imported it at revision " + std::to_string(snap->rev) + "\n"
+                      : "no snapshot published in bucket " + bucket +
+                            ": replaying the whole stream from revision 1\n";
+    ctx.Out() += "cloned stream " + binding->stream + " into " + dir + ": applied " +
+                 std::to_string(r->to - r->from) + " revisions from the stream; the store is at "
+                 "rev " + std::to_string(r->to) + " and bound to it\n";
+  }
+  return Status::OK();
+}
+
+void AddBatchFlag(CLI::App* cmd, size_t* batch) {
+  cmd->add_option("--batch", *batch,
                   "Revisions applied per write transaction (default " +
                       std::to_string(kCatchUpBatch) + ")")
       ->type_name("N");
@@ -322,7 +507,7 @@ void AddRemoteCommands(CLI::App& app, Context& ctx) {
         app, "sync", "Apply the bound stream's revisions the store lacks, once.",
         "amem sync --json");
     AddAccessFlags(cmd, &a->access);
-    AddBatchFlag(cmd, a.get());
+    AddBatchFlag(cmd, &a->batch);
     ctx.SetAction(cmd, [&ctx, a] { return RunSync(ctx, *a, /*follow=*/false); });
   }
   {
@@ -332,11 +517,41 @@ void AddRemoteCommands(CLI::App& app, Context& ctx) {
         "Keep applying the bound stream's revisions until SIGTERM or SIGINT (exit 0).",
         "amem follow --interval-ms 100");
     AddAccessFlags(cmd, &a->access);
-    AddBatchFlag(cmd, a.get());
+    AddBatchFlag(cmd, &a->batch);
     cmd->add_option("--interval-ms", a->interval_ms,
                     "Pause between looks at the stream (default 200)")
         ->type_name("MS");
     ctx.SetAction(cmd, [&ctx, a] { return RunSync(ctx, *a, /*follow=*/true); });
+  }
+  {
+    auto a = std::make_shared<PublishSnapshotArgs>();
+    CLI::App* cmd = ctx.AddCommand(
+        app, "publish-snapshot",
+        "Put the store's export at a revision (default: its latest) into the bound stream's "
+        "snapshot bucket (JetStream object store), named by revision and SHA-256, for amem "
+        "clone.",
+        "amem publish-snapshot --json\namem publish-snapshot --at 90000");
+    cmd->add_option("--at", a->at, "The revision (default: the store's latest)")
+        ->type_name("REV");
+    AddAccessFlags(cmd, &a->access);
+    ctx.SetAction(cmd, [&ctx, a] { return RunPublishSnapshot(ctx, *a); });
+  }
+  {
+    auto a = std::make_shared<CloneArgs>();
+    CLI::App* cmd = ctx.AddCommand(
+        app, "clone",
+        "Make a new replica in DIR (which must not exist): the stream's newest snapshot, "
+        "its SHA-256 checked, imported at its revision, then the stream's later revisions; "
+        "bound like remote add. --as-of reads before the snapshot's revision are refused. "
+        "With no snapshot published, the whole stream is replayed.",
+        "amem clone nats://a:4222,nats://b:4222 --stream team /var/lib/amem/team");
+    cmd->add_option("SERVERS", a->servers, "nats://HOST:PORT[,nats://HOST:PORT...]")
+        ->required();
+    PathArgument(cmd->add_option("DIR", a->dir, "The new store's directory"))->required();
+    cmd->add_option("--stream", a->stream, "The stream's name")->required()->type_name("NAME");
+    AddBatchFlag(cmd, &a->batch);
+    AddAccessFlags(cmd, &a->access);
+    ctx.SetAction(cmd, [&ctx, a] { return RunClone(ctx, *a); });
   }
   {
     auto a = std::make_shared<VerifyReplicaArgs>();

@@ -13,6 +13,7 @@
 #include "snapshot/reader.h"
 #include "tools/cli/command.h"
 #include "tools/cli/query_args.h"
+#include "tools/cli/replication.h"
 #include "tools/io/json_records.h"
 
 namespace amem::cli {
@@ -33,6 +34,8 @@ struct ImportArgs {
   std::string path;
   std::string from = "auto";  // auto | amem | agentic-memory
   std::string name;           // AgenticMemory files: the key prefix's name
+  uint64_t revision = 0;      // amem files: the store's revision after it (0: 1)
+  int64_t revision_ts = 0;    // and its commit time (0: the file's newest)
 };
 
 namespace agentic = snapshot::agentic;
@@ -105,8 +108,12 @@ Status ImportAgenticFile(Context& ctx, Store* store, const std::string& path,
   return Status::OK();
 }
 
-Status ImportAmemFile(Context& ctx, Store* store, const std::string& path) {
-  Result<snapshot::ImportResult> r = snapshot::ImportSnapshot(path, store);
+Status ImportAmemFile(Context& ctx, Store* store, const ImportArgs& args) {
+  const std::string& path = args.path;
+  snapshot::ImportOptions options;
+  if (args.revision > 0) options.revision = args.revision;
+  if (args.revision_ts != 0) options.revision_ts = args.revision_ts;
+  Result<snapshot::ImportResult> r = snapshot::ImportSnapshot(path, store, options);
   if (!r.ok()) return r.status();
   if (ctx.json()) {
     Json doc;
@@ -119,7 +126,8 @@ Status ImportAmemFile(Context& ctx, Store* store, const std::string& path) {
   } else {
     ctx.Out() += "imported " + path + ": " + std::to_string(r->nodes) + " nodes, " +
                  std::to_string(r->edges) + " edges, " + std::to_string(r->kv) +
-                 " kv entries; store now at revision " + std::to_string(r->revision) + "\n";
+                 " kv entries; store now at revision " + std::to_string(r->revision) +
+                 " (its history starts there)\n";
   }
   return Status::OK();
 }
@@ -223,6 +231,9 @@ Status RunImport(Context& ctx, const ImportArgs& args) {
     if (!detected.ok()) return detected.status();
     format = *detected;
   }
+  if (format != Format::kAmem && (args.revision > 0 || args.revision_ts != 0)) {
+    return ctx.UsageError("--revision and --revision-ts apply to amem snapshots");
+  }
   if (format == Format::kAmem && !args.name.empty()) {
     return ctx.UsageError("--name applies to AgenticMemory files; " + args.path +
                           " is read as an amem snapshot");
@@ -230,7 +241,16 @@ Status RunImport(Context& ctx, const ImportArgs& args) {
   Result<Store*> store = ctx.OpenStore();
   if (!store.ok()) return store.status();
   if (dir) return ImportDirectory(ctx, *store, args);
-  if (format == Format::kAmem) return ImportAmemFile(ctx, *store, args.path);
+  if (format == Format::kAmem) {
+    // The import is no write of the stream's (it would not be in it): a replica
+    // starts from a snapshot with `amem clone`.
+    if (std::filesystem::exists(std::filesystem::path(ctx.store_dir()) / kRemoteFile, ec)) {
+      return Status::InvalidArgument(
+          "the store is bound to a stream: an imported snapshot would not be in it (amem "
+          "clone starts a replica from the stream's snapshot; amem remote remove unbinds)");
+    }
+    return ImportAmemFile(ctx, *store, args);
+  }
   const std::string name =
       args.name.empty() ? agentic::DefaultImportName(args.path) : args.name;
   if (Status s = agentic::ValidateImportName(name); !s.ok()) {
@@ -352,9 +372,11 @@ void AddSnapshotCommands(CLI::App& app, Context& ctx) {
     CLI::App* cmd = ctx.AddCommand(
         app, "import",
         "Load a .amem snapshot into an empty store (export -> import -> export gives "
-        "identical bytes), or import files written by AgenticMemory's own tool (a file, or "
-        "every such file of a directory) as agentic:<name>/<id> nodes in one transaction "
-        "per file; importing one twice writes nothing (docs/AGENTIC_MEMORY.md).",
+        "identical bytes) as one revision, --revision (default 1): the store's history "
+        "starts there, and --as-of reads before it are refused. Or import files written "
+        "by AgenticMemory's own tool (a file, or every such file of a directory) as "
+        "agentic:<name>/<id> nodes in one transaction per file; importing one twice writes "
+        "nothing (docs/AGENTIC_MEMORY.md).",
         "amem --store /tmp/copy init && amem --store /tmp/copy import run.amem\n"
         "amem import ~/agentic/project.amem\namem import ~/agentic/");
     PathArgument(cmd->add_option("FILE", a->path,
@@ -364,6 +386,15 @@ void AddSnapshotCommands(CLI::App& app, Context& ctx) {
         ->check(CLI::IsMember({"auto", "amem", "agentic-memory"}));
     cmd->add_option("--name", a->name,
                     "AgenticMemory file: keys are agentic:NAME/<id> (default: the file's stem)");
+    cmd->add_option("--revision", a->revision,
+                    "amem snapshot: the revision it was exported at, the store's after the "
+                    "import (default 1)")
+        ->type_name("REV")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--revision-ts", a->revision_ts,
+                    "amem snapshot: that revision's commit time, Unix seconds (default: the "
+                    "file's newest timestamp)")
+        ->type_name("TS");
     ctx.SetAction(cmd, [&ctx, a] { return RunImport(ctx, *a); });
   }
   {

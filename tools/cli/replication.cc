@@ -6,13 +6,13 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string_view>
 #include <system_error>
 #include <utility>
 
 #include <unistd.h>
 
+#include "common/file_pieces.h"
 #include "common/files.h"
 #include "common/hash.h"
 #include "snapshot/export.h"
@@ -192,6 +192,22 @@ Status RevisionLog::Read(uint64_t from, uint64_t to,
   return Status::OK();
 }
 
+std::string SnapshotObjectName(uint64_t rev, const std::string& sha256) {
+  return "rev-" + std::to_string(rev) + "-" + sha256;
+}
+
+Result<PublishedSnapshot> RevisionLog::PutSnapshot(const std::string&, uint64_t, int64_t, bool*) {
+  return Status::NotSupported("this revision log keeps no snapshots");
+}
+
+Result<PublishedSnapshot> RevisionLog::NewestSnapshot() {
+  return Status::NotSupported("this revision log keeps no snapshots");
+}
+
+Status RevisionLog::FetchSnapshot(const PublishedSnapshot&, const std::string&) {
+  return Status::NotSupported("this revision log keeps no snapshots");
+}
+
 std::string RevisionRecord(const LoggedRevision& revision) {
   std::string out;
   AppendLogLines(revision, &out);
@@ -215,6 +231,33 @@ Result<LoggedRevision> ParseRevisionRecord(const std::string& stream, uint64_t s
                                    std::to_string(seq));
   }
   return std::move(log->revisions[0]);
+}
+
+Status CheckSameRevision(const Store& store, RevisionLog& log, const std::string& stream,
+                         uint64_t local) {
+  if (local == 0) return Status::OK();
+  Result<std::string> theirs = log.Get(local);
+  if (!theirs.ok()) return theirs.status().WithContext(Where(stream, local));
+  auto diverged = [&](const std::string& what) {
+    return Status::InvalidArgument(
+        "the store's revision " + std::to_string(local) + what + " differs from " +
+        Where(stream, local) +
+        ": the store diverged from the stream, so it cannot follow it (nothing applied)");
+  };
+  Result<StoreBase> base = store.Base();
+  if (!base.ok()) return base.status();
+  if (base->rev == local) {
+    // Imported at this revision (amem clone): no record of it here, so its commit
+    // time is what can be compared; the snapshot's digest was checked by clone.
+    Result<LoggedRevision> revision = ParseRevisionRecord(stream, local, *theirs);
+    if (!revision.ok()) return revision.status();
+    if (revision->ts != base->ts) return diverged(" (imported, its commit time)");
+    return Status::OK();
+  }
+  Result<std::string> mine = LocalRecord(store, local);
+  if (!mine.ok()) return mine.status();
+  if (*mine != *theirs) return diverged("");
+  return Status::OK();
 }
 
 Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string& stream,
@@ -251,18 +294,7 @@ Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string&
                                      "; the revisions after the store's " +
                                      std::to_string(*local) + " are gone from it");
     }
-    if (*local > 0) {
-      Result<std::string> mine = LocalRecord(store, *local);
-      if (!mine.ok()) return mine.status();
-      Result<std::string> theirs = log.Get(*local);
-      if (!theirs.ok()) return theirs.status().WithContext(Where(stream, *local));
-      if (*mine != *theirs) {
-        return Status::InvalidArgument(
-            "the store's revision " + std::to_string(*local) + " differs from " +
-            Where(stream, *local) +
-            ": the store diverged from the stream, so it cannot follow it (nothing applied)");
-      }
-    }
+    AMEM_RETURN_IF_ERROR(CheckSameRevision(store, log, stream, *local));
     // Revisions parsed and not yet applied; applied in one transaction when the
     // batch is full, before an error is returned and at the end.
     std::vector<LoggedRevision> batch;
@@ -334,6 +366,14 @@ Result<uint64_t> ReconcileHistory(Store& store, RevisionLog& log, const std::str
   if (!info.ok()) return info.status();
   Result<uint64_t> local = store.revision();
   if (!local.ok()) return local.status();
+  Result<StoreBase> base = store.Base();
+  if (!base.ok()) return base.status();
+  if (base->rev > 0) {
+    return Status::InvalidArgument(
+        "the store was imported from a snapshot of revision " + std::to_string(base->rev) +
+        ", so its history cannot be compared with stream " + stream +
+        "'s (amem clone starts a replica from the stream's own snapshot)");
+  }
   if (info->last_seq > 0 && info->first_seq > 1) {
     return Status::InvalidArgument("stream " + stream + " starts at sequence " +
                                    std::to_string(info->first_seq) +
@@ -388,6 +428,23 @@ Result<ExportDigest> ExportDigest::Parse(const std::string& bucket, uint64_t rev
   return d;
 }
 
+Result<snapshot::ExportResult> ExportRevisionToTemp(const Store& store, uint64_t rev,
+                                                   const std::string& progress,
+                                                   std::string* path) {
+  path->clear();
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+  if (ec) return Status::IOError("no temporary directory: " + ec.message());
+  static int counter = 0;
+  *path = (dir / ("amem-export-" + std::to_string(::getpid()) + "-" +
+                  std::to_string(++counter) + ".amem"))
+              .string();
+  snapshot::ExportOptions options;
+  options.view = ReadView::AtRevision(rev);
+  options.progress = progress;
+  return snapshot::ExportSnapshot(store, *path, options);
+}
+
 Result<ExportDigest> LocalExportDigest(const Store& store, uint64_t rev) {
   Result<uint64_t> latest = store.revision();
   if (!latest.ok()) return latest.status();
@@ -396,34 +453,24 @@ Result<ExportDigest> LocalExportDigest(const Store& store, uint64_t rev) {
                                    ", before " + std::to_string(rev) +
                                    " (amem sync catches it up)");
   }
-  std::error_code ec;
-  const std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
-  if (ec) return Status::IOError("no temporary directory: " + ec.message());
-  static int counter = 0;
-  const std::string path = (dir / ("amem-export-digest-" + std::to_string(::getpid()) + "-" +
-                                   std::to_string(++counter) + ".amem"))
-                               .string();
-  snapshot::ExportOptions options;
-  options.view = ReadView::AtRevision(rev);
-  options.progress = "amem verify-replica";
-  Result<snapshot::ExportResult> exported = snapshot::ExportSnapshot(store, path, options);
+  std::string path;
+  Result<snapshot::ExportResult> exported =
+      ExportRevisionToTemp(store, rev, "amem verify-replica", &path);
   ExportDigest d;
   d.rev = rev;
   Status read;
   if (exported.ok()) {
-    std::ifstream in(path, std::ios::binary);
     Hasher64 hasher;
-    std::string chunk(1 << 20, '\0');
-    while (in) {
-      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-      const auto n = static_cast<size_t>(in.gcount());
-      hasher.Update(chunk.data(), n);
-      d.bytes += n;
-    }
-    if (in.bad() || d.bytes != exported->bytes) read = Status::IOError(path + ": cannot read it back");
+    Result<uint64_t> bytes = ReadFileInPieces(path, 1 << 20, [&](std::string_view piece) {
+      hasher.Update(piece.data(), piece.size());
+      return Status::OK();
+    });
+    d.bytes = bytes.ok() ? *bytes : 0;
+    if (!bytes.ok() || d.bytes != exported->bytes) read = Status::IOError(path + ": cannot read it back");
     d.xxh3 = FormatHexId(hasher.Digest());
   }
-  std::filesystem::remove(path, ec);
+  std::error_code ec;
+  if (!path.empty()) std::filesystem::remove(path, ec);
   if (!exported.ok()) return exported.status().WithContext("export at revision " + std::to_string(rev));
   AMEM_RETURN_IF_ERROR(read);
   return d;

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "snapshot/export.h"
 #include "store/store.h"
 
 namespace amem::cli {
@@ -33,6 +34,9 @@ struct RemoteBinding {
   std::string subject() const { return "amem." + stream + ".rev"; }
   // The key-value bucket of export digests (amem verify-replica), beside the stream.
   std::string digest_bucket() const { return "amem-" + stream + "-digests"; }
+  // The object store of published snapshots (amem publish-snapshot, amem clone):
+  // the JetStream stream OBJ_<bucket>.
+  std::string snapshot_bucket() const { return "amem-" + stream + "-snapshots"; }
 };
 inline constexpr char kRemoteFile[] = "remote.json";
 
@@ -53,6 +57,21 @@ struct RemoteAccess {
   int64_t timeout_ms = 5000;
 };
 RemoteAccess RemoteAccessFromEnv();
+
+// One snapshot in the binding's snapshot_bucket(): the store's export at `rev`,
+// named rev-<rev>-<sha256>, its bytes in `chunks` messages of at most
+// kSnapshotChunkBytes.
+struct PublishedSnapshot {
+  std::string name;
+  uint64_t rev = 0;
+  int64_t rev_ts = 0;    // the revision's commit time
+  uint64_t bytes = 0;
+  uint32_t chunks = 0;
+  std::string sha256;    // 64 lower-case hex digits
+  std::string nuid;      // names the chunks' subject
+};
+inline constexpr size_t kSnapshotChunkBytes = 128 * 1024;
+std::string SnapshotObjectName(uint64_t rev, const std::string& sha256);
 
 struct LogInfo {
   uint64_t first_seq = 0, last_seq = 0;  // last_seq 0: empty
@@ -86,6 +105,17 @@ class RevisionLog {
   virtual Result<std::string> GetDigest(uint64_t rev) = 0;
   virtual Result<std::string> PublishDigest(uint64_t rev, const std::string& value,
                                             bool* created) = 0;
+  // Snapshots in the binding's snapshot_bucket() (JetStream's object store layout).
+  // PutSnapshot: stores the file as the export of revision `rev` (creating the
+  // bucket when missing) unless one of `rev` is there (*created false, the one
+  // there returned; InvalidArgument when its digest differs). NewestSnapshot: the
+  // one of the highest revision; NotFound when none. FetchSnapshot: writes its
+  // bytes to `path`; Corruption (the file removed) when their size or SHA-256 is
+  // not the published one. This class: NotSupported.
+  virtual Result<PublishedSnapshot> PutSnapshot(const std::string& path, uint64_t rev,
+                                                int64_t rev_ts, bool* created);
+  virtual Result<PublishedSnapshot> NewestSnapshot();
+  virtual Status FetchSnapshot(const PublishedSnapshot& snapshot, const std::string& path);
 };
 
 using RevisionLogFactory = std::function<Result<std::unique_ptr<RevisionLog>>(
@@ -119,6 +149,12 @@ inline constexpr size_t kCatchUpBatchBytes = 8 << 20;
 Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string& stream,
                               size_t batch = kCatchUpBatch);
 
+// Whether the store's latest revision `local` is the log's message `local`: its
+// record, or for the base of an imported store (which has none, Store::Base) the
+// commit time. InvalidArgument saying the store diverged when not.
+Status CheckSameRevision(const Store& store, RevisionLog& log, const std::string& stream,
+                         uint64_t local);
+
 // Compares the store's history with the log's (each revision's record with the
 // message of its sequence, up to the shorter of the two) and appends the store's
 // revisions the log lacks. InvalidArgument naming the first that differs.
@@ -140,6 +176,11 @@ struct ExportDigest {
   static Result<ExportDigest> Parse(const std::string& bucket, uint64_t rev,
                                     const std::string& value);
 };
+// Exports the store as of `rev` to a new file in the temporary directory, named in
+// *path (set even on error; the caller removes it).
+Result<snapshot::ExportResult> ExportRevisionToTemp(const Store& store, uint64_t rev,
+                                                   const std::string& progress,
+                                                   std::string* path);
 // Exports the store as of `rev` to a temporary file and digests it (the file is
 // removed). InvalidArgument when the store is not at `rev` yet.
 Result<ExportDigest> LocalExportDigest(const Store& store, uint64_t rev);
