@@ -25,9 +25,10 @@ function(amem_fuzz_test name source)
                      bash ${PROJECT_SOURCE_DIR}/tests/run_fuzz.sh
                      ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/fuzz ${source} ${runs} ${secs})
     # One at a time: the targets share sources (common/, store/), which ccache then
-    # compiles once instead of once per target running beside another.
+    # compiles once instead of once per target running beside another. COST: started
+    # early, the chain of sessions runs beside the other tests instead of after them.
     set_tests_properties(${name} PROPERTIES TIMEOUT 600 LABELS fuzz
-                         RESOURCE_LOCK amem_fuzz_build)
+                         RESOURCE_LOCK amem_fuzz_build COST 60)
   else()
     message(STATUS "clang++ not found: fuzz test ${name} is not registered")
   endif()

@@ -6,5 +6,5 @@ if(NATS_FOUND)
   add_test(NAME replication_cluster
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/replication/cluster_test.sh
                    $<TARGET_FILE:amem>)
-  set_tests_properties(replication_cluster PROPERTIES TIMEOUT 300 LABELS "replication")
+  set_tests_properties(replication_cluster PROPERTIES TIMEOUT 300 LABELS "replication" COST 150)
 endif()

@@ -4,4 +4,4 @@
 add_test(NAME view_chromium
          COMMAND bash ${PROJECT_SOURCE_DIR}/tests/view/run_node_tests.sh $<TARGET_FILE:amem>
                  ${CMAKE_BINARY_DIR}/view-artifacts)
-set_tests_properties(view_chromium PROPERTIES TIMEOUT 300 LABELS "view;node")
+set_tests_properties(view_chromium PROPERTIES TIMEOUT 300 LABELS "view;node" COST 100)
