@@ -12,15 +12,20 @@
 #include <vector>
 
 #include "tests/mcp/tool_harness.h"
+#include "tests/sanitizer.h"
 
 using namespace amem::mcp;
 using amem::mcp::testing::Harness;
 
 namespace {
 
-constexpr int kFacts = 300;     // fact:f<i>, chained f<i> --supports--> f<i+1>
-constexpr int kEntries = 300;   // kv decisions/k<i>
-constexpr int kEntities = 300;  // compatibility entities e<i>, each with 3 observations
+// 300 of each in the normal build; 100 under the sanitizers, where paging through
+// every listing (each page of the history tools re-reads the whole history) took a
+// minute: every natural answer is still several times the default bound.
+constexpr int kScale = amem::testing::kSanitizerBuild ? 100 : 300;
+constexpr int kFacts = kScale;     // fact:f<i>, chained f<i> --supports--> f<i+1>
+constexpr int kEntries = kScale;   // kv decisions/k<i>
+constexpr int kEntities = kScale;  // compatibility entities e<i>, each with 3 observations
 
 std::string Filler(int i, size_t bytes) {
   std::string s = "widget alpha " + std::to_string(i) + " ";
@@ -125,7 +130,12 @@ std::map<std::string, Case> Cases() {
   c["context"] = {{{"seeds", {"file:hub.cc"}}, {"limit", 1000}, {"max_content", 4000}},
                   Kind::kCut, {}, {{"budget_tokens", 7000}}};
   c["resolve"] = {{{"node", "fact:f1"}}, Kind::kSmall};
-  c["path"] = {{{"from", "fact:f0"}, {"to", "fact:f299"}, {"direction", "out"}, {"max_depth", 1000}}, Kind::kPaged, {"nodes", "edges"}};
+  c["path"] = {{{"from", "fact:f0"},
+                {"to", "fact:f" + std::to_string(kFacts - 1)},
+                {"direction", "out"},
+                {"max_depth", 1000}},
+               Kind::kPaged,
+               {"nodes", "edges"}};
   c["similar"] = {{{"text", "widget alpha lorem"}, {"limit", 200}}, Kind::kPaged};
   c["text_search"] = {{{"query", "widget alpha lorem"}, {"limit", 200}}, Kind::kPaged};
   c["hybrid_search"] = {{{"query", "widget alpha lorem"}, {"limit", 200}}, Kind::kPaged};

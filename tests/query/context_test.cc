@@ -4,6 +4,7 @@
 
 #include "snapshot/reader.h"
 #include "tests/query/fixture.h"
+#include "tests/sanitizer.h"
 
 using namespace amem;
 using namespace amem::query;
@@ -87,7 +88,10 @@ void CheckBudgets(const snapshot::Reader& r, const std::vector<uint32_t>& seeds,
   REQUIRE_FALSE(full.truncated);
   size_t prev_nodes = 0;
   size_t refused = 0;
-  for (size_t budget = 1; budget <= full.tokens + 5; ++budget) {
+  // Every budget; every third under the sanitizers (each budget builds, checks and
+  // renders the context twice: most of this folder's time there).
+  const size_t step = amem::testing::kSanitizerBuild ? 3 : 1;
+  for (size_t budget = 1; budget <= full.tokens + 5; budget += step) {
     INFO("format " << (f == Format::kText ? "text" : "json") << ", budget " << budget);
     o.budget_tokens = budget;
     auto checked = BuildContextChecked(r, seeds, o);

@@ -359,9 +359,9 @@ TEST_CASE("crash campaign: SIGKILLed writers leave all of their commit or none",
           "[store][crash][hardening]") {
   const char* env_kills = std::getenv("AMEM_CRASH_KILLS");
   // 100 kills in the Release build; under the sanitizers, where each writer runs
-  // 10-40 times slower, 25 (the same kinds of kill, fewer of each).
+  // 10-40 times slower, 16 (the same kinds of kill, two of each on average).
   const int target = env_kills != nullptr ? std::max(1, std::atoi(env_kills))
-                     : kSanitizerBuild    ? 25
+                     : kSanitizerBuild    ? 16
                                           : 100;
   const char* env_seed = std::getenv("AMEM_CRASH_SEED");
   const uint64_t seed = env_seed != nullptr ? std::strtoull(env_seed, nullptr, 10)
