@@ -14,4 +14,16 @@ if(NATS_FOUND)
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/replication/cluster_test.sh
                    $<TARGET_FILE:amem> ${cluster_writes})
   set_tests_properties(replication_cluster PROPERTIES TIMEOUT 600 LABELS "replication" COST 150)
+  # amem clone (tests/replication/clone_test.sh): several-chunk snapshots, the stream's
+  # dimension, clones SIGKILLed on the way (3 at random times; 1 under the sanitizers),
+  # damaged and missing chunks. About 20 s in the normal build.
+  if(AMEM_SANITIZE)
+    set(clone_kill_trials 1)
+  else()
+    set(clone_kill_trials 3)
+  endif()
+  add_test(NAME replication_clone
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/replication/clone_test.sh
+                   $<TARGET_FILE:amem> ${clone_kill_trials})
+  set_tests_properties(replication_clone PROPERTIES TIMEOUT 300 LABELS "replication" COST 30)
 endif()

@@ -29,7 +29,7 @@ struct FakeStream {
 class FakeLog final : public RevisionLog {
  public:
   explicit FakeLog(std::shared_ptr<FakeStream> s) : s_(std::move(s)) {}
-  Result<cli::LogInfo> Open(bool) override {
+  Result<cli::LogInfo> Open(bool, uint32_t) override {
     if (!s_->fail.ok()) return s_->fail;
     cli::LogInfo info;
     info.first_seq = s_->messages.empty() ? 0 : 1;

@@ -169,6 +169,10 @@ RemoteAccess RemoteAccessFromEnv() {
   return a;
 }
 
+void CloneTestDieAt(const std::string& stage) {
+  if (Env("AMEM_REPLICATION_TEST_CLONE_DIE") == stage) std::raise(SIGKILL);
+}
+
 void SetRevisionLogFactory(RevisionLogFactory factory) { Factory() = std::move(factory); }
 
 Result<std::unique_ptr<RevisionLog>> OpenRevisionLog(const RemoteBinding& binding,
@@ -190,6 +194,21 @@ Status RevisionLog::Read(uint64_t from, uint64_t to,
     AMEM_RETURN_IF_ERROR(fn(seq, std::move(record).value()));
   }
   return Status::OK();
+}
+
+std::string StreamDescription(uint32_t dimension) {
+  return std::string(kStreamDescriptionPrefix) + std::to_string(dimension);
+}
+
+uint32_t ParseStreamDescription(const std::string& description) {
+  const std::string_view prefix = kStreamDescriptionPrefix;
+  if (description.compare(0, prefix.size(), prefix) != 0) return 0;
+  const std::string digits = description.substr(prefix.size());
+  if (digits.empty() || digits.size() > 4 || digits.find_first_not_of("0123456789") != std::string::npos) {
+    return 0;
+  }
+  const auto d = static_cast<uint32_t>(std::stoul(digits));
+  return d <= kMaxDimension ? d : 0;
 }
 
 std::string SnapshotObjectName(uint64_t rev, const std::string& sha256) {

@@ -292,8 +292,8 @@ class NatsLog final : public cli::RevisionLog {
     }
   }
 
-  Result<cli::LogInfo> Open(bool create) override {
-    return UntilLeader([&] { return TryOpen(create); });
+  Result<cli::LogInfo> Open(bool create, uint32_t dimension) override {
+    return UntilLeader([&] { return TryOpen(create, dimension); });
   }
 
   Result<std::string> Get(uint64_t seq) override {
@@ -752,6 +752,7 @@ class NatsLog final : public cli::RevisionLog {
           out.write(Nats().natsMsg_GetData(msg), static_cast<std::streamsize>(n));
         }
         ++chunks;
+        cli::CloneTestDieAt("chunk:" + std::to_string(chunks));
         Nats().natsMsg_Destroy(msg);
       }
       Nats().natsSubscription_Unsubscribe(sub);
@@ -803,7 +804,7 @@ class NatsLog final : public cli::RevisionLog {
     return Status::OK();
   }
 
-  Result<cli::LogInfo> TryOpen(bool create) {
+  Result<cli::LogInfo> TryOpen(bool create, uint32_t dimension) {
     jsStreamInfo* si = nullptr;
     jsErrCode code = static_cast<jsErrCode>(0);
     natsStatus s = Nats().js_GetStreamInfo(&si, js_, binding_.stream.c_str(), nullptr, &code);
@@ -817,6 +818,9 @@ class NatsLog final : public cli::RevisionLog {
       jsStreamConfig cfg = StreamConfig(binding_.stream, subjects, 1);
       cfg.DenyDelete = true;
       cfg.DenyPurge = true;
+      // What a replica cloned from the stream alone needs (amem clone).
+      const std::string description = cli::StreamDescription(dimension);
+      if (dimension > 0) cfg.Description = description.c_str();
       s = Nats().js_AddStream(&si, js_, &cfg, nullptr, &code);
       if (s != NATS_OK) {
         const std::string why = NatsError(s, code);
@@ -838,6 +842,9 @@ class NatsLog final : public cli::RevisionLog {
     info.first_seq = si->State.FirstSeq;
     info.last_seq = si->State.LastSeq;
     info.replicas = cfg != nullptr ? static_cast<int>(cfg->Replicas) : 0;
+    if (cfg != nullptr && cfg->Description != nullptr) {
+      info.dimension = cli::ParseStreamDescription(cfg->Description);
+    }
     Nats().jsStreamInfo_Destroy(si);
     if (!ours) {
       return Status::InvalidArgument("stream " + binding_.stream +
