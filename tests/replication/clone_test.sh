@@ -14,7 +14,8 @@
 # after the import, after the catch-up and after the rename, and at random times,
 # leaves DIR absent or complete, never half-built, and a later clone succeeds and
 # removes what the killed one left; a damaged chunk and a missing chunk in the
-# object store end with exit 5 and nothing left.
+# object store end with exit 5 and nothing left; publish-snapshot --keep N deletes
+# all but the N newest snapshots, their chunks included.
 set -euo pipefail
 amem=$(realpath "$1")
 kill_trials=${2:-3}
@@ -202,4 +203,30 @@ rc=0; "$amem" clone "$servers" --stream big "$dir/cm" --timeout-ms 1000 2>"$dir/
   fail "a missing chunk: exit $rc, $(cat "$dir/err")"
 nothing_left cm
 echo "a damaged chunk and a missing chunk: exit 5, nothing left"
+# ---- publish-snapshot --keep N: the bucket keeps the N newest snapshots.
+# subjects KIND: how many subjects of the bucket's descriptions (M) or chunks (C) hold messages.
+subjects() {
+  js "$port" "\$JS.API.STREAM.INFO.$obj" "{\"subjects_filter\":\"\$O.amem-big-snapshots.$1.>\"}" |
+    $py -c 'import json,sys; print(len(json.load(sys.stdin)["state"].get("subjects") or {}))'
+}
+[[ $(subjects M) == 3 && $(subjects C) == 3 ]] || fail "the bucket does not hold 3 snapshots: $(subjects M), $(subjects C)"
+rc=0; A big publish-snapshot --keep 0 2>"$dir/err" || rc=$?
+[[ $rc == 2 ]] && grep -q -- "--keep: at least 1" "$dir/err" || fail "--keep 0: exit $rc, $(cat "$dir/err")"
+A big put-node fact:kept --type fact --content kept >/dev/null
+A big publish-snapshot --keep 2 --json >"$dir/ps.json" || fail "publish-snapshot --keep 2: $(cat "$dir/ps.json")"
+$py - "$dir/ps.json" <<'EOF2' || fail "--keep 2 deleted other snapshots: $(cat "$dir/ps.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+revs = [int(n.split("-")[1]) for n in d["deleted"]]
+assert d["published_now"] and len(revs) == 2 and revs[1] == 1 and revs[0] > 1, d
+EOF2
+[[ $(subjects M) == 2 && $(subjects C) == 2 ]] || fail "--keep 2 left $(subjects M) descriptions, $(subjects C) chunk subjects"
+rm -f "$dir/big.amem"
+"$amem" clone "$servers" --stream big "$dir/ck" >"$dir/out" 2>&1 || fail "clone after --keep: $(cat "$dir/out")"
+same_as big ck
+A big publish-snapshot --keep 1 >"$dir/out" || fail "publish-snapshot --keep 1: $(cat "$dir/out")"
+grep -q "snapshot already published: .*" "$dir/out" && grep -q "^deleted snapshot rev-[0-9]*-[0-9a-f]* (revision [0-9]*, --keep 1)" "$dir/out" ||
+  fail "--keep 1: $(cat "$dir/out")"
+[[ $(subjects M) == 1 && $(subjects C) == 1 ]] || fail "--keep 1 left $(subjects M) descriptions, $(subjects C) chunk subjects"
+echo "publish-snapshot --keep 2, then --keep 1: the older snapshots deleted, chunks and all; the clone takes the newest"
 echo "PASS replication_clone"

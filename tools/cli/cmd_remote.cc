@@ -296,6 +296,7 @@ Status RunVerifyReplica(Context& ctx, const VerifyReplicaArgs& a) {
 struct PublishSnapshotArgs {
   AccessFlags access;
   uint64_t at = 0;  // 0: the store's latest revision
+  std::optional<size_t> keep;  // delete all but the N newest snapshots
 };
 
 Status RunPublishSnapshot(Context& ctx, const PublishSnapshotArgs& a) {
@@ -311,6 +312,7 @@ Status RunPublishSnapshot(Context& ctx, const PublishSnapshotArgs& a) {
                                    ", before " + std::to_string(a.at) + " (amem sync catches it up)");
   }
   const uint64_t rev = a.at > 0 ? a.at : *latest;
+  if (a.keep && *a.keep < 1) return ctx.UsageError("--keep: at least 1 snapshot");
   Result<std::unique_ptr<RevisionLog>> log = OpenRevisionLog(*binding, a.access.Get());
   if (!log.ok()) return log.status();
   Result<LogInfo> info = (*log)->Open(/*create=*/false);
@@ -332,6 +334,14 @@ Status RunPublishSnapshot(Context& ctx, const PublishSnapshotArgs& a) {
   std::error_code ec;
   if (!path.empty()) std::filesystem::remove(path, ec);
   if (!snap.ok()) return snap.status();
+  std::vector<PublishedSnapshot> deleted;
+  if (a.keep) {
+    Result<std::vector<PublishedSnapshot>> pruned = PruneSnapshots(**log, *a.keep, snap->name);
+    if (!pruned.ok()) {
+      return pruned.status().WithContext("snapshot " + snap->name + " is published; --keep");
+    }
+    deleted = std::move(pruned).value();
+  }
   const std::string bucket = binding->snapshot_bucket();
   if (ctx.json()) {
     Json doc;
@@ -343,12 +353,21 @@ Status RunPublishSnapshot(Context& ctx, const PublishSnapshotArgs& a) {
     doc["chunks"] = snap->chunks;
     doc["sha256"] = snap->sha256;
     doc["published_now"] = created;
+    if (a.keep) {
+      Json names = Json::array();
+      for (const PublishedSnapshot& d : deleted) names.push_back(d.name);
+      doc["deleted"] = names;
+    }
     ctx.SetJsonOutput(doc);
   } else {
     ctx.Out() += "revision " + std::to_string(snap->rev) + ": " +
                  (created ? "published snapshot " : "snapshot already published: ") +
                  snap->name + " (" + std::to_string(snap->bytes) + " bytes, " +
                  std::to_string(snap->chunks) + " chunks) in bucket " + bucket + "\n";
+    for (const PublishedSnapshot& d : deleted) {
+      ctx.Out() += "deleted snapshot " + d.name + " (revision " + std::to_string(d.rev) +
+                   ", --keep " + std::to_string(*a.keep) + ")\n";
+    }
   }
   return Status::OK();
 }
@@ -642,9 +661,13 @@ void AddRemoteCommands(CLI::App& app, Context& ctx) {
         "Put the store's export at a revision (default: its latest) into the bound stream's "
         "snapshot bucket (JetStream object store), named by revision and SHA-256, for amem "
         "clone.",
-        "amem publish-snapshot --json\namem publish-snapshot --at 90000");
+        "amem publish-snapshot --json\namem publish-snapshot --at 90000 --keep 3");
     cmd->add_option("--at", a->at, "The revision (default: the store's latest)")
         ->type_name("REV");
+    cmd->add_option("--keep", a->keep,
+                    "Then delete the bucket's snapshots but the N of the highest revisions "
+                    "(and the one published)")
+        ->type_name("N");
     AddAccessFlags(cmd, &a->access);
     ctx.SetAction(cmd, [&ctx, a] { return RunPublishSnapshot(ctx, *a); });
   }

@@ -227,6 +227,30 @@ Status RevisionLog::FetchSnapshot(const PublishedSnapshot&, const std::string&) 
   return Status::NotSupported("this revision log keeps no snapshots");
 }
 
+Result<std::vector<PublishedSnapshot>> RevisionLog::Snapshots() {
+  return Status::NotSupported("this revision log keeps no snapshots");
+}
+
+Status RevisionLog::DeleteSnapshot(const PublishedSnapshot&) {
+  return Status::NotSupported("this revision log keeps no snapshots");
+}
+
+Result<std::vector<PublishedSnapshot>> PruneSnapshots(RevisionLog& log, size_t keep,
+                                                      const std::string& published) {
+  Result<std::vector<PublishedSnapshot>> all = log.Snapshots();
+  if (!all.ok()) return all.status();
+  std::sort(all->begin(), all->end(), [](const PublishedSnapshot& x, const PublishedSnapshot& y) {
+    return x.rev != y.rev ? x.rev > y.rev : x.name < y.name;
+  });
+  std::vector<PublishedSnapshot> deleted;
+  for (size_t i = keep; i < all->size(); ++i) {
+    if ((*all)[i].name == published) continue;
+    AMEM_RETURN_IF_ERROR(log.DeleteSnapshot((*all)[i]));
+    deleted.push_back((*all)[i]);
+  }
+  return deleted;
+}
+
 std::string RevisionRecord(const LoggedRevision& revision) {
   std::string out;
   AppendLogLines(revision, &out);

@@ -129,7 +129,17 @@ class RevisionLog {
                                                 int64_t rev_ts, bool* created);
   virtual Result<PublishedSnapshot> NewestSnapshot();
   virtual Status FetchSnapshot(const PublishedSnapshot& snapshot, const std::string& path);
+  // Every snapshot in the bucket (any order; NotFound when there is no bucket), and
+  // the removal of one: its description, then its chunks (purged from the stream).
+  virtual Result<std::vector<PublishedSnapshot>> Snapshots();
+  virtual Status DeleteSnapshot(const PublishedSnapshot& snapshot);
 };
+
+// Deletes the log's snapshots but the `keep` (>= 1) of the highest revisions and
+// `published` (the one just published, kept even when older). Returns the deleted
+// ones, highest revision first.
+Result<std::vector<PublishedSnapshot>> PruneSnapshots(RevisionLog& log, size_t keep,
+                                                      const std::string& published);
 
 using RevisionLogFactory = std::function<Result<std::unique_ptr<RevisionLog>>(
     const RemoteBinding&, const RemoteAccess&)>;
