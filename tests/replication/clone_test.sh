@@ -163,7 +163,7 @@ for t in $(seq 1 "$kill_trials"); do
   wait "$victim" 2>/dev/null || true
   check_killed "$name" "at a random time"
 done
-echo "clones killed at chunk 1, chunk 2, after the import, the catch-up and the rename, and $kill_trials random times: DIR absent or complete"
+echo "clones killed at chunk 1, chunk 2, after the import, the catch-up and the rename, and at random ($kill_trials SIGKILLs): DIR absent or complete"
 
 # ---- A damaged chunk and a missing chunk in the object store: exit 5, nothing left.
 obj=OBJ_amem-big-snapshots
