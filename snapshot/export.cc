@@ -5,7 +5,6 @@
 #include <optional>
 #include <vector>
 
-#include "common/clock.h"
 #include "common/progress.h"
 #include "snapshot/reader.h"
 
@@ -130,9 +129,11 @@ Result<ImportResult> ImportSnapshot(const std::string& path, Store* store,
       if (op.kind == Batch::Op::Kind::kPutKv && op.kv().ts) newest = std::max(newest, *op.kv().ts);
     }
   }
+  // Never the clock: two imports of one file give one store state. A file with no
+  // timestamped record (an empty state) has the Info block's newest_ts, 0.
   const int64_t ts = options.revision_ts ? *options.revision_ts
                      : newest != INT64_MIN ? newest
-                                           : NowSeconds();
+                                           : r.newest_timestamp();
   std::vector<Batch> batches;
   batches.push_back(std::move(first));
   if (!second.empty()) batches.push_back(std::move(second));

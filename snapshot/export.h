@@ -48,8 +48,9 @@ struct ImportOptions {
   // The revision the store is at after the import, the snapshot's (a replica's
   // base, amem clone); 1 when the file's source is not known.
   uint64_t revision = 1;
-  // Its commit time; unset: the newest timestamp of the file's records (else the
-  // clock).
+  // Its commit time; unset: the newest timestamp of the file's records, else (no
+  // record has one) the file's Info newest_ts, 0: never the clock, so importing one
+  // file twice gives the same store.
   std::optional<int64_t> revision_ts;
 };
 

@@ -3,6 +3,7 @@
 // against a real cluster (tests/replication/cluster_test.sh).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -24,12 +25,13 @@ struct FakeStream {
   int appends_refused = 0;  // Append answers Aborted (the stream moved on)
   uint64_t unreadable = 0;  // Get of this sequence fails (the stream lost midway)
   std::map<uint64_t, std::string> digests;  // the digest bucket
+  std::vector<cli::PublishedSnapshot> snapshots;  // the snapshot bucket
 };
 
 class FakeLog final : public RevisionLog {
  public:
   explicit FakeLog(std::shared_ptr<FakeStream> s) : s_(std::move(s)) {}
-  Result<cli::LogInfo> Open(bool) override {
+  Result<cli::LogInfo> Open(bool, uint32_t) override {
     if (!s_->fail.ok()) return s_->fail;
     cli::LogInfo info;
     info.first_seq = s_->messages.empty() ? 0 : 1;
@@ -57,6 +59,14 @@ class FakeLog final : public RevisionLog {
                                     bool* created) override {
     *created = s_->digests.emplace(rev, value).second;
     return s_->digests[rev];
+  }
+  Result<std::vector<cli::PublishedSnapshot>> Snapshots() override { return s_->snapshots; }
+  Status DeleteSnapshot(const cli::PublishedSnapshot& snap) override {
+    auto& v = s_->snapshots;
+    auto it = std::find_if(v.begin(), v.end(), [&](const auto& x) { return x.name == snap.name; });
+    if (it == v.end()) return Status::NotFound("no snapshot " + snap.name);
+    v.erase(it);
+    return Status::OK();
   }
 
  private:
@@ -310,6 +320,40 @@ TEST_CASE("replication: replicas compare export digests published beside the log
   CHECK(bad.status().IsInvalidArgument());
   CHECK(bad.status().message().find("bucket amem-team-digests, key 2: not an amem export "
                                     "digest of revision 2") != std::string::npos);
+}
+
+TEST_CASE("replication: pruning keeps the newest snapshots and the one just published",
+          "[replication][tools]") {
+  auto stream = std::make_shared<FakeStream>();
+  for (uint64_t rev : {40, 10, 30, 20}) {
+    cli::PublishedSnapshot p;
+    p.rev = rev;
+    p.name = "rev-" + std::to_string(rev) + "-x";
+    stream->snapshots.push_back(p);
+  }
+  FakeLog log(stream);
+  auto names = [&] {
+    std::vector<std::string> out;
+    for (const auto& p : stream->snapshots) out.push_back(p.name);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  // The one just published (rev 10, --at an older revision) stays though it is older.
+  auto deleted = cli::PruneSnapshots(log, 2, "rev-10-x");
+  REQUIRE(deleted.ok());
+  REQUIRE(deleted->size() == 1);
+  CHECK((*deleted)[0].name == "rev-20-x");
+  CHECK(names() == std::vector<std::string>{"rev-10-x", "rev-30-x", "rev-40-x"});
+  deleted = cli::PruneSnapshots(log, 1, "rev-40-x");
+  REQUIRE(deleted.ok());
+  REQUIRE(deleted->size() == 2);
+  CHECK((*deleted)[0].name == "rev-30-x");  // highest revision first
+  CHECK((*deleted)[1].name == "rev-10-x");
+  CHECK(names() == std::vector<std::string>{"rev-40-x"});
+  // Nothing past N: nothing deleted.
+  deleted = cli::PruneSnapshots(log, 3, "rev-40-x");
+  REQUIRE(deleted.ok());
+  CHECK(deleted->empty());
 }
 
 TEST_CASE("replication: without NATS a bound store refuses writes, saying how to get it",

@@ -9,6 +9,11 @@
 #                                       # until the cluster has elected its leaders
 #   cluster_kill                        # SIGKILL every process in pids
 #
+# Or, for a test script, all of it at once: cluster_test_setup NAME AMEM makes dir
+# (/tmp/amem-NAME.XXXXXX), traps EXIT to stop the cluster and remove dir (kept with
+# AMEM_KEEP_TEST_DIR=1), starts the cluster and defines fail MESSAGE and A STORE ARGS
+# (amem --store $dir/STORE ARGS).
+#
 # The caller stops the cluster: trap a function that calls cluster_kill on EXIT.
 command -v nats-server >/dev/null ||
   { echo "FAIL: nats-server is missing (bash tools/bootstrap.sh test installs it)"; exit 1; }
@@ -65,4 +70,20 @@ cluster_kill() {
   local p
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+}
+
+cluster_test_cleanup() {
+  cluster_kill
+  if [[ -n ${AMEM_KEEP_TEST_DIR:-} ]]; then echo "kept $dir"; else rm -rf "$dir"; fi
+}
+fail() { echo "FAIL: $*"; exit 1; }
+A() { "$amem" --store "$dir/$1" "${@:2}"; }
+
+cluster_test_setup() {  # cluster_test_setup NAME AMEM
+  dir=$(mktemp -d "/tmp/amem-$1.XXXXXX")
+  amem=$2
+  pids=()
+  trap cluster_test_cleanup EXIT
+  cluster_start
+  export AMEM_NATS_TIMEOUT_MS=4000
 }

@@ -1,15 +1,22 @@
 // `amem remote add|show|remove`, `amem sync`, `amem follow` and `amem
 // verify-replica`: a store bound to a NATS JetStream stream of its revisions (tools/cli/replication.h,
 // docs/REPLICATION.md).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "snapshot/export.h"
 #include "snapshot/reader.h"
@@ -79,8 +86,15 @@ Status RunRemoteAdd(Context& ctx, const AddArgs& a) {
   if (!store.ok()) return store.status();
   Result<std::unique_ptr<RevisionLog>> log = OpenRevisionLog(*binding, a.access.Get());
   if (!log.ok()) return log.status();
-  Result<LogInfo> info = (*log)->Open(/*create=*/true);
+  const uint32_t dimension = (*store)->dimension();
+  Result<LogInfo> info = (*log)->Open(/*create=*/true, dimension);
   if (!info.ok()) return info.status();
+  if (info->dimension != 0 && info->dimension != dimension) {
+    return Status::InvalidArgument("stream " + binding->stream + " holds a store of vector "
+                                   "dimension " + std::to_string(info->dimension) +
+                                   ", this store's is " + std::to_string(dimension) +
+                                   ": not bound");
+  }
   // The binding records the stream's replicas as they are, not as asked.
   if (!info->created && info->replicas > 0) binding->replicas = info->replicas;
   Result<uint64_t> appended = ReconcileHistory(**store, **log, binding->stream);
@@ -282,6 +296,7 @@ Status RunVerifyReplica(Context& ctx, const VerifyReplicaArgs& a) {
 struct PublishSnapshotArgs {
   AccessFlags access;
   uint64_t at = 0;  // 0: the store's latest revision
+  std::optional<size_t> keep;  // delete all but the N newest snapshots
 };
 
 Status RunPublishSnapshot(Context& ctx, const PublishSnapshotArgs& a) {
@@ -297,6 +312,7 @@ Status RunPublishSnapshot(Context& ctx, const PublishSnapshotArgs& a) {
                                    ", before " + std::to_string(a.at) + " (amem sync catches it up)");
   }
   const uint64_t rev = a.at > 0 ? a.at : *latest;
+  if (a.keep && *a.keep < 1) return ctx.UsageError("--keep: at least 1 snapshot");
   Result<std::unique_ptr<RevisionLog>> log = OpenRevisionLog(*binding, a.access.Get());
   if (!log.ok()) return log.status();
   Result<LogInfo> info = (*log)->Open(/*create=*/false);
@@ -318,6 +334,14 @@ Status RunPublishSnapshot(Context& ctx, const PublishSnapshotArgs& a) {
   std::error_code ec;
   if (!path.empty()) std::filesystem::remove(path, ec);
   if (!snap.ok()) return snap.status();
+  std::vector<PublishedSnapshot> deleted;
+  if (a.keep) {
+    Result<std::vector<PublishedSnapshot>> pruned = PruneSnapshots(**log, *a.keep, snap->name);
+    if (!pruned.ok()) {
+      return pruned.status().WithContext("snapshot " + snap->name + " is published; --keep");
+    }
+    deleted = std::move(pruned).value();
+  }
   const std::string bucket = binding->snapshot_bucket();
   if (ctx.json()) {
     Json doc;
@@ -329,12 +353,21 @@ Status RunPublishSnapshot(Context& ctx, const PublishSnapshotArgs& a) {
     doc["chunks"] = snap->chunks;
     doc["sha256"] = snap->sha256;
     doc["published_now"] = created;
+    if (a.keep) {
+      Json names = Json::array();
+      for (const PublishedSnapshot& d : deleted) names.push_back(d.name);
+      doc["deleted"] = names;
+    }
     ctx.SetJsonOutput(doc);
   } else {
     ctx.Out() += "revision " + std::to_string(snap->rev) + ": " +
                  (created ? "published snapshot " : "snapshot already published: ") +
                  snap->name + " (" + std::to_string(snap->bytes) + " bytes, " +
                  std::to_string(snap->chunks) + " chunks) in bucket " + bucket + "\n";
+    for (const PublishedSnapshot& d : deleted) {
+      ctx.Out() += "deleted snapshot " + d.name + " (revision " + std::to_string(d.rev) +
+                   ", --keep " + std::to_string(*a.keep) + ")\n";
+    }
   }
   return Status::OK();
 }
@@ -344,71 +377,169 @@ struct CloneArgs {
   std::string servers, stream, dir;
   AccessFlags access;
   size_t batch = kCatchUpBatch;
+  uint32_t dimension = 0;  // 0: the snapshot's, else the stream's
 };
 
-// Fetches the newest snapshot into `dir` (a new store at its revision) or, with
-// none published, makes an empty store there; *snap is set when there was one.
-// Nothing is left behind on error.
-Status CloneBase(RevisionLog& log, const RemoteBinding& binding, const LogInfo& info,
-                 const std::string& dir, std::optional<PublishedSnapshot>* snap) {
+// A clone is built in DIR.clone-tmp-<pid> and renamed to DIR when complete.
+constexpr char kCloneTempInfix[] = ".clone-tmp-";
+
+// Removes the DIR.clone-tmp-<pid> directories (owned by this user, not links) whose
+// process is gone: clones that were killed. Returns how many.
+size_t RemoveStaleClones(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path target(dir);
+  const std::string prefix = target.filename().string() + kCloneTempInfix;
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::vector<fs::path> stale;
+  std::error_code ec;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::stol(digits);
+    if (pid <= 0 || pid == static_cast<long>(::getpid())) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != ::geteuid()) {
+      continue;
+    }
+    stale.push_back(it->path());
+  }
+  size_t removed = 0;
+  for (const fs::path& p : stale) {
+    if (fs::remove_all(p, ec) > 0 && !ec) ++removed;
+  }
+  return removed;
+}
+
+// Renames the finished clone `from` to `to`, which must not exist (RENAME_NOREPLACE:
+// a DIR made meanwhile is never replaced), and makes the rename durable.
+Status PutCloneInPlace(const std::string& from, const std::string& to) {
+  int rc = ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE);
+  if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
+    // A file system without RENAME_NOREPLACE: check, then rename.
+    std::error_code ec;
+    if (std::filesystem::exists(to, ec) || std::filesystem::is_symlink(to, ec)) {
+      errno = EEXIST;
+    } else {
+      rc = ::rename(from.c_str(), to.c_str());
+    }
+  }
+  if (rc != 0) {
+    if (errno == EEXIST || errno == ENOTEMPTY) {
+      return Status::InvalidArgument(to + " exists (made while the clone ran): the clone is "
+                                     "not put there");
+    }
+    return Status::IOError("rename " + from + " to " + to + ": " + std::strerror(errno));
+  }
+  const std::filesystem::path parent = std::filesystem::path(to).parent_path();
+  const std::string pdir = parent.empty() ? "." : parent.string();
+  const int dfd = ::open(pdir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return Status::IOError("open directory " + pdir + ": " + std::strerror(errno));
+  rc = ::fsync(dfd);
+  const int err = errno;
+  ::close(dfd);
+  if (rc != 0) return Status::IOError("fsync directory " + pdir + ": " + std::strerror(err));
+  return Status::OK();
+}
+
+// Builds the replica in `work`/store: the newest snapshot (downloaded to
+// `work`/snapshot.amem) imported at its revision, or with none published an empty
+// store, of the dimension the snapshot or the stream records; the binding; the
+// stream's tail. *snap is set when there was a snapshot.
+Status BuildClone(RevisionLog& log, const RemoteBinding& binding, const LogInfo& info,
+                  const CloneArgs& a, const std::string& work,
+                  std::optional<PublishedSnapshot>* snap, CatchUpReport* report) {
+  const std::string dir = work + "/store", file = work + "/snapshot.amem";
   Result<PublishedSnapshot> newest = log.NewestSnapshot();
   if (!newest.ok() && !newest.status().IsNotFound()) return newest.status();
+  const std::string stream = "stream " + binding.stream;
   StoreOptions options;
   options.create_if_missing = true;
-  const std::string file = dir + ".clone.amem";  // beside DIR, never inside it
-  std::error_code ec;
-  auto cleanup = [&](Status s) {
-    std::filesystem::remove(file, ec);
-    std::filesystem::remove_all(dir, ec);
-    return s;
-  };
   if (newest.ok()) {
     const std::string where =
         "bucket " + binding.snapshot_bucket() + ", snapshot " + newest->name;
     if (newest->rev > info.last_seq) {
       return Status::Corruption(where + ": of revision " + std::to_string(newest->rev) +
-                                ", but stream " + binding.stream + " ends at sequence " +
+                                ", but " + stream + " ends at sequence " +
                                 std::to_string(info.last_seq));
     }
     Result<std::string> record = log.Get(newest->rev);
-    if (!record.ok()) return record.status().WithContext("stream " + binding.stream);
+    if (!record.ok()) return record.status().WithContext(stream);
     Result<LoggedRevision> revision = ParseRevisionRecord(binding.stream, newest->rev, *record);
     if (!revision.ok()) return revision.status();
     if (revision->ts != newest->rev_ts) {
       return Status::Corruption(where + ": its revision's commit time " +
-                                std::to_string(newest->rev_ts) + " is not stream " +
-                                binding.stream + "'s (" + std::to_string(revision->ts) + ")");
+                                std::to_string(newest->rev_ts) + " is not " + stream +
+                                "'s (" + std::to_string(revision->ts) + ")");
     }
     AMEM_RETURN_IF_ERROR(log.FetchSnapshot(*newest, file));
     Result<std::unique_ptr<snapshot::Reader>> reader = snapshot::Reader::Open(file);
-    if (!reader.ok()) return cleanup(reader.status().WithContext(where));
+    if (!reader.ok()) return reader.status().WithContext(where);
     options.dimension = (*reader)->dimension();
-  }
-  {
-    Result<std::unique_ptr<Store>> store = Store::Open(dir, options);
-    if (!store.ok()) return cleanup(store.status());
-    if (newest.ok()) {
-      snapshot::ImportOptions import;
-      import.revision = newest->rev;
-      import.revision_ts = newest->rev_ts;
-      Result<snapshot::ImportResult> imported = snapshot::ImportSnapshot(file, store->get(), import);
-      if (!imported.ok()) return cleanup(imported.status().WithContext(newest->name));
+    if (info.dimension != 0 && info.dimension != options.dimension) {
+      return Status::Corruption(where + ": its vector dimension " +
+                                std::to_string(options.dimension) + " is not the " +
+                                std::to_string(info.dimension) + " " + stream + " records");
     }
+  } else {
+    options.dimension = info.dimension != 0 ? info.dimension
+                        : a.dimension != 0  ? a.dimension
+                                            : kDefaultDimension;
   }
-  std::filesystem::remove(file, ec);
-  if (newest.ok()) *snap = *newest;
+  if (a.dimension != 0 && a.dimension != options.dimension) {
+    return Status::InvalidArgument(
+        "--dimension " + std::to_string(a.dimension) + ": " +
+        (newest.ok() ? "the snapshot " + newest->name + " has " : stream + " records ") +
+        std::to_string(options.dimension) + " (nothing was made)");
+  }
+  Result<std::unique_ptr<Store>> store = Store::Open(dir, options);
+  if (!store.ok()) return store.status();
+  if (newest.ok()) {
+    snapshot::ImportOptions import;
+    import.revision = newest->rev;
+    import.revision_ts = newest->rev_ts;
+    Result<snapshot::ImportResult> imported = snapshot::ImportSnapshot(file, store->get(), import);
+    if (!imported.ok()) return imported.status().WithContext(newest->name);
+    std::error_code ec;
+    std::filesystem::remove(file, ec);
+    *snap = *newest;
+    CloneTestDieAt("imported");
+  }
+  AMEM_RETURN_IF_ERROR(WriteRemoteBinding(dir, binding));
+  Result<CatchUpReport> r = CatchUp(**store, log, binding.stream, a.batch);
+  if (!r.ok()) {
+    if (!newest.ok() && info.dimension == 0 && a.dimension == 0 &&
+        r.status().IsInvalidArgument() &&
+        r.status().message().find("dimension") != std::string::npos) {
+      return r.status().WithContext(
+          stream + " does not record its store's vector dimension (a stream made before "
+          "amem recorded it), so the clone took " + std::to_string(kDefaultDimension) +
+          ": clone again with --dimension N, its vectors' size");
+    }
+    return r.status();
+  }
+  *report = *r;
   return Status::OK();
 }
 
 // Exit 4 when DIR exists, 3 when the stream does not, 5 when the snapshot is not
-// the published one (nothing left behind), 6 when the stream cannot be reached.
+// the published one, 6 when the stream cannot be reached. All or nothing: the clone
+// is built in DIR.clone-tmp-<pid> and renamed to DIR when complete; on any error,
+// or when killed, DIR is not made (a later clone removes what a killed one left).
 Status RunClone(Context& ctx, const CloneArgs& a) {
   Result<RemoteBinding> binding = ParseRemote(a.servers, a.stream, 3);
   if (!binding.ok()) return ctx.UsageError(binding.status().message());
   if (a.batch < 1) return ctx.UsageError("--batch: at least 1 revision");
-  // DIR/ names DIR: the download goes beside it, as DIR.clone.amem.
+  if (a.dimension > kMaxDimension) {
+    return ctx.UsageError("--dimension: 1.." + std::to_string(kMaxDimension));
+  }
+  // DIR/ names DIR: the clone is built beside it.
   std::string dir = a.dir;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  RemoveStaleClones(dir);
   std::error_code ec;
   if (std::filesystem::exists(dir, ec) || std::filesystem::is_symlink(dir, ec)) {
     return Status::InvalidArgument(dir + " exists: amem clone makes a new store in a "
@@ -419,21 +550,21 @@ Status RunClone(Context& ctx, const CloneArgs& a) {
   Result<LogInfo> info = (*log)->Open(/*create=*/false);
   if (!info.ok()) return info.status();
   if (info->replicas > 0) binding->replicas = info->replicas;
+  const std::string work = dir + kCloneTempInfix + std::to_string(::getpid());
+  std::filesystem::remove_all(work, ec);
+  if (!std::filesystem::create_directories(work, ec) || ec) {
+    return Status::IOError("cannot make " + work + ": " + ec.message());
+  }
   std::optional<PublishedSnapshot> snap;
-  AMEM_RETURN_IF_ERROR(CloneBase(**log, *binding, *info, dir, &snap));
-  Status bound = WriteRemoteBinding(dir, *binding);
-  if (!bound.ok()) {
-    std::filesystem::remove_all(dir, ec);
-    return bound;
+  CatchUpReport r;
+  Status built = BuildClone(**log, *binding, *info, a, work, &snap, &r);
+  if (built.ok()) {
+    CloneTestDieAt("applied");
+    built = PutCloneInPlace(work + "/store", dir);
+    CloneTestDieAt("renamed");
   }
-  Result<std::unique_ptr<Store>> store = Store::Open(dir);
-  if (!store.ok()) return store.status();
-  Result<CatchUpReport> r = CatchUp(**store, **log, binding->stream, a.batch);
-  if (!r.ok()) {
-    return r.status().WithContext("the clone at " + dir +
-                                  " is bound to the stream and holds a prefix of it (amem "
-                                  "sync continues)");
-  }
+  std::filesystem::remove_all(work, ec);
+  if (!built.ok()) return built;
   const std::string bucket = binding->snapshot_bucket();
   if (ctx.json()) {
     Json doc = RemoteBindingJson(*binding);
@@ -443,8 +574,8 @@ Status RunClone(Context& ctx, const CloneArgs& a) {
                                   {"bytes", snap->bytes},
                                   {"sha256", snap->sha256}}
                            : Json(nullptr);
-    doc["applied"] = r->to - r->from;
-    doc["rev"] = r->to;
+    doc["applied"] = r.to - r.from;
+    doc["rev"] = r.to;
     ctx.SetJsonOutput(doc);
   } else {
     ctx.Out() += snap ? "fetched snapshot " + snap->name + " (" + std::to_string(snap->bytes) +
@@ -453,8 +584,8 @@ Status RunClone(Context& ctx, const CloneArgs& a) {
                       : "no snapshot published in bucket " + bucket +
                             ": replaying the whole stream from revision 1\n";
     ctx.Out() += "cloned stream " + binding->stream + " into " + dir + ": applied " +
-                 std::to_string(r->to - r->from) + " revisions from the stream; the store is at "
-                 "rev " + std::to_string(r->to) + " and bound to it\n";
+                 std::to_string(r.to - r.from) + " revisions from the stream; the store is at "
+                 "rev " + std::to_string(r.to) + " and bound to it\n";
   }
   return Status::OK();
 }
@@ -530,9 +661,13 @@ void AddRemoteCommands(CLI::App& app, Context& ctx) {
         "Put the store's export at a revision (default: its latest) into the bound stream's "
         "snapshot bucket (JetStream object store), named by revision and SHA-256, for amem "
         "clone.",
-        "amem publish-snapshot --json\namem publish-snapshot --at 90000");
+        "amem publish-snapshot --json\namem publish-snapshot --at 90000 --keep 3");
     cmd->add_option("--at", a->at, "The revision (default: the store's latest)")
         ->type_name("REV");
+    cmd->add_option("--keep", a->keep,
+                    "Then delete the bucket's snapshots but the N of the highest revisions "
+                    "(and the one published)")
+        ->type_name("N");
     AddAccessFlags(cmd, &a->access);
     ctx.SetAction(cmd, [&ctx, a] { return RunPublishSnapshot(ctx, *a); });
   }
@@ -543,12 +678,17 @@ void AddRemoteCommands(CLI::App& app, Context& ctx) {
         "Make a new replica in DIR (which must not exist): the stream's newest snapshot, "
         "its SHA-256 checked, imported at its revision, then the stream's later revisions; "
         "bound like remote add. --as-of reads before the snapshot's revision are refused. "
-        "With no snapshot published, the whole stream is replayed.",
+        "With no snapshot published, the whole stream is replayed. All or nothing: built "
+        "in DIR.clone-tmp-PID, renamed to DIR when complete.",
         "amem clone nats://a:4222,nats://b:4222 --stream team /var/lib/amem/team");
     cmd->add_option("SERVERS", a->servers, "nats://HOST:PORT[,nats://HOST:PORT...]")
         ->required();
     PathArgument(cmd->add_option("DIR", a->dir, "The new store's directory"))->required();
     cmd->add_option("--stream", a->stream, "The stream's name")->required()->type_name("NAME");
+    cmd->add_option("--dimension", a->dimension,
+                    "Vector dimension, for a stream that does not record it and has no "
+                    "snapshot (default: the snapshot's, else the stream's, else 128)")
+        ->type_name("N");
     AddBatchFlag(cmd, &a->batch);
     AddAccessFlags(cmd, &a->access);
     ctx.SetAction(cmd, [&ctx, a] { return RunClone(ctx, *a); });

@@ -169,6 +169,10 @@ RemoteAccess RemoteAccessFromEnv() {
   return a;
 }
 
+void CloneTestDieAt(const std::string& stage) {
+  if (Env("AMEM_REPLICATION_TEST_CLONE_DIE") == stage) std::raise(SIGKILL);
+}
+
 void SetRevisionLogFactory(RevisionLogFactory factory) { Factory() = std::move(factory); }
 
 Result<std::unique_ptr<RevisionLog>> OpenRevisionLog(const RemoteBinding& binding,
@@ -192,6 +196,21 @@ Status RevisionLog::Read(uint64_t from, uint64_t to,
   return Status::OK();
 }
 
+std::string StreamDescription(uint32_t dimension) {
+  return std::string(kStreamDescriptionPrefix) + std::to_string(dimension);
+}
+
+uint32_t ParseStreamDescription(const std::string& description) {
+  const std::string_view prefix = kStreamDescriptionPrefix;
+  if (description.compare(0, prefix.size(), prefix) != 0) return 0;
+  const std::string digits = description.substr(prefix.size());
+  if (digits.empty() || digits.size() > 4 || digits.find_first_not_of("0123456789") != std::string::npos) {
+    return 0;
+  }
+  const auto d = static_cast<uint32_t>(std::stoul(digits));
+  return d <= kMaxDimension ? d : 0;
+}
+
 std::string SnapshotObjectName(uint64_t rev, const std::string& sha256) {
   return "rev-" + std::to_string(rev) + "-" + sha256;
 }
@@ -206,6 +225,30 @@ Result<PublishedSnapshot> RevisionLog::NewestSnapshot() {
 
 Status RevisionLog::FetchSnapshot(const PublishedSnapshot&, const std::string&) {
   return Status::NotSupported("this revision log keeps no snapshots");
+}
+
+Result<std::vector<PublishedSnapshot>> RevisionLog::Snapshots() {
+  return Status::NotSupported("this revision log keeps no snapshots");
+}
+
+Status RevisionLog::DeleteSnapshot(const PublishedSnapshot&) {
+  return Status::NotSupported("this revision log keeps no snapshots");
+}
+
+Result<std::vector<PublishedSnapshot>> PruneSnapshots(RevisionLog& log, size_t keep,
+                                                      const std::string& published) {
+  Result<std::vector<PublishedSnapshot>> all = log.Snapshots();
+  if (!all.ok()) return all.status();
+  std::sort(all->begin(), all->end(), [](const PublishedSnapshot& x, const PublishedSnapshot& y) {
+    return x.rev != y.rev ? x.rev > y.rev : x.name < y.name;
+  });
+  std::vector<PublishedSnapshot> deleted;
+  for (size_t i = keep; i < all->size(); ++i) {
+    if ((*all)[i].name == published) continue;
+    AMEM_RETURN_IF_ERROR(log.DeleteSnapshot((*all)[i]));
+    deleted.push_back((*all)[i]);
+  }
+  return deleted;
 }
 
 std::string RevisionRecord(const LoggedRevision& revision) {

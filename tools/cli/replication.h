@@ -77,16 +77,29 @@ struct LogInfo {
   uint64_t first_seq = 0, last_seq = 0;  // last_seq 0: empty
   int replicas = 0;
   bool created = false;  // by this Open
+  // The vector dimension of the store whose revisions the log holds, as the log
+  // recorded it when it was created (StreamDescription); 0: it records none.
+  uint32_t dimension = 0;
 };
+
+// The setting a new replica needs that the revisions do not carry (the store's
+// vector dimension), as a stream's description holds it: "amem revisions of a store
+// of vector dimension N" (plain text: libnats 3.4 does not escape the description
+// in the JSON it sends). ParseStreamDescription: N, 0 for any other text.
+inline constexpr char kStreamDescriptionPrefix[] =
+    "amem revisions of a store of vector dimension ";
+std::string StreamDescription(uint32_t dimension);
+uint32_t ParseStreamDescription(const std::string& description);
 
 // The ordered log of one bound store.
 class RevisionLog {
  public:
   virtual ~RevisionLog() = default;
-  // Finds the stream (creating it with `replicas` when create is set). NotFound
-  // when it does not exist and create is not set; InvalidArgument when it exists
-  // but is not this binding's (another subject).
-  virtual Result<LogInfo> Open(bool create) = 0;
+  // Finds the stream (creating it with `replicas`, its description recording
+  // `dimension`, when create is set). NotFound when it does not exist and create is
+  // not set; InvalidArgument when it exists but is not this binding's (another
+  // subject).
+  virtual Result<LogInfo> Open(bool create, uint32_t dimension = 0) = 0;
   // The message at `seq`; NotFound past the end.
   virtual Result<std::string> Get(uint64_t seq) = 0;
   // Calls fn with each message from `from` to `to` (both included, to >= from) in
@@ -116,10 +129,25 @@ class RevisionLog {
                                                 int64_t rev_ts, bool* created);
   virtual Result<PublishedSnapshot> NewestSnapshot();
   virtual Status FetchSnapshot(const PublishedSnapshot& snapshot, const std::string& path);
+  // Every snapshot in the bucket (any order; NotFound when there is no bucket), and
+  // the removal of one: its description, then its chunks (purged from the stream).
+  virtual Result<std::vector<PublishedSnapshot>> Snapshots();
+  virtual Status DeleteSnapshot(const PublishedSnapshot& snapshot);
 };
+
+// Deletes the log's snapshots but the `keep` (>= 1) of the highest revisions and
+// `published` (the one just published, kept even when older). Returns the deleted
+// ones, highest revision first.
+Result<std::vector<PublishedSnapshot>> PruneSnapshots(RevisionLog& log, size_t keep,
+                                                      const std::string& published);
 
 using RevisionLogFactory = std::function<Result<std::unique_ptr<RevisionLog>>(
     const RemoteBinding&, const RemoteAccess&)>;
+// A test hook of amem clone (tests/replication/clone_test.sh): SIGKILLs the process
+// when $AMEM_REPLICATION_TEST_CLONE_DIE is `stage` ("chunk:N" after the download's
+// Nth chunk, "imported", "applied", "renamed").
+void CloneTestDieAt(const std::string& stage);
+
 // Set by the amem executable when it was built with libnats (tools/main.cc).
 void SetRevisionLogFactory(RevisionLogFactory factory);
 // Without a factory: NotSupported saying how to get one.

@@ -57,6 +57,7 @@ namespace {
   X(js_GetMsg) \
   X(js_GetLastMsg) \
   X(js_AddStream) \
+  X(js_PurgeStream) \
   X(jsStreamInfo_Destroy) \
   X(jsStreamConfig_Init) \
   X(jsPubAck_Destroy) \
@@ -292,8 +293,8 @@ class NatsLog final : public cli::RevisionLog {
     }
   }
 
-  Result<cli::LogInfo> Open(bool create) override {
-    return UntilLeader([&] { return TryOpen(create); });
+  Result<cli::LogInfo> Open(bool create, uint32_t dimension) override {
+    return UntilLeader([&] { return TryOpen(create, dimension); });
   }
 
   Result<std::string> Get(uint64_t seq) override {
@@ -454,6 +455,27 @@ class NatsLog final : public cli::RevisionLog {
     return GetSnapshotMeta(newest);
   }
 
+  Result<std::vector<cli::PublishedSnapshot>> Snapshots() override {
+    Result<std::vector<std::string>> names = UntilLeader([&] { return ListSnapshots(false); });
+    if (!names.ok()) return names.status();
+    std::vector<cli::PublishedSnapshot> out;
+    for (const std::string& name : *names) {
+      uint64_t rev = 0;
+      if (!ParseObjectName(name, &rev, nullptr)) continue;  // not one of amem's
+      Result<cli::PublishedSnapshot> snap = GetSnapshotMeta(name);
+      if (!snap.ok()) return snap.status();
+      out.push_back(std::move(snap).value());
+    }
+    return out;
+  }
+
+  // The description first: once it is gone the object is no longer listed, so a
+  // clone never picks an object whose chunks are being purged.
+  Status DeleteSnapshot(const cli::PublishedSnapshot& snap) override {
+    AMEM_RETURN_IF_ERROR(Purge(MetaSubject(snap.name), snap.name));
+    return Purge("$O." + Bucket() + ".C." + snap.nuid, snap.name);
+  }
+
   Status FetchSnapshot(const cli::PublishedSnapshot& snap, const std::string& path) override {
     Status s = TryFetch(snap, path);
     if (!s.ok()) {
@@ -594,6 +616,24 @@ class NatsLog final : public cli::RevisionLog {
                              NatsError(s, code));
     }
     return Status::OK();
+  }
+
+  // Purges the messages of `subject` from the bucket's stream.
+  Status Purge(const std::string& subject, const std::string& name) {
+    Result<int> purged = UntilLeader([&]() -> Result<int> {
+      jsOptions o;
+      Nats().jsOptions_Init(&o);
+      o.Wait = access_.timeout_ms;
+      o.Stream.Purge.Subject = subject.c_str();
+      jsErrCode code = static_cast<jsErrCode>(0);
+      natsStatus s = Nats().js_PurgeStream(js_, ObjectStream().c_str(), &o, &code);
+      if (s != NATS_OK) {
+        return Status::IOError("bucket " + Bucket() + ": cannot delete snapshot " + name + ": " +
+                               NatsError(s, code));
+      }
+      return 0;
+    });
+    return purged.status();
   }
 
   // The names of the objects in the bucket (creating its stream when `create` is
@@ -752,6 +792,7 @@ class NatsLog final : public cli::RevisionLog {
           out.write(Nats().natsMsg_GetData(msg), static_cast<std::streamsize>(n));
         }
         ++chunks;
+        cli::CloneTestDieAt("chunk:" + std::to_string(chunks));
         Nats().natsMsg_Destroy(msg);
       }
       Nats().natsSubscription_Unsubscribe(sub);
@@ -803,7 +844,7 @@ class NatsLog final : public cli::RevisionLog {
     return Status::OK();
   }
 
-  Result<cli::LogInfo> TryOpen(bool create) {
+  Result<cli::LogInfo> TryOpen(bool create, uint32_t dimension) {
     jsStreamInfo* si = nullptr;
     jsErrCode code = static_cast<jsErrCode>(0);
     natsStatus s = Nats().js_GetStreamInfo(&si, js_, binding_.stream.c_str(), nullptr, &code);
@@ -817,6 +858,9 @@ class NatsLog final : public cli::RevisionLog {
       jsStreamConfig cfg = StreamConfig(binding_.stream, subjects, 1);
       cfg.DenyDelete = true;
       cfg.DenyPurge = true;
+      // What a replica cloned from the stream alone needs (amem clone).
+      const std::string description = cli::StreamDescription(dimension);
+      if (dimension > 0) cfg.Description = description.c_str();
       s = Nats().js_AddStream(&si, js_, &cfg, nullptr, &code);
       if (s != NATS_OK) {
         const std::string why = NatsError(s, code);
@@ -838,6 +882,9 @@ class NatsLog final : public cli::RevisionLog {
     info.first_seq = si->State.FirstSeq;
     info.last_seq = si->State.LastSeq;
     info.replicas = cfg != nullptr ? static_cast<int>(cfg->Replicas) : 0;
+    if (cfg != nullptr && cfg->Description != nullptr) {
+      info.dimension = cli::ParseStreamDescription(cfg->Description);
+    }
     Nats().jsStreamInfo_Destroy(si);
     if (!ours) {
       return Status::InvalidArgument("stream " + binding_.stream +
