@@ -134,6 +134,9 @@ def test_a_python_write_with_the_server_down_fails_and_changes_nothing(
     assert a.put_node("fact:a", type="fact", content="one") == 1
     before = export_bytes(a_cli, tmp_path / "before.amem")
     nats.stop()
+    # The client notices the closed socket at once; give its reader thread a moment,
+    # since a publish racing that would be "may or may not be in the stream".
+    time.sleep(0.2)
     # A store whose connection is gone, and one opened while the server is down.
     with pytest.raises(amem.IOError, match="stream py did not accept revision 2; nothing "
                        "was written: cannot reach stream py at nats://127.0.0.1:[0-9]+: "
