@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -34,12 +35,16 @@
 #include "tools/cli/history_log.h"
 #include "tools/cli/query_args.h"
 #include "tools/cli/replay_queries.h"
+#include "tools/cli/replication.h"
 #include "tools/io/ingest.h"
 #include "tools/io/json_input.h"
 #include "tools/io/json_records.h"
 #include "tools/io/node_arg.h"
 #include "tools/io/query_log.h"
 #include "tools/io/query_table.h"
+#ifdef AMEM_WITH_NATS
+#include "tools/replication/nats_log.h"
+#endif
 
 namespace py = pybind11;
 
@@ -238,9 +243,20 @@ struct PyStore {
   snapshot::LiveOptions live_options;
   std::string query_log;
 
+  // remote.json as it was when the store was opened and its commit hook installed
+  // (docs/REPLICATION.md): a write refuses when the binding changed since.
+  cli::BindingStamp binding;
+
   std::shared_ptr<Store> get() {
     if (!store) Raise(Status::InvalidArgument("the store is closed"));
     return store;
+  }
+  // get(), for a write: on a bound store the write goes through its stream (the
+  // commit hook), and a store bound or unbound since it was opened refuses.
+  std::shared_ptr<Store> writer() {
+    std::shared_ptr<Store> s = get();
+    Check(cli::CheckBindingUnchanged(s->path(), binding));
+    return s;
   }
 };
 
@@ -326,7 +342,7 @@ struct Ops {
 
 // Applies `batch` without the GIL; a single write's error loses its "op 0: ".
 uint64_t ApplyBatch(PyStore& s, const Batch& batch, const WriteOptions& options, bool single) {
-  const std::shared_ptr<Store> keep = s.get();
+  const std::shared_ptr<Store> keep = s.writer();
   Store& store = *keep;
   Result<uint64_t> rev = Status::InvalidArgument("");
   {
@@ -538,9 +554,12 @@ py::object RunQuery(PyView& v, const io::QueryDef& def, const py::args& args,
   }
   Json call_args = ArgsFromPython(def, args, kwargs);
   for (const io::Param& p : def.params) {
-    if (p.latest_only && call_args.value(p.name, false) && !v.latest) {
-      Raise(Status::InvalidArgument(p.name + " writes to the store's latest state: only on "
-                                    "store.view() without as_of/at"));
+    if (p.latest_only && call_args.value(p.name, false)) {
+      if (!v.latest) {
+        Raise(Status::InvalidArgument(p.name + " writes to the store's latest state: only on "
+                                      "store.view() without as_of/at"));
+      }
+      if (v.store) v.store->writer();  // a bound store writes through its stream
     }
   }
   Check(io::CheckGiven(def, call_args, io::FrontEnd::kMcp));
@@ -698,6 +717,14 @@ using namespace amem::python;
 PYBIND11_MODULE(_amem, m) {
   m.doc() = "amem: an embedded graph memory for coding agents (the C++ API in-process).";
   m.attr("__version__") = AMEM_VERSION;
+#ifdef AMEM_WITH_NATS
+  // Bound stores reach their stream through libnats, as the amem executable's
+  // (tools/main.cc). AMEM_REPLICATION_TEST_NO_NATS: as if built without it (the
+  // Python tests' check of that build's refusal).
+  if (std::getenv("AMEM_REPLICATION_TEST_NO_NATS") == nullptr) {
+    cli::SetRevisionLogFactory(replication::NatsLogFactory());
+  }
+#endif
   DefineErrors(m);
 
   py::class_<VectorBuffer>(m, "_VectorBuffer", py::buffer_protocol(),
@@ -871,6 +898,10 @@ PYBIND11_MODULE(_amem, m) {
                                       " (create one with amem init, or Store(path, create=True))"));
              }
              s->store = std::shared_ptr<Store>(Check(std::move(store)));
+             // A store bound to a stream publishes every write to it first, as the
+             // CLI's and amem mcp's (docs/REPLICATION.md).
+             s->binding = cli::StampRemoteBinding(dir);
+             Check(cli::InstallReplication(dir, s->store.get()));
              s->live_options = Check(snapshot::LiveOptionsFromEnv());
              if (query_log) {
                s->query_log = *query_log;
@@ -930,7 +961,7 @@ PYBIND11_MODULE(_amem, m) {
       .def("delete_node", [](PyStore& s, const std::string& node, bool with_edges,
                              std::optional<int64_t> ts, const std::string& run,
                              const std::string& task) {
-             const std::shared_ptr<Store> keep = s.get();
+             const std::shared_ptr<Store> keep = s.writer();
   Store& store = *keep;
              std::string key = io::NodeKeyForArg(store, node);
              Result<uint64_t> rev = Status::InvalidArgument("");
@@ -950,7 +981,7 @@ PYBIND11_MODULE(_amem, m) {
       .def("delete_edge", [](PyStore& s, const std::string& src, const std::string& rel,
                              const std::string& dst, std::optional<int64_t> ts,
                              const std::string& run, const std::string& task) {
-             const std::shared_ptr<Store> keep = s.get();
+             const std::shared_ptr<Store> keep = s.writer();
   Store& store = *keep;
              std::string a = io::NodeKeyForArg(store, src), b = io::NodeKeyForArg(store, dst);
              Result<uint64_t> rev = Status::InvalidArgument("");
@@ -978,7 +1009,7 @@ PYBIND11_MODULE(_amem, m) {
       .def("kv_delete", [](PyStore& s, const std::string& scope, const std::string& ns,
                            const std::string& key, std::optional<int64_t> ts,
                            const std::string& run, const std::string& task) {
-             const std::shared_ptr<Store> keep = s.get();
+             const std::shared_ptr<Store> keep = s.writer();
   Store& store = *keep;
              Result<uint64_t> rev = Status::InvalidArgument("");
              {
@@ -1016,7 +1047,7 @@ PYBIND11_MODULE(_amem, m) {
       // bulk writes and history
       .def("ingest", [](PyStore& s, py::object input, std::optional<int64_t> ts,
                         const std::string& run, const std::string& task) {
-             const std::shared_ptr<Store> keep = s.get();
+             const std::shared_ptr<Store> keep = s.writer();
   Store& store = *keep;
              WriteOptions o = Attribution(ts, run, task);
              Result<io::IngestSummary> summary = Status::InvalidArgument("");
@@ -1084,6 +1115,7 @@ PYBIND11_MODULE(_amem, m) {
              }
              cli::ParsedLog log = Check(cli::ParseLog(text));
              const std::shared_ptr<Store> keep = s.get();
+             Check(cli::CheckReplayUnbound(keep->path()));
   Store& store = *keep;
              Result<uint64_t> rev = Status::InvalidArgument("");
              {

@@ -3,17 +3,25 @@
 # three-node nats-server cluster with JetStream on free loopback ports in a temporary
 # directory, started (tests/replication/cluster_lib.sh) and always stopped by this script.
 #
-#   cluster_test.sh AMEM [WRITES_PER_WRITER]     (default 40)
+#   cluster_test.sh AMEM [WRITES_PER_WRITER [ROUNDS [ROUND_WRITES]]]
+#                                    (defaults 40, 3, a tenth of WRITES_PER_WRITER, >= 20)
 #
-# ctest replication_cluster passes 1000 in the normal build: three stores write
+# ctest replication_cluster passes 1000 3 100 in the normal build: three stores write
 # 3 x 1,000 revisions at once through the CLI, and `amem mcp` 250 more on the first
-# (a quarter of WRITES_PER_WRITER, at least 40); 40 under the sanitizers, where each
-# amem process starts ten times slower.
+# (a quarter of the writes per writer, at least 40), then the fault scenario runs
+# twice more with 3 x 100; 40 2 20 under the sanitizers, where each amem process
+# starts ten times slower.
+#
+# The fault scenario's random choices come from a seed, printed with each round:
+# AMEM_REPLICATION_SEED when set, else a random one; round K uses the seed plus
+# K - 1. A failure prints the seed of the round it failed in and the command that
+# runs that round alone (AMEM_REPLICATION_SEED=S cluster_test.sh AMEM WRITES 1).
 #
 # Checks: a stream of three replicas made by `amem remote add`; three bound stores
 # writing at once with overlapping keys (CLI put-node, kv-put, put-edge and
 # ingest, and `amem mcp`'s remember on one of them) while one NATS node is
-# SIGKILLed and restarted and a follower is SIGKILLed and restarted; afterwards
+# SIGKILLed and restarted, a follower is SIGKILLed and restarted, and writers are
+# SIGKILLed after their publish and before it; afterwards
 # `amem sync` on every store gives identical `amem export` bytes, the log holds
 # every acknowledged write exactly once and nothing else but writes whose publish
 # got no answer; a writer killed between the stream's acknowledgement and its local
@@ -33,11 +41,23 @@
 set -euo pipefail
 amem=$(realpath "$1")
 writes=${2:-40}
-mcp_writes=$((writes / 4 > 40 ? writes / 4 : 40))
+rounds=${3:-3}
+round_writes_more=${4:-$((writes / 10 > 20 ? writes / 10 : 20))}
+seed=${AMEM_REPLICATION_SEED:-$((SRANDOM % 1000000))}
+[[ $seed =~ ^[0-9]+$ ]] || { echo "FAIL: AMEM_REPLICATION_SEED=$seed: a number expected"; exit 1; }
+round=0 round_seed= round_writes=$writes
 py=/usr/bin/python3
 source "$(dirname "$0")/cluster_lib.sh"  # cluster_start, start_node, cluster_bind
 
 cluster_test_setup replication "$amem"  # dir, the cluster, fail, A
+cleanup() {
+  local rc=$?
+  if (( rc != 0 )); then
+    echo "FAILED with seeds $seed to $((seed + rounds - 1))${round_seed:+, in fault round $round (seed $round_seed, $round_writes writes per writer); run that round first: AMEM_REPLICATION_SEED=$round_seed bash $0 AMEM $round_writes 1}"
+  fi
+  cluster_test_cleanup
+}
+trap cleanup EXIT
 rev() { A "$1" stats --json | $py -c 'import json,sys; print(json.load(sys.stdin)["revision"])'; }
 
 for s in s1 s2 s3 s4 other; do A $s init >/dev/null; done
@@ -71,40 +91,41 @@ grep -q "the store is at revision 2 but stream lone ends at sequence 1" "$dir/er
 A other put-node fact:other3 --type fact --content x 2>"$dir/err" && fail "a store ahead of its stream wrote"
 A other remote remove >/dev/null
 
-# A follower on s4 for the whole run; s3 gets one too, SIGKILLed mid-run.
-"$amem" --store "$dir/s4" follow --interval-ms 50 >"$dir/follow4.out" 2>"$dir/follow4.err" &
-follow4=$!; pids+=($follow4)
-"$amem" --store "$dir/s3" follow --interval-ms 50 >/dev/null 2>"$dir/follow3.err" &
-follow3=$!; pids+=($follow3)
-
-# Three writers at once, overlapping keys: every write's content is unique (wW-I),
-# its outcome recorded as "W I ok" or "W I fail <message>".
-writer() {  # writer W STORE
-  local w=$1 s=$2 i out
-  for i in $(seq 1 "$writes"); do
+# The fault scenario, once per seed (fault_round): three bound stores write at once
+# while faults strike, then every store converges. The seed (bash's RANDOM, seeded
+# with it) makes its random choices: the overlap of the writers' keys, which NATS
+# node is SIGKILLed and restarted and after how many acknowledged writes, when and
+# on which store a follower is SIGKILLed and restarted, and when and on which store
+# a writer is SIGKILLed between the stream's acknowledgement and its local commit
+# and one before its publish (during the run; again afterwards on a quiet store,
+# where its store is checked unchanged), and when a replica is SIGKILLed
+# mid-catch-up (catch_up_kill, below).
+writer() {  # writer W STORE ACKS: WRITES_PER_WRITER writes, outcomes in ACKS
+  local w=$1 s=$2 acks=$3 i out
+  for i in $(seq 1 "$round_writes"); do
     case $((i % 4)) in
-      0) out=$(A "$s" put-node "fact:k$((i % 7))" --type fact --content "w$w-$i" 2>&1) ;;
-      1) out=$(A "$s" kv-put team keys "k$((i % 5))" "w$w-$i" 2>&1) ;;
-      2) out=$(A "$s" put-edge "fact:k$((i % 7))" related_to "fact:k$(((i + 1) % 7))" \
+      0) out=$(A "$s" put-node "fact:k$((i % keys_node))" --type fact --content "w$w-$i" 2>&1) ;;
+      1) out=$(A "$s" kv-put team keys "k$((i % keys_kv))" "w$w-$i" 2>&1) ;;
+      2) out=$(A "$s" put-edge "fact:k$((i % keys_node))" related_to "fact:k$(((i + 1) % keys_node))" \
                --payload "{\"by\":\"w$w-$i\"}" 2>&1) ;;
-      3) out=$(printf '{"op":"node","key":"fact:i%d","type":"fact","content":"w%s-%d"}\n' $((i % 3)) "$w" "$i" |
+      3) out=$(printf '{"op":"node","key":"fact:i%d","type":"fact","content":"w%s-%d"}\n' $((i % keys_ingest)) "$w" "$i" |
                A "$s" ingest - 2>&1) ;;
-    esac && echo "$w $i ok" >>"$dir/acks" || echo "$w $i fail ${out//$'\n'/ }" >>"$dir/acks"
+    esac && echo "$w $i ok" >>"$acks" || echo "$w $i fail ${out//$'\n'/ }" >>"$acks"
   done
 }
-# A fourth writer: `amem mcp` on s1, its tool `remember` (one server, many calls).
-mcp_writer() {
-  local i
+# A fourth writer: `amem mcp` on a store, its tool `remember` (one server, many calls).
+mcp_writer() {  # mcp_writer STORE ACKS
+  local i mcp_writes=$((round_writes / 4 > 40 ? round_writes / 4 : 40))
   {
     echo '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"cluster_test","version":"1"}}}'
     echo '{"jsonrpc":"2.0","method":"notifications/initialized"}'
     for i in $(seq 1 "$mcp_writes"); do
       printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"remember","arguments":{"namespace":"decisions","key":"k%d","value":"w4-%d"}}}\n' \
-        "$i" $((i % 5)) "$i"
+        "$i" $((i % keys_kv)) "$i"
       sleep 0.05
     done
-  } | "$amem" --store "$dir/s1" mcp >"$dir/mcp.out" 2>"$dir/mcp.err"
-  $py - "$dir/mcp.out" >>"$dir/acks" <<'PYEOF'
+  } | "$amem" --store "$dir/$1" mcp >"$dir/$1.mcp.out" 2>"$dir/$1.mcp.err"
+  $py - "$dir/$1.mcp.out" >>"$2" <<'PYEOF'
 import json, sys
 for line in open(sys.argv[1]):
     d = json.loads(line)
@@ -116,54 +137,113 @@ for line in open(sys.argv[1]):
     print("4 %d %s" % (d["id"], "ok" if ok else "fail " + text.replace("\n", " ")))
 PYEOF
 }
-touch "$dir/acks"
-writer 1 s1 & w1=$!
-writer 2 s2 & w2=$!
-writer 3 s3 & w3=$!
-mcp_writer & w4=$!
-pids+=($w1 $w2 $w3 $w4)
-# One NATS node SIGKILLed and restarted, and s3's follower, mid-run.
-while [[ $(wc -l <"$dir/acks") -lt $((writes)) ]]; do sleep 0.2; done
-kill -9 "${node_pid[1]}" || fail "NATS node 1 was not running: $(tail -5 "$dir/n1.log")"
-kill -9 "$follow3" || fail "the follower on s3 was not running: $(cat "$dir/follow3.err")"
-sleep 1
-start_node 1
-"$amem" --store "$dir/s3" follow --interval-ms 50 >/dev/null 2>"$dir/follow3b.err" &
-follow3=$!; pids+=($follow3)
-wait $w1 $w2 $w3 $w4
+# A writer SIGKILLed by a fault hook during the run: killed (exit 137) after the
+# stream's acknowledgement, its write must be in the stream once; killed before its
+# publish, never. A write that failed without reaching the hook is an ordinary failure.
+hooked_write() {  # hooked_write AFTER|BEFORE STORE W I ACKS
+  local rc=0 out
+  out=$(env "AMEM_REPLICATION_TEST_DIE_$1_PUBLISH=1" "$amem" --store "$dir/$2" put-node \
+        "fact:hooked-$3" --type fact --content "w$3-$4" 2>&1) || rc=$?
+  [[ $rc != 0 ]] || fail "the fault hook did not kill the writer ($1 its publish)"
+  if [[ $rc == 137 && $1 == AFTER ]]; then echo "$3 $4 ok" >>"$5"
+  elif [[ $rc == 137 ]]; then echo "$3 $4 fail killed before its publish" >>"$5"
+  else echo "$3 $4 fail ${out//$'\n'/ }" >>"$5"; fi
+}
 
-# A writer SIGKILLed after the stream acknowledged its revision, before its commit.
-A s2 sync >/dev/null
-before=$(rev s2)
-AMEM_REPLICATION_TEST_DIE_AFTER_PUBLISH=1 A s2 put-node fact:killed --type fact --content 'w9-1' \
-  >/dev/null 2>&1 && fail "the fault hook did not kill the writer"
-[[ $(rev s2) == "$before" ]] || fail "the killed writer committed locally"
-echo "9 1 ok" >>"$dir/acks"  # in the stream: the write must appear exactly once
-A s2 put-node fact:after-kill --type fact --content 'w9-2' >/dev/null || fail "write after the kill"
-echo "9 2 ok" >>"$dir/acks"
-# A writer SIGKILLed with its revision written locally but not yet published: the
-# store is unchanged and the stream never holds the write.
-A s2 export "$dir/before-kill.amem" >/dev/null
-before=$(rev s2)
-AMEM_REPLICATION_TEST_DIE_BEFORE_PUBLISH=1 A s2 put-node fact:unsent --type fact --content 'w9-3' \
-  >/dev/null 2>&1 && fail "the fault hook did not kill the writer before its publish"
-A s2 export "$dir/after-kill.amem" >/dev/null
-cmp -s "$dir/before-kill.amem" "$dir/after-kill.amem" || fail "the writer killed before its publish changed the store"
-A s2 sync >/dev/null || fail "sync after the kill before publish"
-[[ $(rev s2) == "$before" ]] || fail "the stream holds the write killed before its publish"
-echo "9 3 fail killed before its publish" >>"$dir/acks"  # the log check: not in the log
+fault_round() {  # fault_round SEED WRITES STREAM P: stores P1..P4 bound to STREAM
+  local stream=$3 p=$4 acks="$dir/$4.acks" s at what before
+  round_seed=$1 round_writes=$2 round=$((round + 1))
+  RANDOM=$round_seed
+  keys_node=$((2 + RANDOM % 8)) keys_kv=$((2 + RANDOM % 6)) keys_ingest=$((1 + RANDOM % 4))
+  local node=$((RANDOM % 3)) follower=$((1 + RANDOM % 3))
+  # The quiet store checks its own revision: not the one whose follower is restarted.
+  local after_store=$((1 + RANDOM % 3)) before_store=$((1 + RANDOM % 3))
+  local victim=$(((follower + RANDOM % 2) % 3 + 1)) started=$SECONDS
+  # Acknowledged CLI writes before each fault: between a quarter and two thirds of
+  # the run's 3 x WRITES.
+  local span=$((round_writes * 2 - round_writes / 4))
+  local node_at=$((round_writes / 4 + RANDOM % span)) follower_at=$((round_writes / 4 + RANDOM % span))
+  local after_at=$((round_writes / 4 + RANDOM % span)) before_at=$((round_writes / 4 + RANDOM % span))
+  echo "fault round $round of $rounds: seed $round_seed, $round_writes writes per writer on stream $stream;" \
+    "keys $keys_node/$keys_kv/$keys_ingest; NATS node $node killed after $node_at writes," \
+    "the follower on ${p}$follower after $follower_at; writers killed after their publish" \
+    "on ${p}$after_store after $after_at, before it on ${p}$before_store after $before_at;" \
+    "then both again on ${p}$victim"
+  if [[ $p != s ]]; then
+    for s in 1 2 3 4; do A "$p$s" init >/dev/null; done
+    cluster_bind "$amem" "$dir/${p}1" "$dir/$p.add.out" --stream "$stream" || exit 1
+    for s in 2 3 4; do
+      A "$p$s" remote add "$servers" --stream "$stream" >/dev/null || fail "$p$s did not bind to $stream"
+    done
+  fi
+  # A follower on P4 for the whole run; one on another store is SIGKILLed mid-run.
+  "$amem" --store "$dir/${p}4" follow --interval-ms 50 >"$dir/$p.follow4.out" 2>"$dir/$p.follow4.err" &
+  local follow4=$!; pids+=($follow4)
+  "$amem" --store "$dir/$p$follower" follow --interval-ms 50 >/dev/null 2>"$dir/$p.follow.err" &
+  local follow=$!; pids+=($follow)
 
-kill -TERM "$follow3"
-wait "$follow3" || fail "follow did not exit 0 on SIGTERM: $(cat "$dir/follow3b.err")"
-for s in s1 s2 s3 s4; do A $s sync >/dev/null || fail "sync $s"; done
-kill -TERM "$follow4"
-wait "$follow4" || fail "follow on s4 exited $? ($(cat "$dir/follow4.err"))"
-grep -q "applied" "$dir/follow4.out" || fail "follow printed no summary"
+  # Three writers at once, overlapping keys: every write's content is unique (wW-I),
+  # its outcome recorded as "W I ok" or "W I fail <message>".
+  touch "$acks"
+  writer 1 "${p}1" "$acks" & local w1=$!
+  writer 2 "${p}2" "$acks" & local w2=$!
+  writer 3 "${p}3" "$acks" & local w3=$!
+  mcp_writer "${p}1" "$acks" & local w4=$!
+  pids+=($w1 $w2 $w3 $w4)
+  while read -r at what <&3; do
+    while [[ $(wc -l <"$acks") -lt $at ]]; do sleep 0.1; done
+    case $what in
+      node)
+        kill -9 "${node_pid[$node]}" || fail "NATS node $node was not running: $(tail -5 "$dir/n$node.log")"
+        sleep 1
+        start_node "$node" ;;
+      follower)
+        kill -9 "$follow" || fail "the follower on $p$follower was not running: $(cat "$dir/$p.follow.err")"
+        "$amem" --store "$dir/$p$follower" follow --interval-ms 50 >/dev/null 2>"$dir/$p.follow.err" &
+        follow=$!; pids+=($follow) ;;
+      after) hooked_write AFTER "$p$after_store" 8 1 "$acks" ;;
+      before) hooked_write BEFORE "$p$before_store" 8 2 "$acks" ;;
+    esac
+  done 3< <(printf '%d node\n%d follower\n%d after\n%d before\n' \
+             "$node_at" "$follower_at" "$after_at" "$before_at" | sort -n)
+  wait $w1 $w2 $w3 $w4
 
-for s in s1 s2 s3 s4; do A $s export "$dir/$s.amem" >/dev/null; done
-for s in s2 s3 s4; do cmp -s "$dir/s1.amem" "$dir/$s.amem" || fail "$s exports other bytes than s1"; done
-A s1 log >"$dir/log.jsonl"
-$py - "$dir/log.jsonl" "$dir/acks" <<'EOF' || fail "the log and the acknowledged writes disagree"
+  # On a quiet store: a writer SIGKILLed after the stream acknowledged its
+  # revision, before its commit, commits nothing locally and its write is in the
+  # stream once; one SIGKILLed with its revision written locally but not yet
+  # published leaves the store unchanged, and the stream never holds the write.
+  s=$p$victim
+  A "$s" sync >/dev/null
+  before=$(rev "$s")
+  AMEM_REPLICATION_TEST_DIE_AFTER_PUBLISH=1 A "$s" put-node fact:killed --type fact --content 'w9-1' \
+    >/dev/null 2>&1 && fail "the fault hook did not kill the writer"
+  [[ $(rev "$s") == "$before" ]] || fail "the killed writer committed locally"
+  echo "9 1 ok" >>"$acks"  # in the stream: the write must appear exactly once
+  A "$s" put-node fact:after-kill --type fact --content 'w9-2' >/dev/null || fail "write after the kill"
+  echo "9 2 ok" >>"$acks"
+  A "$s" export "$dir/before-kill.amem" >/dev/null
+  before=$(rev "$s")
+  AMEM_REPLICATION_TEST_DIE_BEFORE_PUBLISH=1 A "$s" put-node fact:unsent --type fact --content 'w9-3' \
+    >/dev/null 2>&1 && fail "the fault hook did not kill the writer before its publish"
+  A "$s" export "$dir/after-kill.amem" >/dev/null
+  cmp -s "$dir/before-kill.amem" "$dir/after-kill.amem" || fail "the writer killed before its publish changed the store"
+  A "$s" sync >/dev/null || fail "sync after the kill before publish"
+  [[ $(rev "$s") == "$before" ]] || fail "the stream holds the write killed before its publish"
+  echo "9 3 fail killed before its publish" >>"$acks"  # the log check: not in the log
+
+  kill -TERM "$follow"
+  wait "$follow" || fail "follow did not exit 0 on SIGTERM: $(cat "$dir/$p.follow.err")"
+  for s in 1 2 3 4; do A "$p$s" sync >/dev/null || fail "sync $p$s"; done
+  kill -TERM "$follow4"
+  wait "$follow4" || fail "follow on ${p}4 exited $? ($(cat "$dir/$p.follow4.err"))"
+  grep -q "applied" "$dir/$p.follow4.out" || fail "follow printed no summary"
+
+  for s in 1 2 3 4; do A "$p$s" export "$dir/$p$s.amem" >/dev/null; done
+  for s in 2 3 4; do
+    cmp -s "$dir/${p}1.amem" "$dir/$p$s.amem" || fail "$p$s exports other bytes than ${p}1"
+  done
+  A "${p}1" log >"$dir/$p.log.jsonl"
+  $py - "$dir/$p.log.jsonl" "$acks" <<'EOF' || fail "the log and the acknowledged writes disagree"
 import json, re, sys
 revs, seen = set(), {}
 for line in open(sys.argv[1]):
@@ -195,6 +275,9 @@ fails = len(acks) - len(ok)
 print("writes %d, acknowledged %d, failed %d, revisions %d" % (len(acks), len(ok), fails, len(revs)))
 sys.exit(bad)
 EOF
+  catch_up_kill
+  echo "fault round $round: $((SECONDS - started)) s"
+}
 
 # A replica SIGKILLed mid-catch-up (sync applying a 600-revision stream 10 revisions
 # a transaction) resumes from its own revision and converges. The kill comes a
@@ -210,32 +293,45 @@ for r in range(1, int(sys.argv[1]) + 1):
 EOF
 A src replay "$dir/tail.log" >/dev/null
 A src remote add "$servers" --stream tail >/dev/null || fail "src did not bind to tail"
-range=20 killed_at=600 replica=0
-for try in $(seq 1 10); do
-  if (( killed_at == 600 )); then
-    replica=$((replica + 1))
-    A "r$replica" init >/dev/null
-    A "r$replica" remote add "$servers" --stream tail >/dev/null || fail "r$replica did not bind"
-  fi
-  mtime=$(stat -c %y "$dir/r$replica/data.mdb")
-  "$amem" --store "$dir/r$replica" sync --batch 10 >/dev/null 2>&1 & syncer=$!
-  while [[ $(stat -c %y "$dir/r$replica/data.mdb") == "$mtime" ]] && kill -0 "$syncer" 2>/dev/null; do
-    sleep 0.002
+A src export "$dir/src.amem" >/dev/null
+replica=0
+catch_up_kill() {
+  local range=20 killed_at=600 try mtime syncer
+  for try in $(seq 1 10); do
+    if (( killed_at == 600 )); then
+      replica=$((replica + 1))
+      A "r$replica" init >/dev/null
+      A "r$replica" remote add "$servers" --stream tail >/dev/null || fail "r$replica did not bind"
+    fi
+    mtime=$(stat -c %y "$dir/r$replica/data.mdb")
+    "$amem" --store "$dir/r$replica" sync --batch 10 >/dev/null 2>&1 & syncer=$!
+    while [[ $(stat -c %y "$dir/r$replica/data.mdb") == "$mtime" ]] && kill -0 "$syncer" 2>/dev/null; do
+      sleep 0.002
+    done
+    sleep "0.0$(printf %02d $((RANDOM % range)))"
+    kill -9 "$syncer" 2>/dev/null || true
+    wait "$syncer" 2>/dev/null || true
+    killed_at=$(rev "r$replica")
+    (( killed_at > 0 && killed_at < 600 )) && break
+    (( killed_at == 600 && range > 1 )) && range=$((range / 2))
   done
-  sleep "0.0$(printf %02d $((RANDOM % range)))"
-  kill -9 "$syncer" 2>/dev/null || true
-  wait "$syncer" 2>/dev/null || true
-  killed_at=$(rev "r$replica")
-  (( killed_at > 0 && killed_at < 600 )) && break
-  (( killed_at == 600 && range > 1 )) && range=$((range / 2))
+  (( killed_at > 0 && killed_at < 600 )) || fail "sync was never killed mid-catch-up (last at $killed_at)"
+  A "r$replica" sync >"$dir/resume.out" || fail "sync after the kill"
+  grep -q "applied $((600 - killed_at)) revisions from stream tail; the store is at rev 600" \
+    "$dir/resume.out" || fail "resume after the kill at $killed_at: $(cat "$dir/resume.out")"
+  A "r$replica" export "$dir/resumed.amem" >/dev/null
+  cmp -s "$dir/src.amem" "$dir/resumed.amem" || fail "the resumed replica exports other bytes"
+  echo "killed mid-catch-up at revision $killed_at of 600 (try $try, replica $replica)"
+}
+
+# The first round: 3 x WRITES_PER_WRITER on stream team (whose stores s1..s4 the
+# checks below use); then ROUNDS - 1 more with the next seeds and ROUND_WRITES each,
+# each on a stream and stores of its own.
+fault_round "$seed" "$writes" team s
+for r in $(seq 2 "$rounds"); do
+  fault_round $((seed + r - 1)) "$round_writes_more" "fault$r" "f${r}s"
 done
-(( killed_at > 0 && killed_at < 600 )) || fail "sync was never killed mid-catch-up (last at $killed_at)"
-A "r$replica" sync >"$dir/resume.out" || fail "sync after the kill"
-grep -q "applied $((600 - killed_at)) revisions from stream tail; the store is at rev 600" \
-  "$dir/resume.out" || fail "resume after the kill at $killed_at: $(cat "$dir/resume.out")"
-A src export "$dir/src.amem" >/dev/null; A "r$replica" export "$dir/resumed.amem" >/dev/null
-cmp -s "$dir/src.amem" "$dir/resumed.amem" || fail "the resumed replica exports other bytes"
-echo "killed mid-catch-up at revision $killed_at of 600 (try $try, replica $replica)"
+round_seed=
 
 # Export digests in the bucket amem-team-digests (amem verify-replica): s1 publishes
 # its digest at its revision and the other replicas agree; none published is exit 3;

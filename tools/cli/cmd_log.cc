@@ -135,11 +135,7 @@ Status RunReplay(Context& ctx, const ReplayArgs& a) {
     created = store.ok();
   }
   if (!store.ok()) return store.status();
-  if (ReadRemoteBinding(ctx.store_dir()).ok()) {
-    return Status::NotSupported(
-        "the store is bound to a stream: a replayed log would not go through it "
-        "(replay into an unbound store, then amem remote add publishes its history)");
-  }
+  AMEM_RETURN_IF_ERROR(CheckReplayUnbound(ctx.store_dir()));
   Result<uint64_t> rev = (*store)->ApplyRevisions(log->revisions);
   if (!rev.ok()) {
     Status s = ReplayErrorToLine(rev.status(), *log);

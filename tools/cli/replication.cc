@@ -6,10 +6,12 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <string_view>
 #include <system_error>
 #include <utility>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/file_pieces.h"
@@ -152,6 +154,37 @@ Status RemoveRemoteBinding(const std::string& store_dir) {
     return Status::NotFound("the store is not bound to a stream");
   }
   return Status::OK();
+}
+
+Status CheckReplayUnbound(const std::string& store_dir) {
+  Result<RemoteBinding> binding = ReadRemoteBinding(store_dir);
+  if (binding.status().IsNotFound()) return Status::OK();
+  if (!binding.ok()) return binding.status();
+  return Status::NotSupported(
+      "the store is bound to a stream: a replayed log would not go through it "
+      "(replay into an unbound store, then amem remote add publishes its history)");
+}
+
+BindingStamp StampRemoteBinding(const std::string& store_dir) {
+  BindingStamp stamp;
+  struct stat st {};
+  if (::stat(RemotePath(store_dir).c_str(), &st) != 0) return stamp;
+  stamp.bound = true;
+  stamp.dev = st.st_dev;
+  stamp.ino = st.st_ino;
+  stamp.size = static_cast<uint64_t>(st.st_size);
+  stamp.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  return stamp;
+}
+
+Status CheckBindingUnchanged(const std::string& store_dir, const BindingStamp& at_open) {
+  const BindingStamp now = StampRemoteBinding(store_dir);
+  if (now == at_open) return Status::OK();
+  return Status::InvalidArgument(
+      std::string("the store was ") +
+      (!at_open.bound ? "bound to a stream" : now.bound ? "bound anew" : "unbound") +
+      " (amem remote) after this handle opened it; nothing was written: open the store "
+      "again to write " + (now.bound ? "through its stream" : "locally"));
 }
 
 RemoteAccess RemoteAccessFromEnv() {
@@ -551,8 +584,10 @@ Status InstallReplication(const std::string& store_dir, Store* store) {
     RemoteBinding binding;
     RemoteAccess access;
     Store* store = nullptr;
-    std::unique_ptr<RevisionLog> log;
+    std::unique_ptr<RevisionLog> log;  // set once, by the first Connect that succeeds
+    std::mutex connecting;  // writers on several threads share one store (Python)
     Status Connect() {
+      std::lock_guard<std::mutex> lock(connecting);
       if (log) return Status::OK();
       Result<std::unique_ptr<RevisionLog>> opened = OpenRevisionLog(binding, access);
       if (!opened.ok()) {

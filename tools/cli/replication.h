@@ -50,6 +50,24 @@ Status RemoveRemoteBinding(const std::string& store_dir);
 Result<RemoteBinding> ParseRemote(const std::string& servers, const std::string& stream,
                                   int replicas);
 
+// `amem replay` (and the Python module's Store.replay) applies revisions without
+// publishing them: NotSupported on a bound store, saying what to do instead.
+Status CheckReplayUnbound(const std::string& store_dir);
+
+// What remote.json was when a long-lived handle opened the store and installed its
+// commit hook (the Python module's Store): whether it existed, and its identity.
+// CheckBindingUnchanged, before each write of the handle: InvalidArgument (nothing
+// written) when the store was bound, unbound or rebound since, since the hook
+// installed at open would write past the stream or to the wrong one.
+struct BindingStamp {
+  bool bound = false;
+  uint64_t dev = 0, ino = 0, size = 0;
+  int64_t mtime_ns = 0;
+  bool operator==(const BindingStamp&) const = default;
+};
+BindingStamp StampRemoteBinding(const std::string& store_dir);
+Status CheckBindingUnchanged(const std::string& store_dir, const BindingStamp& at_open);
+
 // How to reach the servers: from flags, else the environment (AMEM_NATS_CREDS,
 // AMEM_NATS_TLS_CA, AMEM_NATS_TLS_CERT, AMEM_NATS_TLS_KEY, AMEM_NATS_TIMEOUT_MS).
 struct RemoteAccess {

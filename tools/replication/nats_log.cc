@@ -51,6 +51,7 @@ namespace {
   X(natsMsg_Create) \
   X(natsConnection_JetStream) \
   X(natsConnection_Destroy) \
+  X(natsConnection_Status) \
   X(natsConnection_Connect) \
   X(js_PublishMsg) \
   X(js_GetStreamInfo) \
@@ -250,7 +251,10 @@ class NatsLog final : public cli::RevisionLog {
     natsStatus s = Nats().natsOptions_Create(&opts_);
     if (s == NATS_OK) s = Nats().natsOptions_SetServers(opts_, urls.data(), static_cast<int>(urls.size()));
     if (s == NATS_OK) s = Nats().natsOptions_SetTimeout(opts_, access_.timeout_ms);
-    if (s == NATS_OK) s = Nats().natsOptions_SetMaxReconnect(opts_, 20);
+    // A connection never gives up reconnecting (negative: no limit): a long-lived
+    // process (the Python module, amem mcp, follow) writes again once a server is
+    // back; each request still fails after the timeout meanwhile.
+    if (s == NATS_OK) s = Nats().natsOptions_SetMaxReconnect(opts_, -1);
     if (s == NATS_OK) s = Nats().natsOptions_SetReconnectWait(opts_, 100);
     if (s == NATS_OK && !access_.creds.empty()) {
       s = Nats().natsOptions_SetUserCredentialsFromFiles(opts_, access_.creds.c_str(), nullptr);
@@ -489,6 +493,7 @@ class NatsLog final : public cli::RevisionLog {
     // Set by hand: the client sends its ExpectLastSeq option only when it is not 0,
     // and an empty stream must be expected too.
     const std::string expected = std::to_string(expected_last);
+    AMEM_RETURN_IF_ERROR(UntilConnected());
     jsErrCode code = static_cast<jsErrCode>(0);
     uint64_t seq = 0;
     bool built = false;
@@ -511,6 +516,25 @@ class NatsLog final : public cli::RevisionLog {
   }
 
  private:
+  // A connection that lost its server (a long-lived process: the Python module,
+  // amem mcp) reconnects on its own; a message published meanwhile waits in the
+  // client's buffer and is sent when it is back, long after its write failed. So
+  // a revision is published only while connected: waits for that up to the timeout,
+  // else IOError, the revision never sent.
+  Status UntilConnected() {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(access_.timeout_ms);
+    while (Nats().natsConnection_Status(nc_) != NATS_CONN_STATUS_CONNECTED) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return Status::IOError("cannot reach stream " + binding_.stream + " at " + Servers() +
+                               ": not connected within " + std::to_string(access_.timeout_ms) +
+                               " ms");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return Status::OK();
+  }
+
   // Publishes `data` on `subject` with `headers` and waits for the stream's
   // acknowledgement: NATS_OK with its sequence in *seq, or the client's status with
   // JetStream's error code in *code (*built false: the message could not be made).
