@@ -200,7 +200,7 @@ def test_an_unbound_store_writes_locally_and_a_changed_binding_is_refused(
     s = amem.Store(tmp_path / "s")
     assert s.put_node("fact:y") == 5
     other = amem_cli(tmp_path / "other")
-    other.run("init")
+    other.run("init", "--dimension", "4")  # the stream records 4 (amem remote add)
     bind(other, nats, "later")
     other.run("sync")
     assert other.json("stats")["revision"] == 4
