@@ -155,8 +155,10 @@ std::map<std::string, Case> Cases() {
   }
   c["create_entities"] = {{{"entities", many_ents}}, Kind::kCut};
   Json many_rels = Json::array();
-  for (int i = 1; i < kEntities; ++i) {
-    many_rels.push_back({{"from", "e" + std::to_string(i)}, {"to", "e0"}, {"relationType", "uses"}});
+  for (int i = 1; i < kEntities; ++i) {  // both ways: over the bound at 100 entities too
+    const std::string name = "e" + std::to_string(i);
+    many_rels.push_back({{"from", name}, {"to", "e0"}, {"relationType", "uses"}});
+    many_rels.push_back({{"from", "e0"}, {"to", name}, {"relationType", "serves"}});
   }
   c["create_relations"] = {{{"relations", many_rels}}, Kind::kCut};
   Json contents = Json::array();
