@@ -1038,7 +1038,9 @@ Status FinishRevision(const Store::Rep& rep, MDB_txn* txn, Revision* r, uint64_t
 
 Status Store::Rep::WriteHooked(const std::function<Status(const PublishFn&)>& write) {
   const std::shared_ptr<const CommitHook> hook = commit_hook;
-  if (!hook) return write([](MDB_txn*, uint64_t) { return Status::OK(); });
+  if (!hook || (hook->active && !hook->active())) {
+    return write([](MDB_txn*, uint64_t) { return Status::OK(); });
+  }
   uint64_t accepted = 0;  // the revision publish accepted in this write, if any
   bool moved_on = false, again = false;
   const PublishFn publish = [&](MDB_txn* txn, uint64_t rev) -> Status {

@@ -320,10 +320,15 @@ Status store_internal::ReadLoggedRevision(const Store::Rep& rep, MDB_txn* txn, u
 }
 
 
-Result<uint64_t> Store::ApplyRevisions(const std::vector<LoggedRevision>& revisions) {
+Result<uint64_t> Store::ApplyRevisions(
+    const std::vector<LoggedRevision>& revisions,
+    const std::function<Status(const LoggedRevision&)>& publish) {
   Rep& rep = *rep_;
   const Dbs& dbs = rep.dbs;
   uint64_t last = 0;
+  // The last revision publish accepted: a transaction rerun (the map grew) writes
+  // the same revisions again, and those are not handed over twice.
+  uint64_t published = 0;
   uint64_t reserve = 0;  // the disk every revision may take (ReserveDisk)
   for (const LoggedRevision& r : revisions) reserve += store_internal::DiskReserveFor(r.batch);
   AMEM_RETURN_IF_ERROR(rep.Write([&](MDB_txn* txn) -> Status {
@@ -357,6 +362,12 @@ Result<uint64_t> Store::ApplyRevisions(const std::vector<LoggedRevision>& revisi
             "revision that was logged");
       }
       last = *rev;
+      if (publish && last > published) {
+        LoggedRevision logged;
+        AMEM_RETURN_IF_ERROR(ReadLoggedRevision(rep, txn, last, &logged));
+        AMEM_RETURN_IF_ERROR(publish(logged));
+        published = last;
+      }
     }
     return Status::OK();
   }, /*commit=*/true, reserve));

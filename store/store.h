@@ -306,10 +306,13 @@ struct StoreBase {
 // start, so it is validated against the newer state, up to `max_attempts` times.
 // Any other error fails the write with it and nothing is committed. A revision
 // `publish` accepted whose local commit then failed is not published again: the
-// write fails, saying so, and the next catch_up applies it from the log.
+// write fails, saying so, and the next catch_up applies it from the log. `active`,
+// when set, is asked before each write: false writes locally, without the hook
+// (a store that follows its binding file and is unbound at that moment).
 struct CommitHook {
   std::function<Status(const LoggedRevision&)> publish;
   std::function<Status()> catch_up;
+  std::function<bool()> active;
   int max_attempts = 64;
 };
 
@@ -522,7 +525,15 @@ class Store {
   // operation changes something and commit timestamps never go back. Errors are
   // prefixed "revision R: " (then "op K: " as Apply); a revision that does not
   // continue the store is InvalidArgument. Returns the last revision.
-  Result<uint64_t> ApplyRevisions(const std::vector<LoggedRevision>& revisions);
+  //
+  // With `publish` (amem replay into a bound store), each revision is handed to it
+  // after it is written, as ReadHistory will give it, and before the next; an error
+  // fails the whole call and nothing is committed, though the revisions `publish`
+  // accepted before stay wherever it put them (the log: catching up applies them).
+  // The commit hook is never run (these revisions keep their numbers).
+  Result<uint64_t> ApplyRevisions(
+      const std::vector<LoggedRevision>& revisions,
+      const std::function<Status(const LoggedRevision&)>& publish = nullptr);
   // Bootstraps an empty store (revision 0) as revision `rev` with commit time `ts`
   // (amem import, amem clone; docs/STORE.md §4.7 "base"): `batches` are applied in
   // order in one write transaction, every record they write getting revision

@@ -312,7 +312,7 @@ class Store:
         """The history as the lines of `amem log` (docs/LOG.md), each a dict: revisions in (since_rev, until_rev]; until_rev 0: up to the latest.
         """
     def replay(self, input: Union[PathLike, Iterable[Union[str, dict]]]) -> dict:
-        """Applies a history log (amem replay) that continues this store, all or nothing: a path, or an iterable of log lines (str or dict).
+        """Applies a history log (amem replay) that continues this store, all or nothing: a path, or an iterable of log lines (str or dict). On a store bound to a stream each revision is published to it first, and revisions the store has already are skipped (the result then has stream, published and skipped).
         """
     def changes(self, since_rev: Optional[int] = None, since_ts: Optional[int] = None) -> list[dict]:
         """What revisions after since_rev (or committed after since_ts) changed (amem changes --json's rows).

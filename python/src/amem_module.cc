@@ -243,20 +243,9 @@ struct PyStore {
   snapshot::LiveOptions live_options;
   std::string query_log;
 
-  // remote.json as it was when the store was opened and its commit hook installed
-  // (docs/REPLICATION.md): a write refuses when the binding changed since.
-  cli::BindingStamp binding;
-
   std::shared_ptr<Store> get() {
     if (!store) Raise(Status::InvalidArgument("the store is closed"));
     return store;
-  }
-  // get(), for a write: on a bound store the write goes through its stream (the
-  // commit hook), and a store bound or unbound since it was opened refuses.
-  std::shared_ptr<Store> writer() {
-    std::shared_ptr<Store> s = get();
-    Check(cli::CheckBindingUnchanged(s->path(), binding));
-    return s;
   }
 };
 
@@ -342,7 +331,7 @@ struct Ops {
 
 // Applies `batch` without the GIL; a single write's error loses its "op 0: ".
 uint64_t ApplyBatch(PyStore& s, const Batch& batch, const WriteOptions& options, bool single) {
-  const std::shared_ptr<Store> keep = s.writer();
+  const std::shared_ptr<Store> keep = s.get();
   Store& store = *keep;
   Result<uint64_t> rev = Status::InvalidArgument("");
   {
@@ -559,7 +548,7 @@ py::object RunQuery(PyView& v, const io::QueryDef& def, const py::args& args,
         Raise(Status::InvalidArgument(p.name + " writes to the store's latest state: only on "
                                       "store.view() without as_of/at"));
       }
-      if (v.store) v.store->writer();  // a bound store writes through its stream
+      if (v.store) v.store->get();  // a bound store writes through its stream
     }
   }
   Check(io::CheckGiven(def, call_args, io::FrontEnd::kMcp));
@@ -900,7 +889,6 @@ PYBIND11_MODULE(_amem, m) {
              s->store = std::shared_ptr<Store>(Check(std::move(store)));
              // A store bound to a stream publishes every write to it first, as the
              // CLI's and amem mcp's (docs/REPLICATION.md).
-             s->binding = cli::StampRemoteBinding(dir);
              Check(cli::InstallReplication(dir, s->store.get()));
              s->live_options = Check(snapshot::LiveOptionsFromEnv());
              if (query_log) {
@@ -961,7 +949,7 @@ PYBIND11_MODULE(_amem, m) {
       .def("delete_node", [](PyStore& s, const std::string& node, bool with_edges,
                              std::optional<int64_t> ts, const std::string& run,
                              const std::string& task) {
-             const std::shared_ptr<Store> keep = s.writer();
+             const std::shared_ptr<Store> keep = s.get();
   Store& store = *keep;
              std::string key = io::NodeKeyForArg(store, node);
              Result<uint64_t> rev = Status::InvalidArgument("");
@@ -981,7 +969,7 @@ PYBIND11_MODULE(_amem, m) {
       .def("delete_edge", [](PyStore& s, const std::string& src, const std::string& rel,
                              const std::string& dst, std::optional<int64_t> ts,
                              const std::string& run, const std::string& task) {
-             const std::shared_ptr<Store> keep = s.writer();
+             const std::shared_ptr<Store> keep = s.get();
   Store& store = *keep;
              std::string a = io::NodeKeyForArg(store, src), b = io::NodeKeyForArg(store, dst);
              Result<uint64_t> rev = Status::InvalidArgument("");
@@ -1009,7 +997,7 @@ PYBIND11_MODULE(_amem, m) {
       .def("kv_delete", [](PyStore& s, const std::string& scope, const std::string& ns,
                            const std::string& key, std::optional<int64_t> ts,
                            const std::string& run, const std::string& task) {
-             const std::shared_ptr<Store> keep = s.writer();
+             const std::shared_ptr<Store> keep = s.get();
   Store& store = *keep;
              Result<uint64_t> rev = Status::InvalidArgument("");
              {
@@ -1047,7 +1035,7 @@ PYBIND11_MODULE(_amem, m) {
       // bulk writes and history
       .def("ingest", [](PyStore& s, py::object input, std::optional<int64_t> ts,
                         const std::string& run, const std::string& task) {
-             const std::shared_ptr<Store> keep = s.writer();
+             const std::shared_ptr<Store> keep = s.get();
   Store& store = *keep;
              WriteOptions o = Attribution(ts, run, task);
              Result<io::IngestSummary> summary = Status::InvalidArgument("");
@@ -1115,24 +1103,31 @@ PYBIND11_MODULE(_amem, m) {
              }
              cli::ParsedLog log = Check(cli::ParseLog(text));
              const std::shared_ptr<Store> keep = s.get();
-             Check(cli::CheckReplayUnbound(keep->path()));
-  Store& store = *keep;
-             Result<uint64_t> rev = Status::InvalidArgument("");
+             Store& store = *keep;
+             Result<cli::ReplayReport> rev = Status::InvalidArgument("");
              {
                py::gil_scoped_release nogil;
-               rev = store.ApplyRevisions(log.revisions);
+               // On a bound store each revision goes through the stream first.
+               rev = cli::ReplayRevisions(store, store.path(), log.revisions);
              }
              if (!rev.ok()) Raise(cli::ReplayErrorToLine(rev.status(), log));
              py::dict doc;
-             doc["rev"] = *rev;
+             doc["rev"] = rev->rev;
              doc["revisions"] = log.revisions.size();
              doc["ops"] = log.ops;
              doc["lines"] = log.lines;
+             if (!rev->stream.empty()) {
+               doc["stream"] = rev->stream;
+               doc["published"] = rev->published;
+               doc["skipped"] = rev->skipped;
+             }
              return doc;
            },
            py::arg("input"),
            "Applies a history log (amem replay) that continues this store, all or nothing: "
-           "a path, or an iterable of log lines (str or dict).")
+           "a path, or an iterable of log lines (str or dict). On a store bound to a stream "
+           "each revision is published to it first, and revisions the store has already are "
+           "skipped (the result then has stream, published and skipped).")
       .def("changes", [](PyStore& s, std::optional<uint64_t> since_rev,
                          std::optional<int64_t> since_ts) {
              if (since_rev && since_ts) Raise(Status::InvalidArgument("since_rev and since_ts: give one"));

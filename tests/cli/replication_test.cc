@@ -23,6 +23,7 @@ struct FakeStream {
   std::vector<std::string> messages;
   Status fail;          // when set, every call returns it
   int appends_refused = 0;  // Append answers Aborted (the stream moved on)
+  int appends_left = -1;    // when >= 0: appends accepted before Append fails
   uint64_t unreadable = 0;  // Get of this sequence fails (the stream lost midway)
   std::map<uint64_t, std::string> digests;  // the digest bucket
   std::vector<cli::PublishedSnapshot> snapshots;  // the snapshot bucket
@@ -47,6 +48,12 @@ class FakeLog final : public RevisionLog {
   Result<uint64_t> Append(uint64_t expected_last, const std::string& record) override {
     if (!s_->fail.ok()) return s_->fail;
     if (expected_last != s_->messages.size()) return Status::Aborted("wrong last sequence");
+    if (s_->appends_refused > 0) {
+      --s_->appends_refused;
+      return Status::Aborted("wrong last sequence");
+    }
+    if (s_->appends_left == 0) return Status::IOError("connection lost");
+    if (s_->appends_left > 0) --s_->appends_left;
     s_->messages.push_back(record);
     return s_->messages.size();
   }
@@ -237,6 +244,141 @@ TEST_CASE("replication: catch-up applies in batches and keeps the revisions befo
   std::string all;
   for (const std::string& m : b.stream->messages) all += m;
   CHECK(all == Export(*y));
+}
+
+// Revisions from..to of a log written by hand, parsed as amem replay parses them.
+std::vector<LoggedRevision> HandLog(uint64_t from, uint64_t to, const std::string& prefix = "") {
+  std::vector<LoggedRevision> log;
+  for (uint64_t rev = from; rev <= to; ++rev) {
+    std::string record = HandRecord(rev);
+    if (!prefix.empty()) record.replace(record.find("fact:n"), 6, "fact:" + prefix);
+    auto r = cli::ParseRevisionRecord("team", rev, record);
+    REQUIRE(r.ok());
+    log.push_back(std::move(r).value());
+  }
+  return log;
+}
+
+TEST_CASE("replication: a replay into a bound store publishes each revision and resumes",
+          "[replication][tools]") {
+  Bound b;
+  const std::vector<LoggedRevision> log = HandLog(1, 6);
+  auto x = b.Open("x");
+  // The stream stops accepting after two revisions: those two are in the stream
+  // and applied; the rest neither.
+  b.stream->appends_left = 2;
+  auto r = cli::ReplayRevisions(*x, b.dir / "x", log);
+  REQUIRE_FALSE(r.ok());
+  INFO(r.status().ToString());
+  CHECK(r.status().IsIOError());
+  CHECK(r.status().message().find("stream team did not accept revision 3") != std::string::npos);
+  CHECK(r.status().message().find("replay stopped after revision 2 (revisions 1..2 are in "
+                                  "stream team and applied here") != std::string::npos);
+  CHECK(b.stream->messages.size() == 2);
+  CHECK(Rev(*x) == 2);
+  // Again: the two it has are skipped, the rest published.
+  b.stream->appends_left = -1;
+  r = cli::ReplayRevisions(*x, b.dir / "x", log);
+  REQUIRE(r.ok());
+  CHECK(r->stream == "team");
+  CHECK(r->skipped == 2);
+  CHECK(r->published == 4);
+  CHECK(r->rev == 6);
+  std::string all;
+  for (const std::string& m : b.stream->messages) all += m;
+  CHECK(all == Export(*x));
+  // A replica catches up to the same history; the same log again changes nothing.
+  auto y = b.Open("y");
+  r = cli::ReplayRevisions(*y, b.dir / "y", log);
+  REQUIRE(r.ok());
+  CHECK(r->skipped == 6);
+  CHECK(r->published == 0);
+  CHECK(Export(*y) == Export(*x));
+  CHECK(b.stream->messages.size() == 6);
+  // The log continued by hand: revision 7 on y is published, x gets it by catching up.
+  r = cli::ReplayRevisions(*y, b.dir / "y", HandLog(7, 7));
+  REQUIRE(r.ok());
+  CHECK(r->published == 1);
+  REQUIRE(b.CatchUp(*x).ok());
+  CHECK(Export(*x) == Export(*y));
+}
+
+TEST_CASE("replication: a replay into a bound store that cannot go in writes nothing",
+          "[replication][tools]") {
+  Bound b;
+  auto x = b.Open("x");
+  REQUIRE(cli::ReplayRevisions(*x, b.dir / "x", HandLog(1, 3)).ok());
+  const std::string before = Export(*x);
+  // Another history: its revision 2 differs from the stream's.
+  std::vector<LoggedRevision> other = HandLog(1, 1);
+  for (LoggedRevision& r : HandLog(2, 4, "other")) other.push_back(std::move(r));
+  auto r = cli::ReplayRevisions(*x, b.dir / "x", other);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().IsInvalidArgument());
+  CHECK(r.status().message().find("revision 2: differs from the store's revision 2, which "
+                                  "stream team, sequence 2 holds") != std::string::npos);
+  // Another writer came first: the replayed revision keeps its number, so it stops.
+  b.stream->appends_refused = 1;
+  r = cli::ReplayRevisions(*x, b.dir / "x", HandLog(4, 5));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().IsInvalidArgument());
+  CHECK(r.status().message().find("stream team moved past revision 3") != std::string::npos);
+  // A log that does not continue the store; a revision that cannot be applied.
+  r = cli::ReplayRevisions(*x, b.dir / "x", HandLog(5, 6));
+  CHECK(r.status().IsInvalidArgument());
+  CHECK(r.status().message().find("revision 5: does not continue the store") != std::string::npos);
+  auto moot = cli::ParseRevisionRecord(
+      "team", 4, HandRecord(4, "\"op\":\"del_node\",\"key\":\"fact:absent\",\"ts\":1700000000"));
+  REQUIRE(moot.ok());
+  r = cli::ReplayRevisions(*x, b.dir / "x", {*moot});
+  CHECK_FALSE(r.ok());
+  CHECK(b.stream->messages.size() == 3);
+  CHECK(Export(*x) == before);
+  // The stream unreachable: nothing replayed.
+  b.stream->fail = Status::IOError("cannot reach stream team");
+  r = cli::ReplayRevisions(*x, b.dir / "x", HandLog(4, 4));
+  CHECK(r.status().IsIOError());
+  CHECK(r.status().message().find("the store is bound to stream team; nothing was replayed") !=
+        std::string::npos);
+  CHECK(Export(*x) == before);
+}
+
+TEST_CASE("replication: a long-lived handle follows its binding as it changes",
+          "[replication][tools]") {
+  Bound b;
+  auto x = b.Open("x", /*bind=*/false);
+  REQUIRE(cli::InstallReplication(b.dir / "x", x.get()).ok());
+  REQUIRE(x->PutNode(Node("fact:a", "local")).ok());
+  CHECK(b.stream->messages.empty());
+  // amem remote add: the history goes to the stream, then the binding is written.
+  {
+    FakeLog log(b.stream);
+    REQUIRE(cli::ReconcileHistory(*x, log, "team").ok());
+  }
+  auto binding = cli::ParseRemote("nats://127.0.0.1:1", "team", 3);
+  REQUIRE(binding.ok());
+  REQUIRE(cli::WriteRemoteBinding(b.dir / "x", *binding).ok());
+  REQUIRE(x->PutNode(Node("fact:b", "published")).ok());
+  CHECK(b.stream->messages.size() == 2);
+  // Another store's write comes first; this handle catches up before its own.
+  auto y = b.Open("y");
+  REQUIRE(y->PutNode(Node("fact:c", "from y")).ok());
+  REQUIRE(x->PutNode(Node("fact:d", "after y")).ok());
+  CHECK(b.stream->messages.size() == 4);
+  CHECK(Rev(*x) == 4);
+  // amem remote remove: local writes again.
+  REQUIRE(cli::RemoveRemoteBinding(b.dir / "x").ok());
+  REQUIRE(x->PutNode(Node("fact:e", "local again")).ok());
+  CHECK(b.stream->messages.size() == 4);
+  CHECK(Rev(*x) == 5);
+  // A damaged binding fails the write and writes nothing.
+  std::FILE* f = std::fopen((b.dir / "x/remote.json").c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs("{\"servers\": 1}", f);
+  std::fclose(f);
+  auto r = x->PutNode(Node("fact:f", "refused"));
+  CHECK(r.status().IsCorruption());
+  CHECK(Rev(*x) == 5);
 }
 
 TEST_CASE("replication: a store ahead of the log or diverged from it refuses to follow",

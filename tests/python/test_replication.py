@@ -174,46 +174,58 @@ def test_a_python_write_with_the_server_down_fails_and_changes_nothing(
     assert [d["key"] for d in fresh.log() if "key" in d] == ["fact:a", "fact:up", "fact:up2"]
 
 
-def test_an_unbound_store_writes_locally_and_a_changed_binding_is_refused(
-        tmp_path, amem_cli, nats):
+def test_an_open_store_follows_its_binding_as_the_cli_changes_it(tmp_path, amem_cli, nats):
     s = amem.Store(tmp_path / "s", create=True, dimension=4)
     assert [s.put_node("fact:%d" % i) for i in range(3)] == [1, 2, 3]
     cli = amem_cli(tmp_path / "s")
     assert cli.json("stats")["revision"] == 3
-    # Bound by the CLI while this handle is open: its writes would bypass the
-    # stream, so they are refused and write nothing; reopened, they go through it.
+    # Bound by the CLI while this handle is open (its history published by remote
+    # add): the handle's next writes go through the stream.
     bind(cli, nats, "later")
-    for write in (lambda: s.put_node("fact:x"), lambda: s.kv_delete("a", "b", "c"),
-                  lambda: s.view().consolidate(execute=True)):
-        with pytest.raises(amem.InvalidArgument, match="the store was bound to a stream "
-                           r"\(amem remote\) after this handle opened it; nothing was written"):
-            write()
-    assert s.revision == 3
-    s.close()
-    s = amem.Store(tmp_path / "s")
     assert s.put_node("fact:x") == 4
-    # Unbound while open: refused too; reopened, local again.
-    cli.run("remote", "remove")
-    with pytest.raises(amem.InvalidArgument, match="the store was unbound"):
-        s.put_node("fact:y")
-    s.close()
-    s = amem.Store(tmp_path / "s")
-    assert s.put_node("fact:y") == 5
+    with s.batch() as b:
+        b.kv_put("a", "b", "c", "one")
+    assert s.kv_delete("a", "b", "c") == 6
     other = amem_cli(tmp_path / "other")
     other.run("init", "--dimension", "4")  # the stream records 4 (amem remote add)
     bind(other, nats, "later")
     other.run("sync")
-    assert other.json("stats")["revision"] == 4
+    assert other.json("stats")["revision"] == 6
+    # Another writer comes first: this handle catches up before its own write.
+    other.run("put-node", "fact:o", "--type", "fact")
+    assert s.put_node("fact:y") == 8
+    # Unbound while open: local again, and the stream does not move.
+    cli.run("remote", "remove")
+    assert s.put_node("fact:z") == 9
+    other.run("sync")
+    assert other.json("stats")["revision"] == 8
+    assert s.get_node("fact:o")["key"] == "fact:o"
 
 
-def test_replay_into_a_bound_store_is_refused(tmp_path, amem_cli, nats):
-    src = amem.Store(tmp_path / "src", create=True, dimension=4)
-    src.put_node("fact:a")
-    a, _ = bound_store(tmp_path, amem_cli, nats, "a")
-    with pytest.raises(amem.NotSupported, match="the store is bound to a stream: a replayed "
-                       "log would not go through it"):
-        a.replay(src.log())
-    assert a.revision == 0
+def test_replay_into_a_bound_store_goes_through_the_stream(tmp_path, amem_cli, nats):
+    src = amem.Store(tmp_path / "src", create=True, dimension=128)
+    for i in range(4):
+        src.put_node("fact:%d" % i, type="fact", content="replayed %d" % i)
+    log = src.log()
+    a, a_cli = bound_store(tmp_path, amem_cli, nats, "a")
+    done = a.replay(log)
+    assert (done["rev"], done["stream"], done["published"], done["skipped"]) == (4, "py", 4, 0)
+    # Again: the store has every revision already; nothing is published.
+    done = a.replay(log)
+    assert (done["rev"], done["published"], done["skipped"]) == (4, 0, 4)
+    # A replica of the stream has the replayed history, byte for byte.
+    c_cli = amem_cli(tmp_path / "c")
+    c_cli.run("init")
+    bind(c_cli, nats, "py")
+    c_cli.run("sync")
+    assert export_bytes(c_cli, tmp_path / "c.amem") == export_bytes(a_cli, tmp_path / "a.amem")
+    assert amem.Store(tmp_path / "c").log() == log
+    # Another history does not go in: nothing written.
+    other = amem.Store(tmp_path / "other", create=True)
+    other.put_node("fact:elsewhere")
+    with pytest.raises(amem.InvalidArgument, match="line 1: revision 1: differs from the store.s revision 1"):
+        a.replay(other.log())
+    assert a.revision == 4
 
 
 def test_without_nats_a_bound_store_refuses_writes(tmp_path, amem_cli, nats):

@@ -449,10 +449,67 @@ rc=0; "$amem" clone "$servers" --stream team "$dir/c3" 2>"$dir/err" || rc=$?
 [[ ! -e "$dir/c3" ]] && ! compgen -G "$dir/c3.clone-tmp-*" >/dev/null || fail "a refused clone left files behind"
 echo "clone from the snapshot of revision $snap of $head: same bytes; forged snapshots refused"
 
-# A replayed log would not go through the stream: refused on a bound store.
-A s2 log --until-rev 1 >"$dir/one.log"
-A s1 replay "$dir/one.log" 2>"$dir/err" && fail "replay into a bound store"
-grep -q "the store is bound to a stream" "$dir/err" || fail "replay: $(cat "$dir/err")"
+# A replay into a bound store goes through the stream: the revisions the store has
+# already are skipped, the rest published first, and another replica gets them.
+A s1 sync >/dev/null
+A s1 log >"$dir/full.log"
+A fork replay "$dir/full.log" >/dev/null
+A fork put-node fact:replayed-1 --type fact --content "replayed through the stream" >/dev/null
+A fork put-edge fact:replayed-1 related_to fact:replayed-1 >/dev/null
+A fork log >"$dir/fork.log"
+head=$(rev s1)
+out=$(A s1 replay "$dir/fork.log" --json) || fail "replay into a bound store"
+[[ $out == *'"published":2'* && $out == *"\"skipped\":$head"* && $out == *'"stream":"team"'* ]] ||
+  fail "replay into a bound store: $out"
+A s2 sync >/dev/null
+[[ $(rev s2) == $((head + 2)) ]] || fail "the replayed revisions did not reach s2"
+A s1 export "$dir/s1-replayed.amem" >/dev/null
+A s2 export "$dir/s2-replayed.amem" >/dev/null
+cmp -s "$dir/s1-replayed.amem" "$dir/s2-replayed.amem" || fail "replayed stores differ"
+# The same log again publishes nothing; a log of another history is refused.
+[[ $(A s1 replay "$dir/fork.log" --json) == *'"published":0'* ]] || fail "a replay again published"
+A other2 init >/dev/null
+A other2 put-node fact:foreign --type fact >/dev/null
+A other2 log >"$dir/foreign.log"
+A s1 replay "$dir/foreign.log" 2>"$dir/err" && fail "a foreign log replayed"
+grep -q "line 1: revision 1: differs from the store's revision 1" "$dir/err" || fail "replay: $(cat "$dir/err")"
+[[ $(rev s1) == $((head + 2)) ]] || fail "a refused replay wrote"
+echo "replay into a bound store: 2 revisions published, $head skipped; a foreign log refused"
+
+# amem mcp follows its store's binding while it runs: a write after `amem remote
+# add` goes through the stream, one after `amem remote remove` stays local.
+A mcpf init >/dev/null
+mkfifo "$dir/mcpf.in"
+"$amem" --store "$dir/mcpf" mcp <"$dir/mcpf.in" >"$dir/mcpf.out" 2>"$dir/mcpf.err" &
+mcpf_pid=$!
+exec 7>"$dir/mcpf.in"
+echo '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"cluster_test","version":"1"}}}' >&7
+echo '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&7
+mcpf_call() {  # mcpf_call ID: a `remember` call, waiting for its answer
+  printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"remember","arguments":{"namespace":"decisions","key":"k%d","value":"v%d"}}}\n' \
+    "$1" "$1" "$1" >&7
+  local _
+  for _ in $(seq 1 200); do
+    grep -Eq "\"id\":$1[,}]" "$dir/mcpf.out" && {
+      grep -E "\"id\":$1[,}]" "$dir/mcpf.out" | grep -q '"isError":true' && fail "mcp call $1: $(cat "$dir/mcpf.out")"
+      return 0
+    }
+    sleep 0.05
+  done
+  fail "amem mcp did not answer call $1: $(cat "$dir/mcpf.err")"
+}
+mcpf_call 1
+A mcpf remote add "$servers" --stream mcpf >/dev/null || fail "mcpf did not bind"
+mcpf_call 2
+A mcpf remote remove >/dev/null
+mcpf_call 3
+exec 7>&-
+wait "$mcpf_pid" || fail "amem mcp: $(cat "$dir/mcpf.err")"
+A mcpr init >/dev/null
+A mcpr remote add "$servers" --stream mcpf >/dev/null || fail "mcpr did not bind"
+A mcpr sync >/dev/null
+[[ $(rev mcpf) == 3 && $(rev mcpr) == 2 ]] || fail "mcp binding: mcpf $(rev mcpf), mcpr $(rev mcpr)"
+echo "amem mcp followed its binding: one write through the stream, one local after remove"
 
 # A store whose history differs from team's does not bind to it.
 A other remote add "$servers" --stream team 2>"$dir/err" && fail "a foreign history bound"

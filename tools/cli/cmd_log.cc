@@ -135,8 +135,8 @@ Status RunReplay(Context& ctx, const ReplayArgs& a) {
     created = store.ok();
   }
   if (!store.ok()) return store.status();
-  AMEM_RETURN_IF_ERROR(CheckReplayUnbound(ctx.store_dir()));
-  Result<uint64_t> rev = (*store)->ApplyRevisions(log->revisions);
+  // On a bound store each revision goes through the stream (replication.h).
+  Result<ReplayReport> rev = ReplayRevisions(**store, ctx.store_dir(), log->revisions);
   if (!rev.ok()) {
     Status s = ReplayErrorToLine(rev.status(), *log);
     if (created) {
@@ -146,19 +146,31 @@ Status RunReplay(Context& ctx, const ReplayArgs& a) {
     }
     return s;
   }
-  if (!log->revisions.empty() && !a.no_compile) CompileQueryView(**store, "amem replay");
+  const uint64_t applied = log->revisions.size() - rev->skipped;
+  if (applied > 0 && !a.no_compile) CompileQueryView(**store, "amem replay");
   if (ctx.json()) {
     Json doc;
-    doc["rev"] = *rev;
+    doc["rev"] = rev->rev;
     doc["revisions"] = log->revisions.size();
     doc["ops"] = log->ops;
     doc["lines"] = log->lines;
     doc["created"] = created;
+    if (!rev->stream.empty()) {
+      doc["stream"] = rev->stream;
+      doc["published"] = rev->published;
+      doc["skipped"] = rev->skipped;
+    }
     ctx.SetJsonOutput(doc);
-  } else {
+  } else if (rev->stream.empty()) {
     ctx.Out() += "replayed " + std::to_string(log->ops) + " operations of " +
                  std::to_string(log->revisions.size()) + " revisions; the store is at rev " +
-                 std::to_string(*rev) + "\n";
+                 std::to_string(rev->rev) + "\n";
+  } else {
+    ctx.Out() += "replayed " + std::to_string(log->revisions.size()) + " revisions through " +
+                 "stream " + rev->stream + ": " + std::to_string(rev->published) +
+                 " published, " + std::to_string(rev->skipped) +
+                 " the store had already; the store is at rev " + std::to_string(rev->rev) +
+                 "\n";
   }
   return Status::OK();
 }
@@ -189,7 +201,9 @@ void AddLogCommands(CLI::App& app, Context& ctx) {
     CLI::App* cmd = ctx.AddCommand(
         app, "replay",
         "Apply a log written by amem log, keeping its revisions and commit times; all or "
-        "nothing.",
+        "nothing. On a store bound to a stream (amem remote) each revision is published to "
+        "it first, and revisions the store has already are skipped, so a replay stopped "
+        "midway resumes.",
         "amem --store /tmp/copy replay run-1.log && amem --store /tmp/copy export --as-of 7 "
         "x.amem");
     PathArgument(cmd->add_option("FILE", a->file, "Log file (amem log), or - for stdin"))

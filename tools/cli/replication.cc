@@ -20,6 +20,7 @@
 #include "snapshot/export.h"
 #include "tools/cli/command.h"
 #include "tools/cli/history_log.h"
+#include "tools/io/ingest.h"
 
 namespace amem::cli {
 
@@ -70,6 +71,28 @@ std::string Env(const char* name) {
 
 std::string Where(const std::string& stream, uint64_t seq) {
   return "stream " + stream + ", sequence " + std::to_string(seq);
+}
+
+// What remote.json is: whether it exists, and its identity. The file is replaced
+// whole (WriteRemoteBinding renames a new file into place), so any change gives a
+// new stamp.
+struct BindingStamp {
+  bool bound = false;
+  uint64_t dev = 0, ino = 0, size = 0;
+  int64_t mtime_ns = 0;
+  bool operator==(const BindingStamp&) const = default;
+};
+
+BindingStamp StampRemoteBinding(const std::string& store_dir) {
+  BindingStamp stamp;
+  struct stat st {};
+  if (::stat(RemotePath(store_dir).c_str(), &st) != 0) return stamp;
+  stamp.bound = true;
+  stamp.dev = st.st_dev;
+  stamp.ino = st.st_ino;
+  stamp.size = static_cast<uint64_t>(st.st_size);
+  stamp.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  return stamp;
 }
 
 // The record of the store's revision `rev`.
@@ -154,37 +177,6 @@ Status RemoveRemoteBinding(const std::string& store_dir) {
     return Status::NotFound("the store is not bound to a stream");
   }
   return Status::OK();
-}
-
-Status CheckReplayUnbound(const std::string& store_dir) {
-  Result<RemoteBinding> binding = ReadRemoteBinding(store_dir);
-  if (binding.status().IsNotFound()) return Status::OK();
-  if (!binding.ok()) return binding.status();
-  return Status::NotSupported(
-      "the store is bound to a stream: a replayed log would not go through it "
-      "(replay into an unbound store, then amem remote add publishes its history)");
-}
-
-BindingStamp StampRemoteBinding(const std::string& store_dir) {
-  BindingStamp stamp;
-  struct stat st {};
-  if (::stat(RemotePath(store_dir).c_str(), &st) != 0) return stamp;
-  stamp.bound = true;
-  stamp.dev = st.st_dev;
-  stamp.ino = st.st_ino;
-  stamp.size = static_cast<uint64_t>(st.st_size);
-  stamp.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  return stamp;
-}
-
-Status CheckBindingUnchanged(const std::string& store_dir, const BindingStamp& at_open) {
-  const BindingStamp now = StampRemoteBinding(store_dir);
-  if (now == at_open) return Status::OK();
-  return Status::InvalidArgument(
-      std::string("the store was ") +
-      (!at_open.bound ? "bound to a stream" : now.bound ? "bound anew" : "unbound") +
-      " (amem remote) after this handle opened it; nothing was written: open the store "
-      "again to write " + (now.bound ? "through its stream" : "locally"));
 }
 
 RemoteAccess RemoteAccessFromEnv() {
@@ -576,66 +568,202 @@ Result<ReplicaCheck> CheckReplica(const Store& store, RevisionLog& log,
   return check;
 }
 
-Status InstallReplication(const std::string& store_dir, Store* store) {
-  Result<RemoteBinding> binding = ReadRemoteBinding(store_dir);
-  if (binding.status().IsNotFound()) return Status::OK();
-  if (!binding.ok()) return binding.status();
-  struct State {
-    RemoteBinding binding;
-    RemoteAccess access;
-    Store* store = nullptr;
-    std::unique_ptr<RevisionLog> log;  // set once, by the first Connect that succeeds
-    std::mutex connecting;  // writers on several threads share one store (Python)
-    Status Connect() {
-      std::lock_guard<std::mutex> lock(connecting);
-      if (log) return Status::OK();
-      Result<std::unique_ptr<RevisionLog>> opened = OpenRevisionLog(binding, access);
-      if (!opened.ok()) {
-        return opened.status().WithContext("the store is bound to stream " + binding.stream +
-                                           "; nothing was written");
-      }
-      Result<LogInfo> info = (*opened)->Open(/*create=*/false);
-      if (!info.ok()) {
-        return info.status().WithContext("the store is bound to stream " + binding.stream +
-                                         "; nothing was written");
-      }
-      log = std::move(opened).value();
-      return Status::OK();
-    }
-  };
-  auto state = std::make_shared<State>();
-  state->binding = *binding;
-  state->access = RemoteAccessFromEnv();
-  state->store = store;
-  auto hook = std::make_shared<CommitHook>();
-  hook->publish = [state](const LoggedRevision& revision) -> Status {
-    AMEM_RETURN_IF_ERROR(state->Connect());
+namespace {
+
+// Appends `revision` to the log as sequence revision.rev: Aborted when the log has
+// moved past revision.rev - 1; another error names the revision, `what_then` after.
+Status AppendRevision(RevisionLog& log, const std::string& stream,
+                      const LoggedRevision& revision, std::string_view what_then) {
+  Result<uint64_t> seq = log.Append(revision.rev - 1, RevisionRecord(revision));
+  if (!seq.ok()) {
+    if (seq.status().IsAborted()) return seq.status();
+    return seq.status().WithContext("stream " + stream + " did not accept revision " +
+                                    std::to_string(revision.rev) + std::string(what_then));
+  }
+  if (*seq != revision.rev) {
+    return Status::Corruption("stream " + stream + " took revision " +
+                              std::to_string(revision.rev) + " as sequence " +
+                              std::to_string(*seq));
+  }
+  return Status::OK();
+}
+
+// The binding a store's commit hook follows (InstallReplication), and its log once
+// connected. Writers on several threads share one store (the Python module), so
+// every field is read and replaced under `mu`.
+class BindingFollower {
+ public:
+  BindingFollower(std::string store_dir, Store* store)
+      : dir_(std::move(store_dir)), store_(store), access_(RemoteAccessFromEnv()) {}
+
+  // Reads remote.json now: Corruption when it is damaged.
+  Status Load() {
+    std::lock_guard<std::mutex> lock(mu_);
+    Refresh();
+    return binding_.status().IsNotFound() ? Status::OK() : binding_.status();
+  }
+  // Whether the store is bound at this moment.
+  bool Bound() {
+    std::lock_guard<std::mutex> lock(mu_);
+    Refresh();
+    return stamp_.bound;
+  }
+  Status Publish(const LoggedRevision& revision) {
+    std::string stream;
+    Result<std::shared_ptr<RevisionLog>> log = Connect(&stream);
+    if (!log.ok()) return log.status();
     // Fault injection for tests/replication/cluster_test.sh: die with the revision
     // written in the uncommitted transaction and not yet sent to the stream.
     if (std::getenv("AMEM_REPLICATION_TEST_DIE_BEFORE_PUBLISH") != nullptr) std::raise(SIGKILL);
-    Result<uint64_t> seq = state->log->Append(revision.rev - 1, RevisionRecord(revision));
-    if (!seq.ok()) {
-      if (seq.status().IsAborted()) return seq.status();
-      return seq.status().WithContext("stream " + state->binding.stream +
-                                      " did not accept revision " +
-                                      std::to_string(revision.rev) + "; nothing was written");
-    }
-    if (*seq != revision.rev) {
-      return Status::Corruption("stream " + state->binding.stream + " took revision " +
-                                std::to_string(revision.rev) + " as sequence " +
-                                std::to_string(*seq));
-    }
+    AMEM_RETURN_IF_ERROR(AppendRevision(**log, stream, revision, "; nothing was written"));
     // Fault injection for tests/replication/cluster_test.sh: die after the
     // stream's acknowledgement and before the local commit.
     if (std::getenv("AMEM_REPLICATION_TEST_DIE_AFTER_PUBLISH") != nullptr) std::raise(SIGKILL);
     return Status::OK();
-  };
-  hook->catch_up = [state]() -> Status {
-    AMEM_RETURN_IF_ERROR(state->Connect());
-    return CatchUp(*state->store, *state->log, state->binding.stream).status();
-  };
+  }
+  Status CatchUpNow() {
+    std::string stream;
+    Result<std::shared_ptr<RevisionLog>> log = Connect(&stream);
+    if (!log.ok()) return log.status();
+    return CatchUp(*store_, **log, stream).status();
+  }
+
+ private:
+  // Under mu_: reads remote.json again when it changed since it was last read, and
+  // forgets the log of the binding before.
+  void Refresh() {
+    const BindingStamp now = StampRemoteBinding(dir_);
+    if (loaded_ && now == stamp_) return;
+    loaded_ = true;
+    stamp_ = now;
+    log_.reset();
+    binding_ = now.bound ? ReadRemoteBinding(dir_)
+                         : Result<RemoteBinding>(Status::NotFound("the store is not bound"));
+  }
+  // The log of the current binding, connected once per binding.
+  Result<std::shared_ptr<RevisionLog>> Connect(std::string* stream) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Refresh();
+    if (binding_.status().IsNotFound()) {
+      return Status::InvalidArgument(
+          "the store was unbound (amem remote remove) while this write ran; nothing was "
+          "written: write again");
+    }
+    if (!binding_.ok()) return binding_.status();
+    *stream = binding_->stream;
+    if (log_) return log_;
+    const std::string where = "the store is bound to stream " + binding_->stream +
+                              "; nothing was written";
+    Result<std::unique_ptr<RevisionLog>> opened = OpenRevisionLog(*binding_, access_);
+    if (!opened.ok()) return opened.status().WithContext(where);
+    Result<LogInfo> info = (*opened)->Open(/*create=*/false);
+    if (!info.ok()) return info.status().WithContext(where);
+    log_ = std::move(opened).value();
+    return log_;
+  }
+
+  const std::string dir_;
+  Store* const store_;
+  const RemoteAccess access_;
+  std::mutex mu_;
+  bool loaded_ = false;
+  BindingStamp stamp_;
+  Result<RemoteBinding> binding_ = Status::NotFound("the store is not bound");
+  std::shared_ptr<RevisionLog> log_;
+};
+
+}  // namespace
+
+Status InstallReplication(const std::string& store_dir, Store* store) {
+  auto follower = std::make_shared<BindingFollower>(store_dir, store);
+  AMEM_RETURN_IF_ERROR(follower->Load());
+  auto hook = std::make_shared<CommitHook>();
+  hook->active = [follower] { return follower->Bound(); };
+  hook->publish = [follower](const LoggedRevision& r) { return follower->Publish(r); };
+  hook->catch_up = [follower] { return follower->CatchUpNow(); };
   store->SetCommitHook(std::move(hook));
   return Status::OK();
+}
+
+Result<ReplayReport> ReplayRevisions(Store& store, const std::string& store_dir,
+                                     const std::vector<LoggedRevision>& revisions) {
+  ReplayReport report;
+  Result<RemoteBinding> binding = ReadRemoteBinding(store_dir);
+  if (binding.status().IsNotFound()) {
+    Result<uint64_t> rev = store.ApplyRevisions(revisions);
+    if (!rev.ok()) return rev.status();
+    report.rev = *rev;
+    return report;
+  }
+  if (!binding.ok()) return binding.status();
+  const std::string& stream = binding->stream;
+  report.stream = stream;
+  const std::string bound = "the store is bound to stream " + stream;
+  Result<std::unique_ptr<RevisionLog>> log = OpenRevisionLog(*binding, RemoteAccessFromEnv());
+  if (!log.ok()) return log.status().WithContext(bound + "; nothing was replayed");
+  Result<CatchUpReport> caught = CatchUp(store, **log, stream);
+  if (!caught.ok()) return caught.status().WithContext(bound + "; nothing was replayed");
+  Result<uint64_t> local = store.revision();
+  if (!local.ok()) return local.status();
+
+  // The log's revisions the store has already: each the same record, else refused.
+  size_t next = 0;
+  if (!revisions.empty() && revisions.front().rev >= 1 && revisions.front().rev <= *local) {
+    AMEM_RETURN_IF_ERROR(store.ReadHistory(
+        revisions.front().rev - 1, std::min(*local, revisions.back().rev),
+        [&](const LoggedRevision& mine) -> Status {
+          if (next >= revisions.size() || revisions[next].rev != mine.rev) return Status::OK();
+          if (RevisionRecord(revisions[next]) != RevisionRecord(mine)) {
+            // "revision R: ...", so that amem replay names the log's line.
+            return Status::InvalidArgument(
+                "revision " + std::to_string(mine.rev) + ": differs from the store's " +
+                "revision " + std::to_string(mine.rev) + ", which " + Where(stream, mine.rev) +
+                " holds: the log continues another history (nothing was replayed)");
+          }
+          ++next;
+          return Status::OK();
+        }));
+  }
+  report.skipped = next;
+  report.rev = *local;
+  if (next == revisions.size()) return report;
+  const std::vector<LoggedRevision> rest(revisions.begin() + static_cast<ptrdiff_t>(next),
+                                         revisions.end());
+  uint64_t first_published = 0, last_published = 0;
+  Result<uint64_t> rev = store.ApplyRevisions(rest, [&](const LoggedRevision& r) -> Status {
+    Status appended = AppendRevision(**log, stream, r, "");
+    if (appended.IsAborted()) {
+      return Status::InvalidArgument(
+          "stream " + stream + " moved past revision " + std::to_string(r.rev - 1) +
+          " (another writer's revision came first); a replayed log keeps its revision "
+          "numbers, so revision " + std::to_string(r.rev) + " cannot follow it");
+    }
+    AMEM_RETURN_IF_ERROR(appended);
+    if (first_published == 0) first_published = r.rev;
+    last_published = r.rev;
+    return Status::OK();
+  });
+  if (rev.ok()) {
+    report.rev = *rev;
+    report.published = last_published - first_published + 1;
+    return report;
+  }
+  if (first_published == 0) return rev.status();  // nothing published: nothing written
+  // Published, then failed: the store takes what the log holds.
+  Result<CatchUpReport> after = CatchUp(store, **log, stream);
+  const std::string done = "replay stopped after revision " + std::to_string(last_published) +
+                           " (revisions " + std::to_string(first_published) + ".." +
+                           std::to_string(last_published) + " are in stream " + stream;
+  // Appended, so that amem replay still names the log's line of a revision's error.
+  if (!after.ok()) {
+    return io::WithMessage(rev.status(), rev.status().message() + "; " + done +
+                                             "; applying them here failed: " +
+                                             after.status().message() +
+                                             "; amem sync applies them)");
+  }
+  return io::WithMessage(rev.status(), rev.status().message() + "; " + done +
+                                           " and applied here: replaying the same log "
+                                           "again resumes after them)");
 }
 
 }  // namespace amem::cli

@@ -50,24 +50,6 @@ Status RemoveRemoteBinding(const std::string& store_dir);
 Result<RemoteBinding> ParseRemote(const std::string& servers, const std::string& stream,
                                   int replicas);
 
-// `amem replay` (and the Python module's Store.replay) applies revisions without
-// publishing them: NotSupported on a bound store, saying what to do instead.
-Status CheckReplayUnbound(const std::string& store_dir);
-
-// What remote.json was when a long-lived handle opened the store and installed its
-// commit hook (the Python module's Store): whether it existed, and its identity.
-// CheckBindingUnchanged, before each write of the handle: InvalidArgument (nothing
-// written) when the store was bound, unbound or rebound since, since the hook
-// installed at open would write past the stream or to the wrong one.
-struct BindingStamp {
-  bool bound = false;
-  uint64_t dev = 0, ino = 0, size = 0;
-  int64_t mtime_ns = 0;
-  bool operator==(const BindingStamp&) const = default;
-};
-BindingStamp StampRemoteBinding(const std::string& store_dir);
-Status CheckBindingUnchanged(const std::string& store_dir, const BindingStamp& at_open);
-
 // How to reach the servers: from flags, else the environment (AMEM_NATS_CREDS,
 // AMEM_NATS_TLS_CA, AMEM_NATS_TLS_CERT, AMEM_NATS_TLS_KEY, AMEM_NATS_TIMEOUT_MS).
 struct RemoteAccess {
@@ -243,11 +225,36 @@ struct ReplicaCheck {
 Result<ReplicaCheck> CheckReplica(const Store& store, RevisionLog& log,
                                   const RemoteBinding& binding, uint64_t rev, bool publish);
 
-// When `store_dir` holds a binding: sets the commit hook that publishes every write
-// of `store` to the log first (CommitHook), connecting when the first write comes.
-// Without a factory (an amem built without libnats) writes fail, saying why; reads
-// work. A store that is not bound is left alone.
+// Sets the commit hook that follows `store_dir`'s binding (CommitHook): before each
+// write of `store` it looks at remote.json (one stat; read again when it changed),
+// and while the store is bound every write is published to its log first,
+// connecting when the first such write comes. So a long-lived handle (amem mcp, the
+// Python module's Store) publishes from the first write after `amem remote add`,
+// and writes locally again after `amem remote remove`. Without a factory (an amem
+// built without libnats) writes on a bound store fail, saying why; reads work.
+// Corruption when remote.json is damaged now; one damaged later fails the writes.
 Status InstallReplication(const std::string& store_dir, Store* store);
+
+// Applies a parsed log (amem replay, the Python module's Store.replay) to the store
+// in `store_dir`; revisions keep their numbers and commit times.
+//   - Not bound: Store::ApplyRevisions, all or nothing.
+//   - Bound: the store first catches up from the log. The log's revisions that the
+//     store has already are skipped when each is the same record (InvalidArgument
+//     naming the first that differs), so running a replay again resumes it. The
+//     rest are applied in one write transaction, each published to the log
+//     (expected-last-sequence its predecessor) before the next is applied.
+//     Revision numbers are kept, so a stream that moved past the store meanwhile
+//     (another writer came first) stops the replay (InvalidArgument). On any
+//     failure the store holds what the log holds: it catches up to the revisions
+//     published before the failure, and the error says which.
+struct ReplayReport {
+  uint64_t rev = 0;        // the store's revision afterwards
+  uint64_t skipped = 0;    // bound: the log's revisions the store had already
+  uint64_t published = 0;  // bound: revisions appended to the log
+  std::string stream;      // bound: the stream's name; empty when not bound
+};
+Result<ReplayReport> ReplayRevisions(Store& store, const std::string& store_dir,
+                                     const std::vector<LoggedRevision>& revisions);
 
 }  // namespace amem::cli
 
