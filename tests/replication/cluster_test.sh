@@ -511,6 +511,14 @@ A mcpr sync >/dev/null
 [[ $(rev mcpf) == 3 && $(rev mcpr) == 2 ]] || fail "mcp binding: mcpf $(rev mcpf), mcpr $(rev mcpr)"
 echo "amem mcp followed its binding: one write through the stream, one local after remove"
 
+# A binding to a stream that is gone: a write fails at once, naming it, and writes
+# nothing (a writer publishes without asking for the stream first).
+A gone init >/dev/null
+printf '{"servers":["%s"],"stream":"gone","replicas":3}\n' "${servers%%,*}" >"$dir/gone/remote.json"
+A gone put-node fact:a --type fact 2>"$dir/err" && fail "a write to a missing stream"
+grep -q "stream gone does not exist at" "$dir/err" || fail "missing stream: $(cat "$dir/err")"
+[[ $(rev gone) == 0 ]] || fail "a write to a missing stream wrote"
+
 # A store whose history differs from team's does not bind to it.
 A other remote add "$servers" --stream team 2>"$dir/err" && fail "a foreign history bound"
 grep -q "the store's revision 1 differs from stream team, sequence 1" "$dir/err" ||

@@ -654,10 +654,10 @@ class BindingFollower {
     if (log_) return log_;
     const std::string where = "the store is bound to stream " + binding_->stream +
                               "; nothing was written";
+    // Not asked for the log's state (RevisionLog::Open): a publish names the log it
+    // expects, and a catch-up asks.
     Result<std::unique_ptr<RevisionLog>> opened = OpenRevisionLog(*binding_, access_);
     if (!opened.ok()) return opened.status().WithContext(where);
-    Result<LogInfo> info = (*opened)->Open(/*create=*/false);
-    if (!info.ok()) return info.status().WithContext(where);
     log_ = std::move(opened).value();
     return log_;
   }

@@ -497,12 +497,31 @@ class NatsLog final : public cli::RevisionLog {
     jsErrCode code = static_cast<jsErrCode>(0);
     uint64_t seq = 0;
     bool built = false;
-    natsStatus s = PublishMsg(subject_, record,
-                              {{"Nats-Expected-Last-Sequence", expected},
-                               {"Nats-Expected-Stream", binding_.stream}},
-                              &seq, &code, &built);
+    // No responders: no server took the message, so nothing was stored and it is
+    // sent again, every 100 ms up to the timeout, while the stream elects its
+    // leader (a writer does not ask for the stream's state first: one round trip
+    // less a write).
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(access_.timeout_ms);
+    natsStatus s = NATS_OK;
+    for (;;) {
+      s = PublishMsg(subject_, record,
+                     {{"Nats-Expected-Last-Sequence", expected},
+                      {"Nats-Expected-Stream", binding_.stream}},
+                     &seq, &code, &built);
+      if (s != NATS_NO_RESPONDERS || std::chrono::steady_clock::now() >= deadline) break;
+      // A stream that is gone does not come back by waiting.
+      Result<cli::LogInfo> info = TryOpen(/*create=*/false, 0);
+      if (info.status().IsNotFound()) return info.status();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     if (s == NATS_OK) return seq;
     if (!built) return Status::IOError("cannot build the message: " + NatsError(s));
+    if (s == NATS_NO_RESPONDERS) {
+      return Status::IOError("stream " + binding_.stream + " does not answer at " + Servers() +
+                             " within " + std::to_string(access_.timeout_ms) +
+                             " ms: it does not exist, or has no leader");
+    }
     if (code == JSStreamWrongLastSequenceErr) {
       return Status::Aborted("stream " + binding_.stream + " is past sequence " + expected);
     }
