@@ -271,7 +271,8 @@ TEST_CASE("replication: a replay into a bound store publishes each revision and 
   REQUIRE_FALSE(r.ok());
   INFO(r.status().ToString());
   CHECK(r.status().IsIOError());
-  CHECK(r.status().message().find("stream team did not accept revision 3") != std::string::npos);
+  CHECK(r.status().message().find("the log did not accept revision 3: connection lost") !=
+        std::string::npos);
   CHECK(r.status().message().find("replay stopped after revision 2 (revisions 1..2 are in "
                                   "stream team and applied here") != std::string::npos);
   CHECK(b.stream->messages.size() == 2);

@@ -475,6 +475,27 @@ A s1 replay "$dir/foreign.log" 2>"$dir/err" && fail "a foreign log replayed"
 grep -q "line 1: revision 1: differs from the store's revision 1" "$dir/err" || fail "replay: $(cat "$dir/err")"
 [[ $(rev s1) == $((head + 2)) ]] || fail "a refused replay wrote"
 echo "replay into a bound store: 2 revisions published, $head skipped; a foreign log refused"
+# Revisions go to the stream without waiting for each answer: one the client cannot
+# send (over the server's max_payload, 1 MiB) stops the replay there; those before it
+# are in the stream and the store, and the error says so.
+$py - >"$dir/big.log" <<'EOF'
+import json
+for r in range(1, 6):
+    for k in range(200 if r == 3 else 1):  # revision 3: 200 nodes of 8 KB
+        print(json.dumps({"rev": r, "rev_ts": 1700000000 + r, "op": "node",
+                          "key": "fact:b%d-%d" % (r, k), "type": "fact",
+                          "content": "x" * (8000 if r == 3 else 10), "meta": {},
+                          "confidence": 1.0, "ts": 1700000000 + r}, separators=(",", ":")))
+EOF
+A big init >/dev/null
+A big remote add "$servers" --stream big >/dev/null || fail "big did not bind"
+A big replay "$dir/big.log" 2>"$dir/err" && fail "a revision over max_payload replayed"
+grep -q "revision 3.*replay stopped after revision 2 (revisions 1..2 are in stream big and applied here" "$dir/err" ||
+  fail "replay over max_payload: $(cat "$dir/err")"
+[[ $(rev big) == 2 ]] || fail "replay over max_payload: the store is at $(rev big), not 2"
+A bigr init >/dev/null
+A bigr remote add "$servers" --stream big >/dev/null && A bigr sync >/dev/null || fail "bigr did not sync"
+[[ $(rev bigr) == 2 ]] || fail "replay over max_payload: the stream holds $(rev bigr) revisions, not 2"
 
 # amem mcp follows its store's binding while it runs: a write after `amem remote
 # add` goes through the stream, one after `amem remote remove` stays local.

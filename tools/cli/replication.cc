@@ -210,6 +210,29 @@ Result<std::unique_ptr<RevisionLog>> OpenRevisionLog(const RemoteBinding& bindin
   return Factory()(binding, access);
 }
 
+Status RevisionLog::AppendNext(uint64_t expected_last, const std::string& record) {
+  if (!next_error_.ok()) return next_error_;
+  Result<uint64_t> seq = Append(expected_last, record);
+  if (!seq.ok()) {
+    next_error_ = seq.status().IsAborted()
+                      ? seq.status()
+                      : seq.status().WithContext("the log did not accept revision " +
+                                                 std::to_string(expected_last + 1));
+    return Status::OK();  // WaitAppended returns it
+  }
+  next_last_ = *seq;
+  next_any_ = true;
+  return Status::OK();
+}
+
+Status RevisionLog::WaitAppended(uint64_t* last) {
+  if (next_any_) *last = next_last_;
+  Status s = std::move(next_error_);
+  next_error_ = Status::OK();
+  next_any_ = false;
+  return s;
+}
+
 Status RevisionLog::Read(uint64_t from, uint64_t to,
                          const std::function<Status(uint64_t seq, std::string record)>& fn) {
   // Fetches the whole message before asking fn, so fn may take its time.
@@ -429,6 +452,48 @@ Result<CatchUpReport> CatchUp(Store& store, RevisionLog& log, const std::string&
   }
 }
 
+namespace {
+
+// Appends revisions to a log without waiting for each answer (RevisionLog::
+// AppendNext): a window of up to kAppendWindow revisions (or kAppendWindowBytes of
+// records) is sent, then its answers awaited, then the next.
+class Appender {
+ public:
+  explicit Appender(RevisionLog& log) : log_(log) {}
+  // Sends `revision` as sequence revision.rev, expecting revision.rev - 1 before it.
+  Status Add(const LoggedRevision& revision) {
+    const std::string record = RevisionRecord(revision);
+    if (first_sent_ == 0) first_sent_ = revision.rev;
+    Status sent = log_.AppendNext(revision.rev - 1, record);
+    if (!sent.ok()) {
+      Status answered = Wait();
+      return answered.ok() ? sent : answered;
+    }
+    bytes_ += record.size();
+    if (++in_window_ >= kAppendWindow || bytes_ >= kAppendWindowBytes) return Wait();
+    return Status::OK();
+  }
+  // Waits for the answers to what was sent.
+  Status Finish() { return Wait(); }
+  // The revisions the log accepted: [first(), last()], none when last() is 0.
+  uint64_t first() const { return first_sent_; }
+  uint64_t last() const { return last_; }
+  uint64_t count() const { return last_ == 0 ? 0 : last_ - first_sent_ + 1; }
+
+ private:
+  Status Wait() {
+    in_window_ = 0;
+    bytes_ = 0;
+    return log_.WaitAppended(&last_);
+  }
+
+  RevisionLog& log_;
+  uint64_t first_sent_ = 0, last_ = 0;
+  size_t in_window_ = 0, bytes_ = 0;
+};
+
+}  // namespace
+
 Result<uint64_t> ReconcileHistory(Store& store, RevisionLog& log, const std::string& stream) {
   Result<LogInfo> info = log.Open(/*create=*/false);
   if (!info.ok()) return info.status();
@@ -449,25 +514,20 @@ Result<uint64_t> ReconcileHistory(Store& store, RevisionLog& log, const std::str
                                    "cannot be compared with it");
   }
   const uint64_t common = std::min(*local, info->last_seq);
-  uint64_t appended = 0;
+  Appender appender(log);
   AMEM_RETURN_IF_ERROR(store.ReadHistory(0, 0, [&](const LoggedRevision& r) -> Status {
-    const std::string mine = RevisionRecord(r);
-    if (r.rev <= common) {
-      Result<std::string> theirs = log.Get(r.rev);
-      if (!theirs.ok()) return theirs.status().WithContext(Where(stream, r.rev));
-      if (*theirs != mine) {
-        return Status::InvalidArgument("the store's revision " + std::to_string(r.rev) +
-                                       " differs from " + Where(stream, r.rev) +
-                                       ": the store's history is not the stream's (not bound)");
-      }
-      return Status::OK();
+    if (r.rev > common) return appender.Add(r);
+    Result<std::string> theirs = log.Get(r.rev);
+    if (!theirs.ok()) return theirs.status().WithContext(Where(stream, r.rev));
+    if (*theirs != RevisionRecord(r)) {
+      return Status::InvalidArgument("the store's revision " + std::to_string(r.rev) +
+                                     " differs from " + Where(stream, r.rev) +
+                                     ": the store's history is not the stream's (not bound)");
     }
-    Result<uint64_t> seq = log.Append(r.rev - 1, mine);
-    if (!seq.ok()) return seq.status().WithContext("revision " + std::to_string(r.rev));
-    ++appended;
     return Status::OK();
   }));
-  return appended;
+  AMEM_RETURN_IF_ERROR(appender.Finish());
+  return appender.count();
 }
 
 std::string ExportDigest::ToJson() const {
@@ -570,15 +630,15 @@ Result<ReplicaCheck> CheckReplica(const Store& store, RevisionLog& log,
 
 namespace {
 
-// Appends `revision` to the log as sequence revision.rev: Aborted when the log has
-// moved past revision.rev - 1; another error names the revision, `what_then` after.
+// A write's revision appended to the log as sequence revision.rev: Aborted when the
+// log has moved past revision.rev - 1; another error names the revision.
 Status AppendRevision(RevisionLog& log, const std::string& stream,
-                      const LoggedRevision& revision, std::string_view what_then) {
+                      const LoggedRevision& revision) {
   Result<uint64_t> seq = log.Append(revision.rev - 1, RevisionRecord(revision));
   if (!seq.ok()) {
     if (seq.status().IsAborted()) return seq.status();
     return seq.status().WithContext("stream " + stream + " did not accept revision " +
-                                    std::to_string(revision.rev) + std::string(what_then));
+                                    std::to_string(revision.rev) + "; nothing was written");
   }
   if (*seq != revision.rev) {
     return Status::Corruption("stream " + stream + " took revision " +
@@ -615,7 +675,7 @@ class BindingFollower {
     // Fault injection for tests/replication/cluster_test.sh: die with the revision
     // written in the uncommitted transaction and not yet sent to the stream.
     if (std::getenv("AMEM_REPLICATION_TEST_DIE_BEFORE_PUBLISH") != nullptr) std::raise(SIGKILL);
-    AMEM_RETURN_IF_ERROR(AppendRevision(**log, stream, revision, "; nothing was written"));
+    AMEM_RETURN_IF_ERROR(AppendRevision(**log, stream, revision));
     // Fault injection for tests/replication/cluster_test.sh: die after the
     // stream's acknowledgement and before the local commit.
     if (std::getenv("AMEM_REPLICATION_TEST_DIE_AFTER_PUBLISH") != nullptr) std::raise(SIGKILL);
@@ -729,26 +789,27 @@ Result<ReplayReport> ReplayRevisions(Store& store, const std::string& store_dir,
   if (next == revisions.size()) return report;
   const std::vector<LoggedRevision> rest(revisions.begin() + static_cast<ptrdiff_t>(next),
                                          revisions.end());
-  uint64_t first_published = 0, last_published = 0;
+  // Sent without waiting for each answer; all are answered before the commit.
+  Appender appender(**log);
   Result<uint64_t> rev = store.ApplyRevisions(rest, [&](const LoggedRevision& r) -> Status {
-    Status appended = AppendRevision(**log, stream, r, "");
+    Status appended = appender.Add(r);
+    if (appended.ok() && r.rev == rest.back().rev) appended = appender.Finish();
     if (appended.IsAborted()) {
+      const uint64_t next = appender.last() != 0 ? appender.last() + 1 : appender.first();
       return Status::InvalidArgument(
-          "stream " + stream + " moved past revision " + std::to_string(r.rev - 1) +
+          "stream " + stream + " moved past revision " + std::to_string(next - 1) +
           " (another writer's revision came first); a replayed log keeps its revision "
-          "numbers, so revision " + std::to_string(r.rev) + " cannot follow it");
+          "numbers, so revision " + std::to_string(next) + " cannot follow it");
     }
-    AMEM_RETURN_IF_ERROR(appended);
-    if (first_published == 0) first_published = r.rev;
-    last_published = r.rev;
-    return Status::OK();
+    return appended;
   });
   if (rev.ok()) {
     report.rev = *rev;
-    report.published = last_published - first_published + 1;
+    report.published = appender.count();
     return report;
   }
-  if (first_published == 0) return rev.status();  // nothing published: nothing written
+  if (appender.count() == 0) return rev.status();  // nothing published: nothing written
+  const uint64_t first_published = appender.first(), last_published = appender.last();
   // Published, then failed: the store takes what the log holds.
   Result<CatchUpReport> after = CatchUp(store, **log, stream);
   const std::string done = "replay stopped after revision " + std::to_string(last_published) +

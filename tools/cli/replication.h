@@ -110,6 +110,18 @@ class RevisionLog {
   // Appends `record` if the log's last sequence is `expected_last`; returns the
   // new message's sequence. Aborted when the log's last sequence differs.
   virtual Result<uint64_t> Append(uint64_t expected_last, const std::string& record) = 0;
+  // Appends without waiting for each answer (many revisions: `remote add`'s
+  // history, a replay into a bound store). AppendNext sends `record` as sequence
+  // expected_last + 1, expecting its predecessor; WaitAppended waits for the
+  // answers to every AppendNext since the last wait and sets *last to the highest
+  // sequence of those the log accepted in order from the first (unchanged when
+  // none). OK when all were; else the first refusal: Aborted when the log had
+  // moved on, IOError otherwise (also when one later than a refused or unanswered
+  // one was accepted: the log may hold any of them). AppendNext fails only when it
+  // did not send `record` (stop sending, then WaitAppended answers for those sent
+  // before it). This class: Append, one at a time.
+  virtual Status AppendNext(uint64_t expected_last, const std::string& record);
+  virtual Status WaitAppended(uint64_t* last);
   // Export digests in the binding's digest_bucket(), the revision in decimal as the
   // key. GetDigest: NotFound when none was published for `rev` (or there is no
   // bucket). PublishDigest: stores `value` for `rev` unless a value is there
@@ -133,7 +145,18 @@ class RevisionLog {
   // the removal of one: its description, then its chunks (purged from the stream).
   virtual Result<std::vector<PublishedSnapshot>> Snapshots();
   virtual Status DeleteSnapshot(const PublishedSnapshot& snapshot);
+
+ private:
+  // AppendNext's answers, for WaitAppended (this class's way).
+  Status next_error_;
+  uint64_t next_last_ = 0;
+  bool next_any_ = false;
 };
+
+// Up to this many revisions (or kAppendWindowBytes of records) are sent before their
+// answers are awaited (RevisionLog::AppendNext).
+inline constexpr size_t kAppendWindow = 1000;
+inline constexpr size_t kAppendWindowBytes = 8 << 20;
 
 // Deletes the log's snapshots but the `keep` (>= 1) of the highest revisions and
 // `published` (the one just published, kept even when older). Returns the deleted

@@ -34,6 +34,12 @@ namespace {
 #define AMEM_NATS_FUNCTIONS(X) \
   X(natsMsg_Destroy) \
   X(natsMsgHeader_Set) \
+  X(natsMsgHeader_Get) \
+  X(js_PublishMsgAsync) \
+  X(js_PublishAsyncComplete) \
+  X(js_PublishAsyncGetPendingList) \
+  X(natsMsgList_Destroy) \
+  X(jsPubOptions_Init) \
   X(nats_GetLastError) \
   X(natsStatus_GetText) \
   X(natsOptions_SetUserCredentialsFromFiles) \
@@ -234,12 +240,16 @@ Status DigestFile(const std::string& path, std::string* sha256, uint64_t* bytes)
   return Status::OK();
 }
 
+using Headers = std::vector<std::pair<const char*, std::string>>;
+constexpr char kExpectedLastHeader[] = "Nats-Expected-Last-Sequence";
+
 class NatsLog final : public cli::RevisionLog {
  public:
   NatsLog(cli::RemoteBinding binding, cli::RemoteAccess access)
       : binding_(std::move(binding)), access_(std::move(access)) {}
   ~NatsLog() override {
     if (kv_ != nullptr) Nats().kvStore_Destroy(kv_);
+    if (js_async_ != nullptr) Nats().jsCtx_Destroy(js_async_);
     if (js_ != nullptr) Nats().jsCtx_Destroy(js_);
     if (nc_ != nullptr) Nats().natsConnection_Destroy(nc_);
     if (opts_ != nullptr) Nats().natsOptions_Destroy(opts_);
@@ -489,9 +499,104 @@ class NatsLog final : public cli::RevisionLog {
     return s;
   }
 
+  Status AppendNext(uint64_t expected_last, const std::string& record) override {
+    if (window_.sent == 0) {
+      AMEM_RETURN_IF_ERROR(UntilConnected());
+      if (js_async_ == nullptr) {
+        jsOptions jo;
+        Nats().jsOptions_Init(&jo);
+        jo.Wait = access_.timeout_ms;
+        jo.PublishAsync.AckHandler = &NatsLog::OnAck;
+        jo.PublishAsync.AckHandlerClosure = &window_;
+        jo.PublishAsync.MaxPending = static_cast<int64_t>(2 * cli::kAppendWindow);
+        jo.PublishAsync.StallWait = access_.timeout_ms;
+        natsStatus s = Nats().natsConnection_JetStream(&js_async_, nc_, &jo);
+        if (s != NATS_OK) return Status::IOError("JetStream: " + NatsError(s));
+      }
+      std::lock_guard<std::mutex> lock(window_.mu);
+      window_.base = expected_last;
+      window_.answers.clear();
+    }
+    {
+      std::lock_guard<std::mutex> lock(window_.mu);
+      if (expected_last != window_.base + window_.sent) {
+        return Status::InvalidArgument("AppendNext: sequence " + std::to_string(expected_last + 1) +
+                                       " does not follow the messages sent before it");
+      }
+      // Answers come in order: after a refusal every later message is refused too.
+      for (const Answer& a : window_.answers) {
+        if (a.state == Answer::kRefused) return Status::Aborted("not sent: one before it was refused");
+      }
+      window_.answers.resize(window_.sent + 1);
+    }
+    natsMsg* msg = nullptr;
+    natsStatus s = MakeMsg(subject_, record, ExpectHeaders(expected_last), &msg);
+    if (s == NATS_OK) s = Nats().js_PublishMsgAsync(js_async_, &msg, nullptr);
+    if (msg != nullptr) Nats().natsMsg_Destroy(msg);
+    if (s != NATS_OK) {
+      std::lock_guard<std::mutex> lock(window_.mu);
+      window_.answers.pop_back();
+      return Status::IOError("cannot send revision " + std::to_string(expected_last + 1) +
+                             " to stream " + binding_.stream + ": " + NatsError(s));
+    }
+    ++window_.sent;
+    return Status::OK();
+  }
+
+  Status WaitAppended(uint64_t* last) override {
+    if (window_.sent == 0) return Status::OK();
+    jsPubOptions po;
+    Nats().jsPubOptions_Init(&po);
+    po.MaxWait = access_.timeout_ms;
+    natsStatus waited = Nats().js_PublishAsyncComplete(js_async_, &po);
+    if (waited != NATS_OK) {
+      // The unanswered ones are given up (their answers, if they come, are dropped).
+      natsMsgList pending{};
+      if (Nats().js_PublishAsyncGetPendingList(&pending, js_async_) == NATS_OK) {
+        Nats().natsMsgList_Destroy(&pending);
+      }
+    }
+    std::lock_guard<std::mutex> lock(window_.mu);
+    const size_t n = window_.sent;
+    window_.sent = 0;
+    size_t ok = 0;
+    while (ok < n && window_.answers[ok].state == Answer::kAccepted) {
+      if (window_.answers[ok].seq != window_.base + ok + 1) {
+        return Status::Corruption("stream " + binding_.stream + " took revision " +
+                                  std::to_string(window_.base + ok + 1) + " as sequence " +
+                                  std::to_string(window_.answers[ok].seq));
+      }
+      ++ok;
+    }
+    if (ok > 0) *last = window_.base + ok;
+    if (ok == n) return Status::OK();
+    const uint64_t first = window_.base + ok + 1;
+    for (size_t i = ok + 1; i < n; ++i) {
+      if (window_.answers[i].state == Answer::kAccepted) {
+        return Status::IOError("stream " + binding_.stream + " accepted revision " +
+                               std::to_string(window_.base + i + 1) + " but not " +
+                               std::to_string(first) + ": the revisions from " +
+                               std::to_string(first) + " may or may not be in the stream "
+                               "(amem sync applies those that are)");
+      }
+    }
+    const Answer& a = window_.answers[ok];
+    if (a.state == Answer::kRefused && a.code == JSStreamWrongLastSequenceErr) {
+      return Status::Aborted("stream " + binding_.stream + " is past sequence " +
+                             std::to_string(first - 1));
+    }
+    if (a.state == Answer::kRefused) {
+      return Status::IOError("stream " + binding_.stream + " did not accept revision " +
+                             std::to_string(first) + ": " + a.error);
+    }
+    return Status::IOError("no answer from stream " + binding_.stream + " for revision " +
+                           std::to_string(first) + " within " +
+                           std::to_string(access_.timeout_ms) +
+                           " ms: the revisions from it may or may not be in the stream "
+                           "(amem sync applies those that are)");
+  }
+
   Result<uint64_t> Append(uint64_t expected_last, const std::string& record) override {
-    // Set by hand: the client sends its ExpectLastSeq option only when it is not 0,
-    // and an empty stream must be expected too.
     const std::string expected = std::to_string(expected_last);
     AMEM_RETURN_IF_ERROR(UntilConnected());
     jsErrCode code = static_cast<jsErrCode>(0);
@@ -505,10 +610,7 @@ class NatsLog final : public cli::RevisionLog {
         std::chrono::steady_clock::now() + std::chrono::milliseconds(access_.timeout_ms);
     natsStatus s = NATS_OK;
     for (;;) {
-      s = PublishMsg(subject_, record,
-                     {{"Nats-Expected-Last-Sequence", expected},
-                      {"Nats-Expected-Stream", binding_.stream}},
-                     &seq, &code, &built);
+      s = PublishMsg(subject_, record, ExpectHeaders(expected_last), &seq, &code, &built);
       if (s != NATS_NO_RESPONDERS || std::chrono::steady_clock::now() >= deadline) break;
       // A stream that is gone does not come back by waiting.
       Result<cli::LogInfo> info = TryOpen(/*create=*/false, 0);
@@ -558,19 +660,11 @@ class NatsLog final : public cli::RevisionLog {
   // acknowledgement: NATS_OK with its sequence in *seq, or the client's status with
   // JetStream's error code in *code (*built false: the message could not be made).
   natsStatus PublishMsg(const std::string& subject, std::string_view data,
-                        const std::vector<std::pair<const char*, std::string>>& headers,
-                        uint64_t* seq, jsErrCode* code, bool* built) {
+                        const Headers& headers, uint64_t* seq, jsErrCode* code, bool* built) {
     *built = false;
     natsMsg* msg = nullptr;
-    natsStatus s = Nats().natsMsg_Create(&msg, subject.c_str(), nullptr, data.data(),
-                                         static_cast<int>(data.size()));
-    for (const auto& [name, value] : headers) {
-      if (s == NATS_OK) s = Nats().natsMsgHeader_Set(msg, name, value.c_str());
-    }
-    if (s != NATS_OK) {
-      if (msg != nullptr) Nats().natsMsg_Destroy(msg);
-      return s;
-    }
+    natsStatus s = MakeMsg(subject, data, headers, &msg);
+    if (s != NATS_OK) return s;
     *built = true;
     jsPubAck* ack = nullptr;
     s = Nats().js_PublishMsg(&ack, js_, msg, nullptr, code);
@@ -580,6 +674,67 @@ class NatsLog final : public cli::RevisionLog {
       Nats().jsPubAck_Destroy(ack);
     }
     return s;
+  }
+
+  // A message of `data` on `subject` with `headers` (*msg null on error).
+  static natsStatus MakeMsg(const std::string& subject, std::string_view data,
+                            const Headers& headers, natsMsg** msg) {
+    *msg = nullptr;
+    natsStatus s = Nats().natsMsg_Create(msg, subject.c_str(), nullptr, data.data(),
+                                         static_cast<int>(data.size()));
+    for (const auto& [name, value] : headers) {
+      if (s == NATS_OK) s = Nats().natsMsgHeader_Set(*msg, name, value.c_str());
+    }
+    if (s != NATS_OK && *msg != nullptr) {
+      Nats().natsMsg_Destroy(*msg);
+      *msg = nullptr;
+    }
+    return s;
+  }
+
+  // What a revision's publish expects: the stream's last sequence (set by hand:
+  // the client sends its ExpectLastSeq option only when it is not 0, and an empty
+  // stream must be expected too) and the stream's name.
+  Headers ExpectHeaders(uint64_t expected_last) const {
+    return {{kExpectedLastHeader, std::to_string(expected_last)},
+            {"Nats-Expected-Stream", binding_.stream}};
+  }
+
+  // The answers to one window of AppendNext, filled in by OnAck on the client's
+  // thread, indexed by each message's expected last sequence less `base`.
+  struct Answer {
+    enum State { kNone, kAccepted, kRefused } state = kNone;
+    uint64_t seq = 0;
+    jsErrCode code = static_cast<jsErrCode>(0);
+    std::string error;
+  };
+  struct Window {
+    std::mutex mu;
+    uint64_t base = 0;
+    size_t sent = 0;
+    std::vector<Answer> answers;
+  };
+  static void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure) {
+    auto* w = static_cast<Window*>(closure);
+    const char* expected = nullptr;
+    if (Nats().natsMsgHeader_Get(msg, kExpectedLastHeader, &expected) == NATS_OK &&
+        expected != nullptr) {
+      const uint64_t e = std::strtoull(expected, nullptr, 10);
+      std::lock_guard<std::mutex> lock(w->mu);
+      if (e >= w->base && e - w->base < w->answers.size()) {
+        Answer& a = w->answers[e - w->base];
+        if (pa != nullptr) {
+          a.state = Answer::kAccepted;
+          a.seq = pa->Sequence;
+        } else if (pae != nullptr) {
+          a.state = Answer::kRefused;
+          a.code = pae->ErrCode;
+          a.error = std::string(Nats().natsStatus_GetText(pae->Err)) +
+                    (pae->ErrText != nullptr ? std::string(" (") + pae->ErrText + ")" : "");
+        }
+      }
+    }
+    Nats().natsMsg_Destroy(msg);
   }
 
   // A stream of file storage and the binding's replicas (`name` and `subjects`
@@ -943,6 +1098,8 @@ class NatsLog final : public cli::RevisionLog {
   natsOptions* opts_ = nullptr;
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;
+  jsCtx* js_async_ = nullptr;  // AppendNext's, its answers to OnAck
+  Window window_;
   kvStore* kv_ = nullptr;
 };
 
