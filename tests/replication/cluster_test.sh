@@ -496,6 +496,40 @@ grep -q "revision 3.*replay stopped after revision 2 (revisions 1..2 are in stre
 A bigr init >/dev/null
 A bigr remote add "$servers" --stream big >/dev/null && A bigr sync >/dev/null || fail "bigr did not sync"
 [[ $(rev bigr) == 2 ]] || fail "replay over max_payload: the stream holds $(rev bigr) revisions, not 2"
+# Two replays of different logs into two stores bound to one new stream, at once:
+# the stream's history is one of the two logs, whole, never a mix (a message sent
+# before the one ahead of it was answered expects that one by its id), and the
+# other replay stops, saying why.
+for k in a b; do
+  $py - "$k" >"$dir/race-$k.log" <<'EOF'
+import json, sys
+for r in range(1, 2001):
+    print(json.dumps({"rev": r, "rev_ts": 1700000000 + r, "op": "node",
+                      "key": "fact:%s%d" % (sys.argv[1], r), "type": "fact", "content": "c",
+                      "meta": {}, "confidence": 1.0, "ts": 1700000000 + r}, separators=(",", ":")))
+EOF
+done
+for race in 1 2 3; do  # the interleaving is up to timing: three streams
+  for k in a b; do
+    A "race$race$k" init >/dev/null
+    A "race$race$k" remote add "$servers" --stream race$race >/dev/null || fail "race$race$k did not bind"
+  done
+  A "race${race}a" replay "$dir/race-a.log" >"$dir/race$race-a.out" 2>&1 &
+  race_pid=$!
+  rc_b=0; A "race${race}b" replay "$dir/race-b.log" >"$dir/race$race-b.out" 2>&1 || rc_b=$?
+  rc_a=0; wait "$race_pid" || rc_a=$?
+  (( rc_a == 0 || rc_b == 0 )) || fail "neither racing replay went in: $(cat "$dir/race$race-a.out" "$dir/race$race-b.out")"
+  for k in a b; do
+    A "race$race$k" sync >/dev/null || fail "race$race$k did not sync"
+    A "race$race$k" log >"$dir/race$race-$k.stream.log"
+  done
+  cmp -s "$dir/race$race-a.stream.log" "$dir/race$race-b.stream.log" || fail "racing replays: the replicas differ"
+  cmp -s "$dir/race$race-a.stream.log" "$dir/race-a.log" || cmp -s "$dir/race$race-a.stream.log" "$dir/race-b.log" ||
+    fail "racing replays: the stream's history is neither log whole"
+  grep -Eq "moved past revision|differs from the store's revision" "$dir/race$race-a.out" "$dir/race$race-b.out" ||
+    (( rc_a == 0 && rc_b == 0 )) || fail "racing replays: $(cat "$dir/race$race-a.out" "$dir/race$race-b.out")"
+  echo "two racing replays: exit $rc_a and $rc_b, the stream holds one log whole"
+done
 
 # amem mcp follows its store's binding while it runs: a write after `amem remote
 # add` goes through the stream, one after `amem remote remove` stays local.

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_pieces.h"
+#include "common/hash.h"
 #include "common/sha256.h"
 
 namespace amem::replication {
@@ -516,6 +517,7 @@ class NatsLog final : public cli::RevisionLog {
       std::lock_guard<std::mutex> lock(window_.mu);
       window_.base = expected_last;
       window_.answers.clear();
+      window_.last_id.clear();
     }
     {
       std::lock_guard<std::mutex> lock(window_.mu);
@@ -529,8 +531,18 @@ class NatsLog final : public cli::RevisionLog {
       }
       window_.answers.resize(window_.sent + 1);
     }
+    // Expecting the last sequence is not enough for a message sent before the one
+    // ahead of it was answered: when that one is refused (another writer came
+    // first), the stream may have reached this one's expected sequence through the
+    // other writer's messages. So each message has an id (its revision and a hash
+    // of its record), and the ones after the first also expect the one before.
+    Headers headers = ExpectHeaders(expected_last);
+    const std::string id = "amem-" + std::to_string(expected_last + 1) + "-" +
+                           FormatHexId(Hash64(record));
+    headers.emplace_back("Nats-Msg-Id", id);
+    if (!window_.last_id.empty()) headers.emplace_back("Nats-Expected-Last-Msg-Id", window_.last_id);
     natsMsg* msg = nullptr;
-    natsStatus s = MakeMsg(subject_, record, ExpectHeaders(expected_last), &msg);
+    natsStatus s = MakeMsg(subject_, record, headers, &msg);
     if (s == NATS_OK) s = Nats().js_PublishMsgAsync(js_async_, &msg, nullptr);
     if (msg != nullptr) Nats().natsMsg_Destroy(msg);
     if (s != NATS_OK) {
@@ -540,6 +552,7 @@ class NatsLog final : public cli::RevisionLog {
                              " to stream " + binding_.stream + ": " + NatsError(s));
     }
     ++window_.sent;
+    window_.last_id = id;
     return Status::OK();
   }
 
@@ -581,7 +594,8 @@ class NatsLog final : public cli::RevisionLog {
       }
     }
     const Answer& a = window_.answers[ok];
-    if (a.state == Answer::kRefused && a.code == JSStreamWrongLastSequenceErr) {
+    if (a.state == Answer::kRefused &&
+        (a.code == JSStreamWrongLastSequenceErr || a.code == JSStreamWrongLastMsgIDErr)) {
       return Status::Aborted("stream " + binding_.stream + " is past sequence " +
                              std::to_string(first - 1));
     }
@@ -713,6 +727,7 @@ class NatsLog final : public cli::RevisionLog {
     uint64_t base = 0;
     size_t sent = 0;
     std::vector<Answer> answers;
+    std::string last_id;  // the Nats-Msg-Id of the last message sent
   };
   static void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr* pae, void* closure) {
     auto* w = static_cast<Window*>(closure);
