@@ -14,6 +14,9 @@
 # - single-write latency, one `amem put-node` process per write, from its start to its
 #   exit 0, on a store bound to a stream against an unbound store (interleaved), p50
 #   and p99, and bound p50 over unbound p50;
+# - the same write through one `amem mcp` session (its put_memory tool), bound against
+#   unbound (interleaved), from the request's write to the response's read, p50
+#   and p99, and their ratio;
 # - writes per second with 1 and K writers, each writer a loop of put-node processes
 #   on its own store bound to the same stream (wall time over all writes);
 # - replication lag from a write's acknowledgement (its process exited 0) until a
@@ -61,8 +64,9 @@ trap cleanup EXIT
 cluster_start
 
 A() { "$amem" --store "$dir/$1" "${@:2}"; }
-for s in unbound bound follower catch; do A $s init >/dev/null; done
+for s in unbound bound follower catch mcp-unbound mcp-bound; do A $s init >/dev/null; done
 cluster_bind "$amem" "$dir/bound" "$dir/add.out" --stream lat --replicas 3
+A mcp-bound remote add "$servers" --stream mcplat >/dev/null
 A follower remote add "$servers" --stream lat >/dev/null
 for w in $(seq 1 "$writers"); do
   A "w$w" init >/dev/null
@@ -79,10 +83,12 @@ for r in range(1, int(sys.argv[1]) + 1):
                       "meta": {}, "confidence": 1.0, "ts": ts}, separators=(",", ":")))
 EOF
 
-/usr/bin/python3 - "$amem" "$dir" "$servers" "$runs" "$writers" "$revisions" <<'EOF'
+/usr/bin/python3 - "$amem" "$dir" "$servers" "$runs" "$writers" "$revisions" "$root" <<'EOF'
 import math, os, signal, statistics, subprocess, sys, threading, time
 amem, d, servers = sys.argv[1], sys.argv[2], sys.argv[3]
 runs, writers, revisions = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+sys.path.insert(0, os.path.join(sys.argv[7], "bench"))
+from mcp_client import Session
 
 def run(store, *args, check=True):
     p = subprocess.run([amem, "--store", os.path.join(d, store), *args],
@@ -119,6 +125,24 @@ for s in ("unbound", "bound"):
     row("write latency, %s, p50 / p99" % s, "%s / %s" % (ms(pct(lat[s], .5)), ms(pct(lat[s], .99))))
 ratio = pct(lat["bound"], .5) / pct(lat["unbound"], .5)
 row("bound p50 / unbound p50 (budget <= 3)", "%.2f" % ratio)
+
+# The same through one amem mcp session each (the first call connects: not timed).
+sessions = {s: Session(amem, os.path.join(d, "mcp-" + s), "replication_bench")
+            for s in ("unbound", "bound")}
+mcp = {"unbound": [], "bound": []}
+for i in range(runs + 1):
+    for s, session in sessions.items():
+        t = session.tool("put_memory", {"key": "fact:mcp%d" % i, "type": "fact",
+                                        "content": "written through amem mcp"})
+        if i > 0:
+            mcp[s].append(t / 1000)
+for session in sessions.values():
+    session.close()
+for s in ("unbound", "bound"):
+    row("write through amem mcp (put_memory), %s, p50 / p99" % s,
+        "%s / %s" % (ms(pct(mcp[s], .5)), ms(pct(mcp[s], .99))))
+row("amem mcp: bound p50 / unbound p50",
+    "%.2f" % (pct(mcp["bound"], .5) / pct(mcp["unbound"], .5)))
 
 # Writes per second, 1 and K writers on their own stores of one stream.
 def throughput(k, tag):
