@@ -299,6 +299,7 @@ bool LinkFromMemories(const snapshot::Reader& r,
                       uint64_t edge_budget, std::vector<LinkedMemory>* out) {
   NodeMap<uint32_t>& position = ThreadScratch<uint32_t, kScratchB>();
   position.Reset(r.node_count());
+  position.ExpectTouches(code.size());
   for (size_t k = 0; k < code.size(); ++k) position.Insert(code[k].first, static_cast<uint32_t>(k));
   std::vector<LinkedMemory> found;
   uint64_t edges = 0;
@@ -425,6 +426,9 @@ CodeImpactResult CodeImpact(const snapshot::Reader& r, const std::vector<FileCha
   std::vector<uint32_t> next;
   for (uint32_t d = 0; d < options.depth && !frontier.empty(); ++d) {
     next.clear();
+    uint64_t in_edges = 0;  // each reads `seen` at its source
+    for (uint32_t u : frontier) in_edges += r.in_end(u) - r.in_begin(u);
+    seen.ExpectTouches(in_edges);
     for (uint32_t u : frontier) {
       // One pass over the in-list, sorted by (rel, source): the same order as
       // asking for each relation in turn.
