@@ -20,16 +20,22 @@
 # <= 200 ms; impact --diff <= 50 ms as a process and <= 10 ms through amem mcp.
 #
 #   bash bench/index_bench.sh [BUILD_DIR] [--runs 5] [--docs 5000] [--work DIR]
+#   bash bench/index_bench.sh [BUILD_DIR] --impact-store [--docs 5000] [--work DIR]
+#
+# --impact-store builds only the store and the 50-line diff of the impact --diff
+# row (one index of the synthetic index), keeps them in --work and prints the
+# commands to time against another build; nothing else is timed.
 #
 # BUILD_DIR defaults to build/ (with the bench targets: scip_gen). Needs
 # /usr/bin/time (apt-get install time), universal-ctags, git and /usr/bin/python3.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
-runs=5 docs=5000 work=/tmp/amem-index-bench
+runs=5 docs=5000 work=/tmp/amem-index-bench impact_store=0
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
+    --impact-store) impact_store=1; shift ;;
     --docs) docs=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -43,7 +49,7 @@ for f in "$amem" "$gen" /usr/bin/time /usr/bin/python3; do
 done
 rm -rf "$work"
 mkdir -p "$work"
-trap 'rm -rf "$work"' EXIT
+[ "$impact_store" = 1 ] || trap 'rm -rf "$work"' EXIT
 
 . "$root/bench/bench_lib.sh"
 # row NAME FILE: prints the median ms and the largest peak RSS of FILE's runs.
@@ -55,7 +61,32 @@ row() {
   echo "$ms" > "$2.median"
 }
 
+# A 50-line diff of document 17's file, inside its functions.
+write_diff() {
+  /usr/bin/python3 - "$work/change.diff" <<'EOF'
+import sys
+path = "src/mod17/file17.cc"
+lines = ["--- a/" + path, "+++ b/" + path, "@@ -21,50 +21,50 @@"]
+lines += ["-old line %d" % i for i in range(50)] + ["+new line %d" % i for i in range(50)]
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+EOF
+}
+
 "$gen" --out="$work/a.scip" --docs="$docs" > /dev/null
+if [ "$impact_store" = 1 ]; then
+  s=$work/store
+  "$amem" --store "$s" init > /dev/null
+  "$amem" --store "$s" index --scip "$work/a.scip" > /dev/null
+  rm "$work/a.scip"
+  write_diff
+  "$amem" --store "$s" impact --diff "$work/change.diff" > /dev/null  # compiles the snapshot
+  node=$("$amem" --store "$s" --json impact --diff "$work/change.diff" |
+    /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["changed"][0]["id"])')
+  echo "store: $s (kept); time these as whole processes, e.g. against another build's amem:"
+  echo "  $amem --store $s --json impact --diff $work/change.diff"
+  echo "  $amem --store $s --json impact $node   # one changed symbol, for comparison"
+  exit 0
+fi
 "$gen" --out="$work/b.scip" --docs="$docs" --changed-doc=17 > /dev/null
 s=$work/store
 
@@ -87,14 +118,7 @@ for i in $(seq "$runs"); do
 done
 for _ in $(seq "$runs"); do timed "$work/same" "$amem" --store "$s" index --scip "$work/$f.scip"; done
 
-# A 50-line diff of document 17's file, inside its functions.
-/usr/bin/python3 - "$work/change.diff" <<'EOF'
-import sys
-path = "src/mod17/file17.cc"
-lines = ["--- a/" + path, "+++ b/" + path, "@@ -21,50 +21,50 @@"]
-lines += ["-old line %d" % i for i in range(50)] + ["+new line %d" % i for i in range(50)]
-open(sys.argv[1], "w").write("\n".join(lines) + "\n")
-EOF
+write_diff
 "$amem" --store "$s" impact --diff "$work/change.diff" > /dev/null  # compiles the snapshot
 for _ in $(seq "$runs"); do
   timed "$work/impact" "$amem" --store "$s" impact --diff "$work/change.diff" --json

@@ -60,6 +60,26 @@ inline void KeepHeapWarm(size_t mmap_below, size_t keep) {
   ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(keep));
 }
 
+// Maps the pages of [p, p + bytes) for writing now, in one call, for memory about to
+// be written: a fresh page costs a fault when first touched (~1.4 us on these VMs,
+// twice when it is read before it is written: the shared zero page, then its copy),
+// against ~0.15 us a page here. The range is widened to whole pages (populating
+// changes no byte, so what else shares those pages is left as it is). Only a hint,
+// as ReserveHuge: a kernel without MADV_POPULATE_WRITE (before Linux 5.14) leaves
+// the pages to their faults.
+inline void PopulateForWrite(void* p, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  if (bytes == 0) return;
+  constexpr uintptr_t kPage = 4096;
+  const auto begin = reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
+  const auto end = (reinterpret_cast<uintptr_t>(p) + bytes + kPage - 1) & ~(kPage - 1);
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 }  // namespace amem
 
 #endif  // AMEM_COMMON_HUGE_PAGES_H_

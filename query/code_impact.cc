@@ -191,14 +191,26 @@ bool ByKey(const snapshot::Reader& r, uint32_t a, uint32_t b) {
   return ka != kb ? ka < kb : a < b;
 }
 
-// reached[from..] in (key, node) order; each key is read once, not once a comparison.
+// reached[from..] in (key, node) order. Nodes are numbered in (session, key) order
+// (docs/FORMAT.md §4), so code a single run indexed is in key order once sorted by
+// number: that order is taken when one pass over the keys confirms it, and the keys
+// are sorted only otherwise (several sessions, a live view's new nodes). Each key is
+// read once, not once a comparison.
 void SortByKey(const snapshot::Reader& r, std::vector<ReachedCode>* reached, size_t from) {
   std::vector<std::pair<std::string_view, ReachedCode>> rows;
   rows.reserve(reached->size() - from);
-  for (size_t k = from; k < reached->size(); ++k) rows.emplace_back(r.key((*reached)[k].node), (*reached)[k]);
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first : a.second.node < b.second.node;
-  });
+  for (size_t k = from; k < reached->size(); ++k) rows.emplace_back(std::string_view(), (*reached)[k]);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.node < b.second.node; });
+  bool in_key_order = true;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    rows[k].first = r.key(rows[k].second.node);
+    if (k > 0 && rows[k].first < rows[k - 1].first) in_key_order = false;
+  }
+  if (!in_key_order) {
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second.node < b.second.node;
+    });
+  }
   for (size_t k = 0; k < rows.size(); ++k) (*reached)[from + k] = rows[k].second;
 }
 
@@ -207,30 +219,46 @@ bool HasOut(const snapshot::Reader& r, uint32_t u, RelationId rel) {
   return b < e;
 }
 
-// Tests: sources of `tests` edges, and the symbols of files that define one.
-class TestFinder {
- public:
-  explicit TestFinder(const snapshot::Reader& r) : r_(r) {}
-  bool IsTest(uint32_t u) {
-    if (HasOut(r_, u, kTests)) return true;
-    // Its file is the one that defines it: an edge, so no content block is read.
-    auto [db, de] = r_.InEdgesWithRel(u, kDefines);
-    if (r_.type(u) != NodeType::kSymbol || db == de) return false;
-    const uint32_t f = r_.in_source(db);
-    auto [it, inserted] = test_files_.try_emplace(f, false);
-    if (inserted) {
-      auto [b, e] = r_.OutEdgesWithRel(f, kDefines);
-      for (uint32_t j = b; j < e && !it->second; ++j) {
-        it->second = HasOut(r_, r_.edge_target(j), kTests);
+// Tests among `reached`, in its order: sources of `tests` edges, and the symbols of
+// files that define one. A symbol's file is the source of its first `defines`
+// in-edge; the file defines the symbol too, so a symbol with a file is a test
+// exactly when its file is. Each file's symbols are read once, the files in node
+// order: a file's symbols are numbered together, so their out-edges lie side by
+// side and the reads move forward through the edges instead of jumping about.
+std::vector<ReachedCode> FindTests(const snapshot::Reader& r, const std::vector<ReachedCode>& reached) {
+  constexpr uint32_t kNoFile = UINT32_MAX;
+  std::vector<uint32_t> file_of(reached.size(), kNoFile);
+  std::vector<bool> source(reached.size(), false);  // of a `tests` edge (without a file)
+  std::vector<uint32_t> files;
+  for (size_t k = 0; k < reached.size(); ++k) {
+    const uint32_t u = reached[k].node;
+    if (r.type(u) == NodeType::kSymbol) {
+      // An edge, so no content block is read.
+      auto [b, e] = r.InEdgesWithRel(u, kDefines);
+      if (b < e) {
+        file_of[k] = r.in_source(b);
+        files.push_back(file_of[k]);
+        continue;
       }
     }
-    return it->second;
+    source[k] = HasOut(r, u, kTests);
   }
-
- private:
-  const snapshot::Reader& r_;
-  std::map<uint32_t, bool> test_files_;
-};
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  std::vector<bool> test_file(files.size(), false);
+  for (size_t i = 0; i < files.size(); ++i) {
+    auto [b, e] = r.OutEdgesWithRel(files[i], kDefines);
+    for (uint32_t j = b; j < e && !test_file[i]; ++j) test_file[i] = HasOut(r, r.edge_target(j), kTests);
+  }
+  std::vector<ReachedCode> tests;
+  for (size_t k = 0; k < reached.size(); ++k) {
+    const bool test = file_of[k] == kNoFile
+                          ? source[k]
+                          : test_file[std::lower_bound(files.begin(), files.end(), file_of[k]) - files.begin()];
+    if (test) tests.push_back(reached[k]);
+  }
+  return tests;
+}
 
 bool IsMemory(const snapshot::Reader& r, uint32_t m) {
   return !IsCode(r.type(m)) && !r.is_stub(m);  // code first: most neighbours are
@@ -271,6 +299,7 @@ bool LinkFromMemories(const snapshot::Reader& r,
                       uint64_t edge_budget, std::vector<LinkedMemory>* out) {
   NodeMap<uint32_t>& position = ThreadScratch<uint32_t, kScratchB>();
   position.Reset(r.node_count());
+  position.ExpectTouches(code.size());
   for (size_t k = 0; k < code.size(); ++k) position.Insert(code[k].first, static_cast<uint32_t>(k));
   std::vector<LinkedMemory> found;
   uint64_t edges = 0;
@@ -397,6 +426,9 @@ CodeImpactResult CodeImpact(const snapshot::Reader& r, const std::vector<FileCha
   std::vector<uint32_t> next;
   for (uint32_t d = 0; d < options.depth && !frontier.empty(); ++d) {
     next.clear();
+    uint64_t in_edges = 0;  // each reads `seen` at its source
+    for (uint32_t u : frontier) in_edges += r.in_end(u) - r.in_begin(u);
+    seen.ExpectTouches(in_edges);
     for (uint32_t u : frontier) {
       // One pass over the in-list, sorted by (rel, source): the same order as
       // asking for each relation in turn.
@@ -418,10 +450,7 @@ CodeImpactResult CodeImpact(const snapshot::Reader& r, const std::vector<FileCha
   }
   result.affected.assign(reached.begin() + static_cast<ptrdiff_t>(changed_live), reached.end());
 
-  TestFinder tests(r);
-  for (const ReachedCode& c : reached) {
-    if (tests.IsTest(c.node)) result.tests.push_back(c);
-  }
+  result.tests = FindTests(r, reached);
 
   // Memories, nearest link first: changed keys (a stub too: a memory may name code
   // not indexed yet) in key order, then the affected nodes in (depth, key) order.

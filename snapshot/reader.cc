@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "common/hash.h"
+#include "common/huge_pages.h"
 #include "snapshot/internal/layered.h"
 #include "snapshot/internal/string_list.h"
 
@@ -1389,6 +1390,8 @@ bool Reader::Rep::DecodeBlock(const Reader* r, size_t b, bool* irregular) const 
   const uint64_t at = b * block_max;
   const uint64_t want = std::min(block_max, header.content_uncompressed - at);
   const std::string block = "content block: block " + std::to_string(b) + " ";
+  // Its place in `decoded` is fresh pages: mapped in one call, not a fault each.
+  PopulateForWrite(decoded.get() + at, want);
   Status s;
   if (block_checksums && XXH32(src, cb.size, 0) != DecodeFixed32(src + cb.size)) {
     s = Status::Corruption(block + "checksum mismatch");

@@ -4,6 +4,8 @@
 // the token budget.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -369,6 +371,114 @@ TEST_CASE("code impact: memories found from either end are the same rows",
   }
   CHECK(linked > 40);  // the comparison had rows to compare
   CHECK(both_ways > 10);
+}
+
+// Random code graphs whose nodes come from several runs, so that node numbers are
+// not in key order, with symbols that two files define and `tests` edges from
+// symbols and files: each level of the walk is in key order, and the tests are the
+// rule's (a source of a `tests` edge, or a symbol whose file, the first by number
+// that defines it, defines one), both checked against a plain reading of the edges.
+TEST_CASE("code impact: levels in key order and the test rule, on random graphs",
+          "[query][code-impact]") {
+  size_t tests_found = 0, affected_found = 0;
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+    const char* runs[] = {"", "index-b", "index-a"};
+    GraphFixture g;
+    std::vector<std::string> files, symbols, code;
+    std::set<std::tuple<std::string, std::string, std::string>> edges;
+    auto edge = [&](const std::string& a, const std::string& rel, const std::string& b) {
+      if (edges.insert({a, rel, b}).second) g.Edge(a, rel, b);
+    };
+    for (int f = 0; f < 5; ++f) {
+      const std::string path = (f == 4 ? "tests/t" : "src/f") + std::to_string(f) + ".cc";
+      files.push_back("file:" + path);
+      g.Node(files.back(), NodeType::kFile, path).Meta(R"({"indexer":"ctags"})").Run(runs[pick(3)]);
+      for (int k = 0; k < 6; ++k) {
+        const std::string name = "s" + std::to_string(k);
+        const std::string lines = std::to_string(1 + 10 * k) + "-" + std::to_string(9 + 10 * k);
+        symbols.push_back("symbol:" + path + "#" + name);
+        g.Node(symbols.back(), NodeType::kSymbol, "function " + name)
+            .Meta(R"({"file":")" + path + R"(","kind":"function","lines":")" + lines + R"("})")
+            .Run(runs[pick(3)]);
+        edge(files.back(), "defines", symbols.back());
+      }
+    }
+    code = files;
+    code.insert(code.end(), symbols.begin(), symbols.end());
+    for (int k = 0; k < 4; ++k) edge(files[pick(files.size())], "defines", symbols[pick(symbols.size())]);
+    for (int k = 0, n = static_cast<int>(pick(4)); k < n; ++k) {
+      edge(code[pick(code.size())], "tests", code[pick(code.size())]);
+    }
+    const char* code_rels[] = {"calls", "references", "imports", "contains", "overrides"};
+    for (int e = 0; e < 80; ++e) edge(code[pick(code.size())], code_rels[pick(5)], code[pick(code.size())]);
+    auto r = g.Open();
+    CodeImpactOptions o;
+    o.limit = 1000;
+    o.depth = 1 + static_cast<uint32_t>(pick(3));
+    const std::string path = "src/f" + std::to_string(pick(4)) + ".cc";
+    const Answer a = Ask(*r, {Modified(path, {{static_cast<uint32_t>(1 + pick(50)), 60}})}, o);
+
+    // The walk, read plainly: in-edges by (relation id, source number), levels by key.
+    auto rel_id = [&](const std::string& rel) { return *r->FindRelation(rel); };
+    const std::set<std::string> walked = {"calls", "references", "implements", "imports",
+                                          "tests", "contains", "overrides"};
+    std::set<std::string> seen;
+    std::vector<std::pair<std::string, uint32_t>> reached;  // (key, depth)
+    Rows affected;
+    std::vector<std::string> frontier;
+    for (const std::string& row : a.changed) {
+      frontier.push_back(row.substr(0, row.find(' ')));
+      seen.insert(frontier.back());
+      reached.emplace_back(frontier.back(), 0);
+    }
+    for (uint32_t d = 0; d < o.depth; ++d) {
+      std::vector<std::pair<std::string, std::string>> level;  // (key, relation)
+      for (const std::string& u : frontier) {
+        std::vector<std::tuple<RelationId, uint32_t, std::string, std::string>> in;
+        for (const auto& [src, rel, dst] : edges) {
+          if (dst == u && walked.count(rel)) in.emplace_back(rel_id(rel), GraphFixture::Index(*r, src), src, rel);
+        }
+        std::sort(in.begin(), in.end());
+        for (const auto& [id, number, src, rel] : in) {
+          if (seen.insert(src).second) level.emplace_back(src, rel);
+        }
+      }
+      std::sort(level.begin(), level.end());
+      frontier.clear();
+      for (const auto& [key, rel] : level) {
+        affected.push_back(key + " " + std::to_string(d + 1) + " " + rel);
+        reached.emplace_back(key, d + 1);
+        frontier.push_back(key);
+      }
+    }
+    // The test rule.
+    auto tests_out = [&](const std::string& u) {
+      return std::any_of(edges.begin(), edges.end(),
+                         [&](const auto& e) { return std::get<0>(e) == u && std::get<1>(e) == "tests"; });
+    };
+    Rows tests;
+    for (const auto& [u, depth] : reached) {
+      bool test = tests_out(u);
+      std::optional<std::pair<uint32_t, std::string>> file;  // the first definer by number
+      for (const auto& [src, rel, dst] : edges) {
+        if (rel == "defines" && dst == u) file = std::min(file.value_or(std::pair(UINT32_MAX, src)),
+                                                          std::pair(GraphFixture::Index(*r, src), src));
+      }
+      if (!test && u.rfind("symbol:", 0) == 0 && file) {
+        for (const auto& [src, rel, dst] : edges) test |= rel == "defines" && src == file->second && tests_out(dst);
+      }
+      if (test) tests.push_back(u + " " + std::to_string(depth));
+    }
+    INFO("seed " << seed);
+    CHECK(a.affected == affected);
+    CHECK(a.tests == tests);
+    affected_found += affected.size();
+    tests_found += tests.size();
+  }
+  CHECK(affected_found > 100);  // the comparisons had rows to compare
+  CHECK(tests_found > 20);
 }
 
 }  // namespace
