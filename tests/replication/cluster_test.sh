@@ -125,8 +125,11 @@ mcp_writer() {  # mcp_writer STORE ACKS
       sleep 0.05
     done
   } | "$amem" --store "$dir/$1" mcp >"$dir/$1.mcp.out" 2>"$dir/$1.mcp.err"
-  $py - "$dir/$1.mcp.out" >>"$2" <<'PYEOF'
-import json, sys
+  # The other writers append to ACKS meanwhile, a line a write: all of these lines go
+  # in one write, so that none is split by theirs (a buffered print could be).
+  $py - "$dir/$1.mcp.out" "$2" <<'PYEOF'
+import json, os, sys
+lines = []
 for line in open(sys.argv[1]):
     d = json.loads(line)
     if not d.get("id"):
@@ -134,7 +137,11 @@ for line in open(sys.argv[1]):
     r = d.get("result")
     ok = r is not None and not r.get("isError")
     text = json.dumps(d.get("error") or (r or {}).get("content"))
-    print("4 %d %s" % (d["id"], "ok" if ok else "fail " + text.replace("\n", " ")))
+    lines.append("4 %d %s\n" % (d["id"], "ok" if ok else "fail " + text.replace("\n", " ")))
+fd = os.open(sys.argv[2], os.O_WRONLY | os.O_APPEND)
+data = "".join(lines).encode()
+assert os.write(fd, data) == len(data)
+os.close(fd)
 PYEOF
 }
 # A writer SIGKILLed by a fault hook during the run: killed (exit 137) after the
