@@ -24,11 +24,16 @@ function(amem_fuzz_test name source)
              COMMAND ${CMAKE_COMMAND} -E env AMEM_FUZZ_CXX=${AMEM_CLANGXX}
                      bash ${PROJECT_SOURCE_DIR}/tests/run_fuzz.sh
                      ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/fuzz ${source} ${runs} ${secs})
-    # One at a time: the targets share sources (common/, store/), which ccache then
-    # compiles once instead of once per target running beside another. COST: started
-    # early, the chain of sessions runs beside the other tests instead of after them.
-    set_tests_properties(${name} PROPERTIES TIMEOUT 600 LABELS fuzz
-                         RESOURCE_LOCK amem_fuzz_build COST 60)
+    # The targets share sources (common/, store/, snapshot/): the first session
+    # compiles them (through ccache), and every other one waits for it, then runs
+    # beside the other tests and the other sessions, the shared objects in the cache.
+    # COST: started early, the sessions run beside the other tests instead of after.
+    set_tests_properties(${name} PROPERTIES TIMEOUT 600 LABELS fuzz COST 60)
+    if(NOT name STREQUAL "snapshot_reader_fuzz")
+      set_tests_properties(${name} PROPERTIES DEPENDS snapshot_reader_fuzz)
+    else()
+      set_tests_properties(${name} PROPERTIES COST 100)
+    endif()
   else()
     message(STATUS "clang++ not found: fuzz test ${name} is not registered")
   endif()
