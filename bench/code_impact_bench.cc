@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/bench_util.h"
 #include "query/code_impact.h"
 #include "query/render.h"

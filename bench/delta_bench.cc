@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/bench_util.h"
 #include "bench/workload.h"
 #include "common/tokenizer.h"

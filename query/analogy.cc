@@ -265,24 +265,6 @@ Result<AnalogyResult> AnalogyForText(const snapshot::Reader& r, std::string_view
   return Analogy(r, *anchor, options);
 }
 
-Json AnalogyJson(const AnalogyResult& result) {
-  Json doc;
-  doc["query"] = "analogy";
-  doc["anchor"] = NodeRowJson(result.anchor);
-  doc["candidates"] = result.candidates;
-  Json rows = Json::array();
-  for (const AnalogyRow& row : result.rows) {
-    Json j = NodeRowJson(row.node);
-    j["score"] = row.score;
-    j["structural"] = row.structural;
-    j["content"] = row.content;
-    j["content_basis"] = row.content_from_vectors ? "vector" : "tokens";
-    rows.push_back(std::move(j));
-  }
-  doc["analogies"] = std::move(rows);
-  return doc;
-}
-
 Result<AnalogyResult> AnalogyFor(const snapshot::Reader& reader, const std::string& node,
                                  const std::string& text, const AnalogyOptions& options) {
   if (node.empty()) return AnalogyForText(reader, text, options);

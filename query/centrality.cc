@@ -2,7 +2,6 @@
 
 #include "query/internal/graph_kernels.h"
 #include "query/internal/parallel.h"
-#include "query/internal/ranked_rows.h"
 #include "query/internal/topk.h"
 #include "snapshot/reader.h"
 
@@ -116,27 +115,6 @@ Result<CentralityResult> Centrality(const snapshot::Reader& reader,
   }
   for (const Scored& s : top.Take()) result.rows.push_back({s.index, s.score});
   return result;
-}
-
-Json CentralityJson(const snapshot::Reader& reader, const CentralityResult& result) {
-  Json doc;
-  doc["query"] = "centrality";
-  doc["metric"] = CentralityMetricName(result.metric);
-  doc["node_count"] = result.node_count;
-  doc["edge_count"] = result.edge_count;
-  if (result.metric == CentralityMetric::kPageRank) {
-    doc["iterations"] = result.iterations;
-    doc["converged"] = result.converged;
-  }
-  if (result.metric == CentralityMetric::kBetweenness) {
-    doc["sources"] = result.sources;
-    doc["sampled"] = result.sampled;
-  }
-  doc["matched"] = result.matched;
-  doc["results"] = RankedRowsJson(reader, result.rows, [](const CentralityRow& row, Json& r) {
-    r["score"] = row.score;
-  });
-  return doc;
 }
 
 }  // namespace amem::query

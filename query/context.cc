@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "common/utf8.h"
 #include "query/internal/neighbors.h"
 #include "query/internal/scratch.h"

@@ -9,7 +9,6 @@
 #include "common/hash.h"
 #include "common/model.h"
 #include "common/tokenizer.h"
-#include "query/internal/ranked_rows.h"
 #include "query/internal/topk.h"
 #include "snapshot/reader.h"
 
@@ -250,21 +249,6 @@ Result<SimilarResult> Similar(const snapshot::Reader& reader, const SimilarOptio
   }
   for (const Scored& s : top.Take()) result.hits.push_back({s.index, s.score});
   return result;
-}
-
-Json SimilarJson(const snapshot::Reader& reader, const SimilarResult& result) {
-  Json doc;
-  doc["query"] = "similar";
-  doc["query_source"] = result.query_source;
-  doc["basis"] = result.basis;
-  doc["dimension"] = result.dimension;
-  doc["scanned"] = result.scanned;
-  doc["embedded"] = result.embedded;
-  doc["matched"] = result.matched;
-  doc["results"] = RankedRowsJson(reader, result.hits, [](const SimilarHit& hit, Json& r) {
-    r["similarity"] = hit.similarity;
-  });
-  return doc;
 }
 
 }  // namespace amem::query

@@ -5,7 +5,6 @@
 #include <unordered_set>
 
 #include "common/tokenizer.h"
-#include "query/internal/ranked_rows.h"
 #include "query/internal/topk.h"
 #include "snapshot/reader.h"
 
@@ -222,19 +221,6 @@ Result<TextSearchResult> TextSearch(const snapshot::Reader& reader,
     AMEM_RETURN_IF_ERROR(ScanPath(reader, options, result.terms, &result));
   }
   return result;
-}
-
-Json TextSearchJson(const snapshot::Reader& reader, const TextSearchResult& result) {
-  Json doc;
-  doc["query"] = "text-search";
-  doc["terms"] = result.terms;
-  doc["path"] = result.used_index ? "index" : "scan";
-  doc["matched"] = result.matched;
-  doc["results"] = RankedRowsJson(reader, result.hits, [](const TextHit& hit, Json& r) {
-    r["score"] = hit.score;
-    r["matched_terms"] = hit.matched;
-  });
-  return doc;
 }
 
 }  // namespace amem::query

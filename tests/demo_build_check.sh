@@ -20,7 +20,7 @@ grep -q "AMEM_BUILD_TESTS:BOOL=OFF" "$tmp/build/CMakeCache.txt" ||
 # in "-o NAME" followed by its inputs.
 objects=$(grep -oE ' -o [^ ]+\.o -c [^ ]+' "$tmp/plan" || true)
 [[ -n $objects ]] || { cat "$tmp/plan" >&2; fail "the plan compiles nothing"; }
-others=$(grep -vE ' -o CMakeFiles/amem(_common|_store|_snapshot|_query|_view|_index|_io|_mcp|_cli)?\.dir/' <<<"$objects" || true)
+others=$(grep -vE ' -o CMakeFiles/amem(_common|_store|_snapshot|_query|_view|_index|_io|_mcp|_cli|_nats)?\.dir/' <<<"$objects" || true)
 [[ -z $others ]] || fail "the demo compiles more than amem: $others"
 if grep -qE ' -c [^ ]*/(tests|bench)/|_fuzz\.cc$|catch' <<<"$objects"; then
   fail "the demo compiles a test, benchmark or fuzz source"

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "query/analogy.h"
 #include "query/internal/negation.h"
 #include "tests/query/cog_test_util.h"

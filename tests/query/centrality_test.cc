@@ -11,6 +11,8 @@
 #include <tuple>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "query/internal/graph_kernels.h"
 #include "tests/query/fixture.h"
 #include "tests/query/rank_reference.h"

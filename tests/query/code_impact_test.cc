@@ -12,6 +12,8 @@
 #include <tuple>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "query/code_impact.h"
 #include "snapshot/reader.h"
 #include "tests/query/fixture.h"

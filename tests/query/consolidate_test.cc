@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "query/internal/cog_graph.h"
 #include "query/consolidate.h"
 #include "query/gaps.h"

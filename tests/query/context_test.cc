@@ -1,6 +1,7 @@
 #include "query/context.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "snapshot/reader.h"
 #include "tests/query/fixture.h"

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "query/drift.h"
 #include "tests/query/cog_test_util.h"

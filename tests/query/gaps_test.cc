@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "query/internal/cog_graph.h"
 #include "query/gaps.h"
 #include "tests/query/cog_test_util.h"

@@ -2,6 +2,7 @@
 #include "query/hybrid_search.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "query/similar.h"
 #include "snapshot/reader.h"

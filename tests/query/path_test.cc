@@ -6,6 +6,8 @@
 #include <limits>
 #include <queue>
 
+#include <nlohmann/json.hpp>
+
 #include "snapshot/reader.h"
 #include "tests/query/fixture.h"
 #include "tests/query/graph_gen.h"

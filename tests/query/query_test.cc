@@ -1,5 +1,6 @@
 // query.h: the node resolver, filters and node rows.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "common/hash.h"
 #include "query/query.h"

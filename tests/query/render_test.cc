@@ -1,5 +1,6 @@
 // render.h: the shared text renderer.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "common/hash.h"
 #include "query/query.h"

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "query/impact.h"
 #include "query/resolve.h"
 #include "snapshot/reader.h"

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "common/tokenizer.h"
 #include "query/internal/cog_graph.h"
 #include "query/revise.h"

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "query/temporal.h"
 #include "snapshot/reader.h"
 #include "tests/query/fixture.h"

@@ -12,6 +12,8 @@
 #include <limits>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/tokenizer.h"
 #include "tests/query/fixture.h"
 

@@ -2,6 +2,7 @@
 #include "query/temporal.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "snapshot/reader.h"
 #include "tests/query/fixture.h"

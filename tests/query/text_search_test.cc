@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/tokenizer.h"
 #include "tests/query/fixture.h"
 

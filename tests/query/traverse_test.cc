@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "snapshot/reader.h"
 #include "tests/query/fixture.h"
 #include "tests/query/graph_gen.h"

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "tools/view/view.h"
 
 namespace amem::view {

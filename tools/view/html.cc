@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "tools/view/library.h"
 #include "tools/view/view.h"
 

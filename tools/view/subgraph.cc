@@ -5,6 +5,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include <nlohmann/json.hpp>
+
 #include "common/model.h"
 #include "query/query.h"
 #include "snapshot/reader.h"

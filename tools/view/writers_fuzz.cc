@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "tools/view/library.h"
 #include "tools/view/view.h"
 
