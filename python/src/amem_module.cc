@@ -32,7 +32,7 @@
 #include "snapshot/reader.h"
 #include "store/store.h"
 #include "tools/cli/command.h"
-#include "tools/cli/history_log.h"
+#include "tools/io/history_log.h"
 #include "tools/cli/query_args.h"
 #include "tools/cli/replay_queries.h"
 #include "tools/cli/replication.h"
@@ -1076,7 +1076,7 @@ PYBIND11_MODULE(_amem, m) {
              {
                py::gil_scoped_release nogil;
                st = store.ReadHistory(since_rev, until_rev, [&](const LoggedRevision& r) {
-                 cli::AppendLogLines(r, &text);
+                 io::AppendLogLines(r, &text);
                  return Status::OK();
                });
              }
@@ -1101,7 +1101,7 @@ PYBIND11_MODULE(_amem, m) {
              } else {
                text = LinesFromIterable(input);
              }
-             cli::ParsedLog log = Check(cli::ParseLog(text));
+             io::ParsedLog log = Check(io::ParseLog(text));
              const std::shared_ptr<Store> keep = s.get();
              Store& store = *keep;
              Result<cli::ReplayReport> rev = Status::InvalidArgument("");
@@ -1110,7 +1110,7 @@ PYBIND11_MODULE(_amem, m) {
                // On a bound store each revision goes through the stream first.
                rev = cli::ReplayRevisions(store, store.path(), log.revisions);
              }
-             if (!rev.ok()) Raise(cli::ReplayErrorToLine(rev.status(), log));
+             if (!rev.ok()) Raise(io::ReplayErrorToLine(rev.status(), log));
              py::dict doc;
              doc["rev"] = rev->rev;
              doc["revisions"] = log.revisions.size();

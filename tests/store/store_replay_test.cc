@@ -12,7 +12,7 @@
 #include "snapshot/writer.h"
 #include "tests/store/random_history.h"
 #include "tests/store/store_test_util.h"
-#include "tools/cli/history_log.h"
+#include "tools/io/history_log.h"
 #include "tools/io/json_records.h"
 
 using namespace amem;
@@ -29,7 +29,7 @@ std::string Export(const Store& store, uint64_t rev) {
 std::string Log(const Store& store, uint64_t since = 0, uint64_t until = 0) {
   std::string text;
   Status s = store.ReadHistory(since, until, [&](const LoggedRevision& r) {
-    cli::AppendLogLines(r, &text);
+    io::AppendLogLines(r, &text);
     return Status::OK();
   });
   INFO(s.ToString());
@@ -46,10 +46,10 @@ std::string Changes(const Store& store) {
 }
 
 Status Replay(Store* store, const std::string& text) {
-  auto log = cli::ParseLog(text);
+  auto log = io::ParseLog(text);
   if (!log.ok()) return log.status();
   auto rev = store->ApplyRevisions(log->revisions);
-  return rev.ok() ? Status::OK() : cli::ReplayErrorToLine(rev.status(), *log);
+  return rev.ok() ? Status::OK() : io::ReplayErrorToLine(rev.status(), *log);
 }
 
 std::string Line(std::string_view text, size_t n) {  // 1-based, without "\n"

@@ -1,5 +1,5 @@
 // `amem log` and `amem replay`: the store's history as a replayable JSON Lines log,
-// and applying such a log to a store it continues (tools/cli/history_log.h,
+// and applying such a log to a store it continues (tools/io/history_log.h,
 // docs/LOG.md).
 #include <cerrno>
 #include <cstdio>
@@ -11,7 +11,7 @@
 
 #include "common/files.h"
 #include "tools/cli/command.h"
-#include "tools/cli/history_log.h"
+#include "tools/io/history_log.h"
 #include "tools/cli/query_args.h"
 #include "tools/cli/replication.h"
 
@@ -80,7 +80,7 @@ Status RunLog(Context& ctx, const LogArgs& a) {
         last = revision.rev;
         ++revisions;
         ops += revision.batch.size();
-        AppendLogLines(revision, &chunk);
+        io::AppendLogLines(revision, &chunk);
         if (chunk.size() < (1 << 20)) return Status::OK();
         Status s = sink.Write(chunk);
         chunk.clear();
@@ -119,7 +119,7 @@ struct ReplayArgs {
 Status RunReplay(Context& ctx, const ReplayArgs& a) {
   std::string text;
   AMEM_RETURN_IF_ERROR(ReadInputLines(a.file, &text));
-  Result<ParsedLog> log = ParseLog(text);
+  Result<io::ParsedLog> log = io::ParseLog(text);
   if (!log.ok()) return log.status();
   text.clear();
   text.shrink_to_fit();
@@ -138,7 +138,7 @@ Status RunReplay(Context& ctx, const ReplayArgs& a) {
   // On a bound store each revision goes through the stream (replication.h).
   Result<ReplayReport> rev = ReplayRevisions(**store, ctx.store_dir(), log->revisions);
   if (!rev.ok()) {
-    Status s = ReplayErrorToLine(rev.status(), *log);
+    Status s = io::ReplayErrorToLine(rev.status(), *log);
     if (created) {
       ctx.CloseStore();
       std::error_code ec;

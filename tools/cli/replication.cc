@@ -19,7 +19,7 @@
 #include "common/hash.h"
 #include "snapshot/export.h"
 #include "tools/cli/command.h"
-#include "tools/cli/history_log.h"
+#include "tools/io/history_log.h"
 #include "tools/io/ingest.h"
 
 namespace amem::cli {
@@ -301,13 +301,13 @@ Result<std::vector<PublishedSnapshot>> PruneSnapshots(RevisionLog& log, size_t k
 
 std::string RevisionRecord(const LoggedRevision& revision) {
   std::string out;
-  AppendLogLines(revision, &out);
+  io::AppendLogLines(revision, &out);
   return out;
 }
 
 Result<LoggedRevision> ParseRevisionRecord(const std::string& stream, uint64_t seq,
                                            const std::string& record) {
-  Result<ParsedLog> log = ParseLog(record);
+  Result<io::ParsedLog> log = io::ParseLog(record);
   if (!log.ok()) {
     return log.status().WithContext(Where(stream, seq) + ": not an amem revision");
   }

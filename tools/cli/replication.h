@@ -4,7 +4,7 @@
 // executable only), catching up from the log, and the commit hook that publishes
 // every local write to the log before it commits.
 //
-// A log message is one revision as `amem log` writes it (tools/cli/history_log.h),
+// A log message is one revision as `amem log` writes it (tools/io/history_log.h),
 // and message sequence N holds revision N: the log holds this store's revisions and
 // nothing else.
 #ifndef AMEM_TOOLS_CLI_REPLICATION_H_

@@ -205,12 +205,12 @@ Status AddDefineRelation(const json& obj, const Attribution& a, Batch* batch) {
   return Status::OK();
 }
 
-bool IsBlank(std::string_view line) {
+}  // namespace
+
+bool IsBlankLine(std::string_view line) {
   return std::all_of(line.begin(), line.end(),
                      [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
 }
-
-}  // namespace
 
 Status AddIngestOp(const json& op, Batch* batch) {
   if (!op.is_object()) return Status::InvalidArgument("expected a JSON object");
@@ -342,7 +342,7 @@ Result<bool> IngestReader::ReadPiece(OnLine&& on_line) {
       progress_->Count();
     }
     ++line_number_;
-    if (IsBlank(line)) continue;
+    if (IsBlankLine(line)) continue;
     bytes += consumed;
     if (line.back() == '\r') line.remove_suffix(1);
     if (!on_line(line, line_number_)) break;

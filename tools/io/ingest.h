@@ -66,6 +66,9 @@ Status AddIngestLine(std::string_view line, Batch* batch);
 inline constexpr size_t kMaxLineBytes = size_t{16} << 20;
 // InvalidArgument "line N: longer than 16777216 bytes (the cap of a line, ...)".
 Status LineTooLong(size_t line_number);
+// True when the line holds only spaces, tabs and carriage returns: skipped, but
+// counted, by every JSON Lines reader.
+bool IsBlankLine(std::string_view line);
 
 // Parses a whole JSON Lines text; errors are "line N: ...". Lines end with "\n"
 // ("\r\n" accepted); blank lines are skipped but counted.

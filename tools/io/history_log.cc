@@ -1,4 +1,4 @@
-#include "tools/cli/history_log.h"
+#include "tools/io/history_log.h"
 
 #include <charconv>
 #include <optional>
@@ -10,7 +10,7 @@
 #include "tools/io/json_input.h"
 #include "tools/io/json_records.h"
 
-namespace amem::cli {
+namespace amem::io {
 
 namespace {
 
@@ -73,13 +73,6 @@ void AddOpFields(const Batch::Op& op, OrderedJson& j) {
       break;
     }
   }
-}
-
-bool IsBlank(std::string_view line) {
-  for (char c : line) {
-    if (c != ' ' && c != '\t' && c != '\r') return false;
-  }
-  return true;
 }
 
 // Takes the integer field `name` out of `obj`.
@@ -146,7 +139,7 @@ Result<ParsedLog> ParseLog(std::string_view text) {
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     ++line_number;
     if (line.size() > io::kMaxLineBytes) return io::LineTooLong(line_number);
-    if (IsBlank(line)) continue;
+    if (IsBlankLine(line)) continue;
     if (line.back() == '\r') line.remove_suffix(1);
     auto fail = [&](const Status& s) {
       return s.WithContext("line " + std::to_string(line_number));
@@ -229,4 +222,4 @@ Status ReplayErrorToLine(const Status& status, const ParsedLog& log) {
                                  std::to_string(rev) + ": " + rest);
 }
 
-}  // namespace amem::cli
+}  // namespace amem::io

@@ -11,8 +11,8 @@
 //
 // "rev" and "rev_ts" (the commit timestamp) come first; run, task and scope only
 // when not empty; vector, last, only when the node has one.
-#ifndef AMEM_TOOLS_CLI_HISTORY_LOG_H_
-#define AMEM_TOOLS_CLI_HISTORY_LOG_H_
+#ifndef AMEM_TOOLS_IO_HISTORY_LOG_H_
+#define AMEM_TOOLS_IO_HISTORY_LOG_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -23,7 +23,7 @@
 #include "common/status.h"
 #include "store/store.h"
 
-namespace amem::cli {
+namespace amem::io {
 
 // Appends the lines of one revision (each ending in "\n") to `out`.
 void AppendLogLines(const LoggedRevision& revision, std::string* out);
@@ -46,6 +46,6 @@ Result<ParsedLog> ParseLog(std::string_view text);
 // ...") as "line N: ...": the operation's line, else the revision's first line.
 Status ReplayErrorToLine(const Status& status, const ParsedLog& log);
 
-}  // namespace amem::cli
+}  // namespace amem::io
 
-#endif  // AMEM_TOOLS_CLI_HISTORY_LOG_H_
+#endif  // AMEM_TOOLS_IO_HISTORY_LOG_H_
