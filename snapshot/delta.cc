@@ -679,7 +679,9 @@ Status Compiler::RunsAndTotals() {
   for (uint32_t k : removed_kv_) {
     if (base_.kv(k).ts == base_newest) at_risk = true;
   }
-  if (!at_risk) {
+  if (!at_risk || newest >= base_newest) {
+    // Everything at H is a kept base item (at most base_newest) or the delta's own:
+    // a delta as new as the base's newest needs no walk of what it kept.
     newest = std::max(newest, base_newest);
   } else {
     // What made the base's newest timestamp is gone: take the newest of what is left.

@@ -400,6 +400,64 @@ bool Outdated(const Reader& r) {
          (r.version() < kFormatVersion || !(r.features() & kFeatureEmbeddings));
 }
 
+// The latest state at `wanted` from the cache's stack of views (LiveCache), without
+// compiling level 0: the top level extended to `wanted`, a new level over it, or a
+// middle level compiled again to `wanted` (the levels above it folded in). Null
+// when none fits its cap (or the stack's records pass `bound`): level 0 is then
+// compiled again, which also decides a merge. Levels whose head is not a commit
+// of this history before `wanted` are dropped first.
+Result<std::shared_ptr<const Reader>> ExtendStack(const Store& store, LiveCache* cache,
+                                                  uint64_t wanted, uint64_t wanted_history,
+                                                  const LiveOptions& options, uint64_t bound) {
+  std::vector<LiveLevel>& levels = cache->levels;
+  for (size_t k = 0; k < levels.size(); ++k) {
+    const bool same = levels[k].revision <= wanted &&
+                      SameHistory(store, levels[k].revision, levels[k].history);
+    if (same && levels[k].revision == wanted && levels[k].history == wanted_history) {
+      levels.resize(k + 1);
+      return levels[k].view;
+    }
+    if (!same) {
+      levels.resize(k);
+      break;
+    }
+  }
+  const int top = static_cast<int>(kMaxLiveLevels) - 1;
+  for (int k = std::min(static_cast<int>(levels.size()), top); k >= 1; --k) {
+    const LiveLevel& below = levels[static_cast<size_t>(k) - 1];
+    uint64_t under = 0;  // the records of the levels below k: what the stack costs
+    for (int x = 0; x < k; ++x) under += levels[static_cast<size_t>(x)].records;
+    if (under >= bound) return std::shared_ptr<const Reader>();
+    const uint64_t cap =
+        k == top ? options.top_level_records
+                 : std::max(options.mid_level_records, below.records / 8);
+    // Level k extended (its compiler read what it holds), or a new level over the top.
+    std::shared_ptr<DeltaCompiler> compiler = static_cast<size_t>(k) < levels.size()
+                                                  ? levels[static_cast<size_t>(k)].compiler
+                                                  : std::make_shared<DeltaCompiler>();
+    std::string bytes;
+    auto compiled = compiler->Compile(store, *below.view, below.revision, wanted, &bytes, cap);
+    if (!compiled.ok()) {
+      // The history since that level was compacted away: level 0 decides.
+      if (compiled.status().IsInvalidArgument()) return std::shared_ptr<const Reader>();
+      return compiled.status();
+    }
+    if (compiled->over_bound || compiled->records > cap || under + compiled->records > bound) {
+      continue;  // full: fold it into the level below
+    }
+    std::shared_ptr<const Reader> below_view = below.view;
+    AMEM_ASSIGN_OR_RETURN(delta, Delta::OpenBuffer(std::move(bytes), *below_view));
+    AMEM_ASSIGN_OR_RETURN(view, Reader::OpenLayered(below_view,
+                                                    std::shared_ptr<const Delta>(std::move(delta))));
+    const uint64_t records = compiled->records;
+    levels.resize(static_cast<size_t>(k));
+    levels.push_back({std::shared_ptr<const Reader>(std::move(view)), wanted, wanted_history,
+                      records, std::move(compiler)});
+    return levels.back().view;
+  }
+  return std::shared_ptr<const Reader>();
+}
+
 }  // namespace
 
 void PrintNote(const LiveView& view, const std::string& who) {
@@ -523,6 +581,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     cache->base_revision = base_rev;
     cache->view = nullptr;
     cache->compiler = nullptr;
+    cache->levels.clear();
   }
   out.base_revision = base_rev;
   // Older than the base: a whole file.
@@ -542,6 +601,22 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   // is the right one (its header names the commits at both ends), else compiled
   // from the store's change log.
   const bool is_latest = wanted == latest;
+  // A long-lived process that writes no delta file layers the latest writes over
+  // its kept views (LiveCache): O(those writes), not O(every change since the base).
+  const bool stacked = cache && is_latest && !options.write_delta_file;
+  if (stacked) {
+    AMEM_ASSIGN_OR_RETURN(top, ExtendStack(store, cache, wanted, wanted_history, options,
+                                           MergeBound(options, *base)));
+    if (top) {
+      out.reader = std::move(top);
+      out.compiled = true;
+      cache->view = out.reader;
+      cache->view_revision = wanted;
+      cache->view_history = wanted_history;
+      return out;
+    }
+  }
+  uint64_t level_records = UINT64_MAX;  // what level 0 holds, once compiled here
   std::unique_ptr<Delta> delta;
   if (is_latest) {
     auto d = Delta::Open(delta_path, *base);
@@ -597,6 +672,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     AMEM_ASSIGN_OR_RETURN(opened, Delta::OpenBuffer(std::move(bytes), *base));
     delta = std::move(opened);
     out.compiled = true;
+    if (layer) level_records = compiled->records;
   }
   AMEM_ASSIGN_OR_RETURN(layered, Reader::OpenLayered(base, std::shared_ptr<const Delta>(std::move(delta))));
   out.reader = std::move(layered);
@@ -604,6 +680,15 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     cache->view = out.reader;
     cache->view_revision = wanted;
     cache->view_history = wanted_history;
+  }
+  if (stacked) {
+    // Level 0 of a new stack; a delta read from current.amdl (its records unknown)
+    // starts none: the next write compiles level 0 again.
+    cache->levels.clear();
+    if (level_records != UINT64_MAX) {
+      cache->levels.push_back(
+          {out.reader, wanted, wanted_history, level_records, cache->compiler});
+    }
   }
   return out;
 }
@@ -617,6 +702,7 @@ Result<std::string> DiscardLiveCache(const Store& store, const LiveView* view, L
     cache->base = nullptr;
     cache->view = nullptr;
     cache->compiler = nullptr;
+    cache->levels.clear();
     cache->file_reader = nullptr;
     cache->base_identity.clear();
     cache->file_identity.clear();

@@ -32,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "snapshot/reader.h"
@@ -40,6 +41,8 @@
 namespace amem::snapshot {
 
 inline constexpr size_t kMaxCachedSnapshots = 4;
+// The most levels in LiveCache's stack of views (see there).
+inline constexpr size_t kMaxLiveLevels = 3;
 inline constexpr uint64_t kMaxCachedSnapshotBytes = uint64_t{2} << 30;  // 2 GiB
 
 struct LiveOptions {
@@ -53,6 +56,11 @@ struct LiveOptions {
   double merge_fraction = 0.01;
   uint64_t merge_records = 1000;
   uint64_t merge_bytes = uint64_t{64} << 20;
+  // The caps of LiveCache's stack of views, in records (DeltaSummary::records):
+  // the top level's, and a middle level's (or an eighth of the level below it,
+  // whichever is more).
+  uint64_t top_level_records = 64;
+  uint64_t mid_level_records = 512;
   // Bounds of snapshots/ (past revisions older than the base).
   size_t max_cached_snapshots = kMaxCachedSnapshots;
   uint64_t max_cached_bytes = kMaxCachedSnapshotBytes;
@@ -93,10 +101,33 @@ struct LiveView {
 
 class DeltaCompiler;  // snapshot/delta.h
 
+// One level of a LiveCache's stack of views of the latest state: `view` is the
+// level below (the base for level 0) plus a delta to `revision`, compiled by
+// `compiler` (kept, so that extending the level to a later revision reads from the
+// store only what changed since).
+struct LiveLevel {
+  std::shared_ptr<const Reader> view;
+  uint64_t revision = 0;
+  uint64_t history = 0;  // Store::RevisionIdentity(revision)
+  uint64_t records = 0;  // the delta's DeltaSummary::records (against the level below)
+  std::shared_ptr<DeltaCompiler> compiler;
+};
+
 // What a long-lived process (amem mcp) keeps between queries: the mapped base and
 // the last view, reused while the store and the base file are unchanged, and what
 // compiling the latest state's delta read from the store, so that the delta after
 // the next write reads only what that write changed (DeltaCompiler).
+//
+// Without LiveOptions::write_delta_file the views of the latest state are a stack
+// (`levels`, at most kMaxLiveLevels): level 0 is the base plus the delta since it,
+// each higher level the level below plus the delta of the revisions since that
+// level's head. A write is compiled into the top level while it stays under
+// LiveOptions::top_level_records records, else it folds the levels above some
+// level k into k (k's delta compiled again to the new head against the level
+// below k), at most mid_level_records or an eighth of the level below for a
+// middle level, the merge bound for level 0. So a view after a write costs O(the top level), a fold of
+// level k comes once per cap of the level above it, and no write compiles the
+// whole delta since the base more often than once per eighth of it.
 class LiveCache {
  public:
   std::mutex mu;
@@ -107,6 +138,7 @@ class LiveCache {
   uint64_t view_revision = 0;
   uint64_t view_history = 0;  // Store::RevisionIdentity(view_revision)
   std::shared_ptr<DeltaCompiler> compiler;  // against `base`; dropped with it
+  std::vector<LiveLevel> levels;  // the stack of the latest state's views; dropped with `base`
   // The last whole file read instead (a revision older than the base, or
   // LiveOptions::full_export), while that file stays the same.
   std::string file_identity;

@@ -28,7 +28,6 @@ void PutPosting(std::string* out, uint32_t node, uint32_t tf, Field field) {
 Result<std::unique_ptr<Reader>> Reader::OpenLayered(std::shared_ptr<const Reader> base,
                                                     std::shared_ptr<const Delta> delta) {
   if (!base || !delta) return Status::InvalidArgument("OpenLayered: no base or no delta");
-  if (base->layered()) return Status::InvalidArgument("OpenLayered: the base is itself layered");
   if (!base->has_extensions()) {
     return Status::InvalidArgument("OpenLayered: the base has no amem extension blocks");
   }
@@ -680,21 +679,39 @@ std::optional<uint32_t> Reader::Layer::FindKv(std::string_view scope, std::strin
   return kv.OfBase(*bk);
 }
 
+namespace {
+
+// Set while a layered view reads its base for its own answer: the base, when it
+// is a layered view itself (a stack of them, snapshot/live.h), counts no point
+// use for it. Only the view a query asks builds flat tables: a level under the
+// top would count the accesses of every view stacked on it over its life, and
+// build its tables (O(n + m)) for no query that needs them.
+thread_local int nested_reads = 0;
+struct NestedRead {
+  NestedRead() { ++nested_reads; }
+  ~NestedRead() { --nested_reads; }
+  NestedRead(const NestedRead&) = delete;
+  NestedRead& operator=(const NestedRead&) = delete;
+};
+
+}  // namespace
+
 const char* Reader::LayeredNodePtr(uint32_t i) const {
   auto [file, x] = layer_->Local(i);
   return file->node_ptr(x);
 }
 
 Edge Reader::LayeredEdge(uint32_t j) const {
-  if (layer_->NotePointUse()) {
+  if (nested_reads == 0 && layer_->NotePointUse()) {
     BuildLazy(kLazyOut);
     return edge(j);
   }
+  NestedRead nested;
   return layer_->PointEdge(j);
 }
 
 uint32_t Reader::LayeredList(ListPart part, uint32_t x) const {
-  if (layer_->NotePointUse()) {
+  if (nested_reads == 0 && layer_->NotePointUse()) {
     const bool out = part == ListPart::kOutBegin || part == ListPart::kOutEnd;
     BuildLazy(out ? kLazyOut : static_cast<uint8_t>(kLazyOut | kLazyIn));
     switch (part) {
@@ -705,6 +722,7 @@ uint32_t Reader::LayeredList(ListPart part, uint32_t x) const {
       case ListPart::kInEdge: return in_edge(x);
     }
   }
+  NestedRead nested;
   return layer_->PointList(part, x);
 }
 
@@ -714,6 +732,7 @@ uint32_t Reader::LayeredDocLength(uint32_t i) const {
 }
 
 void Reader::BuildLazy(uint8_t what) const {
+  NestedRead nested;
   auto* layer = const_cast<Layer*>(layer_);
   std::lock_guard<std::mutex> lock(layer->build_mu);
   // The delta was checked against the base when it was opened (Delta::CheckFit); a

@@ -4,8 +4,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <span>
 #include <thread>
 #include <vector>
@@ -16,6 +18,8 @@
 #include "snapshot/export.h"
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
+#include "tests/sanitizer.h"
+#include "tests/snapshot/reader_compare.h"
 #include "tests/store/random_history.h"
 #include "tests/store/store_test_util.h"
 
@@ -579,6 +583,80 @@ TEST_CASE("a LiveCache extends its delta write by write; every view is the full 
     }
     CHECK(merges > 0);
     CHECK(compiled > 10);
+    CHECK_FALSE(std::filesystem::exists(dir.path() + "/current.amdl"));
+  }
+}
+
+TEST_CASE("a LiveCache stacks the latest writes over its kept views; every view is the full "
+          "export's", "[snapshot][live][incremental][stack]") {
+  // Small caps, so that random histories go through every move of the stack: a new
+  // level, the top extended, a middle level and level 0 folded, a merge.
+  const uint32_t seeds = amem::testing::kSanitizerBuild ? 2 : 5;
+  for (uint32_t seed = 1; seed <= seeds; ++seed) {
+    INFO("seed " << seed);
+    TempDir dir;
+    auto store = amem::testing::OpenStore(dir.path());
+    amem::testing::History history(seed, /*per_op_attribution=*/seed % 2 == 0);
+    history.Grow(store.get(), 8);
+    auto other = Store::Open(dir.path());  // another handle, as another process has
+    REQUIRE(other.ok());
+    LiveOptions options;  // amem mcp's: no delta file
+    options.write_delta_file = false;
+    options.merge_fraction = 0;
+    options.merge_records = 100;
+    options.top_level_records = 10;
+    options.mid_level_records = 30;
+    LiveCache cache;
+    int merges = 0, stacked = 0, deepest = 0;
+    std::shared_ptr<const Reader> previous_top_base;
+    int kept_levels = 0;
+    for (int round = 0; round < 120; ++round) {
+      // Random batches by this handle, now and then by the other one, some
+      // refused; between them an agent's one-node writes, which the top takes.
+      if (round % 3 == 0) {
+        REQUIRE(store->PutNode(amem::testing::Node("fact:agent-" + std::to_string(round % 40),
+                                                   "agent note " + std::to_string(round)))
+                    .ok());
+      } else {
+        history.Step(round % 7 == 4 ? other->get() : store.get());
+      }
+      auto view = OpenLive(*store, ReadView::Latest(), options, &cache);
+      INFO("round " << round << ": " << view.status().ToString());
+      REQUIRE(view.ok());
+      merges += view->merged;
+      const uint64_t head = store->revision().value();
+      REQUIRE(view->revision == head);
+      const Reader& r = *view->reader;
+      int depth = 0;
+      for (const Reader* x = &r; x->layered(); x = x->layer_base().get()) ++depth;
+      deepest = std::max(deepest, depth);
+      stacked += depth > 1;
+      if (depth > 1 && r.layer_base() == previous_top_base) ++kept_levels;
+      previous_top_base = depth > 0 ? r.layer_base() : nullptr;
+      CHECK(static_cast<size_t>(depth) <= kMaxLiveLevels);
+      auto head_bytes = BuildSnapshot(*store->ReadState(ReadView::AtRevision(head)));
+      REQUIRE(head_bytes.ok());
+      auto full = Reader::OpenBuffer(*head_bytes);
+      REQUIRE(full.ok());
+      // Every accessor as the full export's, on sequences first and, now and
+      // then, on the view's flat tables (which make the levels below build theirs).
+      amem::snapshot_test::CheckSameReader(r, **full, /*bulk=*/false);
+      if (round % 5 == 4) amem::snapshot_test::CheckSameReader(r, **full, /*bulk=*/true);
+      CHECK(r.ContentStatus().ok());
+      if (depth > 0) {
+        // The top level is its base plus its delta, to the byte.
+        auto merged = MergeState(*r.layer_base(), *r.layer_delta());
+        REQUIRE(merged.ok());
+        auto bytes = BuildSnapshot(*merged);
+        REQUIRE(bytes.ok());
+        CHECK(*bytes == *head_bytes);
+      }
+    }
+    INFO("merges " << merges << " stacked " << stacked << " kept " << kept_levels);
+    CHECK(merges > 0);
+    CHECK(stacked > 20);
+    CHECK(deepest == static_cast<int>(kMaxLiveLevels));
+    CHECK(kept_levels > 10);  // a write reuses the levels below the top
     CHECK_FALSE(std::filesystem::exists(dir.path() + "/current.amdl"));
   }
 }
