@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -19,11 +20,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "common/coding.h"
+#include "common/files.h"
 #include "snapshot/delta.h"
 #include "snapshot/export.h"
 #include "snapshot/format.h"
@@ -138,6 +141,15 @@ class FileLock {
   }
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
+  // An exclusive lock if nobody holds one: false when another process does.
+  Result<bool> TryLock(const std::string& path) {
+    if (fd_ < 0) return Status::IOError(Errno("open " + path));
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK) return false;
+      if (errno != EINTR) return Status::IOError(Errno("flock " + path));
+    }
+    return true;
+  }
   Status Lock(const std::string& path, bool shared = false) {
     if (fd_ < 0 && shared && unwritable_) return Status::OK();
     if (fd_ < 0) return Status::IOError(Errno("open " + path));
@@ -400,6 +412,118 @@ bool Outdated(const Reader& r) {
          (r.version() < kFormatVersion || !(r.features() & kFeatureEmbeddings));
 }
 
+}  // namespace
+
+// A merge on a thread of its own (LiveOptions::background_merge).
+struct BackgroundMerge {
+  std::thread thread;
+  std::atomic<bool> done{false};
+  // The new base as the thread mapped and checked it (ReadOptions::check_records
+  // as asked), with its file's identity and revision: the query that finds it in
+  // place maps nothing. Null when the merge failed or found a newer base there.
+  std::shared_ptr<const Reader> base;
+  std::string identity;
+  uint64_t revision = 0;
+};
+
+LiveCache::LiveCache() = default;
+LiveCache::~LiveCache() {
+  if (merge && merge->thread.joinable()) merge->thread.join();
+}
+
+namespace {
+
+// What a background merge does, on a Store handle of its own: exports the latest
+// state to a temp file of this process ("current.amem.tmp.<pid>.<hex>", removed by
+// the next export or merge if the process dies), then, under the exclusive lock,
+// renames it into place and records it, unless a base at least as new is there.
+// SIGKILLed at any point it leaves the old pair, or the new base beside the old
+// record (its fingerprint then names another file: exported again), and at most
+// temp files of a dead process. One per store at a time (merge.lock).
+Status MergeInBackground(const std::string& dir, const LiveOptions& live, BackgroundMerge* m) {
+  const std::string merge_lock_path = dir + "/merge.lock";
+  FileLock merge_lock(merge_lock_path);
+  AMEM_ASSIGN_OR_RETURN(mine, merge_lock.TryLock(merge_lock_path));
+  if (!mine) return Status::OK();  // another process merges
+  RemoveStaleTempFiles(dir);
+  StoreOptions store_options;
+  store_options.create_if_missing = false;
+  AMEM_ASSIGN_OR_RETURN(store, Store::Open(dir, store_options));
+  const std::string base_path = dir + "/current.amem", rev_path = dir + "/current.rev";
+  const std::string lock_path = dir + "/current.lock";
+  const std::string temp = TempPathFor(base_path);
+  ExportOptions options;
+  options.progress = live.progress;
+  options.writer.threads = 1;  // the other core answers queries meanwhile
+  auto exported = ExportSnapshot(*store, temp, options);
+  if (!exported.ok()) {
+    ::unlink(temp.c_str());
+    return exported.status();
+  }
+  FileLock lock(lock_path);
+  Status s = lock.Lock(lock_path);
+  if (s.ok()) {
+    RevisionRecord recorded;
+    const bool newer_there = ReadRevisionFile(rev_path, &recorded) &&
+                             recorded.rev >= exported->revision &&
+                             SameHistory(*store, recorded.rev, recorded.identity) &&
+                             recorded.fingerprint == BaseFingerprint(base_path);
+    if (newer_there) {
+      ::unlink(temp.c_str());
+      return Status::OK();
+    }
+    if (::rename(temp.c_str(), base_path.c_str()) != 0) {
+      s = Status::IOError(Errno("rename " + temp));
+    } else {
+      ::unlink((dir + "/current.amdl").c_str());  // the old base's
+      auto identity = store->RevisionIdentity(exported->revision);
+      s = identity.ok() ? WriteFileAtomic(rev_path, RevisionFileText(exported->revision, *identity,
+                                                                    BaseFingerprint(base_path)))
+                        : identity.status();
+      // Mapped under the lock (the file is ours until it is released), checked after.
+      struct stat st;
+      if (s.ok() && ::stat(base_path.c_str(), &st) == 0) {
+        if (auto r = Reader::Open(base_path); r.ok()) {
+          m->base = std::move(r).value();
+          m->identity = FileIdentity(st);
+          m->revision = exported->revision;
+        }
+      }
+    }
+  }
+  ::unlink(temp.c_str());  // when it was not renamed
+  if (m->base && live.check_records && !m->base->CheckRecords().ok()) m->base = nullptr;
+  return s;
+}
+
+// Starts a background merge unless one runs; reaps a finished one.
+void StartMerge(const Store& store, LiveCache* cache, const LiveOptions& options) {
+  if (cache->merge && !cache->merge->done.load(std::memory_order_acquire)) return;
+  if (cache->merge && cache->merge->thread.joinable()) cache->merge->thread.join();
+  cache->merge = std::make_unique<BackgroundMerge>();
+  BackgroundMerge* m = cache->merge.get();
+  m->thread = std::thread([m, dir = store.path(), options] {
+    Status s = MergeInBackground(dir, options, m);
+    if (!s.ok()) {
+      const std::string line = "amem: the background merge failed (" + s.ToString() +
+                               "); the next query past the bound tries again\n";
+      std::fwrite(line.data(), 1, line.size(), stderr);
+    }
+    m->done.store(true, std::memory_order_release);
+  });
+}
+
+// True while a merge this cache started runs. A finished one is reaped: its new
+// base, if any, goes to *merged for the base check to take.
+bool Merging(LiveCache* cache, std::unique_ptr<BackgroundMerge>* merged = nullptr) {
+  if (!cache->merge) return false;
+  if (!cache->merge->done.load(std::memory_order_acquire)) return true;
+  if (cache->merge->thread.joinable()) cache->merge->thread.join();
+  if (merged) *merged = std::move(cache->merge);
+  cache->merge.reset();
+  return false;
+}
+
 // The latest state at `wanted` from the cache's stack of views (LiveCache), without
 // compiling level 0: the top level extended to `wanted`, a new level over it, or a
 // middle level compiled again to `wanted` (the levels above it folded in). Null
@@ -478,6 +602,8 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   const bool writable = !store.read_only();
   std::unique_lock<std::mutex> cache_lock;
   if (cache) cache_lock = std::unique_lock<std::mutex>(cache->mu);
+  std::unique_ptr<BackgroundMerge> merged;  // a background merge that finished
+  if (cache) Merging(cache, &merged);
 
   LiveView out;
   out.revision = wanted;
@@ -553,6 +679,9 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
         } else if (cache && cache->base && cache->base_identity == identity &&
                    cache->base_revision == base_rev) {
           base = cache->base;  // the same file and record as when it was checked below
+        } else if (merged && merged->base && merged->identity == identity &&
+                   merged->revision == base_rev) {
+          base = merged->base;  // this process's background merge mapped and checked it
         } else if (recorded.fingerprint != BaseFingerprint(base_path)) {
           // Written for another file (a process killed between the base's rename
           // and its record): exported again.
@@ -604,9 +733,12 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   // A long-lived process that writes no delta file layers the latest writes over
   // its kept views (LiveCache): O(those writes), not O(every change since the base).
   const bool stacked = cache && is_latest && !options.write_delta_file;
+  // While a background merge runs, no bound: the views answer until its base is in.
+  const bool background = stacked && options.background_merge && writable;
+  const bool merging = background && Merging(cache);
   if (stacked) {
     AMEM_ASSIGN_OR_RETURN(top, ExtendStack(store, cache, wanted, wanted_history, options,
-                                           MergeBound(options, *base)));
+                                           merging ? UINT64_MAX : MergeBound(options, *base)));
     if (top) {
       out.reader = std::move(top);
       out.compiled = true;
@@ -629,20 +761,27 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     std::string bytes;
     // Only the latest state merges; the compile stops early when the change log
     // alone is past the bound.
-    const uint64_t bound = is_latest ? MergeBound(options, *base) : UINT64_MAX;
+    const uint64_t bound = is_latest && !merging ? MergeBound(options, *base) : UINT64_MAX;
+    // A merge in the background answers from this delta, compiled whole: up to
+    // four times the bound; a change log past that (one write deleting most of
+    // the store) costs more to compile than an export, which then runs here.
+    const uint64_t stop = background && bound <= UINT64_MAX / 4 ? 4 * bound : bound;
     // A long-lived process extends what its last compile of the latest state read.
     if (cache && is_latest && !cache->compiler) cache->compiler = std::make_shared<DeltaCompiler>();
     auto compiled = cache && is_latest
-                        ? cache->compiler->Compile(store, *base, base_rev, wanted, &bytes, bound)
-                        : CompileDelta(store, *base, base_rev, wanted, &bytes, bound);
+                        ? cache->compiler->Compile(store, *base, base_rev, wanted, &bytes, stop)
+                        : CompileDelta(store, *base, base_rev, wanted, &bytes, stop);
     if (!compiled.ok()) {
       // The history since the base was compacted away: a full file instead.
       if (!compiled.status().IsInvalidArgument()) return compiled.status();
       return whole_or_memory(is_latest ? ReadView::Latest() : ReadView::AtRevision(wanted));
     }
     bool layer = true;
-    if (is_latest && (compiled->over_bound || compiled->records > bound ||
-                      bytes.size() > options.merge_bytes)) {
+    const bool over = is_latest && (compiled->over_bound || compiled->records > bound ||
+                                    bytes.size() > options.merge_bytes);
+    if (over && background && !compiled->over_bound) {
+      StartMerge(store, cache, options);  // answered from this delta meanwhile
+    } else if (over) {
       // Merge: the delta costs more than its bound; rebuild the base. When the new
       // base cannot be written, the base and this delta answer from memory.
       if (writable) ::unlink(delta_path.c_str());

@@ -22,7 +22,10 @@
 // The base is rebuilt (a full export) when the delta touches more records than
 // LiveOptions::merge_fraction of the base's (never below merge_records) or is
 // larger than merge_bytes, when the history since the base was compacted away, and
-// on `amem compact`. Full files are streamed
+// on `amem compact`; amem mcp merges on a thread of its own (background_merge:
+// the new base is exported to a temp file without the lock, then renamed into
+// place and recorded under it; merge.lock, flock()ed, lets one merge run per
+// store). Full files are streamed
 // to a temporary name of their own, fsynced and renamed into place.
 #ifndef AMEM_SNAPSHOT_LIVE_H_
 #define AMEM_SNAPSHOT_LIVE_H_
@@ -61,6 +64,11 @@ struct LiveOptions {
   // whichever is more).
   uint64_t top_level_records = 64;
   uint64_t mid_level_records = 512;
+  // Merge on a thread of this process instead of in the query's foreground
+  // (amem mcp, with write_delta_file off): a query that finds the delta past its
+  // bound answers from the views it has (LiveCache) and starts the merge, one at a
+  // time per store (merge.lock); a query after it finished reads the new base.
+  bool background_merge = false;
   // Bounds of snapshots/ (past revisions older than the base).
   size_t max_cached_snapshots = kMaxCachedSnapshots;
   uint64_t max_cached_bytes = kMaxCachedSnapshotBytes;
@@ -128,8 +136,14 @@ struct LiveLevel {
 // middle level, the merge bound for level 0. So a view after a write costs O(the top level), a fold of
 // level k comes once per cap of the level above it, and no write compiles the
 // whole delta since the base more often than once per eighth of it.
+struct BackgroundMerge;  // snapshot/live.cc
+
 class LiveCache {
  public:
+  LiveCache();
+  ~LiveCache();  // waits for a background merge it started
+  LiveCache(const LiveCache&) = delete;
+  LiveCache& operator=(const LiveCache&) = delete;
   std::mutex mu;
   std::shared_ptr<const Reader> base;
   std::string base_identity;  // device, inode, size and mtime of the mapped file
@@ -139,6 +153,8 @@ class LiveCache {
   uint64_t view_history = 0;  // Store::RevisionIdentity(view_revision)
   std::shared_ptr<DeltaCompiler> compiler;  // against `base`; dropped with it
   std::vector<LiveLevel> levels;  // the stack of the latest state's views; dropped with `base`
+  // The merge running on a thread of its own (LiveOptions::background_merge), or null.
+  std::unique_ptr<BackgroundMerge> merge;
   // The last whole file read instead (a revision older than the base, or
   // LiveOptions::full_export), while that file stays the same.
   std::string file_identity;

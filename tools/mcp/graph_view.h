@@ -7,8 +7,10 @@
 // lowered search text with trigram postings. A GraphView of a base + delta view
 // holds only what the delta touched: the entities whose entity or observation
 // nodes changed (read again from the view) and the relation groups of the sources
-// whose out-edges changed. Everything a GraphView answers equals what
-// ReadKnowledgeGraph (the store path) gives at the same revision.
+// whose out-edges changed. A view that is a stack of deltas (snapshot/live.h's
+// LiveCache) holds one such overlay per level, each against the level below,
+// and a level's overlay is kept while the level is. Everything a GraphView
+// answers equals what ReadKnowledgeGraph (the store path) gives at the same revision.
 //
 // Lifetimes: the entities and relations a GraphView lists live as long as it does.
 // Thread safety: a GraphView's const methods may be called concurrently.
