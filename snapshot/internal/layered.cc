@@ -130,8 +130,15 @@ Status Reader::Layer::BuildNodes(Reader* r) {
   const uint32_t sessions_at_h = r->session_count_;
   std::vector<uint32_t> start(static_cast<size_t>(sessions_at_h) + 1, 0);
   base_session.resize(b.session_count());
+  // The base's runs ascend with its session numbers, as the runs at H do: one walk
+  // of both maps them (a run matched only when equal, so a damaged order maps
+  // none wrongly; the check below reports it when a kept node needs it).
+  size_t at = 0;
   for (uint32_t s = 0; s < b.session_count(); ++s) {
-    base_session[s] = merged_session(b.session_run(s));
+    const std::string_view run = b.session_run(s);
+    if (at > 0 && run < runs[at - 1]) at = 0;  // out of order: look from the start
+    while (at < runs.size() && runs[at] < run) ++at;
+    base_session[s] = at < runs.size() && runs[at] == run ? static_cast<uint32_t>(at) : kNoNode;
     const SessionRange range = b.session_range(s);
     const uint32_t kept = nodes.KeptIn(range.begin, range.end);
     if (kept == 0) continue;
