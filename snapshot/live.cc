@@ -30,6 +30,7 @@
 #include "snapshot/delta.h"
 #include "snapshot/export.h"
 #include "snapshot/format.h"
+#include "snapshot/internal/layered.h"
 #include "snapshot/writer.h"
 
 namespace amem::snapshot {
@@ -560,6 +561,7 @@ Result<std::shared_ptr<const Reader>> ExtendStack(const Store& store, LiveCache*
                                                   ? levels[static_cast<size_t>(k)].compiler
                                                   : std::make_shared<DeltaCompiler>();
     std::string bytes;
+    NestedRead nested;  // the level is read for the stack, not asked by a query
     auto compiled = compiler->Compile(store, *below.view, below.revision, wanted, &bytes, cap);
     if (!compiled.ok()) {
       // The history since that level was compacted away: level 0 decides.

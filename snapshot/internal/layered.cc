@@ -686,30 +686,13 @@ std::optional<uint32_t> Reader::Layer::FindKv(std::string_view scope, std::strin
   return kv.OfBase(*bk);
 }
 
-namespace {
-
-// Set while a layered view reads its base for its own answer: the base, when it
-// is a layered view itself (a stack of them, snapshot/live.h), counts no point
-// use for it. Only the view a query asks builds flat tables: a level under the
-// top would count the accesses of every view stacked on it over its life, and
-// build its tables (O(n + m)) for no query that needs them.
-thread_local int nested_reads = 0;
-struct NestedRead {
-  NestedRead() { ++nested_reads; }
-  ~NestedRead() { --nested_reads; }
-  NestedRead(const NestedRead&) = delete;
-  NestedRead& operator=(const NestedRead&) = delete;
-};
-
-}  // namespace
-
 const char* Reader::LayeredNodePtr(uint32_t i) const {
   auto [file, x] = layer_->Local(i);
   return file->node_ptr(x);
 }
 
 Edge Reader::LayeredEdge(uint32_t j) const {
-  if (nested_reads == 0 && layer_->NotePointUse()) {
+  if (NestedRead::depth == 0 && layer_->NotePointUse()) {
     BuildLazy(kLazyOut);
     return edge(j);
   }
@@ -718,7 +701,7 @@ Edge Reader::LayeredEdge(uint32_t j) const {
 }
 
 uint32_t Reader::LayeredList(ListPart part, uint32_t x) const {
-  if (nested_reads == 0 && layer_->NotePointUse()) {
+  if (NestedRead::depth == 0 && layer_->NotePointUse()) {
     const bool out = part == ListPart::kOutBegin || part == ListPart::kOutEnd;
     BuildLazy(out ? kLazyOut : static_cast<uint8_t>(kLazyOut | kLazyIn));
     switch (part) {
