@@ -1,7 +1,8 @@
 // The store's live snapshot (docs/STORE.md §10): queries without --snapshot read
 // the state of the store as a base snapshot plus a delta segment (docs/FORMAT.md
 // §11), so a query right after a write costs O(changes since the base), not a
-// re-export of the store.
+// re-export of the store; in a long-lived process (LiveCache, amem mcp) O(that
+// write), the view being a stack of deltas over views it keeps.
 //
 // Files beside the LMDB environment:
 //   current.amem   the base: a full snapshot of revision B
