@@ -649,7 +649,7 @@ Status Compiler::RunsAndTotals() {
       if (!left.count(base_.session_run(s))) more.push_back(base_.session_run(s));
     }
   }
-  std::sort(kept.begin(), kept.end());  // already in order unless the base is damaged
+  if (!std::is_sorted(kept.begin(), kept.end())) std::sort(kept.begin(), kept.end());  // damaged
   std::sort(more.begin(), more.end());
   runs_.clear();
   runs_.reserve(kept.size() + more.size());
