@@ -194,7 +194,8 @@ class Compiler {
   std::vector<KvRecord> kv_insert_;
   std::vector<uint32_t> kv_gap_;
 
-  std::vector<std::string> runs_;
+  std::set<std::string, std::less<>> used_runs_;  // runs of what the delta holds
+  std::vector<std::string_view> runs_;  // into the base and used_runs_
   DeltaTotals totals_;
   std::string nodes_file_;
 };
@@ -592,7 +593,7 @@ Status Compiler::Kv() {
 
 // Runs at H and the totals a full export at H would write.
 Status Compiler::RunsAndTotals() {
-  std::set<std::string> used;  // runs of what the delta holds
+  std::set<std::string, std::less<>>& used = used_runs_;
   for (const auto& [key, h] : heads_) {
     if (h.delta != kNoNode) used.insert(h.rec.run);
   }
@@ -613,19 +614,27 @@ Status Compiler::RunsAndTotals() {
     for (uint32_t j = base_.out_begin(b); j < base_.out_end(b); ++j) lost.insert(base_.edge_run(j));
   }
   for (uint32_t k : removed_kv_) lost.insert(base_.kv(k).run);
-  std::set<std::string> runs(used.begin(), used.end());
-  runs.insert("");
+  // The base's runs come in order (sessions are numbered by run): the ones that
+  // stay, then the delta's own merged in, in O(sessions) without a set of them.
+  std::vector<std::string_view> kept;
+  kept.reserve(base_.session_count());
   std::vector<uint32_t> candidates;
   for (uint32_t s = 0; s < base_.session_count(); ++s) {
     std::string_view run = base_.session_run(s);
-    if (runs.count(std::string(run))) continue;
+    if (!lost.count(run) || run.empty() || used.count(run)) {
+      kept.push_back(run);
+      continue;
+    }
     SessionRange range = base_.session_range(s);
-    if (!lost.count(run) || range.end - range.begin > removed_per_session[s]) {
-      runs.emplace(run);
+    auto removed = removed_per_session.find(s);
+    if (range.end - range.begin > (removed == removed_per_session.end() ? 0 : removed->second)) {
+      kept.push_back(run);
     } else {
       candidates.push_back(s);
     }
   }
+  std::vector<std::string_view> more(used.begin(), used.end());
+  more.push_back("");
   if (!candidates.empty()) {
     // Rare (a run's last node went): look for an edge or kv entry still using it.
     std::set<std::string_view> left;
@@ -637,10 +646,15 @@ Status Compiler::RunsAndTotals() {
       if (!removed_kv[k]) left.erase(base_.kv(k).run);
     }
     for (uint32_t s : candidates) {
-      if (!left.count(base_.session_run(s))) runs.emplace(base_.session_run(s));
+      if (!left.count(base_.session_run(s))) more.push_back(base_.session_run(s));
     }
   }
-  runs_.assign(runs.begin(), runs.end());
+  if (!std::is_sorted(kept.begin(), kept.end())) std::sort(kept.begin(), kept.end());  // damaged
+  std::sort(more.begin(), more.end());
+  runs_.clear();
+  runs_.reserve(kept.size() + more.size());
+  std::merge(kept.begin(), kept.end(), more.begin(), more.end(), std::back_inserter(runs_));
+  runs_.erase(std::unique(runs_.begin(), runs_.end()), runs_.end());
 
   // Totals.
   uint64_t dropped_edges = 0;
@@ -679,7 +693,9 @@ Status Compiler::RunsAndTotals() {
   for (uint32_t k : removed_kv_) {
     if (base_.kv(k).ts == base_newest) at_risk = true;
   }
-  if (!at_risk) {
+  if (!at_risk || newest >= base_newest) {
+    // Everything at H is a kept base item (at most base_newest) or the delta's own:
+    // a delta as new as the base's newest needs no walk of what it kept.
     newest = std::max(newest, base_newest);
   } else {
     // What made the base's newest timestamp is gone: take the newest of what is left.
@@ -858,7 +874,7 @@ Result<DeltaSummary> Compiler::Run(std::string* out) {
              b->Append(std::string_view(reinterpret_cast<const char*>(base_to_merged_), 256));
            }));
   PutBlock(&e, DeltaTag::kRuns, Body([&](Emitter* b) {
-             PutStringList(b, runs_, [](const std::string& v) -> std::string_view { return v; });
+             PutStringList(b, runs_, [](std::string_view v) { return v; });
            }));
   PutBlock(&e, DeltaTag::kStrings, Body([&](Emitter* b) {
              PutStringList(b, strings_, [](const std::string& v) -> std::string_view { return v; });

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -19,14 +20,17 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "common/coding.h"
+#include "common/files.h"
 #include "snapshot/delta.h"
 #include "snapshot/export.h"
 #include "snapshot/format.h"
+#include "snapshot/internal/layered.h"
 #include "snapshot/writer.h"
 
 namespace amem::snapshot {
@@ -138,6 +142,15 @@ class FileLock {
   }
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
+  // An exclusive lock if nobody holds one: false when another process does.
+  Result<bool> TryLock(const std::string& path) {
+    if (fd_ < 0) return Status::IOError(Errno("open " + path));
+    while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK) return false;
+      if (errno != EINTR) return Status::IOError(Errno("flock " + path));
+    }
+    return true;
+  }
   Status Lock(const std::string& path, bool shared = false) {
     if (fd_ < 0 && shared && unwritable_) return Status::OK();
     if (fd_ < 0) return Status::IOError(Errno("open " + path));
@@ -402,6 +415,177 @@ bool Outdated(const Reader& r) {
 
 }  // namespace
 
+// A merge on a thread of its own (LiveOptions::background_merge).
+struct BackgroundMerge {
+  std::thread thread;
+  std::atomic<bool> done{false};
+  // The new base as the thread mapped and checked it (ReadOptions::check_records
+  // as asked), with its file's identity and revision: the query that finds it in
+  // place maps nothing. Null when the merge failed or found a newer base there.
+  std::shared_ptr<const Reader> base;
+  std::string identity;
+  uint64_t revision = 0;
+};
+
+LiveCache::LiveCache() = default;
+LiveCache::~LiveCache() {
+  if (merge && merge->thread.joinable()) merge->thread.join();
+}
+
+namespace {
+
+// What a background merge does, on a Store handle of its own: exports the latest
+// state to a temp file of this process ("current.amem.tmp.<pid>.<hex>", removed by
+// the next export or merge if the process dies), then, under the exclusive lock,
+// renames it into place and records it, unless a base at least as new is there.
+// SIGKILLed at any point it leaves the old pair, or the new base beside the old
+// record (its fingerprint then names another file: exported again), and at most
+// temp files of a dead process. One per store at a time (merge.lock).
+Status MergeInBackground(const std::string& dir, const LiveOptions& live, BackgroundMerge* m) {
+  const std::string merge_lock_path = dir + "/merge.lock";
+  FileLock merge_lock(merge_lock_path);
+  AMEM_ASSIGN_OR_RETURN(mine, merge_lock.TryLock(merge_lock_path));
+  if (!mine) return Status::OK();  // another process merges
+  RemoveStaleTempFiles(dir);
+  StoreOptions store_options;
+  store_options.create_if_missing = false;
+  AMEM_ASSIGN_OR_RETURN(store, Store::Open(dir, store_options));
+  const std::string base_path = dir + "/current.amem", rev_path = dir + "/current.rev";
+  const std::string lock_path = dir + "/current.lock";
+  const std::string temp = TempPathFor(base_path);
+  ExportOptions options;
+  options.progress = live.progress;
+  options.writer.threads = 1;  // the other core answers queries meanwhile
+  auto exported = ExportSnapshot(*store, temp, options);
+  if (!exported.ok()) {
+    ::unlink(temp.c_str());
+    return exported.status();
+  }
+  FileLock lock(lock_path);
+  Status s = lock.Lock(lock_path);
+  if (s.ok()) {
+    RevisionRecord recorded;
+    const bool newer_there = ReadRevisionFile(rev_path, &recorded) &&
+                             recorded.rev >= exported->revision &&
+                             SameHistory(*store, recorded.rev, recorded.identity) &&
+                             recorded.fingerprint == BaseFingerprint(base_path);
+    if (newer_there) {
+      ::unlink(temp.c_str());
+      return Status::OK();
+    }
+    if (::rename(temp.c_str(), base_path.c_str()) != 0) {
+      s = Status::IOError(Errno("rename " + temp));
+    } else {
+      ::unlink((dir + "/current.amdl").c_str());  // the old base's
+      auto identity = store->RevisionIdentity(exported->revision);
+      s = identity.ok() ? WriteFileAtomic(rev_path, RevisionFileText(exported->revision, *identity,
+                                                                    BaseFingerprint(base_path)))
+                        : identity.status();
+      // Mapped under the lock (the file is ours until it is released), checked after.
+      struct stat st;
+      if (s.ok() && ::stat(base_path.c_str(), &st) == 0) {
+        if (auto r = Reader::Open(base_path); r.ok()) {
+          m->base = std::move(r).value();
+          m->identity = FileIdentity(st);
+          m->revision = exported->revision;
+        }
+      }
+    }
+  }
+  ::unlink(temp.c_str());  // when it was not renamed
+  if (m->base && live.check_records && !m->base->CheckRecords().ok()) m->base = nullptr;
+  return s;
+}
+
+// Starts a background merge unless one runs; reaps a finished one.
+void StartMerge(const Store& store, LiveCache* cache, const LiveOptions& options) {
+  if (cache->merge && !cache->merge->done.load(std::memory_order_acquire)) return;
+  if (cache->merge && cache->merge->thread.joinable()) cache->merge->thread.join();
+  cache->merge = std::make_unique<BackgroundMerge>();
+  BackgroundMerge* m = cache->merge.get();
+  m->thread = std::thread([m, dir = store.path(), options] {
+    Status s = MergeInBackground(dir, options, m);
+    if (!s.ok()) {
+      const std::string line = "amem: the background merge failed (" + s.ToString() +
+                               "); the next query past the bound tries again\n";
+      std::fwrite(line.data(), 1, line.size(), stderr);
+    }
+    m->done.store(true, std::memory_order_release);
+  });
+}
+
+// True while a merge this cache started runs. A finished one is reaped: its new
+// base, if any, goes to *merged for the base check to take.
+bool Merging(LiveCache* cache, std::unique_ptr<BackgroundMerge>* merged = nullptr) {
+  if (!cache->merge) return false;
+  if (!cache->merge->done.load(std::memory_order_acquire)) return true;
+  if (cache->merge->thread.joinable()) cache->merge->thread.join();
+  if (merged) *merged = std::move(cache->merge);
+  cache->merge.reset();
+  return false;
+}
+
+// The latest state at `wanted` from the cache's stack of views (LiveCache), without
+// compiling level 0: the top level extended to `wanted`, a new level over it, or a
+// middle level compiled again to `wanted` (the levels above it folded in). Null
+// when none fits its cap (or the stack's records pass `bound`): level 0 is then
+// compiled again, which also decides a merge. Levels whose head is not a commit
+// of this history before `wanted` are dropped first.
+Result<std::shared_ptr<const Reader>> ExtendStack(const Store& store, LiveCache* cache,
+                                                  uint64_t wanted, uint64_t wanted_history,
+                                                  const LiveOptions& options, uint64_t bound) {
+  std::vector<LiveLevel>& levels = cache->levels;
+  for (size_t k = 0; k < levels.size(); ++k) {
+    const bool same = levels[k].revision <= wanted &&
+                      SameHistory(store, levels[k].revision, levels[k].history);
+    if (same && levels[k].revision == wanted && levels[k].history == wanted_history) {
+      levels.resize(k + 1);
+      return levels[k].view;
+    }
+    if (!same) {
+      levels.resize(k);
+      break;
+    }
+  }
+  const int top = static_cast<int>(kMaxLiveLevels) - 1;
+  for (int k = std::min(static_cast<int>(levels.size()), top); k >= 1; --k) {
+    const LiveLevel& below = levels[static_cast<size_t>(k) - 1];
+    uint64_t under = 0;  // the records of the levels below k: what the stack costs
+    for (int x = 0; x < k; ++x) under += levels[static_cast<size_t>(x)].records;
+    if (under >= bound) return std::shared_ptr<const Reader>();
+    const uint64_t cap =
+        k == top ? options.top_level_records
+                 : std::max(options.mid_level_records, below.records / 8);
+    // Level k extended (its compiler read what it holds), or a new level over the top.
+    std::shared_ptr<DeltaCompiler> compiler = static_cast<size_t>(k) < levels.size()
+                                                  ? levels[static_cast<size_t>(k)].compiler
+                                                  : std::make_shared<DeltaCompiler>();
+    std::string bytes;
+    NestedRead nested;  // the level is read for the stack, not asked by a query
+    auto compiled = compiler->Compile(store, *below.view, below.revision, wanted, &bytes, cap);
+    if (!compiled.ok()) {
+      // The history since that level was compacted away: level 0 decides.
+      if (compiled.status().IsInvalidArgument()) return std::shared_ptr<const Reader>();
+      return compiled.status();
+    }
+    if (compiled->over_bound || compiled->records > cap || under + compiled->records > bound) {
+      continue;  // full: fold it into the level below
+    }
+    std::shared_ptr<const Reader> below_view = below.view;
+    AMEM_ASSIGN_OR_RETURN(delta, Delta::OpenBuffer(std::move(bytes), *below_view));
+    AMEM_ASSIGN_OR_RETURN(view, Reader::OpenLayered(below_view,
+                                                    std::shared_ptr<const Delta>(std::move(delta))));
+    const uint64_t records = compiled->records;
+    levels.resize(static_cast<size_t>(k));
+    levels.push_back({std::shared_ptr<const Reader>(std::move(view)), wanted, wanted_history,
+                      records, std::move(compiler)});
+    return levels.back().view;
+  }
+  return std::shared_ptr<const Reader>();
+}
+
+}  // namespace
+
 void PrintNote(const LiveView& view, const std::string& who) {
   if (view.note.empty()) return;
   const std::string line = who + ": " + view.note + "\n";
@@ -420,6 +604,8 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   const bool writable = !store.read_only();
   std::unique_lock<std::mutex> cache_lock;
   if (cache) cache_lock = std::unique_lock<std::mutex>(cache->mu);
+  std::unique_ptr<BackgroundMerge> merged;  // a background merge that finished
+  if (cache) Merging(cache, &merged);
 
   LiveView out;
   out.revision = wanted;
@@ -495,6 +681,9 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
         } else if (cache && cache->base && cache->base_identity == identity &&
                    cache->base_revision == base_rev) {
           base = cache->base;  // the same file and record as when it was checked below
+        } else if (merged && merged->base && merged->identity == identity &&
+                   merged->revision == base_rev) {
+          base = merged->base;  // this process's background merge mapped and checked it
         } else if (recorded.fingerprint != BaseFingerprint(base_path)) {
           // Written for another file (a process killed between the base's rename
           // and its record): exported again.
@@ -523,6 +712,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     cache->base_revision = base_rev;
     cache->view = nullptr;
     cache->compiler = nullptr;
+    cache->levels.clear();
   }
   out.base_revision = base_rev;
   // Older than the base: a whole file.
@@ -542,6 +732,25 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   // is the right one (its header names the commits at both ends), else compiled
   // from the store's change log.
   const bool is_latest = wanted == latest;
+  // A long-lived process that writes no delta file layers the latest writes over
+  // its kept views (LiveCache): O(those writes), not O(every change since the base).
+  const bool stacked = cache && is_latest && !options.write_delta_file;
+  // While a background merge runs, no bound: the views answer until its base is in.
+  const bool background = stacked && options.background_merge && writable;
+  const bool merging = background && Merging(cache);
+  if (stacked) {
+    AMEM_ASSIGN_OR_RETURN(top, ExtendStack(store, cache, wanted, wanted_history, options,
+                                           merging ? UINT64_MAX : MergeBound(options, *base)));
+    if (top) {
+      out.reader = std::move(top);
+      out.compiled = true;
+      cache->view = out.reader;
+      cache->view_revision = wanted;
+      cache->view_history = wanted_history;
+      return out;
+    }
+  }
+  uint64_t level_records = UINT64_MAX;  // what level 0 holds, once compiled here
   std::unique_ptr<Delta> delta;
   if (is_latest) {
     auto d = Delta::Open(delta_path, *base);
@@ -554,20 +763,27 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     std::string bytes;
     // Only the latest state merges; the compile stops early when the change log
     // alone is past the bound.
-    const uint64_t bound = is_latest ? MergeBound(options, *base) : UINT64_MAX;
+    const uint64_t bound = is_latest && !merging ? MergeBound(options, *base) : UINT64_MAX;
+    // A merge in the background answers from this delta, compiled whole: up to
+    // four times the bound; a change log past that (one write deleting most of
+    // the store) costs more to compile than an export, which then runs here.
+    const uint64_t stop = background && bound <= UINT64_MAX / 4 ? 4 * bound : bound;
     // A long-lived process extends what its last compile of the latest state read.
     if (cache && is_latest && !cache->compiler) cache->compiler = std::make_shared<DeltaCompiler>();
     auto compiled = cache && is_latest
-                        ? cache->compiler->Compile(store, *base, base_rev, wanted, &bytes, bound)
-                        : CompileDelta(store, *base, base_rev, wanted, &bytes, bound);
+                        ? cache->compiler->Compile(store, *base, base_rev, wanted, &bytes, stop)
+                        : CompileDelta(store, *base, base_rev, wanted, &bytes, stop);
     if (!compiled.ok()) {
       // The history since the base was compacted away: a full file instead.
       if (!compiled.status().IsInvalidArgument()) return compiled.status();
       return whole_or_memory(is_latest ? ReadView::Latest() : ReadView::AtRevision(wanted));
     }
     bool layer = true;
-    if (is_latest && (compiled->over_bound || compiled->records > bound ||
-                      bytes.size() > options.merge_bytes)) {
+    const bool over = is_latest && (compiled->over_bound || compiled->records > bound ||
+                                    bytes.size() > options.merge_bytes);
+    if (over && background && !compiled->over_bound) {
+      StartMerge(store, cache, options);  // answered from this delta meanwhile
+    } else if (over) {
       // Merge: the delta costs more than its bound; rebuild the base. When the new
       // base cannot be written, the base and this delta answer from memory.
       if (writable) ::unlink(delta_path.c_str());
@@ -597,6 +813,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     AMEM_ASSIGN_OR_RETURN(opened, Delta::OpenBuffer(std::move(bytes), *base));
     delta = std::move(opened);
     out.compiled = true;
+    if (layer) level_records = compiled->records;
   }
   AMEM_ASSIGN_OR_RETURN(layered, Reader::OpenLayered(base, std::shared_ptr<const Delta>(std::move(delta))));
   out.reader = std::move(layered);
@@ -604,6 +821,15 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     cache->view = out.reader;
     cache->view_revision = wanted;
     cache->view_history = wanted_history;
+  }
+  if (stacked) {
+    // Level 0 of a new stack; a delta read from current.amdl (its records unknown)
+    // starts none: the next write compiles level 0 again.
+    cache->levels.clear();
+    if (level_records != UINT64_MAX) {
+      cache->levels.push_back(
+          {out.reader, wanted, wanted_history, level_records, cache->compiler});
+    }
   }
   return out;
 }
@@ -617,6 +843,7 @@ Result<std::string> DiscardLiveCache(const Store& store, const LiveView* view, L
     cache->base = nullptr;
     cache->view = nullptr;
     cache->compiler = nullptr;
+    cache->levels.clear();
     cache->file_reader = nullptr;
     cache->base_identity.clear();
     cache->file_identity.clear();

@@ -1,7 +1,8 @@
 // The store's live snapshot (docs/STORE.md §10): queries without --snapshot read
 // the state of the store as a base snapshot plus a delta segment (docs/FORMAT.md
 // §11), so a query right after a write costs O(changes since the base), not a
-// re-export of the store.
+// re-export of the store; in a long-lived process (LiveCache, amem mcp) O(that
+// write), the view being a stack of deltas over views it keeps.
 //
 // Files beside the LMDB environment:
 //   current.amem   the base: a full snapshot of revision B
@@ -22,7 +23,10 @@
 // The base is rebuilt (a full export) when the delta touches more records than
 // LiveOptions::merge_fraction of the base's (never below merge_records) or is
 // larger than merge_bytes, when the history since the base was compacted away, and
-// on `amem compact`. Full files are streamed
+// on `amem compact`; amem mcp merges on a thread of its own (background_merge:
+// the new base is exported to a temp file without the lock, then renamed into
+// place and recorded under it; merge.lock, flock()ed, lets one merge run per
+// store). Full files are streamed
 // to a temporary name of their own, fsynced and renamed into place.
 #ifndef AMEM_SNAPSHOT_LIVE_H_
 #define AMEM_SNAPSHOT_LIVE_H_
@@ -32,6 +36,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "snapshot/reader.h"
@@ -40,6 +45,8 @@
 namespace amem::snapshot {
 
 inline constexpr size_t kMaxCachedSnapshots = 4;
+// The most levels in LiveCache's stack of views (see there).
+inline constexpr size_t kMaxLiveLevels = 3;
 inline constexpr uint64_t kMaxCachedSnapshotBytes = uint64_t{2} << 30;  // 2 GiB
 
 struct LiveOptions {
@@ -53,6 +60,16 @@ struct LiveOptions {
   double merge_fraction = 0.01;
   uint64_t merge_records = 1000;
   uint64_t merge_bytes = uint64_t{64} << 20;
+  // The caps of LiveCache's stack of views, in records (DeltaSummary::records):
+  // the top level's, and a middle level's (or an eighth of the level below it,
+  // whichever is more).
+  uint64_t top_level_records = 64;
+  uint64_t mid_level_records = 512;
+  // Merge on a thread of this process instead of in the query's foreground
+  // (amem mcp, with write_delta_file off): a query that finds the delta past its
+  // bound answers from the views it has (LiveCache) and starts the merge, one at a
+  // time per store (merge.lock); a query after it finished reads the new base.
+  bool background_merge = false;
   // Bounds of snapshots/ (past revisions older than the base).
   size_t max_cached_snapshots = kMaxCachedSnapshots;
   uint64_t max_cached_bytes = kMaxCachedSnapshotBytes;
@@ -93,12 +110,41 @@ struct LiveView {
 
 class DeltaCompiler;  // snapshot/delta.h
 
+// One level of a LiveCache's stack of views of the latest state: `view` is the
+// level below (the base for level 0) plus a delta to `revision`, compiled by
+// `compiler` (kept, so that extending the level to a later revision reads from the
+// store only what changed since).
+struct LiveLevel {
+  std::shared_ptr<const Reader> view;
+  uint64_t revision = 0;
+  uint64_t history = 0;  // Store::RevisionIdentity(revision)
+  uint64_t records = 0;  // the delta's DeltaSummary::records (against the level below)
+  std::shared_ptr<DeltaCompiler> compiler;
+};
+
 // What a long-lived process (amem mcp) keeps between queries: the mapped base and
 // the last view, reused while the store and the base file are unchanged, and what
 // compiling the latest state's delta read from the store, so that the delta after
 // the next write reads only what that write changed (DeltaCompiler).
+//
+// Without LiveOptions::write_delta_file the views of the latest state are a stack
+// (`levels`, at most kMaxLiveLevels): level 0 is the base plus the delta since it,
+// each higher level the level below plus the delta of the revisions since that
+// level's head. A write is compiled into the top level while it stays under
+// LiveOptions::top_level_records records, else it folds the levels above some
+// level k into k (k's delta compiled again to the new head against the level
+// below k), at most mid_level_records or an eighth of the level below for a
+// middle level, the merge bound for level 0. So a view after a write costs O(the top level), a fold of
+// level k comes once per cap of the level above it, and no write compiles the
+// whole delta since the base more often than once per eighth of it.
+struct BackgroundMerge;  // snapshot/live.cc
+
 class LiveCache {
  public:
+  LiveCache();
+  ~LiveCache();  // waits for a background merge it started
+  LiveCache(const LiveCache&) = delete;
+  LiveCache& operator=(const LiveCache&) = delete;
   std::mutex mu;
   std::shared_ptr<const Reader> base;
   std::string base_identity;  // device, inode, size and mtime of the mapped file
@@ -107,6 +153,9 @@ class LiveCache {
   uint64_t view_revision = 0;
   uint64_t view_history = 0;  // Store::RevisionIdentity(view_revision)
   std::shared_ptr<DeltaCompiler> compiler;  // against `base`; dropped with it
+  std::vector<LiveLevel> levels;  // the stack of the latest state's views; dropped with `base`
+  // The merge running on a thread of its own (LiveOptions::background_merge), or null.
+  std::unique_ptr<BackgroundMerge> merge;
   // The last whole file read instead (a revision older than the base, or
   // LiveOptions::full_export), while that file stays the same.
   std::string file_identity;

@@ -141,6 +141,8 @@ class Reader {
   // O(changes); each access O(log changes) until a bulk query's edge accesses make
   // the view build flat edge tables (O(n + m), once). Corruption if the two do not
   // fit together. The view shares ownership of both. Thread safety as for a file.
+  // `base` may itself be a layered view (the delta then names its numbering): the
+  // live view stacks a small delta of the latest writes over a kept view.
   static Result<std::unique_ptr<Reader>> OpenLayered(std::shared_ptr<const Reader> base,
                                                      std::shared_ptr<const Delta> delta);
   ~Reader();

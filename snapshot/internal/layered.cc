@@ -28,7 +28,6 @@ void PutPosting(std::string* out, uint32_t node, uint32_t tf, Field field) {
 Result<std::unique_ptr<Reader>> Reader::OpenLayered(std::shared_ptr<const Reader> base,
                                                     std::shared_ptr<const Delta> delta) {
   if (!base || !delta) return Status::InvalidArgument("OpenLayered: no base or no delta");
-  if (base->layered()) return Status::InvalidArgument("OpenLayered: the base is itself layered");
   if (!base->has_extensions()) {
     return Status::InvalidArgument("OpenLayered: the base has no amem extension blocks");
   }
@@ -131,8 +130,15 @@ Status Reader::Layer::BuildNodes(Reader* r) {
   const uint32_t sessions_at_h = r->session_count_;
   std::vector<uint32_t> start(static_cast<size_t>(sessions_at_h) + 1, 0);
   base_session.resize(b.session_count());
+  // The base's runs ascend with its session numbers, as the runs at H do: one walk
+  // of both maps them (a run matched only when equal, so a damaged order maps
+  // none wrongly; the check below reports it when a kept node needs it).
+  size_t at = 0;
   for (uint32_t s = 0; s < b.session_count(); ++s) {
-    base_session[s] = merged_session(b.session_run(s));
+    const std::string_view run = b.session_run(s);
+    if (at > 0 && run < runs[at - 1]) at = 0;  // out of order: look from the start
+    while (at < runs.size() && runs[at] < run) ++at;
+    base_session[s] = at < runs.size() && runs[at] == run ? static_cast<uint32_t>(at) : kNoNode;
     const SessionRange range = b.session_range(s);
     const uint32_t kept = nodes.KeptIn(range.begin, range.end);
     if (kept == 0) continue;
@@ -686,15 +692,16 @@ const char* Reader::LayeredNodePtr(uint32_t i) const {
 }
 
 Edge Reader::LayeredEdge(uint32_t j) const {
-  if (layer_->NotePointUse()) {
+  if (NestedRead::depth == 0 && layer_->NotePointUse()) {
     BuildLazy(kLazyOut);
     return edge(j);
   }
+  NestedRead nested;
   return layer_->PointEdge(j);
 }
 
 uint32_t Reader::LayeredList(ListPart part, uint32_t x) const {
-  if (layer_->NotePointUse()) {
+  if (NestedRead::depth == 0 && layer_->NotePointUse()) {
     const bool out = part == ListPart::kOutBegin || part == ListPart::kOutEnd;
     BuildLazy(out ? kLazyOut : static_cast<uint8_t>(kLazyOut | kLazyIn));
     switch (part) {
@@ -705,6 +712,7 @@ uint32_t Reader::LayeredList(ListPart part, uint32_t x) const {
       case ListPart::kInEdge: return in_edge(x);
     }
   }
+  NestedRead nested;
   return layer_->PointList(part, x);
 }
 
@@ -714,6 +722,7 @@ uint32_t Reader::LayeredDocLength(uint32_t i) const {
 }
 
 void Reader::BuildLazy(uint8_t what) const {
+  NestedRead nested;
   auto* layer = const_cast<Layer*>(layer_);
   std::lock_guard<std::mutex> lock(layer->build_mu);
   // The delta was checked against the base when it was opened (Delta::CheckFit); a

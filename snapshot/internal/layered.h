@@ -29,6 +29,20 @@
 
 namespace amem::snapshot {
 
+// Set while a layered view reads its base for its own answer (and while the live
+// view compiles a delta against a level of its stack, snapshot/live.cc): the
+// base, when it is a layered view itself, counts no point use for it. Only the
+// view a query asks builds flat tables: a level under the top would count the
+// accesses of every view stacked on it over its life, and build its tables
+// (O(n + m)) for no query that needs them.
+struct NestedRead {
+  static inline thread_local int depth = 0;
+  NestedRead() { ++depth; }
+  ~NestedRead() { --depth; }
+  NestedRead(const NestedRead&) = delete;
+  NestedRead& operator=(const NestedRead&) = delete;
+};
+
 struct Reader::Layer {
   std::shared_ptr<const Reader> base;
   std::shared_ptr<const Delta> delta;

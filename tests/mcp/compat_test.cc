@@ -859,14 +859,21 @@ Json AllPages(Tools* t, const std::string& tool, Json args, uint64_t* revision =
 
 TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the store's graph across writes",
           "[mcp][compat][live]") {
-  for (bool merge_often : {true, false}) {
+  // Mode 2: no merge, and a stack of views (snapshot/live.h) with tiny caps, so
+  // that its levels fold often and each keeps an overlay of its own.
+  for (int mode = 0; mode < 3; ++mode) {
+    const bool merge_often = mode == 0;
     CompatHarness h;
-    INFO("merge_often " << merge_often);
+    INFO("mode " << mode);
     if (!merge_often) {
       h.ctx.live_options.merge_fraction = 1e9;
       h.ctx.live_options.merge_bytes = uint64_t{1} << 40;
     }
-    std::mt19937 rng(merge_often ? 7 : 11);
+    if (mode == 2) {
+      h.ctx.live_options.top_level_records = 3;
+      h.ctx.live_options.mid_level_records = 8;
+    }
+    std::mt19937 rng(mode == 0 ? 7 : mode == 1 ? 11 : 13);
     auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
     const std::vector<std::string> words = {"Alpha", "beta", "GAMMA", "delta", "Retry", "cache",
                                             "policy", "x", "ab", "Zeta Zeta", "tool"};
@@ -923,6 +930,13 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
             REQUIRE(ImportKnowledgeGraph(h.ts.store.get(), g).ok());
             break;
           }
+        }
+        if (mode == 2) {  // a view after every write: the stack's top moves each time
+          auto now = ReadKnowledgeGraph(*h.ts.store, ReadView::Latest());
+          REQUIRE(now.ok());
+          const std::string q = "e";
+          CHECK(AllPages(&h, "search_nodes", {{"query", q}, {"limit", 10000}}) ==
+                ExpectedSearch(*now, &q));
         }
       }
       auto rev = h.ts.store->revision();

@@ -1,21 +1,33 @@
 #include "snapshot/live.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <random>
 #include <span>
 #include <thread>
 #include <vector>
 
 #include "common/coding.h"
+#include "common/files.h"
 #include "common/hash.h"
 #include "snapshot/delta.h"
 #include "snapshot/export.h"
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
+#include "tests/sanitizer.h"
+#include "tests/snapshot/reader_compare.h"
 #include "tests/store/random_history.h"
 #include "tests/store/store_test_util.h"
 
@@ -581,4 +593,190 @@ TEST_CASE("a LiveCache extends its delta write by write; every view is the full 
     CHECK(compiled > 10);
     CHECK_FALSE(std::filesystem::exists(dir.path() + "/current.amdl"));
   }
+}
+
+TEST_CASE("a LiveCache stacks the latest writes over its kept views; every view is the full "
+          "export's", "[snapshot][live][incremental][stack]") {
+  // Small caps, so that random histories go through every move of the stack: a new
+  // level, the top extended, a middle level and level 0 folded, a merge.
+  const uint32_t seeds = amem::testing::kSanitizerBuild ? 2 : 5;
+  for (uint32_t seed = 1; seed <= seeds; ++seed) {
+    INFO("seed " << seed);
+    TempDir dir;
+    auto store = amem::testing::OpenStore(dir.path());
+    amem::testing::History history(seed, /*per_op_attribution=*/seed % 2 == 0);
+    history.Grow(store.get(), 8);
+    auto other = Store::Open(dir.path());  // another handle, as another process has
+    REQUIRE(other.ok());
+    LiveOptions options;  // amem mcp's: no delta file
+    options.write_delta_file = false;
+    options.merge_fraction = 0;
+    options.merge_records = 100;
+    options.top_level_records = 10;
+    options.mid_level_records = 30;
+    LiveCache cache;
+    int merges = 0, stacked = 0, deepest = 0;
+    std::shared_ptr<const Reader> previous_top_base;
+    int kept_levels = 0;
+    for (int round = 0; round < 120; ++round) {
+      // Random batches by this handle, now and then by the other one, some
+      // refused; between them an agent's one-node writes, which the top takes.
+      if (round % 3 == 0) {
+        REQUIRE(store->PutNode(amem::testing::Node("fact:agent-" + std::to_string(round % 40),
+                                                   "agent note " + std::to_string(round)))
+                    .ok());
+      } else {
+        history.Step(round % 7 == 4 ? other->get() : store.get());
+      }
+      auto view = OpenLive(*store, ReadView::Latest(), options, &cache);
+      INFO("round " << round << ": " << view.status().ToString());
+      REQUIRE(view.ok());
+      merges += view->merged;
+      const uint64_t head = store->revision().value();
+      REQUIRE(view->revision == head);
+      const Reader& r = *view->reader;
+      int depth = 0;
+      for (const Reader* x = &r; x->layered(); x = x->layer_base().get()) ++depth;
+      deepest = std::max(deepest, depth);
+      stacked += depth > 1;
+      if (depth > 1 && r.layer_base() == previous_top_base) ++kept_levels;
+      previous_top_base = depth > 0 ? r.layer_base() : nullptr;
+      CHECK(static_cast<size_t>(depth) <= kMaxLiveLevels);
+      auto head_bytes = BuildSnapshot(*store->ReadState(ReadView::AtRevision(head)));
+      REQUIRE(head_bytes.ok());
+      auto full = Reader::OpenBuffer(*head_bytes);
+      REQUIRE(full.ok());
+      // Every accessor as the full export's, on sequences first and, now and
+      // then, on the view's flat tables (which make the levels below build theirs).
+      amem::snapshot_test::CheckSameReader(r, **full, /*bulk=*/false);
+      if (round % 5 == 4) amem::snapshot_test::CheckSameReader(r, **full, /*bulk=*/true);
+      CHECK(r.ContentStatus().ok());
+      if (depth > 0) {
+        // The top level is its base plus its delta, to the byte.
+        auto merged = MergeState(*r.layer_base(), *r.layer_delta());
+        REQUIRE(merged.ok());
+        auto bytes = BuildSnapshot(*merged);
+        REQUIRE(bytes.ok());
+        CHECK(*bytes == *head_bytes);
+      }
+    }
+    INFO("merges " << merges << " stacked " << stacked << " kept " << kept_levels);
+    CHECK(merges > 0);
+    CHECK(stacked > 20);
+    CHECK(deepest == static_cast<int>(kMaxLiveLevels));
+    CHECK(kept_levels > 10);  // a write reuses the levels below the top
+    CHECK_FALSE(std::filesystem::exists(dir.path() + "/current.amdl"));
+  }
+}
+
+namespace {
+
+// The files in `dir` named like a temp file of AtomicFile ("<target>.tmp.<...>").
+std::vector<std::string> TempFilesIn(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find(amem::kTempInfix) != std::string::npos) out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a background merge SIGKILLed at any point leaves the live view right, and no temp "
+          "file or held lock once the next merge ran", "[snapshot][live][crash][background]") {
+  TempDir dir;
+  {
+    auto store = amem::testing::OpenStore(dir.path());
+    amem::testing::History history(21);
+    history.Grow(store.get(), 60);
+    // Enough nodes that an export takes a while to kill it in.
+    Batch b;
+    for (int i = 0; i < 3000; ++i) {
+      b.PutNode(amem::testing::Node("fact:bulk-" + std::to_string(i),
+                                    "bulk note " + std::to_string(i) + " on the retry cache"));
+    }
+    REQUIRE(store->Apply(b).ok());
+    REQUIRE(OpenLive(*store, ReadView::Latest(), LiveOptions{}).ok());  // the base
+  }
+  LiveOptions options;  // amem mcp's, merging past 5 records
+  options.write_delta_file = false;
+  options.background_merge = true;
+  options.merge_fraction = 0;
+  options.merge_records = 5;
+  std::mt19937 rng(5);
+  int killed = 0, finished = 0, mid_export = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    INFO("trial " << trial);
+    {
+      auto store = amem::testing::OpenStore(dir.path());
+      amem::testing::History history(100 + trial);
+      for (int k = 0; k < 4; ++k) history.Step(store.get());  // past the bound
+    }
+    const int delay_us = trial % 6 == 5 ? -1 : static_cast<int>(rng() % 15000);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      StoreOptions o;
+      o.create_if_missing = false;
+      auto store = Store::Open(dir.path(), o);
+      if (!store.ok()) ::_exit(2);
+      {
+        LiveCache cache;  // its destructor waits for the merge
+        if (!OpenLive(**store, ReadView::Latest(), options, &cache).ok()) ::_exit(3);
+      }
+      ::_exit(0);
+    }
+    int status = 0;
+    if (delay_us >= 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+      ::kill(pid, SIGKILL);
+    }
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    if (WIFSIGNALED(status)) {
+      ++killed;
+      mid_export += !TempFilesIn(dir.path()).empty();  // killed while exporting
+    } else {
+      REQUIRE(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 0);
+      ++finished;
+    }
+    // Whatever the kill left, a query reads the latest state right.
+    auto store = amem::testing::OpenStore(dir.path());
+    auto view = OpenLive(*store, ReadView::Latest(), LiveOptions{});
+    INFO(view.status().ToString());
+    REQUIRE(view.ok());
+    const uint64_t head = store->revision().value();
+    CHECK(view->revision == head);
+    auto state = store->ReadState(ReadView::AtRevision(head));
+    REQUIRE(state.ok());
+    auto full = BuildSnapshot(*state);
+    REQUIRE(full.ok());
+    auto whole = Reader::OpenBuffer(*full);
+    REQUIRE(whole.ok());
+    amem::snapshot_test::CheckSameReader(*view->reader, **whole, /*bulk=*/false);
+  }
+  INFO("killed " << killed << ", " << mid_export << " of them while exporting");
+  CHECK(killed > 10);
+  CHECK(mid_export > 2);
+  CHECK(finished > 0);
+  // The next merge removes what killed ones left; no lock stays held.
+  auto store = amem::testing::OpenStore(dir.path());
+  {
+    LiveCache cache;
+    REQUIRE(OpenLive(*store, ReadView::Latest(), options, &cache).ok());
+  }
+  CHECK(TempFilesIn(dir.path()).empty());
+  for (const char* name : {"/merge.lock", "/current.lock"}) {
+    const int fd = ::open((dir.path() + name).c_str(), O_RDWR);
+    REQUIRE(fd >= 0);
+    CHECK(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+    ::close(fd);
+  }
+  // The background merge put its base in: a query needs no merge of its own.
+  auto later = OpenLive(*store, ReadView::Latest(), LiveOptions{});
+  REQUIRE(later.ok());
+  CHECK(later->base_revision == store->revision().value());
+  CHECK_FALSE(later->merged);
 }

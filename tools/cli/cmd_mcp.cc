@@ -111,6 +111,9 @@ Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir,
   tool_ctx.live_options = *live_options;
   tool_ctx.live_options.write_delta_file = false;  // the server keeps its view in memory
   tool_ctx.live_options.check_records = true;      // once per base, then full-speed reads
+  // A merge past the delta's bound runs on a thread; the calls meanwhile answer
+  // from the views kept (snapshot/live.h). Exit waits for one that runs.
+  tool_ctx.live_options.background_merge = true;
   mcp::ToolRegistry registry = mcp::BuildRegistry(&tool_ctx);
   AMEM_RETURN_IF_ERROR(mcp::ApplyToolSpec(&registry, spec));
   // The instructions name context, impact and put_memory: a selection without them

@@ -4,6 +4,7 @@
 #include <bit>
 #include <charconv>
 #include <cstring>
+#include <map>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -382,34 +383,48 @@ std::vector<uint32_t> BaseGraph::FindWords(const std::vector<std::string>& words
   return candidates;
 }
 
-// What a delta changed, read again from the view.
+// What one delta changed, read again from the view it makes. A live view may be a
+// stack of deltas (snapshot/live.h): a GraphView then holds one Overlay per level,
+// each against the level below it, and a level's Overlay is kept while the level
+// is, so a view after a write reads again only what its own delta touched.
 struct GraphView::Overlay {
   NameSet touched;  // entities whose entity or observation nodes changed
   NameSet sources;  // relation sources whose out-edges may have changed
   std::vector<Entity> entities;     // the touched ones live in the view, by name
   std::vector<Relation> relations;  // the relations of `sources`, by (from, rel, to)
+  // The observation keys this delta holds, by entity: an entity touched by a
+  // later level finds its observations in the base graph and these.
+  std::map<std::string, std::vector<std::string>, std::less<>> new_observations;
 };
 
 namespace {
 
-std::unique_ptr<GraphView::Overlay> BuildOverlay(const Reader& view, const RelationOrder& rel_order,
-                                                 const BaseGraph& bg) {
-  auto o = std::make_unique<GraphView::Overlay>();
+using Overlays = std::vector<std::shared_ptr<const GraphView::Overlay>>;
+
+std::shared_ptr<const GraphView::Overlay> BuildOverlay(const Reader& view,
+                                                       const RelationOrder& rel_order,
+                                                       const BaseGraph& bg,
+                                                       const Overlays& lower) {
+  auto o = std::make_shared<GraphView::Overlay>();
   const Reader& base = *view.layer_base();
   const snapshot::Delta& delta = *view.layer_delta();
   const Reader& changed = delta.nodes();
-  std::unordered_map<std::string_view, std::vector<std::string_view>> new_observations;
-  auto note = [&](std::string_view key) {
+  auto& new_observations = o->new_observations;
+  auto note = [&](std::string_view key, bool changed_node) {
     std::string_view name;
     if (EntityNameOf(key, &name)) {
       o->touched.emplace(name);
     } else if (ObservationEntityOf(key, &name)) {
       o->touched.emplace(name);
-      new_observations[name].push_back(key);
+      if (changed_node) {
+        auto it = new_observations.find(name);
+        if (it == new_observations.end()) it = new_observations.emplace(std::string(name), 0).first;
+        it->second.emplace_back(key);
+      }
     }
   };
-  for (uint32_t d = 0; d < changed.node_count(); ++d) note(changed.key(d));
-  for (uint32_t b : delta.removed()) note(base.key(b));
+  for (uint32_t d = 0; d < changed.node_count(); ++d) note(changed.key(d), true);
+  for (uint32_t b : delta.removed()) note(base.key(b), false);
   for (uint32_t k = 0; k < delta.out_list_count(); ++k) {
     const uint32_t ref = delta.out_source(k);
     std::string_view key = snapshot::IsDeltaRef(ref) ? changed.key(ref & ~snapshot::kDeltaNode)
@@ -427,6 +442,11 @@ std::unique_ptr<GraphView::Overlay> BuildOverlay(const Reader& view, const Relat
                                std::pair<std::string_view, uint32_t>(name, 0));
     for (; it != bg.observations.end() && it->first == name; ++it) {
       keys.insert(bg.reader->key(it->second));
+    }
+    for (const auto& level : lower) {
+      if (auto n = level->new_observations.find(name); n != level->new_observations.end()) {
+        keys.insert(n->second.begin(), n->second.end());
+      }
     }
     if (auto n = new_observations.find(name); n != new_observations.end()) {
       keys.insert(n->second.begin(), n->second.end());
@@ -510,6 +530,42 @@ const T& SplicedList<T>::operator[](size_t i) const {
 template class SplicedList<Entity>;
 template class SplicedList<Relation>;
 
+namespace {
+
+// The overlays of a stack as one against the base: each entity and relation
+// group from the highest level that touched it (read_graph; O(their sizes)).
+std::shared_ptr<const GraphView::Overlay> Combine(const Overlays& levels) {
+  if (levels.size() == 1) return levels[0];
+  auto o = std::make_shared<GraphView::Overlay>();
+  for (const auto& level : levels) {
+    o->touched.insert(level->touched.begin(), level->touched.end());
+    o->sources.insert(level->sources.begin(), level->sources.end());
+  }
+  // An item of level k stands unless a level above k touched it.
+  auto above = [&](size_t k, const std::string& name, NameSet GraphView::Overlay::*set) {
+    for (size_t x = k + 1; x < levels.size(); ++x) {
+      if (((*levels[x]).*set).contains(name)) return true;
+    }
+    return false;
+  };
+  for (size_t k = 0; k < levels.size(); ++k) {
+    for (const Entity& e : levels[k]->entities) {
+      if (!above(k, e.name, &GraphView::Overlay::touched)) o->entities.push_back(e);
+    }
+    for (const Relation& r : levels[k]->relations) {
+      if (!above(k, r.from, &GraphView::Overlay::sources)) o->relations.push_back(r);
+    }
+  }
+  std::stable_sort(o->entities.begin(), o->entities.end(),
+                   [](const Entity& a, const Entity& b) { return a.name < b.name; });
+  // A group's relations stay in their level's order; groups by source.
+  std::stable_sort(o->relations.begin(), o->relations.end(),
+                   [](const Relation& a, const Relation& b) { return a.from < b.from; });
+  return o;
+}
+
+}  // namespace
+
 GraphView::~GraphView() = default;
 
 const GraphSplice& GraphView::All() const {
@@ -519,11 +575,12 @@ const GraphSplice& GraphView::All() const {
     static const std::vector<Entity> kNoEntities;
     static const std::vector<Relation> kNoRelations;
     static const NameSet kNone;
-    const bool layered = overlay_ != nullptr;
-    all_.entities = Splice(base_->entities, layered ? overlay_->entities : kNoEntities,
-                           layered ? overlay_->touched : kNone, name);
-    all_.relations = Splice(base_->relations, layered ? overlay_->relations : kNoRelations,
-                            layered ? overlay_->sources : kNone, from);
+    const bool layered = !overlays_.empty();
+    if (layered) combined_ = Combine(overlays_);
+    all_.entities = Splice(base_->entities, layered ? combined_->entities : kNoEntities,
+                           layered ? combined_->touched : kNone, name);
+    all_.relations = Splice(base_->relations, layered ? combined_->relations : kNoRelations,
+                            layered ? combined_->sources : kNone, from);
   });
   return all_;
 }
@@ -541,14 +598,24 @@ GraphListing GraphView::Search(std::string_view query) const {
     found.swap(both);
   }
   GraphListing out;
+  // Whether a level above `from` (or any level: from -1) touched `name`.
+  auto touched_above = [&](int from, const std::string& name) {
+    for (size_t x = static_cast<size_t>(from + 1); x < overlays_.size(); ++x) {
+      if (overlays_[x]->touched.contains(name)) return true;
+    }
+    return false;
+  };
   for (uint32_t k : found) {
     const Entity& e = base_->entities[k];
-    if (overlay_ == nullptr || !overlay_->touched.contains(e.name)) out.entities.push_back(&e);
+    if (!touched_above(-1, e.name)) out.entities.push_back(&e);
   }
-  if (overlay_ != nullptr) {
-    for (const Entity& e : overlay_->entities) {
-      if (EntityMatches(e, q) || (!words.empty() && EntityHasWords(e, words))) {
-        out.entities.push_back(&e);
+  if (!overlays_.empty()) {
+    for (size_t level = 0; level < overlays_.size(); ++level) {
+      for (const Entity& e : overlays_[level]->entities) {
+        if (touched_above(static_cast<int>(level), e.name)) continue;
+        if (EntityMatches(e, q) || (!words.empty() && EntityHasWords(e, words))) {
+          out.entities.push_back(&e);
+        }
       }
     }
     std::sort(out.entities.begin(), out.entities.end(),
@@ -594,18 +661,37 @@ Result<std::shared_ptr<const GraphView>> GraphViewCache::Get(
   std::lock_guard<std::mutex> lock(mu_);
   if (last_ != nullptr && last_revision_ == revision) return last_;
   AMEM_RETURN_IF_ERROR(reader->EnsureContent());
-  const bool layered = reader->layered();
-  const uint64_t base_revision = layered ? reader->layer_delta()->base_revision() : revision;
+  // The views down to the file: reader, its layer_base(), ..., the base file.
+  std::vector<std::shared_ptr<const Reader>> chain{reader};
+  while (chain.back()->layered()) chain.push_back(chain.back()->layer_base());
+  const bool layered = chain.size() > 1;
+  const uint64_t base_revision =
+      layered ? chain[chain.size() - 2]->layer_delta()->base_revision() : revision;
   if (base_ == nullptr || base_->revision != base_revision) {
     // The old graph is let go first: a store's graph is held once, not twice.
     last_.reset();
     base_.reset();
-    base_ = BaseGraph::Build(layered ? reader->layer_base() : reader, base_revision, store);
+    levels_.clear();
+    base_ = BaseGraph::Build(chain.back(), base_revision, store);
   }
   std::shared_ptr<GraphView> view(new GraphView());
   view->base_ = base_;
   view->rel_order_ = StoreRelationOrder(*reader, store);
-  if (layered) view->overlay_ = BuildOverlay(*reader, view->rel_order_, *view->base_);
+  // One overlay per level, bottom up; a level kept since the last view keeps its own.
+  std::vector<std::pair<std::shared_ptr<const Reader>, std::shared_ptr<const GraphView::Overlay>>>
+      levels;
+  for (size_t k = 0; k + 1 < chain.size(); ++k) {
+    const std::shared_ptr<const Reader>& level = chain[chain.size() - 2 - k];
+    std::shared_ptr<const GraphView::Overlay> overlay;
+    if (k < levels_.size() && levels_[k].first == level) {
+      overlay = levels_[k].second;
+    } else {
+      overlay = BuildOverlay(*level, view->rel_order_, *view->base_, view->overlays_);
+    }
+    view->overlays_.push_back(overlay);
+    levels.emplace_back(level, std::move(overlay));
+  }
+  levels_ = std::move(levels);
   AMEM_RETURN_IF_ERROR(reader->ContentStatus());
   view->reader_ = std::move(reader);
   last_ = view;

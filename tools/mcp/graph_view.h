@@ -7,8 +7,10 @@
 // lowered search text with trigram postings. A GraphView of a base + delta view
 // holds only what the delta touched: the entities whose entity or observation
 // nodes changed (read again from the view) and the relation groups of the sources
-// whose out-edges changed. Everything a GraphView answers equals what
-// ReadKnowledgeGraph (the store path) gives at the same revision.
+// whose out-edges changed. A view that is a stack of deltas (snapshot/live.h's
+// LiveCache) holds one such overlay per level, each against the level below,
+// and a level's overlay is kept while the level is. Everything a GraphView
+// answers equals what ReadKnowledgeGraph (the store path) gives at the same revision.
 //
 // Lifetimes: the entities and relations a GraphView lists live as long as it does.
 // Thread safety: a GraphView's const methods may be called concurrently.
@@ -148,7 +150,10 @@ class GraphView {
   std::shared_ptr<const snapshot::Reader> reader_;
   std::shared_ptr<const BaseGraph> base_;
   RelationOrder rel_order_{};  // of reader_
-  std::unique_ptr<const Overlay> overlay_;  // null when the view is the base
+  // One per level of a layered view, bottom up (snapshot/live.h's stack); none
+  // when the view is the base.
+  std::vector<std::shared_ptr<const Overlay>> overlays_;
+  mutable std::shared_ptr<const Overlay> combined_;  // of overlays_, for All()
   mutable std::once_flag all_once_;
   mutable GraphSplice all_;
 };
@@ -169,6 +174,10 @@ class GraphViewCache {
   std::shared_ptr<const BaseGraph> base_;
   std::shared_ptr<const GraphView> last_;
   uint64_t last_revision_ = 0;
+  // The levels of the last layered view with their overlays, bottom up: a level
+  // still under the next view is not read again.
+  std::vector<std::pair<std::shared_ptr<const snapshot::Reader>,
+                        std::shared_ptr<const GraphView::Overlay>>> levels_;
 };
 
 }  // namespace amem::mcp
