@@ -700,20 +700,29 @@ TEST_CASE("a background merge SIGKILLed at any point leaves the live view right,
     REQUIRE(store->Apply(b).ok());
     REQUIRE(OpenLive(*store, ReadView::Latest(), LiveOptions{}).ok());  // the base
   }
-  LiveOptions options;  // amem mcp's, merging past 5 records
+  LiveOptions options;  // amem mcp's, merging past 10 records
   options.write_delta_file = false;
   options.background_merge = true;
   options.merge_fraction = 0;
-  options.merge_records = 5;
+  options.merge_records = 10;
+  // A trial's writes: 12 new nodes and 2 edges, past the bound and under four times
+  // it (the background merge's range), on a base at the head.
+  auto grow = [&](int trial) {
+    auto store = amem::testing::OpenStore(dir.path());
+    Batch w;
+    const std::string prefix = "fact:trial-" + std::to_string(trial) + "-";
+    for (int i = 0; i < 12; ++i) {
+      w.PutNode(amem::testing::Node(prefix + std::to_string(i), "trial note on the retry cache"));
+    }
+    w.PutEdge(amem::testing::Edge(prefix + "0", "references", prefix + "1"));
+    w.PutEdge(amem::testing::Edge(prefix + "2", "references", "fact:bulk-7"));
+    REQUIRE(store->Apply(w).ok());
+  };
   std::mt19937 rng(5);
   int killed = 0, finished = 0, mid_export = 0;
   for (int trial = 0; trial < 24; ++trial) {
     INFO("trial " << trial);
-    {
-      auto store = amem::testing::OpenStore(dir.path());
-      amem::testing::History history(100 + trial);
-      for (int k = 0; k < 4; ++k) history.Step(store.get());  // past the bound
-    }
+    grow(trial);
     const int delay_us = trial % 6 == 5 ? -1 : static_cast<int>(rng() % 15000);
     const pid_t pid = ::fork();
     REQUIRE(pid >= 0);
@@ -756,12 +765,23 @@ TEST_CASE("a background merge SIGKILLed at any point leaves the live view right,
     auto whole = Reader::OpenBuffer(*full);
     REQUIRE(whole.ok());
     amem::snapshot_test::CheckSameReader(*view->reader, **whole, /*bulk=*/false);
+    if (trial + 1 < 24) {
+      // The next child starts from a base at the head, so that its delta is its own
+      // trial's writes. (Killed ones' deltas would add up past four times the bound,
+      // and the child would merge in the foreground.) The last trial's leftovers are
+      // for the merge below.
+      LiveOptions every_write;
+      every_write.merge_fraction = 0;
+      every_write.merge_records = 0;
+      REQUIRE(OpenLive(*store, ReadView::Latest(), every_write).ok());
+    }
   }
   INFO("killed " << killed << ", " << mid_export << " of them while exporting");
   CHECK(killed > 10);
   CHECK(mid_export > 2);
   CHECK(finished > 0);
   // The next merge removes what killed ones left; no lock stays held.
+  grow(24);
   auto store = amem::testing::OpenStore(dir.path());
   {
     LiveCache cache;
