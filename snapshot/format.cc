@@ -190,6 +190,7 @@ std::string BlockName(uint32_t tag) {
     case BlockTag::kOutIndex: return "out index";
     case BlockTag::kInIndex: return "in index";
     case BlockTag::kEmbeddings: return "embeddings";
+    case BlockTag::kPageChecksums: return "page checksums";
     case BlockTag::kChecksum: return "checksum";
   }
   char buf[24];

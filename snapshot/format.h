@@ -42,6 +42,7 @@ inline constexpr uint32_t kFeatureDocLengths = 1u << 1;  // block 0x06 present
 inline constexpr uint32_t kFeatureExtensions = 1u << 2;  // amem blocks 0x10..0x1C present
 inline constexpr uint32_t kFeatureChecksum = 1u << 3;    // block 0x1F is the last block
 inline constexpr uint32_t kFeatureEmbeddings = 1u << 4;  // block 0x1D present
+inline constexpr uint32_t kFeaturePageChecksums = 1u << 5;  // block 0x1E present
 
 struct Header {
   static constexpr size_t kEncodedLength = 64;
@@ -160,6 +161,7 @@ enum class BlockTag : uint32_t {
   kOutIndex = 0x1B,      // (n+1) x u32: out-edges of i are [off[i], off[i+1])
   kInIndex = 0x1C,       // (n+1) x u32 offsets, m x u32 edge indices sorted by (dst, rel, src)
   kEmbeddings = 0x1D,    // built-in embeddings: see EmbeddingBlock below
+  kPageChecksums = 0x1E, // page_size u32, page_count u32, page_count x u64: see PageChecksumBlock
   kChecksum = 0x1F,      // xxh3_64 u64 of every byte before this block; last block
 };
 
@@ -194,6 +196,18 @@ struct EmbeddingBlock {
   static uint32_t Bucket(uint32_t entry) { return entry & 0xFFFF; }
   static int32_t Count(uint32_t entry) { return static_cast<int16_t>(entry >> 16); }
   static bool Fits(int64_t count) { return count >= -32768 && count <= 32767; }
+};
+
+// Page checksums body (FORMAT.md §8.22): page_size u32 (= kPageSize), page_count u32,
+// then page_count x u64, the XXH3-64 (seed 0) of each page of the file bytes before
+// this block's header: page k is [k * kPageSize, min((k + 1) * kPageSize, covered)),
+// covered = the block's own offset, page_count = ceil(covered / kPageSize).
+struct PageChecksumBlock {
+  static constexpr size_t kFixedLength = 8;
+  static constexpr uint32_t kPageShift = 12;
+  static constexpr uint32_t kPageSize = 1u << kPageShift;  // 4 KiB
+  static uint64_t PageCount(uint64_t covered) { return (covered + kPageSize - 1) >> kPageShift; }
+  static uint64_t Length(uint64_t covered) { return kFixedLength + 8 * PageCount(covered); }
 };
 
 inline constexpr size_t kTimeEntryLength = 12;

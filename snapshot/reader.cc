@@ -176,6 +176,44 @@ struct Reader::Rep {
     return std::atomic_ref<uint8_t>(chunk_state[part][c]);
   }
   mutable std::atomic<uint32_t> chunks_left[kParts] = {};
+
+  // Page checksums (block 0x1E, docs/FORMAT.md §8.22): each 4 KiB page of the
+  // bytes before the block is hashed on its first read and compared with the
+  // table; its verdict is cached in a byte like a chunk's. The chunks above check
+  // their pages when they are checked, so once good they cost nothing more; the
+  // other reads (attributes, ids, strings, terms, postings, embeddings, vectors)
+  // ask Pages(), one load once every page is good. Open checks the pages of what
+  // it reads (open_reads); pages wholly inside a compressed content frame are
+  // never read through the mapping (its blocks carry their own checksums) and
+  // start good.
+  const char* file = nullptr;  // the file's first byte (Reader::base_)
+  const char* page_hashes = nullptr;
+  uint64_t paged = 0;  // bytes [0, paged) have pages: the block's own offset
+  uint32_t page_count = 0;
+  std::unique_ptr<uint8_t[], FreeBytes> page_state;
+  mutable std::atomic<uint32_t> pages_left{0};
+  mutable std::atomic<bool> pages_pending{false};
+  std::vector<std::pair<uint64_t, uint64_t>> open_reads;  // (offset, length)
+  // False, the failure recorded, when a page of [p, p + len) is damaged; bytes
+  // outside the pages (memory the reader built, the last two blocks) pass.
+  bool Pages(const void* p, uint64_t len) const {
+    return !pages_pending.load(std::memory_order_acquire) || CheckPages(p, len);
+  }
+  bool CheckPages(const void* p, uint64_t len) const;
+  Status PagesStatus(const void* p, uint64_t len) const;
+  Status PageStatus(uint32_t k) const;
+  Status CheckAllPages() const;
+  // Open reads [p, p + len): its pages are checked once the table is found.
+  void OpenRead(const Reader* r, const void* p, uint64_t len) {
+    open_reads.emplace_back(static_cast<uint64_t>(static_cast<const char*>(p) - r->base_), len);
+  }
+  void OpenReadList(const Reader* r, const StringListView& list) {  // count and end offset
+    const std::string_view all = list.whole();
+    if (all.empty()) return;
+    OpenRead(r, all.data(), 4);
+    OpenRead(r, list.offsets_of(list.size()), 4);
+  }
+  static Status StartPages(Reader* r);
   // The O(n + m) checks of block contents that a lazy open defers (CheckDeferred).
   mutable std::once_flag deferred_once;
   mutable Status deferred_status;
@@ -198,6 +236,7 @@ struct Reader::Rep {
     return CheckChunk(r, part, c);
   }
   bool CheckChunk(const Reader* r, Part part, uint32_t c) const;
+  Status ChunkPages(const Reader* r, Part part, uint32_t begin, uint32_t end) const;
   // Checks entries [begin, end) of `part` (CheckNodeRange, ...).
   Status CheckPartRange(const Reader* r, Part part, uint32_t begin, uint32_t end) const;
   // Checks all of `part` in one pass and, when it is sound, marks every chunk good
@@ -211,6 +250,9 @@ struct Reader::Rep {
   Status CheckTimeRange(const Reader* r, uint32_t begin, uint32_t end) const;
   Status CheckDeferred(const Reader* r) const;
   Status CheckTypeIndex(const Reader* r) const;
+  // Node i's attributes and edge j's (zeros when their page is damaged).
+  const char* NodeAttrs(uint32_t i) const;
+  const char* EdgeAttrs(uint32_t j) const;
   // Entry t of the term directory fits the names and postings.
   bool TermEntryOk(uint32_t t) const;
   // String k of `list`, or "" with the failure recorded when it is damaged.
@@ -375,6 +417,7 @@ Result<std::unique_ptr<Reader>> Reader::Rep::Finish(std::unique_ptr<Reader> r,
 Status Reader::Rep::Load(Reader* r, const ReadOptions& options, bool ignore_index) {
   Rep& rep = *r->rep_;
   Header& h = rep.header;
+  rep.file = r->base_;
   AMEM_RETURN_IF_ERROR(h.DecodeFrom(std::string_view(r->base_, r->size_)));
   r->version_ = h.version;
   r->flags_ = h.flags;
@@ -386,6 +429,7 @@ Status Reader::Rep::Load(Reader* r, const ReadOptions& options, bool ignore_inde
   r->content_length_ = h.content_length;
   r->content_uncompressed_ = h.content_uncompressed;
   const uint64_t n = h.node_count, m = h.edge_count, size = r->size_;
+  rep.OpenRead(r, r->base_, Header::kEncodedLength);
   if (h.dimension == 0) return Corrupt("header", "dimension is zero");
   const uint64_t records_end = Header::kEncodedLength + n * NodeEntry::kEncodedLength +
                                m * EdgeEntry::kEncodedLength;
@@ -409,6 +453,7 @@ Status Reader::Rep::Load(Reader* r, const ReadOptions& options, bool ignore_inde
     size_t consumed = h.content_length;
     size_t rc = LZ4F_getFrameInfo(dctx, &info, r->base_ + h.content_offset, &consumed);
     LZ4F_freeDecompressionContext(dctx);
+    rep.OpenRead(r, r->base_ + h.content_offset, std::min<uint64_t>(h.content_length, LZ4F_HEADER_SIZE_MAX));
     if (LZ4F_isError(rc)) {
       return Corrupt("content block", std::string("bad LZ4 frame header: ") + LZ4F_getErrorName(rc));
     }
@@ -436,6 +481,7 @@ Status Reader::Rep::Load(Reader* r, const ReadOptions& options, bool ignore_inde
   // lazy); AttachSeedIndexes turns it off when the session or time block is missing.
   rep.lazy = (h.features & kFeatureExtensions) != 0;
   AMEM_RETURN_IF_ERROR(ParseBlocks(r, ignore_index));
+  if (options.check_pages) AMEM_RETURN_IF_ERROR(StartPages(r));
   if (rep.lazy) {
     AMEM_RETURN_IF_ERROR(StartLazy(r));
     if (options.check_records) AMEM_RETURN_IF_ERROR(r->CheckRecords());
@@ -486,6 +532,7 @@ Status Reader::Rep::ParseIndexSection(Reader* r, ParsedBlocks* p) {
     if (b.len % kBlockAlignment != 0) return Corrupt(b.name, "length not a multiple of 8");
     if (!InBounds(pos + kBlockHeaderLength, b.len, size)) return Corrupt(b.name, "length past end of file");
     b.body = r->base_ + pos + kBlockHeaderLength;
+    rep.OpenRead(r, r->base_ + pos, kBlockHeaderLength);
     r->blocks_.push_back({b.tag, pos, b.len});
     if (IsExtensionTag(b.tag)) p->present_ext |= 1u << (b.tag - static_cast<uint32_t>(BlockTag::kInfo));
     AMEM_RETURN_IF_ERROR(ParseBlock(r, b, p));
@@ -526,6 +573,21 @@ Status Reader::Rep::ParseBlock(Reader* r, const BlockBody& b, ParsedBlocks* p) {
       return ParseEdgeBlock(r, b, p);
     case BlockTag::kEmbeddings:
       return ParseEmbeddings(r, b);
+    case BlockTag::kPageChecksums: {
+      Rep& rep = *r->rep_;
+      const uint64_t pages = PageChecksumBlock::PageCount(b.pos);
+      if (!b.Has(PageChecksumBlock::kFixedLength) ||
+          DecodeFixed32(b.body) != PageChecksumBlock::kPageSize) {
+        return Corrupt(b.name, "page size is not 4096");
+      }
+      if (DecodeFixed32(b.body + 4) != pages || b.len != PageChecksumBlock::Length(b.pos)) {
+        return Corrupt(b.name, "page count differs from the bytes before the block");
+      }
+      rep.page_hashes = b.body + PageChecksumBlock::kFixedLength;
+      rep.paged = b.pos;
+      rep.page_count = static_cast<uint32_t>(pages);
+      return Status::OK();
+    }
     case BlockTag::kChecksum:
       if (b.len < 8 || b.pos + kBlockHeaderLength + b.len != r->size_) {
         return Corrupt(b.name, "not the last block");
@@ -547,6 +609,7 @@ Status Reader::Rep::ParseSeedBlock(Reader* r, const BlockBody& b, ParsedBlocks* 
       if (!b.Has(4)) return Corrupt(b.name, "truncated");
       uint32_t slots = DecodeFixed32(body);
       if (slots > 256 || !b.Has(4 + slots * ((n + 7) / 8))) return Corrupt(b.name, "bitsets past end of block");
+      rep.OpenRead(r, body, 4);  // the bitsets are checked on first use (CheckTypeIndex)
       rep.type_slots = slots;
       rep.type_bits = body + 4;
       break;
@@ -555,22 +618,26 @@ Status Reader::Rep::ParseSeedBlock(Reader* r, const BlockBody& b, ParsedBlocks* 
       if (!b.Has(4)) return Corrupt(b.name, "truncated");
       p->session_entries = DecodeFixed32(body);
       if (!b.Has(4 + uint64_t{p->session_entries} * kSessionEntryLength)) return Corrupt(b.name, "entries past end of block");
+      rep.OpenRead(r, body, 4 + uint64_t{p->session_entries} * kSessionEntryLength);
       p->session_block = body + 4;
       break;
     }
     case BlockTag::kTimeIndex: {
       if (!b.Has(4) || DecodeFixed32(body) != n) return Corrupt(b.name, "entry count differs from node count");
       if (!b.Has(4 + n * kTimeEntryLength)) return Corrupt(b.name, "entries past end of block");
+      rep.OpenRead(r, body, 4);
       p->time_block = body + 4;
       break;
     }
     case BlockTag::kClusterMap: {
       if (!b.Has(8)) return Corrupt(b.name, "truncated");
       uint64_t k = DecodeFixed32(body), d = DecodeFixed32(body + 4);
+      rep.OpenRead(r, body, 8);
       if (k == 0) break;
       if (d != rep.header.dimension) return Corrupt(b.name, "dimension differs from the header's");
       if (!b.Has(8 + k * d * 4 + n * 8)) return Corrupt(b.name, "past end of block");
       rep.cluster_assign = body + 8 + k * d * 4;  // checked by CheckDeferred
+      rep.OpenRead(r, body + 8, k * d * 4);  // the centroids
       r->cluster_count_ = static_cast<uint32_t>(k);
       rep.centroids = body + 8;
       break;
@@ -593,6 +660,8 @@ Status Reader::Rep::ParseTermIndex(Reader* r, const BlockBody& b) {
   const char* post = dir + (t + 1) * kTermEntryLength;
   const char* names = post + p * kPostingLength;
   const uint64_t name_bytes = DecodeFixed32(dir + t * kTermEntryLength);
+  rep.OpenRead(r, body, 8 + kTermEntryLength);
+  rep.OpenRead(r, dir + t * kTermEntryLength, kTermEntryLength);
   if (!b.Has(fixed + name_bytes)) return Corrupt(b.name, "term names past end of block");
   if (DecodeFixed32(dir) != 0 || DecodeFixed32(dir + 4) != 0 ||
       DecodeFixed32(dir + t * kTermEntryLength + 4) != p) {
@@ -614,6 +683,7 @@ Status Reader::Rep::ParseTermIndex(Reader* r, const BlockBody& b) {
 Status Reader::Rep::ParseDocLengths(Reader* r, const BlockBody& b) {
   const uint64_t n = r->rep_->header.node_count;
   if (!b.Has(4 * n)) return Corrupt(b.name, "past end of block");
+  r->rep_->OpenRead(r, b.body, 4 * n);  // read whole here, and inline by doc_length()
   r->doc_lengths_ = b.body;
   uint64_t sum = 0;
   for (uint64_t i = 0; i < n; ++i) sum += DecodeFixed32(b.body + 4 * i);
@@ -630,6 +700,7 @@ Status Reader::Rep::ParseNodeBlock(Reader* r, const BlockBody& b, ParsedBlocks* 
   switch (static_cast<BlockTag>(b.tag)) {
     case BlockTag::kInfo: {
       if (!b.Has(InfoBlock::kEncodedLength)) return Corrupt(b.name, "truncated");
+      rep.OpenRead(r, body, InfoBlock::kEncodedLength);
       InfoBlock info;
       info.DecodeFrom(body);
       r->newest_ts_ = info.newest_ts;
@@ -653,6 +724,7 @@ Status Reader::Rep::ParseNodeBlock(Reader* r, const BlockBody& b, ParsedBlocks* 
       std::string_view in = b.bytes();
       in.remove_prefix(4 * n);
       AMEM_RETURN_IF_ERROR(rep.keys.Parse(&in).WithContext(b.name));
+      rep.OpenReadList(r, rep.keys);
       if (rep.keys.size() != n) return Corrupt(b.name, "key count differs from node count");
       break;
     }
@@ -670,17 +742,25 @@ Status Reader::Rep::ParseNodeBlock(Reader* r, const BlockBody& b, ParsedBlocks* 
 Status Reader::Rep::ParseNameBlock(Reader* r, const BlockBody& b) {
   Rep& rep = *r->rep_;
   std::string_view in = b.bytes();
+  // The relation and type names are small and read whole (the edge checks look up
+  // every relation); runs and labels are checked entry by entry where read (Str).
   switch (static_cast<BlockTag>(b.tag)) {
     case BlockTag::kRelationNames:
       AMEM_RETURN_IF_ERROR(rep.relation_names.Parse(&in).WithContext(b.name));
       if (rep.relation_names.size() != kRelationSlots) return Corrupt(b.name, "not 256 slots");
+      rep.OpenRead(r, b.body, b.len);
       break;
     case BlockTag::kTypeNames:
+      rep.OpenRead(r, b.body, b.len);
       return rep.type_names.Parse(&in).WithContext(b.name);
     case BlockTag::kRuns:
-      return rep.runs.Parse(&in).WithContext(b.name);
+      AMEM_RETURN_IF_ERROR(rep.runs.Parse(&in).WithContext(b.name));
+      rep.OpenReadList(r, rep.runs);
+      break;
     case BlockTag::kLabels:
-      return rep.labels.Parse(&in).WithContext(b.name);
+      AMEM_RETURN_IF_ERROR(rep.labels.Parse(&in).WithContext(b.name));
+      rep.OpenReadList(r, rep.labels);
+      break;
     default:
       break;
   }
@@ -700,16 +780,19 @@ Status Reader::Rep::ParseEdgeBlock(Reader* r, const BlockBody& b, ParsedBlocks* 
       break;
     case BlockTag::kEdgePayloads:
       AMEM_RETURN_IF_ERROR(rep.payloads.Parse(&in).WithContext(b.name));
+      rep.OpenReadList(r, rep.payloads);
       if (rep.payloads.size() != m) return Corrupt(b.name, "count differs from edge count");
       break;
     case BlockTag::kKv: {
       if (!b.Has(KvFixedEntry::kCountLength)) return Corrupt(b.name, "truncated");
       p->kv_count = DecodeFixed32(body);
+      rep.OpenRead(r, body, KvFixedEntry::kCountLength);
       const uint64_t fixed = KvFixedEntry::kCountLength + uint64_t{p->kv_count} * KvFixedEntry::kEncodedLength;
       if (!b.Has(fixed)) return Corrupt(b.name, "past end of block");
       rep.kv_fixed = body + KvFixedEntry::kCountLength;
       in.remove_prefix(fixed);
       AMEM_RETURN_IF_ERROR(rep.kv_strings.Parse(&in).WithContext(b.name));
+      rep.OpenReadList(r, rep.kv_strings);
       if (rep.kv_strings.size() != 4 * uint64_t{p->kv_count}) return Corrupt(b.name, "string count mismatch");
       break;
     }
@@ -743,6 +826,8 @@ Status Reader::Rep::ParseEmbeddings(Reader* r, const BlockBody& b) {
   }
   // The offsets are checked where read (embedding()) and whole by CheckDeferred.
   const char* over = offsets + 4 * (n + 1) + 4 * uint64_t{entries};
+  rep.OpenRead(r, body, EmbeddingBlock::kFixedLength);
+  rep.OpenRead(r, over, 4 * uint64_t{overflow});
   for (uint32_t k = 0; k < overflow; ++k) {
     const uint32_t node = DecodeFixed32(over + 4 * k);
     if (node >= n || (k > 0 && node <= DecodeFixed32(over + 4 * (k - 1)))) {
@@ -773,6 +858,7 @@ Status Reader::Rep::CheckFeatures(Reader* r, const ParsedBlocks& p) {
   AMEM_RETURN_IF_ERROR(feature(kFeatureDocLengths, p.have_doclen, "doc lengths"));
   AMEM_RETURN_IF_ERROR(feature(kFeatureChecksum, rep.checksum_block != kNone, "checksum"));
   AMEM_RETURN_IF_ERROR(feature(kFeatureEmbeddings, rep.embed_offsets != nullptr, "embeddings"));
+  AMEM_RETURN_IF_ERROR(feature(kFeaturePageChecksums, rep.page_hashes != nullptr, "page checksums"));
   if ((h.features & kFeatureExtensions) && p.present_ext != all_ext) {
     return Corrupt("extension blocks", "some are missing");
   }
@@ -932,13 +1018,124 @@ Status Reader::Rep::StartLazy(Reader* r) {
   return Status::OK();
 }
 
+Status Reader::Rep::StartPages(Reader* r) {
+  Rep& rep = *r->rep_;
+  if (!rep.page_hashes) return Status::OK();
+  rep.page_state.reset(static_cast<uint8_t*>(std::calloc(std::max<uint32_t>(rep.page_count, 1), 1)));
+  if (!rep.page_state) throw std::bad_alloc();
+  // Pages inside a compressed content frame, past its header: read only by the
+  // frame's block walk and decoder, which check the blocks' own XXH32.
+  uint64_t skip_begin = 0, skip_end = 0;
+  if (r->content_compressed()) {
+    skip_begin = rep.header.content_offset + LZ4F_HEADER_SIZE_MAX;
+    skip_end = rep.header.content_offset + rep.header.content_length;
+  }
+  uint32_t left = 0;
+  for (uint32_t k = 0; k < rep.page_count; ++k) {
+    const uint64_t at = uint64_t{k} << PageChecksumBlock::kPageShift;
+    if (at >= skip_begin && at + PageChecksumBlock::kPageSize <= skip_end) {
+      rep.page_state[k] = kChunkGood;
+    } else {
+      ++left;
+    }
+  }
+  rep.pages_left.store(left, std::memory_order_relaxed);
+  rep.pages_pending.store(left > 0, std::memory_order_release);
+  for (const auto& [offset, length] : rep.open_reads) {
+    AMEM_RETURN_IF_ERROR(rep.PagesStatus(r->base_ + offset, length));
+  }
+  rep.open_reads = {};
+  return Status::OK();
+}
+
+Status Reader::Rep::PageStatus(uint32_t k) const {
+  std::atomic_ref<uint8_t> state(page_state[k]);
+  const uint8_t now = state.load(std::memory_order_acquire);
+  const uint64_t begin = uint64_t{k} << PageChecksumBlock::kPageShift;
+  const uint64_t end = std::min<uint64_t>(begin + PageChecksumBlock::kPageSize, paged);
+  auto bad = [&] {
+    return Corrupt("page checksums", "bytes " + std::to_string(begin) + ".." + std::to_string(end) +
+                                         " (page " + std::to_string(k) + ") do not match their checksum");
+  };
+  if (now == kChunkGood) return Status::OK();
+  if (now == kChunkBad) return bad();
+  const bool good = Hash64(file + begin, end - begin, 0) == DecodeFixed64(page_hashes + 8 * uint64_t{k});
+  uint8_t expected = kChunkUnchecked;
+  // Racing first reads compute the same verdict; the one that stores it counts it.
+  if (state.compare_exchange_strong(expected, good ? kChunkGood : kChunkBad, std::memory_order_acq_rel) &&
+      good && pages_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    pages_pending.store(false, std::memory_order_release);
+  }
+  return good ? Status::OK() : bad();
+}
+
+bool Reader::Rep::CheckPages(const void* p, uint64_t len) const {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(file);
+  if (len == 0 || at < base || at - base >= paged) return true;
+  const uint64_t begin = at - base, end = std::min<uint64_t>(begin + len, paged);
+  bool good = true;  // the common case, without a Status
+  for (uint64_t k = begin >> PageChecksumBlock::kPageShift; k <= (end - 1) >> PageChecksumBlock::kPageShift; ++k) {
+    good &= std::atomic_ref<uint8_t>(page_state[k]).load(std::memory_order_acquire) == kChunkGood;
+  }
+  if (good) return true;
+  Status s = PagesStatus(p, len);
+  if (s.ok()) return true;
+  Fail(std::move(s));
+  return false;
+}
+
+Status Reader::Rep::PagesStatus(const void* p, uint64_t len) const {
+  if (!pages_pending.load(std::memory_order_acquire)) return Status::OK();  // or not checked
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(file);
+  if (len == 0 || at < base || at - base >= paged) return Status::OK();
+  const uint64_t begin = at - base, end = std::min<uint64_t>(begin + len, paged);
+  for (uint64_t k = begin >> PageChecksumBlock::kPageShift; k <= (end - 1) >> PageChecksumBlock::kPageShift; ++k) {
+    if (std::atomic_ref<uint8_t>(page_state[k]).load(std::memory_order_acquire) == kChunkGood) continue;
+    AMEM_RETURN_IF_ERROR(PageStatus(static_cast<uint32_t>(k)));
+  }
+  return Status::OK();
+}
+
+Status Reader::Rep::CheckAllPages() const {
+  if (!pages_pending.load(std::memory_order_acquire)) return Status::OK();
+  for (uint32_t k = 0; k < page_count; ++k) {
+    if (Status s = PageStatus(k); !s.ok()) {
+      Fail(s);
+      return s;
+    }
+  }
+  return Status::OK();
+}
+
+// The bytes a chunk's reads come from (an in chunk's list entries are added once
+// its offsets are known good).
+Status Reader::Rep::ChunkPages(const Reader* r, Part part, uint32_t begin, uint32_t end) const {
+  const uint64_t b = begin, e = end;
+  switch (part) {
+    case kNodes:
+      return PagesStatus(r->base_ + Header::kEncodedLength + b * NodeEntry::kEncodedLength,
+                         (e - b) * NodeEntry::kEncodedLength);
+    case kEdges: return PagesStatus(r->edge_ptr(begin), (e - b) * EdgeEntry::kEncodedLength);
+    case kOut: return PagesStatus(r->out_off_ + 4 * b, 4 * (e - b + 1));
+    case kIn: return PagesStatus(r->in_off_ + 4 * b, 4 * (e - b + 1));
+    default: return PagesStatus(r->time_ + b * kTimeEntryLength, (e - b) * kTimeEntryLength);
+  }
+}
+
 bool Reader::Rep::CheckChunk(const Reader* r, Part part, uint32_t c) const {
   static constexpr uint8_t kBits[kParts] = {kUncheckedNodes, kUncheckedEdges, kUncheckedOut,
                                             kUncheckedIn, kUncheckedTime};
   const uint32_t count = part == kEdges ? r->edge_count_ : r->node_count_;
   const uint32_t begin = c << kChunkShift[part];
   const uint32_t end = std::min<uint64_t>(uint64_t{begin} + (uint64_t{1} << kChunkShift[part]), count);
-  Status s = CheckPartRange(r, part, begin, end);
+  // The chunk's pages first (any changed byte), then its structure.
+  Status s = ChunkPages(r, part, begin, end);
+  if (s.ok()) s = CheckPartRange(r, part, begin, end);
+  if (s.ok() && part == kIn && pages_pending.load(std::memory_order_acquire)) {
+    const uint64_t first = DecodeFixed32(r->in_off_ + 4 * uint64_t{begin});
+    const uint64_t last = DecodeFixed32(r->in_off_ + 4 * uint64_t{end});
+    s = PagesStatus(r->in_list_ + 4 * first, 4 * (last - first));
+  }
   uint8_t expected = kChunkUnchecked;
   if (!s.ok()) {
     Fail(s);
@@ -1223,6 +1420,8 @@ Status Reader::CheckRecords() const {
     return layer_->dn().CheckRecords();
   }
   Rep& rep = *rep_;
+  // Every page first (what the checks below read is then known unchanged).
+  AMEM_RETURN_IF_ERROR(rep.CheckAllPages());
   std::call_once(rep.deferred_once, [&] { rep.deferred_status = rep.CheckDeferred(this); });
   AMEM_RETURN_IF_ERROR(rep.deferred_status);
   if (!rep.lazy) return Status::OK();
@@ -1277,6 +1476,7 @@ uint32_t Reader::SlowList(ListPart part, uint32_t x) const {
       if (!rep_->Chunk(this, Rep::kIn, x)) return 0;
       return DecodeFixed32(in_off_ + 4 * (uint64_t{x} + (part == ListPart::kInEnd)));
     case ListPart::kInEdge: {
+      if (!rep_->Pages(in_list_ + 4 * uint64_t{x}, 4)) return 0;
       const uint32_t e = DecodeFixed32(in_list_ + 4 * uint64_t{x});
       if (e < edge_count_) return e;  // its node's chunk check proved the rest
       rep_->Fail(Corrupt("in index", "edge index out of range at " + std::to_string(x)));
@@ -1527,7 +1727,10 @@ Status Reader::ReadStatus() const {
 }
 
 const char* Reader::ContentBytes(uint64_t offset, uint32_t length) const {
-  if (!content_compressed()) return rep_->content.data() + offset;
+  if (!content_compressed()) {
+    const char* p = rep_->content.data() + offset;
+    return rep_->Pages(p, length) ? p : nullptr;
+  }
   const Rep& rep = *rep_;
   rep.Prepare(this);
   if (!rep.use_whole.load(std::memory_order_acquire)) {
@@ -1600,6 +1803,14 @@ Status Reader::Verify() const {
     uint64_t stored = DecodeFixed64(base_ + rep_->checksum_block + kBlockHeaderLength);
     if (Hash64(base_, rep_->checksum_block, 0) != stored) {
       return Status::Corruption("checksum: file bytes do not match the checksum block");
+    }
+  }
+  // Every page, content pages included, whether or not reads check them.
+  for (uint32_t k = 0; k < rep_->page_count; ++k) {
+    const uint64_t begin = uint64_t{k} << PageChecksumBlock::kPageShift;
+    const uint64_t end = std::min<uint64_t>(begin + PageChecksumBlock::kPageSize, rep_->paged);
+    if (Hash64(base_ + begin, end - begin, 0) != DecodeFixed64(rep_->page_hashes + 8 * uint64_t{k})) {
+      return Corrupt("page checksums", "page " + std::to_string(k) + " does not match its checksum");
     }
   }
   AMEM_RETURN_IF_ERROR(DecodeAllContent());
@@ -1718,6 +1929,10 @@ Status Reader::Rep::CheckTypeIndex(const Reader* r) const {
     if (!type_bits) return;
     const uint32_t n = r->node_count_;
     const size_t bytes = (size_t{n} + 7) / 8;
+    if (Status s = PagesStatus(type_bits, type_slots * bytes); !s.ok()) {
+      type_status = s;
+      return;
+    }
     const auto* bits = reinterpret_cast<const unsigned char*>(type_bits);
     uint64_t set = 0;
     for (size_t k = 0; k < type_slots * bytes; ++k) {
@@ -1739,7 +1954,8 @@ Status Reader::Rep::CheckTypeIndex(const Reader* r) const {
 
 std::string_view Reader::Rep::Str(const StringListView& list, uint32_t k, std::string_view what) const {
   std::string_view s;
-  if (list.TryGet(k, &s)) return s;
+  if (k < list.size() && !Pages(list.offsets_of(k), 8)) return {};
+  if (list.TryGet(k, &s)) return Pages(s.data(), s.size()) ? s : std::string_view();
   Fail(Corrupt(what, "entry " + std::to_string(k) + " out of range or outside the strings"));
   return {};
 }
@@ -1770,7 +1986,8 @@ const float* Reader::vector(uint32_t i) const {
   }
   uint64_t off = DecodeFixed64(node_ptr(i) + NodeEntry::kVectorOffsetOffset);
   if (off == kNone) return nullptr;
-  return rep_->vectors + static_cast<size_t>(i) * dimension_;
+  const float* v = rep_->vectors + static_cast<size_t>(i) * dimension_;
+  return rep_->Pages(v, sizeof(float) * dimension_) ? v : nullptr;
 }
 
 bool Reader::embedding(uint32_t i, std::span<const uint32_t>* entries) const {
@@ -1779,7 +1996,7 @@ bool Reader::embedding(uint32_t i, std::span<const uint32_t>* entries) const {
     return file->embedding(x, entries);
   }
   const Rep& rep = *rep_;
-  if (!rep.embed_offsets) return false;
+  if (!rep.embed_offsets || !rep.Pages(rep.embed_offsets + 4 * size_t{i}, 8)) return false;
   const uint32_t begin = DecodeFixed32(rep.embed_offsets + 4 * size_t{i});
   const uint32_t end = DecodeFixed32(rep.embed_offsets + 4 * (size_t{i} + 1));
   if (begin > end || end > rep.embed_entry_count || (i == 0 && begin != 0) ||
@@ -1794,8 +2011,21 @@ bool Reader::embedding(uint32_t i, std::span<const uint32_t>* entries) const {
       return false;
     }
   }
+  if (!rep.Pages(rep.embed_entries + begin, 4 * uint64_t{end - begin})) return false;
   *entries = std::span<const uint32_t>(rep.embed_entries + begin, end - begin);
   return true;
+}
+
+const char* Reader::Rep::NodeAttrs(uint32_t i) const {
+  static constexpr char kBlank[NodeAttrsEntry::kEncodedLength] = {};
+  const char* p = node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i};
+  return Pages(p, NodeAttrsEntry::kEncodedLength) ? p : kBlank;
+}
+
+const char* Reader::Rep::EdgeAttrs(uint32_t j) const {
+  static constexpr char kBlank[EdgeAttrsEntry::kEncodedLength] = {};
+  const char* p = edge_attrs + EdgeAttrsEntry::kEncodedLength * size_t{j};
+  return Pages(p, EdgeAttrsEntry::kEncodedLength) ? p : kBlank;
 }
 
 int64_t Reader::updated_ts(uint32_t i) const {
@@ -1804,8 +2034,7 @@ int64_t Reader::updated_ts(uint32_t i) const {
     return file->updated_ts(x);
   }
   if (!rep_->node_attrs) return created_ts(i);
-  return static_cast<int64_t>(DecodeFixed64(rep_->node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i} +
-                                           NodeAttrsEntry::kUpdatedTsOffset));
+  return static_cast<int64_t>(DecodeFixed64(rep_->NodeAttrs(i) + NodeAttrsEntry::kUpdatedTsOffset));
 }
 
 uint64_t Reader::id(uint32_t i) const {
@@ -1813,7 +2042,8 @@ uint64_t Reader::id(uint32_t i) const {
     auto [file, x] = layer_->Local(i);
     return file->id(x);
   }
-  return rep_->ids ? DecodeFixed64(rep_->ids + 8 * size_t{i}) : 0;
+  if (!rep_->ids || !rep_->Pages(rep_->ids + 8 * size_t{i}, 8)) return 0;
+  return DecodeFixed64(rep_->ids + 8 * size_t{i});
 }
 
 std::string_view Reader::key(uint32_t i) const {
@@ -1831,8 +2061,7 @@ std::string_view Reader::scope(uint32_t i) const {
     return file->scope(x);
   }
   if (!rep_->node_attrs) return {};
-  return rep_->Str(rep_->labels, DecodeFixed32(rep_->node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i} +
-                                              NodeAttrsEntry::kScopeOffset), "labels");
+  return rep_->Str(rep_->labels, DecodeFixed32(rep_->NodeAttrs(i) + NodeAttrsEntry::kScopeOffset), "labels");
 }
 
 std::string_view Reader::task(uint32_t i) const {
@@ -1841,8 +2070,7 @@ std::string_view Reader::task(uint32_t i) const {
     return file->task(x);
   }
   if (!rep_->node_attrs) return {};
-  return rep_->Str(rep_->labels, DecodeFixed32(rep_->node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i} +
-                                              NodeAttrsEntry::kTaskOffset), "labels");
+  return rep_->Str(rep_->labels, DecodeFixed32(rep_->NodeAttrs(i) + NodeAttrsEntry::kTaskOffset), "labels");
 }
 
 bool Reader::is_stub(uint32_t i) const {
@@ -1851,9 +2079,7 @@ bool Reader::is_stub(uint32_t i) const {
     return IsDeltaRef(ref) ? layer_->delta->is_stub(ref & ~kDeltaNode) : layer_->base->is_stub(ref);
   }
   if (!rep_->node_attrs) return false;
-  return (DecodeFixed32(rep_->node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i} +
-                        NodeAttrsEntry::kFlagsOffset) &
-          NodeAttrsEntry::kFlagStub) != 0;
+  return (DecodeFixed32(rep_->NodeAttrs(i) + NodeAttrsEntry::kFlagsOffset) & NodeAttrsEntry::kFlagStub) != 0;
 }
 
 std::optional<uint32_t> Reader::FindKey(std::string_view k) const {
@@ -1866,6 +2092,7 @@ std::optional<uint32_t> Reader::FindKey(std::string_view k) const {
   if (!rep_->by_key) return std::nullopt;
   // The key at order position p, nullopt when its node number is damaged.
   auto at = [this](uint32_t p) -> std::optional<std::string_view> {
+    if (!rep_->Pages(rep_->by_key + 4 * size_t{p}, 4)) return std::nullopt;
     const uint32_t i = DecodeFixed32(rep_->by_key + 4 * size_t{p});
     if (i >= node_count_) return std::nullopt;
     return key(i);
@@ -1896,6 +2123,7 @@ std::optional<uint32_t> Reader::FindId(uint64_t target) const {
   // The id at order position p, nullopt when its node number is damaged or (until
   // the orders are checked) the id is not its key's.
   auto at = [this](uint32_t p) -> std::optional<uint64_t> {
+    if (!rep_->Pages(rep_->by_id + 4 * size_t{p}, 4)) return std::nullopt;
     const uint32_t i = DecodeFixed32(rep_->by_id + 4 * size_t{p});
     if (i >= node_count_) return std::nullopt;
     const uint64_t v = id(i);
@@ -1931,29 +2159,25 @@ std::string_view Reader::edge_payload(uint32_t j) const {
 int64_t Reader::edge_created_ts(uint32_t j) const {
   if (layer_) return layer_->Attrs(j).created_ts;
   if (!rep_->edge_attrs) return 0;
-  return static_cast<int64_t>(DecodeFixed64(rep_->edge_attrs + EdgeAttrsEntry::kEncodedLength * size_t{j} +
-                                           EdgeAttrsEntry::kCreatedTsOffset));
+  return static_cast<int64_t>(DecodeFixed64(rep_->EdgeAttrs(j) + EdgeAttrsEntry::kCreatedTsOffset));
 }
 
 int64_t Reader::edge_updated_ts(uint32_t j) const {
   if (layer_) return layer_->Attrs(j).updated_ts;
   if (!rep_->edge_attrs) return 0;
-  return static_cast<int64_t>(DecodeFixed64(rep_->edge_attrs + EdgeAttrsEntry::kEncodedLength * size_t{j} +
-                                           EdgeAttrsEntry::kUpdatedTsOffset));
+  return static_cast<int64_t>(DecodeFixed64(rep_->EdgeAttrs(j) + EdgeAttrsEntry::kUpdatedTsOffset));
 }
 
 std::string_view Reader::edge_run(uint32_t j) const {
   if (layer_) return layer_->Attrs(j).run;
   if (!rep_->edge_attrs) return {};
-  return rep_->Str(rep_->runs, DecodeFixed32(rep_->edge_attrs + EdgeAttrsEntry::kEncodedLength * size_t{j} +
-                                            EdgeAttrsEntry::kRunOffset), "runs");
+  return rep_->Str(rep_->runs, DecodeFixed32(rep_->EdgeAttrs(j) + EdgeAttrsEntry::kRunOffset), "runs");
 }
 
 std::string_view Reader::edge_task(uint32_t j) const {
   if (layer_) return layer_->Attrs(j).task;
   if (!rep_->edge_attrs) return {};
-  return rep_->Str(rep_->labels, DecodeFixed32(rep_->edge_attrs + EdgeAttrsEntry::kEncodedLength * size_t{j} +
-                                              EdgeAttrsEntry::kTaskOffset), "labels");
+  return rep_->Str(rep_->labels, DecodeFixed32(rep_->EdgeAttrs(j) + EdgeAttrsEntry::kTaskOffset), "labels");
 }
 
 std::pair<uint32_t, uint32_t> Reader::OutEdgesWithRel(uint32_t i, RelationId rel) const {
@@ -2039,6 +2263,7 @@ std::string_view Reader::type_name(uint8_t type) const {
 
 bool Reader::Rep::TermEntryOk(uint32_t t) const {
   const char* e = term_entries + size_t{t} * kTermEntryLength;
+  if (!Pages(e, 2 * kTermEntryLength)) return false;
   const uint32_t nb = DecodeFixed32(e), ne = DecodeFixed32(e + kTermEntryLength);
   const uint32_t pb = DecodeFixed32(e + 4), pe = DecodeFixed32(e + kTermEntryLength + 4);
   const uint32_t content = DecodeFixed32(e + 8);
@@ -2059,6 +2284,10 @@ bool Reader::Rep::CheckTerm(uint32_t t, uint32_t n) const {
   const uint32_t pb = DecodeFixed32(e + 4), pe = DecodeFixed32(e + kTermEntryLength + 4);
   const uint32_t content = DecodeFixed32(e + 8);
   bool ok = true;
+  if (!Pages(postings + uint64_t{pb} * kPostingLength, uint64_t{pe - pb} * kPostingLength)) {
+    term_state[t].store(2, std::memory_order_release);  // the failure is recorded
+    return false;
+  }
   for (uint32_t q = pb; q < pe && ok; ++q) {
     const char* pp = postings + uint64_t{q} * kPostingLength;
     uint32_t node = DecodeFixed32(pp);
@@ -2080,6 +2309,7 @@ std::string_view Reader::term(uint32_t t) const {
   if (!rep_->TermEntryOk(t)) return {};
   const char* e = rep_->term_entries + size_t{t} * kTermEntryLength;
   uint32_t b = DecodeFixed32(e), end = DecodeFixed32(e + kTermEntryLength);
+  if (!rep_->Pages(rep_->term_names + b, end - b)) return {};
   return std::string_view(rep_->term_names + b, end - b);
 }
 
@@ -2219,7 +2449,8 @@ const float* Reader::centroid(uint32_t c) const {
 KvEntry Reader::kv(uint32_t k) const {
   if (layer_) return layer_->Kv(k);
   KvFixedEntry fixed;
-  fixed.DecodeFrom(rep_->kv_fixed + size_t{k} * KvFixedEntry::kEncodedLength);
+  const char* p = rep_->kv_fixed + size_t{k} * KvFixedEntry::kEncodedLength;
+  if (rep_->Pages(p, KvFixedEntry::kEncodedLength)) fixed.DecodeFrom(p);
   const StringListView& s = rep_->kv_strings;
   KvEntry e;
   e.ts = fixed.ts;

@@ -5,13 +5,16 @@
 // (docs/FORMAT.md §9): node and edge records, out/in adjacency and the time index
 // by chunks of 32 to 4096 entries (each checked once, then trusted), key/id/term
 // orders at every binary-search probe, posting lists per term, string lists per
-// entry. An accessor that reads a damaged chunk answers with a harmless blank value
-// (an empty range, an empty string, a record of zeros) and records the failure in
-// the sticky ReadStatus(); whoever answers checks it after building the answer and
-// reports Corruption instead (the amem tools exit 5). A truncated, corrupted or
-// hostile file never crashes the reader. Verify() checks everything, the checksum
-// block included. Files without amem's extension, session and time blocks (seed
-// files) are checked whole at open, as before.
+// entry. A file with the page checksums block (docs/FORMAT.md §8.22, what amem
+// writes) has every 4 KiB page that a read touches hashed on first use too, so a
+// changed byte that still fits (a confidence, a timestamp, a byte of a key) is
+// found where it is read. An accessor that reads a damaged chunk or page answers
+// with a harmless blank value (an empty range, an empty string, a record of zeros)
+// and records the failure in the sticky ReadStatus(); whoever answers checks it
+// after building the answer and reports Corruption instead (the amem tools exit
+// 5). A truncated, corrupted or hostile file never crashes the reader. Verify()
+// checks everything, the checksum block included. Files without amem's extension,
+// session and time blocks (seed files) are checked whole at open, as before.
 //
 // Dense node numbers i are 0..node_count()-1, edge numbers j are 0..edge_count()-1.
 // Nodes are ordered by (session, key); edges by (source, rel, target).
@@ -60,6 +63,12 @@ struct ReadOptions {
   bool check_indexes = false;
   // Check every record at open (O(n + m)) instead of on first use.
   bool check_records = false;
+  // Check each page a read touches against the page checksums block (FORMAT.md
+  // §8.22), when the file has one. Off, the file is read as one without the block
+  // (structure checks only); Verify() still checks every page. `amem verify`
+  // turns it off to tell a changed byte (checksum, exit 1) from a broken
+  // structure (exit 5).
+  bool check_pages = true;
 };
 
 struct Edge {
@@ -172,8 +181,9 @@ class Reader {
   // ContentStatus() is the same status under its former name.
   Status ReadStatus() const;
   Status ContentStatus() const { return ReadStatus(); }
-  // Runs every lazy check now (records, adjacency, time index): the first failure,
-  // or OK. O(n + m), once. Verify() and CheckIndexes() include it.
+  // Runs every lazy check now (every page against the page checksums, records,
+  // adjacency, time index): the first failure, or OK. O(file size), once.
+  // Verify() and CheckIndexes() include it.
   Status CheckRecords() const;
 
   // ---- header facts ----

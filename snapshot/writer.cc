@@ -805,6 +805,7 @@ Header MakeHeader(uint32_t n, uint32_t m, uint32_t dim, uint32_t session_count, 
   h.features = (options.term_index ? kFeatureTermIndex | kFeatureDocLengths : 0) |
                (options.extensions ? kFeatureExtensions : 0) |
                (options.checksum ? kFeatureChecksum : 0) |
+               (options.checksum && options.page_checksums ? kFeaturePageChecksums : 0) |
                (options.term_index && options.embeddings ? kFeatureEmbeddings : 0);
   // Without the term blocks no word is written: the seed's version, which a
   // seed-spec reader accepts (docs/FORMAT.md §3).
@@ -1033,13 +1034,18 @@ Result<uint64_t> StreamFile(const Header& h, const Content& c, const DenseNodes&
                             const DenseEdges& de, uint32_t dim,
                             const std::vector<PendingBlock>& blocks, const WriterOptions& options,
                             ByteSink* sink) {
-  uint64_t total = h.index_offset + (options.checksum ? kBlockHeaderLength + 8 : 0);
+  uint64_t total = h.index_offset;
   for (const PendingBlock& b : blocks) total += kBlockHeaderLength + AlignUp(b.length, kBlockAlignment);
+  const bool pages = (h.features & kFeaturePageChecksums) != 0;
+  const uint64_t paged = total;  // the bytes the page checksums cover
+  if (pages) total += kBlockHeaderLength + PageChecksumBlock::Length(paged);
+  if (options.checksum) total += kBlockHeaderLength + 8;
   sink->Reserve(total);
   // A large file goes to the sink from a second thread (the term index's work is
   // done by then, but for Place) while this one lays out the next bytes.
   constexpr uint64_t kBackgroundBytes = uint64_t{64} << 20;
   Emitter out(sink, options.threads >= 2 && total >= kBackgroundBytes);
+  if (pages) out.HashPages(PageChecksumBlock::kPageSize);
   {
     std::string encoded;
     h.EncodeTo(&encoded);
@@ -1086,6 +1092,15 @@ Result<uint64_t> StreamFile(const Header& h, const Content& c, const DenseNodes&
   for (const PendingBlock& b : blocks) {
     out.BeginBlock(b.tag, b.length);
     b.emit(&out);
+    out.EndBlock();
+  }
+  if (pages) {  // 0x1E, over every byte before it, by pages
+    const std::vector<uint64_t> hashes = out.TakePageHashes();
+    assert(hashes.size() == PageChecksumBlock::PageCount(paged));
+    out.BeginBlock(BlockTag::kPageChecksums, PageChecksumBlock::Length(paged));
+    out.PutFixed32(PageChecksumBlock::kPageSize);
+    out.PutFixed32(static_cast<uint32_t>(hashes.size()));
+    for (const uint64_t x : hashes) out.PutFixed64(x);
     out.EndBlock();
   }
   if (options.checksum) {  // 0x1F, over every byte before it

@@ -23,6 +23,9 @@ struct WriterOptions {
   bool extensions = true;  // amem blocks 0x10..0x1C (keys, ids, attributes, CSR, kv)
   bool embeddings = true;  // built-in embeddings 0x1D (with term_index only)
   bool checksum = true;    // checksum block 0x1F
+  // Page checksums block 0x1E (written with the checksum block only): what lets a
+  // reader check each page it reads on first use (docs/FORMAT.md §8.22).
+  bool page_checksums = true;
   bool compress = true;    // content as one LZ4 frame (flags bit 2); else stored raw
   // 2 or more: the term index is built on a second thread beside the rest of the
   // file. The bytes are the same for any count.

@@ -79,6 +79,41 @@ uint64_t Emitter::Digest() {
   return hasher_.Digest();
 }
 
+void Emitter::HashPages(uint32_t page_size) {
+  assert(offset_ == 0 && page_size > 0);
+  page_size_ = page_size;
+  page_.reset(new char[page_size]);
+  page_fill_ = 0;
+}
+
+std::vector<uint64_t> Emitter::TakePageHashes() {
+  Drain();
+  WaitIdle();
+  if (page_fill_ > 0) page_hashes_.push_back(Hash64(page_.get(), page_fill_, 0));
+  page_size_ = 0;
+  page_fill_ = 0;
+  return std::move(page_hashes_);
+}
+
+// Whole pages of a large piece are hashed where they lie; the rest is gathered.
+void Emitter::HashPagesOf(std::string_view bytes) {
+  while (!bytes.empty()) {
+    if (page_fill_ == 0 && bytes.size() >= page_size_) {
+      page_hashes_.push_back(Hash64(bytes.data(), page_size_, 0));
+      bytes.remove_prefix(page_size_);
+      continue;
+    }
+    const size_t k = std::min<size_t>(page_size_ - page_fill_, bytes.size());
+    std::memcpy(page_.get() + page_fill_, bytes.data(), k);
+    page_fill_ += k;
+    bytes.remove_prefix(k);
+    if (page_fill_ == page_size_) {
+      page_hashes_.push_back(Hash64(page_.get(), page_size_, 0));
+      page_fill_ = 0;
+    }
+  }
+}
+
 Status Emitter::Flush() {
   Drain();
   WaitIdle();
@@ -133,6 +168,7 @@ void Emitter::Work() {
 void Emitter::Forward(std::string_view bytes) {
   if (bytes.empty()) return;
   hasher_.Update(bytes);
+  if (page_size_ > 0) HashPagesOf(bytes);
   if (status_.ok()) status_ = sink_->Append(bytes);
 }
 

@@ -1,5 +1,6 @@
 // Emitter: the writer's output stage. Stages small appends in one buffer, hashes
-// every byte (for the checksum block) and forwards the bytes to a ByteSink in
+// every byte (for the checksum block; by pages too, for the page checksums block,
+// when asked) and forwards the bytes to a ByteSink in
 // large pieces, so the writer streams a file without ever holding it. With a
 // background thread, the sink is called (and the bytes hashed) there while the
 // writer lays out the next bytes: two buffers take turns. The bytes are the same.
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "common/coding.h"
 #include "common/hash.h"
@@ -69,6 +71,12 @@ class Emitter {
   uint64_t offset() const { return offset_; }  // bytes appended so far
   // XXH3-64 of every byte appended so far (flushes the staged bytes).
   uint64_t Digest();
+  // Also hashes the bytes by pages of `page_size` (XXH3-64, seed 0, of each), from
+  // offset 0. REQUIRES: nothing appended yet.
+  void HashPages(uint32_t page_size);
+  // The page hashes so far, the last partial page's included, and stops hashing
+  // by pages (flushes the staged bytes).
+  std::vector<uint64_t> TakePageHashes();
   // Hands the staged bytes to the sink and waits until it has them; returns
   // status().
   Status Flush();
@@ -84,6 +92,7 @@ class Emitter {
   void HandOff(std::string_view bytes);
   void WaitIdle();
   void Work();  // the background thread's loop
+  void HashPagesOf(std::string_view bytes);
 
   ByteSink* sink_;
   std::unique_ptr<char[]> buffer_;
@@ -93,6 +102,12 @@ class Emitter {
   uint64_t block_end_ = 0;  // where the open block's body ends
   Hasher64 hasher_;  // background mode: the thread's while busy_
   Status status_;    // likewise
+  // HashPages: the finished pages' hashes and the bytes of the page being filled
+  // (likewise the thread's while busy_).
+  uint32_t page_size_ = 0;
+  std::vector<uint64_t> page_hashes_;
+  std::unique_ptr<char[]> page_;
+  size_t page_fill_ = 0;
   // Background mode. busy_ holds from a hand-off until the sink has returned.
   std::thread thread_;
   std::mutex mu_;

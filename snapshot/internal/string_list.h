@@ -68,6 +68,14 @@ class StringListView {
     *out = std::string_view(bytes_ + b, e - b);
     return true;
   }
+  // Where entry k's two offsets lie (8 bytes), for a reader that checks the
+  // bytes it reads. REQUIRES: k < size().
+  const char* offsets_of(uint32_t k) const { return offsets_ + 4 * uint64_t{k}; }
+  // The whole list's bytes: its count, offsets and strings.
+  std::string_view whole() const {
+    return offsets_ ? std::string_view(offsets_ - 4, bytes_ + bytes_len_ - (offsets_ - 4))
+                    : std::string_view();
+  }
   // Full check: offsets start at 0 and never decrease. O(count).
   bool Monotone() const;
 

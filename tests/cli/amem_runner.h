@@ -27,6 +27,7 @@
 #include "snapshot/format.h"
 #include "snapshot/reader.h"
 
+#include "tests/snapshot/snapshot_test_util.h"  // RedoPageChecksums
 #include "tests/store/store_test_util.h"  // TempDir
 #include "tests/test_paths.h"
 
@@ -270,14 +271,15 @@ inline std::tuple<size_t, size_t, uint32_t> InIndexBlock(const std::string& byte
   return {};
 }
 
-// Zeroes the in-list entries of the snapshot at `path` (its checksum left wrong):
-// every in-list then names edge 0, which a query reading in-lists of the store's
-// live view finds (issue 41).
+// Zeroes the in-list entries of the snapshot at `path` (its page checksums
+// redone, its checksum left wrong): every in-list then names edge 0, which a query
+// reading in-lists of the store's live view finds (issue 41).
 inline void ZeroInListEntries(const std::string& path) {
   std::string bytes = ReadFile(path);
   const auto [at, length, n] = InIndexBlock(bytes);
   std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(at + 4 * (size_t{n} + 1)),
             bytes.begin() + static_cast<std::ptrdiff_t>(at + length), '\0');
+  snapshot_test::RedoPageChecksums(&bytes);
   WriteFile(path, bytes);
 }
 

@@ -47,6 +47,7 @@ void FlipContent(const std::string& path) {
   snapshot::Header h;
   REQUIRE(h.DecodeFrom(bytes).ok());
   bytes[h.content_offset + h.content_length / 2] ^= 0x10;
+  snapshot_test::RedoPageChecksums(&bytes);  // the damage then meets the content frame's checks
   WriteFile(path, bytes);
 }
 
@@ -66,6 +67,7 @@ TEST_CASE("A query on a snapshot with a damaged key order exits 5", "[cli][harde
     EncodeFixed32(bytes.data() + body + 4 * k, DecodeFixed32(bytes.data() + body + 4 * (5 - k)));
     EncodeFixed32(bytes.data() + body + 4 * (5 - k), a);
   }
+  snapshot_test::RedoPageChecksums(&bytes);  // past the pages, to the order's checks
   WriteFile(file, bytes);
   REQUIRE(snapshot::Reader::Open(file).ok());  // still opens: only the order is wrong
   RunResult r = t.Run({"traverse", "fact:v1", "--snapshot", file});

@@ -48,6 +48,29 @@ TEST_CASE("Golden file opens and verifies", "[snapshot][golden]") {
   CHECK((*r)->content(*i) == "Grüße 日本語 テキスト — naïve café");
 }
 
+TEST_CASE("A golden file written before the page checksums opens and verifies",
+          "[snapshot][golden][pages]") {
+  // tests/data/small-no-page-checksums.amem: small.amem as amem wrote it before
+  // block 0x1E (FORMAT.md §8.22). It opens in this reader, checked as before.
+  const std::string path = std::string(AMEM_SOURCE_DIR) + "/tests/data/small-no-page-checksums.amem";
+  auto r = Reader::Open(path);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  CHECK_FALSE((*r)->features() & kFeaturePageChecksums);
+  CHECK((*r)->has_checksum());
+  CHECK((*r)->Verify().ok());
+  // The same state written without the block is that file, byte for byte; with
+  // it, the golden file is that file plus the block (and its feature bit and
+  // checksum).
+  auto built = BuildSnapshot(snapshot_test::SmallState(), {.page_checksums = false});
+  REQUIRE(built.ok());
+  CHECK(*built == snapshot_test::ReadFileBytes(path));
+  auto current = Reader::Open(kGoldenPath);
+  REQUIRE(current.ok());
+  CHECK((*current)->features() == ((*r)->features() | kFeaturePageChecksums));
+  CHECK(snapshot_test::AllAnswers(**current) == snapshot_test::AllAnswers(**r));
+}
+
 // Flips every byte of [begin, end) of the golden file (XOR 0xFF, and XOR 0x01 so a
 // one-bit change is covered too). Each flipped file fails at open with Corruption,
 // or opens, survives every accessor and fails Verify().

@@ -28,6 +28,7 @@
 #include "snapshot/writer.h"
 #include "tests/sanitizer.h"
 #include "tests/snapshot/reader_compare.h"
+#include "tests/snapshot/snapshot_test_util.h"
 #include "tests/store/random_history.h"
 #include "tests/store/store_test_util.h"
 
@@ -47,6 +48,7 @@ std::string ReadFile(const std::string& path) {
 std::string AsVersion1(std::string bytes) {
   bytes[Header::kVersionOffset] = 1;
   bytes[Header::kVersionOffset + 1] = 0;
+  snapshot_test::RedoPageChecksums(&bytes);
   const size_t sum_at = bytes.size() - 8;
   std::string sum;
   PutFixed64(&sum, Hash64(std::string_view(bytes).substr(0, sum_at - 8)));

@@ -18,6 +18,7 @@
 #include "common/hash.h"
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
+#include "tests/snapshot/snapshot_test_util.h"
 #include "tests/snapshot/test_state.h"
 
 namespace amem::snapshot {
@@ -81,9 +82,10 @@ void PutHeader(const Header& h, std::string* bytes) {
   bytes->replace(0, enc.size(), enc);
 }
 
-// Rewrites the checksum block over the changed bytes, so that Verify() looks at
-// the content frame.
+// Rewrites the page checksums and the checksum block over the changed bytes, so
+// that the reads and Verify() look at the content frame.
 void Reseal(std::string* bytes) {
+  snapshot_test::RedoPageChecksums(bytes);
   auto r = Reader::OpenBuffer(*bytes);
   REQUIRE(r.ok());
   for (const BlockInfo& b : (*r)->blocks()) {
