@@ -720,25 +720,44 @@ TEST_CASE("a background merge SIGKILLed at any point leaves the live view right,
     w.PutEdge(amem::testing::Edge(prefix + "2", "references", "fact:bulk-7"));
     REQUIRE(store->Apply(w).ok());
   };
-  std::mt19937 rng(5);
-  int killed = 0, finished = 0, mid_export = 0;
-  for (int trial = 0; trial < 24; ++trial) {
-    INFO("trial " << trial);
-    grow(trial);
-    const int delay_us = trial % 6 == 5 ? -1 : static_cast<int>(rng() % 15000);
+  // A child: the query that finds the delta past the bound, then the merge it
+  // started, which its LiveCache's destructor waits for.
+  auto start_child = [&] {
     const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
     if (pid == 0) {
       StoreOptions o;
       o.create_if_missing = false;
       auto store = Store::Open(dir.path(), o);
       if (!store.ok()) ::_exit(2);
       {
-        LiveCache cache;  // its destructor waits for the merge
+        LiveCache cache;
         if (!OpenLive(**store, ReadView::Latest(), options, &cache).ok()) ::_exit(3);
       }
       ::_exit(0);
     }
+    return pid;
+  };
+  // How long a child takes unkilled, in this build on this machine (under the
+  // sanitizers several times longer): the kills land anywhere in that span.
+  grow(-1);
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t calibration = start_child();
+  REQUIRE(calibration > 0);
+  int calibration_status = 0;
+  REQUIRE(::waitpid(calibration, &calibration_status, 0) == calibration);
+  REQUIRE(WIFEXITED(calibration_status));
+  REQUIRE(WEXITSTATUS(calibration_status) == 0);
+  const auto span_us = std::max<int64_t>(
+      1000, std::chrono::duration_cast<std::chrono::microseconds>(
+                std::chrono::steady_clock::now() - t0).count());
+  std::mt19937 rng(5);
+  int killed = 0, finished = 0, mid_export = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    INFO("trial " << trial << " (a child takes " << span_us << " us)");
+    grow(trial);
+    const int64_t delay_us = trial % 6 == 5 ? -1 : static_cast<int64_t>(rng() % span_us);
+    const pid_t pid = start_child();
+    REQUIRE(pid >= 0);
     int status = 0;
     if (delay_us >= 0) {
       std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
