@@ -10,6 +10,7 @@
 // fuzz-pkg: libxxhash
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -77,8 +78,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (size_t i = 0; i < r->documents.size(); ++i) {
       const auto& doc = r->documents[i];
       Check(i == 0 || r->documents[i - 1].path < doc.path, "documents sorted, unique");
-      Check(!doc.path.empty() && doc.path.front() != '/' && doc.path.find("..") != 0,
-            "path normalised");
+      // Relative, '/'-separated, no empty, "." or ".." segment ("...a.c" is a name).
+      Check(!doc.path.empty() && doc.path.front() != '/', "path relative");
+      for (size_t b = 0; b <= doc.path.size();) {
+        const size_t e = std::min(doc.path.find('/', b), doc.path.size());
+        const std::string_view seg = std::string_view(doc.path).substr(b, e - b);
+        Check(!seg.empty() && seg != "." && seg != "..", "path normalised");
+        b = e + 1;
+      }
       Check(doc.occurrences.size() >= doc.symbols.size(), "a definition per symbol");
       for (const auto& o : doc.occurrences) {
         Check(o.range.start_line <= o.range.end_line, "range in order");
