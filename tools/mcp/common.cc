@@ -97,7 +97,8 @@ bool DiscardBadLiveCache(const ToolContext* ctx, std::string_view tool, const St
 Status AskOnSnapshot(const ToolContext* ctx, std::string_view tool, const Json& args,
                      const std::function<Status(const SnapshotRead&, bool* wrote)>& ask) {
   auto once = [&](snapshot::LiveView* live, bool* wrote) -> Status {
-    SnapshotRead read{.reader = ctx->reader};
+    SnapshotRead read;
+    read.reader = ctx->reader;
     if (ctx->reader == nullptr) {
       AMEM_ASSIGN_OR_RETURN(view, ViewFromArgs(args));
       AMEM_ASSIGN_OR_RETURN(opened, snapshot::OpenLive(*ctx->store, view, ctx->live_options,
