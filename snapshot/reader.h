@@ -185,6 +185,12 @@ class Reader {
   // adjacency, time index): the first failure, or OK. O(file size), once.
   // Verify() and CheckIndexes() include it.
   Status CheckRecords() const;
+  // The page checksums' bookkeeping (§8.22), for tests: pages whose verdict is
+  // recorded (hashed, good or bad; O(file size / 4 KiB) to count), and pages not
+  // yet known good. Both 0 for a file without the block or read with
+  // ReadOptions::check_pages off.
+  uint32_t PagesRecorded() const;
+  uint32_t PagesLeft() const;
 
   // ---- header facts ----
   uint16_t version() const { return version_; }
