@@ -223,6 +223,7 @@ struct Reader::Rep {
   static Status StartPages(Reader* r);
   // The O(n + m) checks of block contents that a lazy open defers (CheckDeferred).
   mutable std::once_flag deferred_once;
+  mutable std::once_flag doc_lengths_once;  // Reader::LoadDocLengths
   mutable Status deferred_status;
   // Set once the key, id, term, run and kv orders are known good: binary searches
   // stop checking their probes' neighbours.
@@ -690,13 +691,36 @@ Status Reader::Rep::ParseTermIndex(Reader* r, const BlockBody& b) {
 Status Reader::Rep::ParseDocLengths(Reader* r, const BlockBody& b) {
   const uint64_t n = r->rep_->header.node_count;
   if (!b.Has(4 * n)) return Corrupt(b.name, "past end of block");
-  r->rep_->OpenRead(r, b.body, 4 * n);  // read whole here, and inline by doc_length()
-  r->doc_lengths_ = b.body;
-  uint64_t sum = 0;
-  for (uint64_t i = 0; i < n; ++i) sum += DecodeFixed32(b.body + 4 * i);
-  r->doc_length_sum_ = sum;
-  r->avg_doc_length_ = n ? static_cast<double>(sum) / static_cast<double>(n) : 0.0;
+  r->doc_lengths_ = b.body;  // summed and checked on first use (LoadDocLengths)
   return Status::OK();
+}
+
+bool Reader::LoadDocLengths() const {
+  std::call_once(rep_->doc_lengths_once, [this] {
+    if (layer_) {  // summed at open from the base's
+      doc_lengths_ready_.store(true, std::memory_order_release);
+      return;
+    }
+    const uint64_t n = node_count_;
+    if (doc_lengths_) {
+      // Read whole here, then inline by doc_length() with no check.
+      if (Status s = rep_->PagesStatus(doc_lengths_, 4 * n); !s.ok()) {
+        rep_->Fail(std::move(s));
+        return;  // not ready: every doc length reads as 0
+      }
+      uint64_t sum = 0;
+      for (uint64_t i = 0; i < n; ++i) sum += DecodeFixed32(doc_lengths_ + 4 * i);
+      doc_length_sum_ = sum;
+      avg_doc_length_ = n ? static_cast<double>(sum) / static_cast<double>(n) : 0.0;
+    }
+    doc_lengths_ready_.store(true, std::memory_order_release);
+  });
+  return doc_lengths_ready_.load(std::memory_order_acquire);
+}
+
+uint32_t Reader::SlowDocLength(uint32_t i) const {
+  if (!LoadDocLengths() || !doc_lengths_) return 0;
+  return DecodeFixed32(doc_lengths_ + 4 * uint64_t{i});
 }
 
 // 0x10..0x12, 0x17

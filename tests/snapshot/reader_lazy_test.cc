@@ -333,6 +333,39 @@ TEST_CASE("Open records nothing for the content frame's pages and counts them wi
   CHECK(d->Verify().IsCorruption());
 }
 
+TEST_CASE("The doc lengths are summed and checked on first use, not at open",
+          "[snapshot][reader][lazy][pages]") {
+  // 3,000 nodes: 12 KB of doc lengths, whose middle page holds nothing else.
+  StoreState s = PagedState();
+  for (int k = 0; s.nodes.size() < 3000; ++k) {
+    s.nodes.push_back(snapshot_test::MakeNode("fact:len-" + std::to_string(k), NodeType::kFact,
+                                              std::string("words ") + std::string(k % 7, 'w'), 20000 + k));
+  }
+  const std::string good = PagedFile(s);
+  auto clean = snapshot_test::OpenOrDie(good);
+  size_t body = 0;
+  for (const BlockInfo& b : clean->blocks()) {
+    if (b.tag == static_cast<uint32_t>(BlockTag::kDocLengths)) body = b.offset + kBlockHeaderLength;
+  }
+  REQUIRE(body > 0);
+  const uint32_t mid = clean->node_count() / 2;
+  std::string bytes = good;  // a node's length, one more: still a length
+  EncodeFixed32(bytes.data() + body + 4 * size_t{mid}, DecodeFixed32(good.data() + body + 4 * size_t{mid}) + 1);
+  auto r = snapshot_test::OpenOrDie(bytes);  // open does not read them
+  CHECK(r->ReadStatus().ok());
+  CHECK(r->average_doc_length() == 0);  // blank, not the changed sum
+  CHECK(r->doc_length(mid) == 0);
+  CHECK_THAT(r->ReadStatus().ToString(), Catch::Contains("page checksums"));
+  // Undamaged: the sum of the lengths, whichever accessor comes first.
+  auto a = snapshot_test::OpenOrDie(good), b = snapshot_test::OpenOrDie(good);
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < b->node_count(); ++i) sum += b->doc_length(i);
+  CHECK(sum > 0);
+  CHECK(a->average_doc_length() == Approx(static_cast<double>(sum) / a->node_count()));
+  CHECK(b->average_doc_length() == a->average_doc_length());
+  CHECK((a->ReadStatus().ok() && b->ReadStatus().ok()));
+}
+
 TEST_CASE("The page checksums block must match the bytes before it",
           "[snapshot][reader][pages]") {
   const std::string good = PagedFile(PagedState());
