@@ -185,12 +185,18 @@ struct Reader::Rep {
   // ask Pages(), one load once every page is good. Open checks the pages of what
   // it reads (open_reads); pages wholly inside a compressed content frame are
   // never read through the mapping (its blocks carry their own checksums) and
-  // start good.
+  // count as good: the range [skip_first, skip_last), tested in PageGood, so
+  // that open writes nothing per page and costs the same at any file size.
   const char* file = nullptr;  // the file's first byte (Reader::base_)
   const char* page_hashes = nullptr;
   uint64_t paged = 0;  // bytes [0, paged) have pages: the block's own offset
   uint32_t page_count = 0;
+  uint32_t skip_first = 0, skip_last = 0;
   std::unique_ptr<uint8_t[], FreeBytes> page_state;
+  bool PageGood(uint64_t k) const {
+    return (k >= skip_first && k < skip_last) ||
+           std::atomic_ref<uint8_t>(page_state[k]).load(std::memory_order_acquire) == kChunkGood;
+  }
   mutable std::atomic<uint32_t> pages_left{0};
   mutable std::atomic<bool> pages_pending{false};
   std::vector<std::pair<uint64_t, uint64_t>> open_reads;  // (offset, length)
@@ -200,6 +206,7 @@ struct Reader::Rep {
     return !pages_pending.load(std::memory_order_acquire) || CheckPages(p, len);
   }
   bool CheckPages(const void* p, uint64_t len) const;
+  bool PageSpan(const void* p, uint64_t len, uint64_t* first, uint64_t* last) const;
   Status PagesStatus(const void* p, uint64_t len) const;
   Status PageStatus(uint32_t k) const;
   Status CheckAllPages() const;
@@ -216,6 +223,7 @@ struct Reader::Rep {
   static Status StartPages(Reader* r);
   // The O(n + m) checks of block contents that a lazy open defers (CheckDeferred).
   mutable std::once_flag deferred_once;
+  mutable std::once_flag doc_lengths_once;  // Reader::LoadDocLengths
   mutable Status deferred_status;
   // Set once the key, id, term, run and kv orders are known good: binary searches
   // stop checking their probes' neighbours.
@@ -683,13 +691,36 @@ Status Reader::Rep::ParseTermIndex(Reader* r, const BlockBody& b) {
 Status Reader::Rep::ParseDocLengths(Reader* r, const BlockBody& b) {
   const uint64_t n = r->rep_->header.node_count;
   if (!b.Has(4 * n)) return Corrupt(b.name, "past end of block");
-  r->rep_->OpenRead(r, b.body, 4 * n);  // read whole here, and inline by doc_length()
-  r->doc_lengths_ = b.body;
-  uint64_t sum = 0;
-  for (uint64_t i = 0; i < n; ++i) sum += DecodeFixed32(b.body + 4 * i);
-  r->doc_length_sum_ = sum;
-  r->avg_doc_length_ = n ? static_cast<double>(sum) / static_cast<double>(n) : 0.0;
+  r->doc_lengths_ = b.body;  // summed and checked on first use (LoadDocLengths)
   return Status::OK();
+}
+
+bool Reader::LoadDocLengths() const {
+  std::call_once(rep_->doc_lengths_once, [this] {
+    if (layer_) {  // summed at open from the base's
+      doc_lengths_ready_.store(true, std::memory_order_release);
+      return;
+    }
+    const uint64_t n = node_count_;
+    if (doc_lengths_) {
+      // Read whole here, then inline by doc_length() with no check.
+      if (Status s = rep_->PagesStatus(doc_lengths_, 4 * n); !s.ok()) {
+        rep_->Fail(std::move(s));
+        return;  // not ready: every doc length reads as 0
+      }
+      uint64_t sum = 0;
+      for (uint64_t i = 0; i < n; ++i) sum += DecodeFixed32(doc_lengths_ + 4 * i);
+      doc_length_sum_ = sum;
+      avg_doc_length_ = n ? static_cast<double>(sum) / static_cast<double>(n) : 0.0;
+    }
+    doc_lengths_ready_.store(true, std::memory_order_release);
+  });
+  return doc_lengths_ready_.load(std::memory_order_acquire);
+}
+
+uint32_t Reader::SlowDocLength(uint32_t i) const {
+  if (!LoadDocLengths() || !doc_lengths_) return 0;
+  return DecodeFixed32(doc_lengths_ + 4 * uint64_t{i});
 }
 
 // 0x10..0x12, 0x17
@@ -1025,20 +1056,18 @@ Status Reader::Rep::StartPages(Reader* r) {
   if (!rep.page_state) throw std::bad_alloc();
   // Pages inside a compressed content frame, past its header: read only by the
   // frame's block walk and decoder, which check the blocks' own XXH32.
-  uint64_t skip_begin = 0, skip_end = 0;
   if (r->content_compressed()) {
-    skip_begin = rep.header.content_offset + LZ4F_HEADER_SIZE_MAX;
-    skip_end = rep.header.content_offset + rep.header.content_length;
-  }
-  uint32_t left = 0;
-  for (uint32_t k = 0; k < rep.page_count; ++k) {
-    const uint64_t at = uint64_t{k} << PageChecksumBlock::kPageShift;
-    if (at >= skip_begin && at + PageChecksumBlock::kPageSize <= skip_end) {
-      rep.page_state[k] = kChunkGood;
-    } else {
-      ++left;
+    constexpr uint64_t kPage = PageChecksumBlock::kPageSize;
+    const uint64_t skip_begin = rep.header.content_offset + LZ4F_HEADER_SIZE_MAX;
+    const uint64_t skip_end = rep.header.content_offset + rep.header.content_length;
+    const uint64_t first = (skip_begin + kPage - 1) >> PageChecksumBlock::kPageShift;  // starts at or past
+    const uint64_t last = std::min<uint64_t>(skip_end >> PageChecksumBlock::kPageShift, rep.page_count);
+    if (first < last) {  // pages wholly inside [skip_begin, skip_end)
+      rep.skip_first = static_cast<uint32_t>(first);
+      rep.skip_last = static_cast<uint32_t>(last);
     }
   }
+  const uint32_t left = rep.page_count - (rep.skip_last - rep.skip_first);
   rep.pages_left.store(left, std::memory_order_relaxed);
   rep.pages_pending.store(left > 0, std::memory_order_release);
   for (const auto& [offset, length] : rep.open_reads) {
@@ -1049,6 +1078,7 @@ Status Reader::Rep::StartPages(Reader* r) {
 }
 
 Status Reader::Rep::PageStatus(uint32_t k) const {
+  if (k >= skip_first && k < skip_last) return Status::OK();
   std::atomic_ref<uint8_t> state(page_state[k]);
   const uint8_t now = state.load(std::memory_order_acquire);
   const uint64_t begin = uint64_t{k} << PageChecksumBlock::kPageShift;
@@ -1069,31 +1099,53 @@ Status Reader::Rep::PageStatus(uint32_t k) const {
   return good ? Status::OK() : bad();
 }
 
-bool Reader::Rep::CheckPages(const void* p, uint64_t len) const {
+// The pages of [p, p + len) that have them, as [*first, *last]; false when none do.
+bool Reader::Rep::PageSpan(const void* p, uint64_t len, uint64_t* first, uint64_t* last) const {
   const uintptr_t at = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(file);
-  if (len == 0 || at < base || at - base >= paged) return true;
+  if (len == 0 || at < base || at - base >= paged) return false;
   const uint64_t begin = at - base, end = std::min<uint64_t>(begin + len, paged);
-  bool good = true;  // the common case, without a Status
-  for (uint64_t k = begin >> PageChecksumBlock::kPageShift; k <= (end - 1) >> PageChecksumBlock::kPageShift; ++k) {
-    good &= std::atomic_ref<uint8_t>(page_state[k]).load(std::memory_order_acquire) == kChunkGood;
+  *first = begin >> PageChecksumBlock::kPageShift;
+  *last = (end - 1) >> PageChecksumBlock::kPageShift;
+  return true;
+}
+
+// One pass: the common case (every page good) loads each page's state once and
+// builds no Status; the first page not yet good is checked from there on.
+bool Reader::Rep::CheckPages(const void* p, uint64_t len) const {
+  uint64_t first = 0, last = 0;
+  if (!PageSpan(p, len, &first, &last)) return true;
+  for (uint64_t k = first; k <= last; ++k) {
+    if (PageGood(k)) continue;
+    if (Status s = PageStatus(static_cast<uint32_t>(k)); !s.ok()) {
+      Fail(std::move(s));
+      return false;
+    }
   }
-  if (good) return true;
-  Status s = PagesStatus(p, len);
-  if (s.ok()) return true;
-  Fail(std::move(s));
-  return false;
+  return true;
 }
 
 Status Reader::Rep::PagesStatus(const void* p, uint64_t len) const {
   if (!pages_pending.load(std::memory_order_acquire)) return Status::OK();  // or not checked
-  const uintptr_t at = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(file);
-  if (len == 0 || at < base || at - base >= paged) return Status::OK();
-  const uint64_t begin = at - base, end = std::min<uint64_t>(begin + len, paged);
-  for (uint64_t k = begin >> PageChecksumBlock::kPageShift; k <= (end - 1) >> PageChecksumBlock::kPageShift; ++k) {
-    if (std::atomic_ref<uint8_t>(page_state[k]).load(std::memory_order_acquire) == kChunkGood) continue;
+  uint64_t first = 0, last = 0;
+  if (!PageSpan(p, len, &first, &last)) return Status::OK();
+  for (uint64_t k = first; k <= last; ++k) {
+    if (PageGood(k)) continue;
     AMEM_RETURN_IF_ERROR(PageStatus(static_cast<uint32_t>(k)));
   }
   return Status::OK();
+}
+
+uint32_t Reader::PagesRecorded() const {
+  if (!rep_->page_state) return 0;
+  uint32_t recorded = 0;
+  for (uint32_t k = 0; k < rep_->page_count; ++k) {
+    recorded += std::atomic_ref<uint8_t>(rep_->page_state[k]).load(std::memory_order_acquire) != Rep::kChunkUnchecked;
+  }
+  return recorded;
+}
+
+uint32_t Reader::PagesLeft() const {
+  return rep_->page_state ? rep_->pages_left.load(std::memory_order_acquire) : 0;
 }
 
 Status Reader::Rep::CheckAllPages() const {

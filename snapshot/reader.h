@@ -185,6 +185,12 @@ class Reader {
   // adjacency, time index): the first failure, or OK. O(file size), once.
   // Verify() and CheckIndexes() include it.
   Status CheckRecords() const;
+  // The page checksums' bookkeeping (§8.22), for tests: pages whose verdict is
+  // recorded (hashed, good or bad; O(file size / 4 KiB) to count), and pages not
+  // yet known good. Both 0 for a file without the block or read with
+  // ReadOptions::check_pages off.
+  uint32_t PagesRecorded() const;
+  uint32_t PagesLeft() const;
 
   // ---- header facts ----
   uint16_t version() const { return version_; }
@@ -349,12 +355,18 @@ class Reader {
   // Number of nodes whose content contains term t (BM25 df).
   uint32_t doc_frequency(uint32_t t) const;
   // Content token count of node i (0 when !has_doc_lengths()).
+  // The block is summed and its pages checked on the first call of either (not at
+  // open: 4 MB at 1M nodes); a damaged page reads as 0 and is in ReadStatus().
   uint32_t doc_length(uint32_t i) const {
     if (layer_) [[unlikely]] return LayeredDocLength(i);
+    if (!doc_lengths_ready_.load(std::memory_order_acquire)) [[unlikely]] return SlowDocLength(i);
     return doc_lengths_ ? DecodeFixed32(doc_lengths_ + 4 * i) : 0;
   }
   uint32_t document_count() const { return node_count_; }
-  double average_doc_length() const { return avg_doc_length_; }
+  double average_doc_length() const {
+    if (!doc_lengths_ready_.load(std::memory_order_acquire)) [[unlikely]] LoadDocLengths();
+    return avg_doc_length_;
+  }
 
   // ---- type, session and time indexes (always available) ----
   // Dense numbers of the nodes of a type, ascending.
@@ -448,8 +460,14 @@ class Reader {
   uint32_t stub_count_ = 0;
   uint64_t content_length_ = 0, content_uncompressed_ = 0;
   int64_t newest_ts_ = 0;
-  double avg_doc_length_ = 0;
-  uint64_t doc_length_sum_ = 0;
+  mutable double avg_doc_length_ = 0;  // LoadDocLengths
+  mutable uint64_t doc_length_sum_ = 0;
+  // Set once the doc lengths are summed and their pages good (layered views: at
+  // open, from their base's sum).
+  mutable std::atomic<bool> doc_lengths_ready_{false};
+  // Sums the doc lengths and checks their pages, once; true when they are good.
+  bool LoadDocLengths() const;
+  uint32_t SlowDocLength(uint32_t i) const;
   std::vector<BlockInfo> blocks_;
   std::unique_ptr<Rep> rep_;
   const Layer* layer_ = nullptr;  // set for a base + delta view

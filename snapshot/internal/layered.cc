@@ -91,6 +91,7 @@ Status Reader::Layer::Build(Reader* r) {
   if (kv.size() != t.kv_count) return Corrupt("kv count differs from the totals");
 
   // Doc lengths: the base's sum plus the delta's change, as a full export averages.
+  b.LoadDocLengths();  // a file base sums its doc lengths on first use
   const int64_t sum = static_cast<int64_t>(b.doc_length_sum_) + t.doc_length_change;
   if (sum < 0) return Corrupt("negative document length sum");
   r->doc_length_sum_ = static_cast<uint64_t>(sum);

@@ -4,6 +4,7 @@
 // sticky Corruption, never a different answer.
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -279,6 +280,94 @@ TEST_CASE("A changed value that still fits is reported where it is read",
   CHECK(old_file->ReadStatus().ok());
   CHECK(old_file->CheckRecords().ok());
   CHECK(old_file->Verify().IsCorruption());
+}
+
+TEST_CASE("Open records nothing for the content frame's pages and counts them without a walk",
+          "[snapshot][reader][lazy][pages]") {
+  // docs/FORMAT.md §9: open costs the same at any file size. The pages wholly
+  // inside a compressed content frame count as good without a verdict written for
+  // each: open's records are the few pages it reads, fewer than the frame's.
+  StoreState s = snapshot_test::SmallState();
+  for (int k = 0; k < 200; ++k) {
+    std::string text;  // hex of a hash chain: LZ4 cannot shrink it much
+    for (uint64_t h = Hash64(std::to_string(k)); text.size() < 400; h = Hash64(&h, sizeof(h), 1)) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      for (int d = 0; d < 16; ++d) text += kHex[(h >> (4 * d)) & 15];
+    }
+    s.nodes.push_back(snapshot_test::MakeNode("fact:frame-" + std::to_string(k), NodeType::kFact, text, 9000 + k));
+  }
+  const std::string bytes = PagedFile(s);
+  Header h;
+  REQUIRE(h.DecodeFrom(bytes).ok());
+  REQUIRE((h.flags & kFlagCompressed));
+  constexpr uint64_t kPage = PageChecksumBlock::kPageSize;
+  const uint64_t frame_first = (h.content_offset + 19 + kPage - 1) / kPage;  // past the frame's header
+  const uint64_t frame_last = (h.content_offset + h.content_length) / kPage;
+  REQUIRE(frame_last >= frame_first + 16);
+  const uint32_t frame_pages = static_cast<uint32_t>(frame_last - frame_first);
+
+  auto r = snapshot_test::OpenOrDie(bytes);
+  uint64_t paged = 0;
+  for (const BlockInfo& b : r->blocks()) {
+    if (b.tag == static_cast<uint32_t>(BlockTag::kPageChecksums)) paged = b.offset;
+  }
+  const uint32_t page_count = PageChecksumBlock::PageCount(paged);
+  const uint32_t at_open = r->PagesRecorded();
+  CHECK(at_open > 0);  // the header's page at least
+  CHECK(at_open < frame_pages);
+  CHECK(r->PagesLeft() == page_count - frame_pages - at_open);
+  // Content reads go through the frame's decoder; the node records they read have
+  // their pages hashed, the frame's pages still none.
+  std::multiset<std::string> got;
+  for (uint32_t i = 0; i < r->node_count(); ++i) got.emplace(r->content(i));
+  for (size_t k = s.nodes.size() - 200; k < s.nodes.size(); ++k) CHECK(got.count(s.nodes[k].content) == 1);
+  CHECK(r->ReadStatus().ok());
+  CHECK(r->PagesRecorded() > at_open);
+  CHECK(r->PagesRecorded() + r->PagesLeft() + frame_pages == page_count);
+  // The full check hashes every other page, and never a frame page.
+  CHECK(r->CheckRecords().ok());
+  CHECK(r->PagesLeft() == 0);
+  CHECK(r->PagesRecorded() == page_count - frame_pages);
+  // A changed byte inside the frame is still found, by the frame's own checksums.
+  std::string damaged = bytes;
+  damaged[(frame_first + frame_pages / 2) * kPage + 100] ^= 0x01;
+  auto d = snapshot_test::OpenOrDie(damaged);
+  for (uint32_t i = 0; i < d->node_count(); ++i) (void)d->content(i);
+  CHECK(d->ReadStatus().IsCorruption());
+  CHECK(d->Verify().IsCorruption());
+}
+
+TEST_CASE("The doc lengths are summed and checked on first use, not at open",
+          "[snapshot][reader][lazy][pages]") {
+  // 3,000 nodes: 12 KB of doc lengths, whose middle page holds nothing else.
+  StoreState s = PagedState();
+  for (int k = 0; s.nodes.size() < 3000; ++k) {
+    s.nodes.push_back(snapshot_test::MakeNode("fact:len-" + std::to_string(k), NodeType::kFact,
+                                              std::string("words ") + std::string(k % 7, 'w'), 20000 + k));
+  }
+  const std::string good = PagedFile(s);
+  auto clean = snapshot_test::OpenOrDie(good);
+  size_t body = 0;
+  for (const BlockInfo& b : clean->blocks()) {
+    if (b.tag == static_cast<uint32_t>(BlockTag::kDocLengths)) body = b.offset + kBlockHeaderLength;
+  }
+  REQUIRE(body > 0);
+  const uint32_t mid = clean->node_count() / 2;
+  std::string bytes = good;  // a node's length, one more: still a length
+  EncodeFixed32(bytes.data() + body + 4 * size_t{mid}, DecodeFixed32(good.data() + body + 4 * size_t{mid}) + 1);
+  auto r = snapshot_test::OpenOrDie(bytes);  // open does not read them
+  CHECK(r->ReadStatus().ok());
+  CHECK(r->average_doc_length() == 0);  // blank, not the changed sum
+  CHECK(r->doc_length(mid) == 0);
+  CHECK_THAT(r->ReadStatus().ToString(), Catch::Contains("page checksums"));
+  // Undamaged: the sum of the lengths, whichever accessor comes first.
+  auto a = snapshot_test::OpenOrDie(good), b = snapshot_test::OpenOrDie(good);
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < b->node_count(); ++i) sum += b->doc_length(i);
+  CHECK(sum > 0);
+  CHECK(a->average_doc_length() == Approx(static_cast<double>(sum) / a->node_count()));
+  CHECK(b->average_doc_length() == a->average_doc_length());
+  CHECK((a->ReadStatus().ok() && b->ReadStatus().ok()));
 }
 
 TEST_CASE("The page checksums block must match the bytes before it",

@@ -4,6 +4,8 @@
 // `similar` and `hybrid-search` answer the same with the block as without it.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>  // .dump() of the query documents
+
 #include <cmath>
 #include <cstring>
 #include <random>
