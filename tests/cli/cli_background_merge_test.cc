@@ -18,7 +18,6 @@
 #include <thread>
 #include <vector>
 
-#include "common/files.h"
 #include "tests/cli/amem_runner.h"
 #include "tests/store/store_test_util.h"
 #include "tests/test_paths.h"
@@ -28,6 +27,7 @@ using amem::testing::FactLine;
 using amem::testing::ReadFile;
 using amem::testing::RunResult;
 using amem::testing::TempDir;
+using amem::snapshot_test::TempFilesIn;
 
 namespace {
 
@@ -113,16 +113,6 @@ bool WaitUnlocked(const std::string& store) {
   return true;
 }
 
-std::vector<std::string> TempFiles(const std::string& store) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(store, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find(amem::kTempInfix) != std::string::npos) out.push_back(name);
-  }
-  return out;
-}
-
 int CountLines(const std::string& text, const std::string& line) {
   int n = 0;
   size_t at = 0;
@@ -176,7 +166,7 @@ TEST_CASE("a CLI query past the delta's bound answers without merging, and the b
   REQUIRE(WaitUnlocked(store));
   CHECK(CountLines(ReadFile(trace), "merged") == 1);
   CHECK_FALSE(std::filesystem::exists(store + "/current.amdl"));  // the old base's, removed
-  CHECK(TempFiles(store).empty());
+  CHECK(TempFilesIn(store).empty());
   CHECK(Search(store, "fresh", env) == want);  // from the new base alone
   CHECK(Search(store, "base", kNoMerge).size() == 200);
 
@@ -217,7 +207,7 @@ TEST_CASE("concurrent CLI queries past the bound start at most one merge",
     REQUIRE(WaitUnlocked(store));
     // A merge process started late finds the base at the head and does nothing.
     CHECK(CountLines(ReadFile(trace), "merged") == 1);
-    CHECK(TempFiles(store).empty());
+    CHECK(TempFilesIn(store).empty());
   }
 }
 
@@ -254,7 +244,7 @@ TEST_CASE("a merge process SIGKILLed at any point leaves a store that answers ri
                                             {}, "", delay_us);
     if (r.exit_code == 128 + SIGKILL) {
       ++killed;
-      mid_export += !TempFiles(store).empty();
+      mid_export += !TempFilesIn(store).empty();
     } else {
       INFO(r.err);
       CHECK(r.exit_code == 0);
@@ -277,7 +267,7 @@ TEST_CASE("a merge process SIGKILLed at any point leaves a store that answers ri
   CHECK(Search(store, "trial", kSmallBound) == written);
   REQUIRE(WaitForBase(store, Head(store)));
   REQUIRE(WaitUnlocked(store));
-  CHECK(TempFiles(store).empty());
+  CHECK(TempFilesIn(store).empty());
   CHECK(Search(store, "trial", kSmallBound) == written);
 }
 
