@@ -3,6 +3,7 @@
 // the query does not merge, the base moves on soon after, one merge runs at a
 // time, and a merge process killed anywhere leaves a store that answers right.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -259,14 +260,42 @@ TEST_CASE("a merge process SIGKILLed at any point leaves a store that answers ri
   INFO("killed " << killed << ", " << mid_export << " of them while exporting");
   CHECK(killed > 4);
   CHECK(mid_export > 0);
+  // The detached process a query starts, found by its temp file's name
+  // ("current.amem.tmp.<pid>.<hex>") and killed while it exports.
+  int caught = 0;
+  for (int trial = 0; trial < 4; ++trial) {
+    INFO("detached trial " << trial);
+    REQUIRE(AmemEnv(store, {"merge-base"}).exit_code == 0);  // a base at the head
+    const std::string prefix = "fact:d" + std::to_string(trial) + "-";
+    WriteFacts(store, prefix, 12, "trial");
+    for (const std::string& k : Keys(prefix, 12)) written.push_back(k);
+    std::sort(written.begin(), written.end());
+    const uint64_t head = Head(store);
+    CHECK(Search(store, "trial", kSmallBound) == written);  // starts the merge
+    long pid = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (pid == 0 && BaseRevision(store) != head &&
+           std::chrono::steady_clock::now() < deadline) {
+      for (const std::string& name : TempFilesIn(store)) {
+        if (name.rfind("current.amem.tmp.", 0) == 0) pid = std::stol(name.substr(17));
+      }
+    }
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), SIGKILL) == 0) ++caught;
+    REQUIRE(WaitUnlocked(store));
+    CHECK(Search(store, "trial", kNoMerge) == written);
+    CHECK_FALSE(Held(store + "/current.lock"));
+  }
+  CHECK(caught > 0);
   // The next merge, started by a query past the bound, removes what the killed
   // ones left and puts its base in.
+  REQUIRE(AmemEnv(store, {"merge-base"}).exit_code == 0);
   WriteFacts(store, "fact:last-", 12, "trial");
   for (const std::string& k : Keys("fact:last-", 12)) written.push_back(k);
   std::sort(written.begin(), written.end());
   CHECK(Search(store, "trial", kSmallBound) == written);
   REQUIRE(WaitForBase(store, Head(store)));
   REQUIRE(WaitUnlocked(store));
+  for (const std::string& name : TempFilesIn(store)) UNSCOPED_INFO("left: " << name);
   CHECK(TempFilesIn(store).empty());
   CHECK(Search(store, "trial", kSmallBound) == written);
 }

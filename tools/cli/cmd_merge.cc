@@ -2,7 +2,7 @@
 // which a query past the delta's bound calls (snapshot::LiveOptions::spawn_merge),
 // and the hidden command it runs, `amem --store DIR merge-base`.
 //
-// Why a new process running this binary again (/proc/self/exe), not a forked
+// Why a new process running this binary again (/proc/self/exe's target), not a forked
 // child that merges: the query process holds an LMDB environment, which must not
 // be used across fork(), and may hold threads and locks a forked child would copy
 // half-taken; exec starts the merge clean, opening the store as any amem process
@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "snapshot/live.h"
@@ -82,6 +83,17 @@ Status RunMergeBase(Context& ctx) {
 Status SpawnMergeProcess(const std::string& store_dir) {
   if (MergeRunning(store_dir)) return Status::OK();
   if (::access(kSelf, X_OK) != 0) return Status::IOError(std::string(kSelf) + ": " + std::strerror(errno));
+  // The binary's own path, so that the process is named amem (ps, top); the link
+  // itself when the file was replaced since this process started.
+  char path[4096];
+  const ssize_t n = ::readlink(kSelf, path, sizeof(path) - 1);
+  std::string exe = kSelf;
+  if (n > 0) {
+    path[n] = '\0';
+    if (::access(path, X_OK) == 0 && std::string_view(path, n).ends_with(" (deleted)") == false) {
+      exe = path;
+    }
+  }
   std::error_code ec;
   const std::string dir = std::filesystem::absolute(store_dir, ec).string();
   if (ec) return Status::IOError(store_dir + ": " + ec.message());
@@ -104,7 +116,7 @@ Status SpawnMergeProcess(const std::string& store_dir) {
     for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
     for (int fd = 3; fd < open_max; ++fd) ::close(fd);
     if (::chdir("/") != 0) ::_exit(1);
-    ::execv(kSelf, argv.data());
+    ::execv(exe.c_str(), argv.data());
     ::_exit(127);
   }
   int status = 0;
