@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <random>
 
 namespace amem {
@@ -160,6 +161,23 @@ Status AtomicFile::Commit(Durability durability) {
   return Status::OK();
 }
 
+namespace {
+
+// Whether process `pid` is gone: no such process, or a zombie (it exited and its
+// parent has not reaped it yet: a detached process whose parent is an init that
+// reaps late, or never, in some containers, holds nothing any more).
+bool ProcessGone(long pid) {
+  if (::kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  const size_t paren = stat.rfind(')');  // the state follows the name, which may hold any byte
+  return paren != std::string::npos && paren + 2 < stat.size() &&
+         (stat[paren + 2] == 'Z' || stat[paren + 2] == 'X');
+}
+
+}  // namespace
+
 size_t RemoveStaleTempFiles(const std::string& dir, std::string_view target) {
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return 0;
@@ -176,7 +194,7 @@ size_t RemoveStaleTempFiles(const std::string& dir, std::string_view target) {
     long pid = 0;
     if (!ParseTempSuffix(name.substr(at + std::strlen(kTempInfix)), &pid)) continue;
     if (pid == static_cast<long>(::getpid())) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
+    if (!ProcessGone(pid)) continue;  // still running
     struct stat st {};
     if (::fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
         st.st_uid != ::geteuid()) {

@@ -73,7 +73,8 @@ class AtomicFile {
 // Removes the temp files in `dir` that amem made for the file named `target` in
 // it ("" for every target) and whose process is gone: a
 // regular file (not a link) owned by this user, named "<target>.tmp.<pid>.<16 hex
-// digits>", whose pid is not running on this host (stores and export targets
+// digits>", whose pid is not running on this host (no such process, or a zombie;
+// stores and export targets
 // are local: LMDB needs a local file system). Returns how many were removed.
 size_t RemoveStaleTempFiles(const std::string& dir, std::string_view target = {});
 // The same for the temp files of one target path.

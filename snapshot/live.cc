@@ -380,6 +380,13 @@ Result<LiveOptions> LiveOptionsFromEnv() {
     }
     o.merge_fraction = x;
   }
+  if (const char* f = std::getenv("AMEM_FOREGROUND_MERGE"); f != nullptr) {
+    std::string_view v(f);
+    if (v != "" && v != "0" && v != "1") {
+      return Status::InvalidArgument(std::string("AMEM_FOREGROUND_MERGE=") + f + ": use 0 or 1");
+    }
+    o.foreground_merge = v == "1";
+  }
   if (const char* f = std::getenv("AMEM_FULL_EXPORT"); f != nullptr) {
     std::string_view v(f);
     if (v != "" && v != "0" && v != "1") {
@@ -434,56 +441,61 @@ LiveCache::~LiveCache() {
 
 namespace {
 
-// What a background merge does, on a Store handle of its own: exports the latest
-// state to a temp file of this process ("current.amem.tmp.<pid>.<hex>", removed by
-// the next export or merge if the process dies), then, under the exclusive lock,
-// renames it into place and records it, unless a base at least as new is there.
-// SIGKILLed at any point it leaves the old pair, or the new base beside the old
-// record (its fingerprint then names another file: exported again), and at most
-// temp files of a dead process. One per store at a time (merge.lock).
-Status MergeInBackground(const std::string& dir, const LiveOptions& live, BackgroundMerge* m) {
+// The merge (MergeBase): under merge.lock, taken without waiting (false when
+// another process holds it), exports the latest state to a temp file of this
+// process ("current.amem.tmp.<pid>.<hex>", removed by the next export or merge if
+// the process dies), then, under the exclusive lock, renames it into place and
+// records it, unless a base at least as new is there. SIGKILLed at any point it
+// leaves the old pair, or the new base beside the old record (its fingerprint then
+// names another file: exported again), and at most temp files of a dead process;
+// the flocks go with the process. Sets m's base when `m` is given.
+Result<bool> Merge(const Store& store, const LiveOptions& live, BackgroundMerge* m) {
+  const std::string dir = store.path();
   const std::string merge_lock_path = dir + "/merge.lock";
   FileLock merge_lock(merge_lock_path);
   AMEM_ASSIGN_OR_RETURN(mine, merge_lock.TryLock(merge_lock_path));
-  if (!mine) return Status::OK();  // another process merges
+  if (!mine) return false;  // another process merges
   RemoveStaleTempFiles(dir);
-  StoreOptions store_options;
-  store_options.create_if_missing = false;
-  AMEM_ASSIGN_OR_RETURN(store, Store::Open(dir, store_options));
   const std::string base_path = dir + "/current.amem", rev_path = dir + "/current.rev";
   const std::string lock_path = dir + "/current.lock";
+  // Sound and recorded at `rev` or later: a merge that ran since the query looked.
+  const auto base_at = [&](uint64_t rev) {
+    RevisionRecord recorded;
+    return ReadRevisionFile(rev_path, &recorded) && recorded.rev >= rev &&
+           SameHistory(store, recorded.rev, recorded.identity) &&
+           recorded.fingerprint == BaseFingerprint(base_path);
+  };
+  AMEM_ASSIGN_OR_RETURN(latest, store.ResolveRevision(ReadView::Latest()));
+  if (base_at(latest)) return false;
   const std::string temp = TempPathFor(base_path);
   ExportOptions options;
   options.progress = live.progress;
   options.writer.threads = 1;  // the other core answers queries meanwhile
-  auto exported = ExportSnapshot(*store, temp, options);
+  auto exported = ExportSnapshot(store, temp, options);
   if (!exported.ok()) {
     ::unlink(temp.c_str());
     return exported.status();
   }
   FileLock lock(lock_path);
   Status s = lock.Lock(lock_path);
+  bool merged = false;
   if (s.ok()) {
-    RevisionRecord recorded;
-    const bool newer_there = ReadRevisionFile(rev_path, &recorded) &&
-                             recorded.rev >= exported->revision &&
-                             SameHistory(*store, recorded.rev, recorded.identity) &&
-                             recorded.fingerprint == BaseFingerprint(base_path);
-    if (newer_there) {
+    if (base_at(exported->revision)) {
       ::unlink(temp.c_str());
-      return Status::OK();
+      return false;
     }
     if (::rename(temp.c_str(), base_path.c_str()) != 0) {
       s = Status::IOError(Errno("rename " + temp));
     } else {
       ::unlink((dir + "/current.amdl").c_str());  // the old base's
-      auto identity = store->RevisionIdentity(exported->revision);
+      auto identity = store.RevisionIdentity(exported->revision);
       s = identity.ok() ? WriteFileAtomic(rev_path, RevisionFileText(exported->revision, *identity,
                                                                     BaseFingerprint(base_path)))
                         : identity.status();
+      merged = s.ok();
       // Mapped under the lock (the file is ours until it is released), checked after.
       struct stat st;
-      if (s.ok() && ::stat(base_path.c_str(), &st) == 0) {
+      if (m && s.ok() && ::stat(base_path.c_str(), &st) == 0) {
         if (auto r = Reader::Open(base_path); r.ok()) {
           m->base = std::move(r).value();
           m->identity = FileIdentity(st);
@@ -493,8 +505,17 @@ Status MergeInBackground(const std::string& dir, const LiveOptions& live, Backgr
     }
   }
   ::unlink(temp.c_str());  // when it was not renamed
-  if (m->base && live.check_records && !m->base->CheckRecords().ok()) m->base = nullptr;
-  return s;
+  if (m && m->base && live.check_records && !m->base->CheckRecords().ok()) m->base = nullptr;
+  if (!s.ok()) return s;
+  return merged;
+}
+
+// A merge on a thread of its own (amem mcp), on a Store handle of its own.
+Status MergeInBackground(const std::string& dir, const LiveOptions& live, BackgroundMerge* m) {
+  StoreOptions store_options;
+  store_options.create_if_missing = false;
+  AMEM_ASSIGN_OR_RETURN(store, Store::Open(dir, store_options));
+  return Merge(*store, live, m).status();
 }
 
 // Starts a background merge unless one runs; reaps a finished one.
@@ -585,6 +606,11 @@ Result<std::shared_ptr<const Reader>> ExtendStack(const Store& store, LiveCache*
 }
 
 }  // namespace
+
+Result<bool> MergeBase(const Store& store, const LiveOptions& options) {
+  if (store.read_only()) return NotWritten(store.path() + "/current.amem");
+  return Merge(store, options, nullptr);
+}
 
 void PrintNote(const LiveView& view, const std::string& who) {
   if (view.note.empty()) return;
@@ -738,6 +764,9 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   // While a background merge runs, no bound: the views answer until its base is in.
   const bool background = stacked && options.background_merge && writable;
   const bool merging = background && Merging(cache);
+  // A one-shot process: the merge runs in a process of its own (spawn_merge).
+  const bool spawned = !background && is_latest && writable && options.spawn_merge &&
+                       !options.foreground_merge;
   if (stacked) {
     AMEM_ASSIGN_OR_RETURN(top, ExtendStack(store, cache, wanted, wanted_history, options,
                                            merging ? UINT64_MAX : MergeBound(options, *base)));
@@ -767,7 +796,8 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     // A merge in the background answers from this delta, compiled whole: up to
     // four times the bound; a change log past that (one write deleting most of
     // the store) costs more to compile than an export, which then runs here.
-    const uint64_t stop = background && bound <= UINT64_MAX / 4 ? 4 * bound : bound;
+    const uint64_t stop =
+        (background || spawned) && bound <= UINT64_MAX / 4 ? 4 * bound : bound;
     // A long-lived process extends what its last compile of the latest state read.
     if (cache && is_latest && !cache->compiler) cache->compiler = std::make_shared<DeltaCompiler>();
     auto compiled = cache && is_latest
@@ -781,8 +811,12 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     bool layer = true;
     const bool over = is_latest && (compiled->over_bound || compiled->records > bound ||
                                     bytes.size() > options.merge_bytes);
+    // A merge process that cannot be started (no process left, say): the
+    // foreground merges, as without one.
     if (over && background && !compiled->over_bound) {
       StartMerge(store, cache, options);  // answered from this delta meanwhile
+    } else if (over && spawned && !compiled->over_bound && options.spawn_merge(dir).ok()) {
+      // Answered from this delta meanwhile.
     } else if (over) {
       // Merge: the delta costs more than its bound; rebuild the base. When the new
       // base cannot be written, the base and this delta answer from memory.

@@ -23,16 +23,22 @@
 // The base is rebuilt (a full export) when the delta touches more records than
 // LiveOptions::merge_fraction of the base's (never below merge_records) or is
 // larger than merge_bytes, when the history since the base was compacted away, and
-// on `amem compact`; amem mcp merges on a thread of its own (background_merge:
-// the new base is exported to a temp file without the lock, then renamed into
-// place and recorded under it; merge.lock, flock()ed, lets one merge run per
-// store). Full files are streamed
+// on `amem compact`; amem mcp merges on a thread of its own (background_merge),
+// and a CLI query in a process of its own that outlives the query (spawn_merge:
+// `amem merge-base`, detached), answering from base + delta meanwhile. Either
+// merge exports the new base to a temp file without the lock, then renames it into
+// place and records it under the lock; merge.lock, flock()ed, lets one merge run
+// per store, and a merge that finds the base at the latest revision does nothing.
+// The foreground still merges when there is no base, when the history since it
+// was compacted away, and when the delta is past four times its bound (compiling
+// it would cost more than the export). Full files are streamed
 // to a temporary name of their own, fsynced and renamed into place.
 #ifndef AMEM_SNAPSHOT_LIVE_H_
 #define AMEM_SNAPSHOT_LIVE_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -70,6 +76,17 @@ struct LiveOptions {
   // bound answers from the views it has (LiveCache) and starts the merge, one at a
   // time per store (merge.lock); a query after it finished reads the new base.
   bool background_merge = false;
+  // Merge in a process of its own instead of in the query's foreground (a CLI
+  // query, a one-shot process): a query that finds the delta of the latest state
+  // past its bound, and under four times it, answers from base + delta (compiled,
+  // and cached in current.amdl as usual) and calls spawn_merge(store directory),
+  // which starts MergeBase() in a detached process and returns at once; one merge
+  // runs at a time per store (merge.lock). A spawn that fails merges in the
+  // foreground. Null (the default): the foreground merges.
+  std::function<Status(const std::string& store_dir)> spawn_merge;
+  // AMEM_FOREGROUND_MERGE=1: spawn_merge is never called (tests and benchmarks
+  // that want the merge done when the query returns).
+  bool foreground_merge = false;
   // Bounds of snapshots/ (past revisions older than the base).
   size_t max_cached_snapshots = kMaxCachedSnapshots;
   uint64_t max_cached_bytes = kMaxCachedSnapshotBytes;
@@ -91,7 +108,7 @@ struct LiveOptions {
 };
 // The defaults, overridden by the environment: AMEM_SNAPSHOT_CACHE_FILES,
 // AMEM_SNAPSHOT_CACHE_BYTES, AMEM_MERGE_FRACTION, AMEM_MERGE_RECORDS,
-// AMEM_MERGE_BYTES, AMEM_FULL_EXPORT=1. A malformed value is InvalidArgument naming it.
+// AMEM_MERGE_BYTES, AMEM_FULL_EXPORT=1, AMEM_FOREGROUND_MERGE=1. A malformed value is InvalidArgument naming it.
 Result<LiveOptions> LiveOptionsFromEnv();
 
 // A read view of the store: the base alone, or base + delta (Reader::layered()).
@@ -167,6 +184,17 @@ class LiveCache {
 // it, merges when the delta passed the threshold. `cache` may be null.
 Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOptions& options,
                           LiveCache* cache = nullptr);
+
+// One merge of the base in this thread: what the process a CLI query starts
+// (LiveOptions::spawn_merge, `amem merge-base`) runs. Takes merge.lock without
+// waiting and does nothing when another process holds it or when current.rev
+// already names a sound base at the latest revision; else exports the latest
+// state to a temp file of this process (what a process killed in the export left
+// is removed by the next export or merge), renames it into place and records it
+// under current.lock, unless a base at least as new got there first. Killed at any
+// point it leaves a pair that answers right (docs/STORE.md §10). True when it put
+// a new base in.
+Result<bool> MergeBase(const Store& store, const LiveOptions& options);
 
 // Prints view.note, if any, on stderr as "<who>: <note>".
 void PrintNote(const LiveView& view, const std::string& who);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -115,6 +116,24 @@ TEST_CASE("RemoveStaleTempFiles removes only dead writers' temp files", "[common
   CHECK(fs::exists(d.Sub(live)));
   CHECK(fs::exists(d.Sub(odd)));
   CHECK(fs::exists(d.Sub("x.amem")));
+}
+
+TEST_CASE("RemoveStaleTempFiles counts a zombie writer as gone", "[common][files]") {
+  // A detached merge process killed under an init that reaps it late (some
+  // containers' never) stays a zombie: its temp file is stale all the same.
+  TempDir d;
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) ::_exit(0);
+  // Not reaped yet: wait until it is a zombie (its exit was seen by the kernel).
+  siginfo_t info{};
+  REQUIRE(::waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT) == 0);
+  const std::string name = "x.amem.tmp." + std::to_string(child) + ".0123456789abcdef";
+  std::ofstream(d.Sub(name)) << "x";
+  CHECK(RemoveStaleTempFiles(d.path()) == 1);
+  CHECK_FALSE(fs::exists(d.Sub(name)));
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
 }
 
 TEST_CASE("OpenAppendFile refuses a FIFO without blocking", "[common][files]") {

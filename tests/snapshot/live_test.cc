@@ -671,20 +671,7 @@ TEST_CASE("a LiveCache stacks the latest writes over its kept views; every view 
   }
 }
 
-namespace {
-
-// The files in `dir` named like a temp file of AtomicFile ("<target>.tmp.<...>").
-std::vector<std::string> TempFilesIn(const std::string& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find(amem::kTempInfix) != std::string::npos) out.push_back(name);
-  }
-  return out;
-}
-
-}  // namespace
+using amem::snapshot_test::TempFilesIn;
 
 TEST_CASE("a background merge SIGKILLed at any point leaves the live view right, and no temp "
           "file or held lock once the next merge ran", "[snapshot][live][crash][background]") {

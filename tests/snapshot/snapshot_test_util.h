@@ -7,14 +7,17 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <filesystem>
 #include <algorithm>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "common/coding.h"
+#include "common/files.h"
 #include "common/hash.h"
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
@@ -251,6 +254,17 @@ inline std::string LazyAgreesWithEager(std::string_view bytes) {
   }
   if (lazy_status.ok() && lazy_digest != eager_digest) return "different answers, both OK";
   return "";
+}
+
+// The files in `dir` named like a temp file of AtomicFile ("<target>.tmp.<...>").
+inline std::vector<std::string> TempFilesIn(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find(amem::kTempInfix) != std::string::npos) out.push_back(name);
+  }
+  return out;
 }
 
 }  // namespace amem::snapshot_test

@@ -369,6 +369,24 @@ TEST_CASE("crash campaign: SIGKILLed writers leave all of their commit or none",
                                                                         .time_since_epoch()
                                                                         .count());
   std::mt19937_64 rng(seed);
+  // The queries here merge in their foreground, as the checks after each trial
+  // (no temp file, current.lock free) read the store the killed writer left, with
+  // no merge process of a query's running beside them; the background merge's own
+  // kills are cli_background_merge_test's.
+  const char* foreground = std::getenv("AMEM_FOREGROUND_MERGE");
+  const std::string saved = foreground != nullptr ? foreground : "";
+  ::setenv("AMEM_FOREGROUND_MERGE", "1", 1);
+  struct Restore {
+    const char* had;
+    std::string value;
+    ~Restore() {
+      if (had != nullptr) {
+        ::setenv("AMEM_FOREGROUND_MERGE", value.c_str(), 1);
+      } else {
+        ::unsetenv("AMEM_FOREGROUND_MERGE");
+      }
+    }
+  } restore{foreground, saved};
   Campaign campaign;
   double duration[kKinds];
   for (int k = 0; k < kKinds; ++k) duration[k] = campaign.Calibrate(static_cast<Kind>(k));

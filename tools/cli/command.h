@@ -229,6 +229,7 @@ void AddKvCommands(CLI::App& app, Context& ctx);     // kv-put, kv-get, kv-list,
 void AddIngestCommands(CLI::App& app, Context& ctx);  // ingest
 void AddIndexCommands(CLI::App& app, Context& ctx);   // index (docs/CODE.md)
 void AddSnapshotCommands(CLI::App& app, Context& ctx);  // export, import, verify, info, diff
+void AddMergeCommands(CLI::App& app, Context& ctx);  // merge-base (hidden, cmd_merge.cc)
 void AddLogCommands(CLI::App& app, Context& ctx);  // log, replay (docs/LOG.md)
 void AddReplayQueriesCommands(CLI::App& app, Context& ctx);  // replay-queries
 void AddRemoteCommands(CLI::App& app, Context& ctx);  // remote, sync, follow, verify-replica (REPLICATION.md)

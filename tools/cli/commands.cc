@@ -29,6 +29,7 @@ constexpr void (*kCommandFamilies[])(CLI::App&, Context&) = {
     AddIngestCommands,
     AddIndexCommands,
     AddSnapshotCommands,
+    AddMergeCommands,
     AddLogCommands,
     AddRemoteCommands,
     AddQueryCommands,
@@ -116,6 +117,7 @@ std::string NearestCommand(const CLI::App& app, const std::string& word) {
   std::string best;
   size_t best_distance = SIZE_MAX;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_group().empty()) continue;  // hidden (merge-base): never suggested
     const size_t d = EditDistance(word, sub->get_name());
     if (d < best_distance) {
       best = sub->get_name();

@@ -31,6 +31,9 @@ Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const
   if (!store.ok()) return store.status();
   Result<snapshot::LiveOptions> options = snapshot::LiveOptionsFromEnv();
   if (!options.ok()) return ctx.UsageError(options.status().message());
+  // Past the delta's bound the query answers from base + delta and leaves the
+  // merge to a process of its own.
+  options->spawn_merge = SpawnMergeProcess;
   // The store's base and delta, written by amem itself: their indexes are the
   // writer's, so the O(nodes + edges) check is kept for files from outside.
   Result<snapshot::LiveView> live = snapshot::OpenLive(**store, args.view.view(), *options);

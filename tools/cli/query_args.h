@@ -41,6 +41,12 @@ void AddSnapshotFlags(CLI::App* cmd, SnapshotArgs* args);
 Result<std::shared_ptr<const snapshot::Reader>> OpenSnapshot(Context& ctx, const SnapshotArgs& args,
                                                              snapshot::LiveView* live = nullptr);
 
+// Starts `amem --store store_dir merge-base` in a detached process of its own
+// that outlives this one (tools/cli/cmd_merge.cc) and returns at once; nothing
+// when a merge of that store runs. What a CLI query sets as
+// snapshot::LiveOptions::spawn_merge.
+Status SpawnMergeProcess(const std::string& store_dir);
+
 // After `failed` (a status of opening or reading the store's live view, as
 // OpenSnapshot gave it in `live`, or none): when it is a Corruption of the cache
 // files (snapshot::DiscardLiveCache), removes them and says so on stderr, and
