@@ -36,8 +36,8 @@ void AddOpFields(const Batch::Op& op, OrderedJson& j) {
       if (op.kind == Kind::kPutNode) {
         j["type"] = NodeTypeName(n.type);
         j["content"] = n.content;
-        j["meta"] = io::EmbeddedJson(n.meta);
-        j["confidence"] = io::FloatJson(n.confidence);
+        j["meta"] = EmbeddedJson(n.meta);
+        j["confidence"] = FloatJson(n.confidence);
       }
       AddAttribution(&j, n.ts, n.run, n.task, n.scope);
       break;
@@ -49,8 +49,8 @@ void AddOpFields(const Batch::Op& op, OrderedJson& j) {
       j["rel"] = e.rel;
       j["dst"] = e.dst;
       if (op.kind == Kind::kPutEdge) {
-        j["weight"] = io::FloatJson(e.weight);
-        j["payload"] = io::EmbeddedJson(e.payload);
+        j["weight"] = FloatJson(e.weight);
+        j["payload"] = EmbeddedJson(e.payload);
       }
       AddAttribution(&j, e.ts, e.run, e.task, std::nullopt);
       break;
@@ -80,7 +80,7 @@ Result<int64_t> TakeInt(nlohmann::json* obj, const char* name) {
   auto it = obj->find(name);
   if (it == obj->end()) return Status::InvalidArgument(std::string("missing field \"") + name +
                                                        "\" (not a line of amem log?)");
-  Result<int64_t> v = io::Int64FromJson(*it, name);
+  Result<int64_t> v = Int64FromJson(*it, name);
   obj->erase(it);
   return v;
 }
@@ -129,7 +129,7 @@ Result<ParsedLog> ParseLog(std::string_view text) {
   // Lines go through the ingest fast parser first (tools/io/ingest_line.h), in place
   // while the text has its padding after them, else from a padded copy; a line it
   // declines goes to the reference parser, which names the error.
-  io::FastLineParser fast;
+  FastLineParser fast;
   Batch one;  // the fast path's operation, until its revision is known
   std::string padded;
   const char* const text_end = text.data() + text.size();
@@ -138,14 +138,14 @@ Result<ParsedLog> ParseLog(std::string_view text) {
     std::string_view line = text.substr(0, end);
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     ++line_number;
-    if (line.size() > io::kMaxLineBytes) return io::LineTooLong(line_number);
+    if (line.size() > kMaxLineBytes) return LineTooLong(line_number);
     if (IsBlankLine(line)) continue;
     if (line.back() == '\r') line.remove_suffix(1);
     auto fail = [&](const Status& s) {
       return s.WithContext("line " + std::to_string(line_number));
     };
-    const char* data = io::PaddedLine(line, text_end, &padded);
-    io::FastLineParser::LogRevision fast_rev;
+    const char* data = PaddedLine(line, text_end, &padded);
+    FastLineParser::LogRevision fast_rev;
     std::optional<nlohmann::json> parsed;
     Result<int64_t> rev = int64_t{0}, rev_ts = int64_t{0};
     one.Clear();
@@ -153,7 +153,7 @@ Result<ParsedLog> ParseLog(std::string_view text) {
       rev = fast_rev.rev;
       rev_ts = fast_rev.rev_ts;
     } else {
-      Result<nlohmann::json> reference = io::ParseJson(line, "malformed JSON", true);
+      Result<nlohmann::json> reference = ParseJson(line, "malformed JSON", true);
       if (!reference.ok()) return fail(reference.status());
       parsed = std::move(reference).value();
       if (!parsed->is_object()) return fail(Status::InvalidArgument("expected a JSON object"));
@@ -187,7 +187,7 @@ Result<ParsedLog> ParseLog(std::string_view text) {
     }
     Batch& batch = log.revisions.back().batch;
     if (parsed) {
-      AMEM_RETURN_IF_ERROR(fail(io::AddIngestOp(*parsed, &batch)));
+      AMEM_RETURN_IF_ERROR(fail(AddIngestOp(*parsed, &batch)));
     } else {
       batch.Append(std::move(one));
     }
@@ -214,11 +214,11 @@ Status ReplayErrorToLine(const Status& status, const ParsedLog& log) {
   if (rest.substr(0, 2) == ": ") rest.erase(0, 2);
   size_t k = 0;
   std::string after_op;
-  Status inner = io::WithMessage(status, rest);
-  if (io::SplitOpError(inner, &k, &after_op) && k < lines.size()) {
-    return io::WithMessage(status, "line " + std::to_string(lines[k]) + after_op);
+  Status inner = WithMessage(status, rest);
+  if (SplitOpError(inner, &k, &after_op) && k < lines.size()) {
+    return WithMessage(status, "line " + std::to_string(lines[k]) + after_op);
   }
-  return io::WithMessage(status, "line " + std::to_string(lines.front()) + ": revision " +
+  return WithMessage(status, "line " + std::to_string(lines.front()) + ": revision " +
                                  std::to_string(rev) + ": " + rest);
 }
 
