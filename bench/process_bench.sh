@@ -12,9 +12,10 @@
 #                 with their edges (bench/mass_delete.py), the first query after
 #                 it (1 run), then --runs times a one-node write followed by a
 #                 timed `amem text-search`
-#   MCP session   one `amem mcp` session: --session put_memory writes, each followed
-#                 by one query (text_search, search_nodes, context, traverse in
-#                 turn); p50/p99/max per tool per tenth (bench/mcp_session_client.py)
+#   MCP session   one `amem mcp` session per build, each on a fresh synced copy of
+#                 the store: --session put_memory writes, each followed by one query
+#                 (text_search, search_nodes, context, traverse in turn);
+#                 p50/p99/max per tool per tenth (bench/mcp_session_client.py)
 #
 #   bash bench/process_bench.sh [AMEM] [--vs AMEM_B] [--sizes 100000,1000000]
 #        [--runs 9] [--session 2000] [--delete 0.8] [--work DIR]
@@ -136,8 +137,17 @@ for n in ${sizes//,/ }; do
   step "traverse" traverse "$seed" --depth 2
   step "get-node" get-node "$seed"
   step "context" context "$seed"
+  # Each build's session writes into a fresh copy of the store, synced first: a
+  # first write would otherwise pay the writeback of the just-copied file.
   if [ "$session" -gt 0 ]; then
-    echo "MCP session at $n: $session put_memory writes, each followed by one query (A)"
-    $py "$root/bench/mcp_session_client.py" "$amem" "$store" "$seed" "$session"
+    for build in "$amem" ${vs:+"$vs"}; do
+      if [ "$build" = "$amem" ]; then label=A; else label=B; fi
+      echo "MCP session at $n: $session put_memory writes, each followed by one query ($label)"
+      rm -rf "$work/session"
+      cp -r "$store" "$work/session"
+      sync -f "$work/session/data.mdb"
+      $py "$root/bench/mcp_session_client.py" "$build" "$work/session" "$seed" "$session"
+    done
+    rm -rf "$work/session"
   fi
 done
