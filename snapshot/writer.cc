@@ -1006,7 +1006,9 @@ Status AddAttributeBlocks(const Attribution& a, const DenseNodes& d,
     std::string encoded;
     for (size_t j = 0; j < de.edges.size(); ++j) {
       // The facts are in the store's order, not the file's.
-      if (j + kLookahead < de.edges.size()) __builtin_prefetch(&a.edges[de.edges[j + kLookahead].input]);
+      if (j + kLookahead < de.edges.size()) {
+        __builtin_prefetch(&a.edges[de.edges[j + kLookahead].input]);
+      }
       const EdgeFacts& facts = a.edges[de.edges[j].input];
       encoded.clear();
       EdgeAttrsEntry{facts.created_ts, facts.updated_ts, a.runs.Rank(facts.run),
@@ -1034,7 +1036,9 @@ Status AddAttributeBlocks(const Attribution& a, const DenseNodes& d,
       if (j + 2 * kLookahead < de.edges.size()) {
         __builtin_prefetch(&a.edges[de.edges[j + 2 * kLookahead].input]);
       }
-      if (j + kLookahead < de.edges.size()) __builtin_prefetch(a.edges[de.edges[j + kLookahead].input].payload);
+      if (j + kLookahead < de.edges.size()) {
+        __builtin_prefetch(a.edges[de.edges[j + kLookahead].input].payload);
+      }
       const EdgeFacts& facts = a.edges[de.edges[j].input];
       out->Append(std::string_view(facts.payload, facts.payload_size));
     }

@@ -391,10 +391,12 @@ Status Store::VisitState(const ReadView& view, const VisitOptions& options,
                                                      std::to_string(rel));
                          }
                          if (options.edge_refs) {
-                           if (value.size() > UINT32_MAX) return Status::Corruption("edge value size");
-                           state.edge_refs.push_back({value.data(), static_cast<uint32_t>(value.size()),
-                                                      EdgeView::kUnknownNode, EdgeView::kUnknownNode,
-                                                      rel});
+                           if (value.size() > UINT32_MAX) {
+                             return Status::Corruption("edge value size");
+                           }
+                           state.edge_refs.push_back(
+                               {value.data(), static_cast<uint32_t>(value.size()),
+                                EdgeView::kUnknownNode, EdgeView::kUnknownNode, rel});
                            ref_ids.emplace_back(src, dst);
                          } else {
                            state.edges.push_back(ToEdgeView(src, rel, dst, names[rel], v));
@@ -473,8 +475,9 @@ Status Store::VisitState(const ReadView& view, const VisitOptions& options,
       if (options.edge_refs) {
         place(state.edge_refs, [&](size_t i) { return ref_ids[i]; }, begin, end);
       } else {
-        place(state.edges, [&](size_t i) { return std::pair(state.edges[i].src, state.edges[i].dst); },
-              begin, end);
+        place(state.edges,
+              [&](size_t i) { return std::pair(state.edges[i].src, state.edges[i].dst); }, begin,
+              end);
       }
     };
     const size_t edge_count = options.edge_refs ? state.edge_refs.size() : state.edges.size();

@@ -261,7 +261,9 @@ TEST_CASE("Export from the store's views equals the snapshot of the owned state"
           CHECK(st.edges.empty());
           CHECK(st.edge_refs.size() == edge_count);
           StringSink sink(&from_refs);
-          if (!release) return WriteSnapshot(static_cast<const StoreStateView&>(st), o, &sink).status();
+          if (!release) {
+            return WriteSnapshot(static_cast<const StoreStateView&>(st), o, &sink).status();
+          }
           Status written = WriteSnapshot(std::move(st), o, &sink).status();
           CHECK(st.nodes.empty());
           CHECK(st.edge_refs.empty());
