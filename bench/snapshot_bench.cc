@@ -5,7 +5,7 @@
 //   export   ExportSnapshot from an LMDB store: Store::VisitState (records read as
 //            views) + WriteSnapshot streamed into WriteFileAtomic (temp file, fsync,
 //            rename)
-//   export_nofile  the same VisitState + WriteSnapshot with the bytes counted and
+//   export_nofile  the same VisitState (edge refs) + WriteSnapshot with the bytes counted and
 //            dropped: no file, page cache or fsync (what the export's own work costs)
 //   open     Reader::Open (map + full structural validation), file in page cache
 //   verify   Reader::Verify (checksum pass + content decompression), fresh reader
@@ -195,8 +195,12 @@ Summary RunSize(uint64_t num, const std::vector<std::string>& benchmarks, uint64
       } else {
         sum.export_nofile_s = TimeMedian(3, [&] {
           snapshot::CountingSink sink;
-          Status s = store->VisitState(ReadView(), [&](const StoreStateView& state) {
-            return snapshot::WriteSnapshot(state, snapshot::WriterOptions(), &sink).status();
+          // As ExportSnapshot reads the store: edges as refs, vectors freed as it goes.
+          Store::VisitOptions visit;
+          visit.edge_refs = true;
+          Status s = store->VisitState(ReadView(), visit, [&](StoreStateView& state) {
+            return snapshot::WriteSnapshot(std::move(state), snapshot::WriterOptions(), &sink)
+                .status();
           });
           if (!s.ok()) DieStatus(s.WithContext("export_nofile"));
           out_bytes = sink.bytes();

@@ -35,6 +35,12 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
+// Frees a vector's buffer (`v = {}` would pick operator=(initializer_list), which keeps it).
+template <typename T>
+void Release(std::vector<T>* v) {
+  std::vector<T>().swap(*v);
+}
+
 // How many records ahead a pass over the nodes prefetches their strings.
 constexpr size_t kLookahead = 8;
 
@@ -60,8 +66,51 @@ struct WNode {
 
 struct WEdge {
   uint32_t src = 0, dst = 0;
+  uint32_t input = 0;  // its index in the state's edges
   RelationId rel = 0;
-  const EdgeView* rec = nullptr;
+};
+
+// The state's edges in its order: its EdgeViews, or its EdgeRefs decoded where
+// a field is read (the export: Store::VisitState with edge_refs, so that 3M
+// edges cost 72 MB rather than 480). The positions and relation need no decoding.
+class EdgeSource {
+ public:
+  explicit EdgeSource(const StoreStateView& state)
+      : views_(state.edges.data()),
+        refs_(state.edge_refs.empty() ? nullptr : state.edge_refs.data()),
+        size_(state.edge_refs.empty() ? state.edges.size() : state.edge_refs.size()) {}
+  size_t size() const { return size_; }
+  uint32_t src_node(size_t j) const { return refs_ ? refs_[j].src_node : views_[j].src_node; }
+  uint32_t dst_node(size_t j) const { return refs_ ? refs_[j].dst_node : views_[j].dst_node; }
+  RelationId rel(size_t j) const { return refs_ ? refs_[j].rel : views_[j].rel; }
+  // Edge j; a decoded ref is put in *scratch. Its string_views outlive scratch
+  // (they point into the store's pages, or the state's).
+  const EdgeView& Get(size_t j, EdgeView* scratch) const {
+    if (refs_ == nullptr) return views_[j];
+    *scratch = DecodeEdgeRef(refs_[j]);
+    return *scratch;
+  }
+  std::string_view src_key(size_t j) const {
+    EdgeView scratch;
+    return Get(j, &scratch).src_key;
+  }
+  std::string_view dst_key(size_t j) const {
+    EdgeView scratch;
+    return Get(j, &scratch).dst_key;
+  }
+  // Starts fetching edge j's record, to be read a few edges later.
+  void Prefetch(size_t j) const {
+    if (refs_ != nullptr) {
+      __builtin_prefetch(refs_[j].value);
+    } else {
+      __builtin_prefetch(&views_[j].created_ts);
+    }
+  }
+
+ private:
+  const EdgeView* views_;
+  const EdgeRef* refs_;  // null: views_
+  size_t size_;
 };
 
 // string -> u32 by open addressing over Hash64: the runs and labels, and the keys
@@ -317,8 +366,8 @@ class FileSink : public ByteSink {
   AtomicFile* file_;
 };
 
-std::string EdgeName(const EdgeView& e) {
-  return "edge " + std::string(e.src_key) + " -> " + std::string(e.dst_key);
+std::string EdgeName(const EdgeSource& edges, size_t j) {
+  return "edge " + std::string(edges.src_key(j)) + " -> " + std::string(edges.dst_key(j));
 }
 
 // ---- nodes sorted by key; dangling edge endpoints become stubs ----
@@ -355,10 +404,11 @@ Status SortNodes(const StoreStateView& state, NodeInputs* in) {
 }
 
 // The edge endpoints that name no live node: each distinct key becomes a stub.
-Status FindStubs(const StoreStateView& state, NodeInputs* in) {
-  in->lookup_keys = std::any_of(state.edges.begin(), state.edges.end(), [](const EdgeView& e) {
-    return e.src_node == EdgeView::kUnknownNode || e.dst_node == EdgeView::kUnknownNode;
-  });
+Status FindStubs(const StoreStateView& state, const EdgeSource& edges, NodeInputs* in) {
+  for (size_t j = 0; j < edges.size() && !in->lookup_keys; ++j) {
+    in->lookup_keys =
+        edges.src_node(j) == EdgeView::kUnknownNode || edges.dst_node(j) == EdgeView::kUnknownNode;
+  }
   if (in->lookup_keys) {
     in->key_index.Reserve(in->live.size());
     for (uint32_t k = 0; k < in->live.size(); ++k) in->key_index.Insert(in->live[k]->key, k);
@@ -367,15 +417,19 @@ Status FindStubs(const StoreStateView& state, NodeInputs* in) {
   std::vector<std::pair<std::string_view, int64_t>>& stub_refs = in->stub_refs;
   // An endpoint whose position the store gave is live (EdgeView::src_node).
   const uint32_t input_count = in->input_count = static_cast<uint32_t>(state.nodes.size());
-  for (const EdgeView& e : state.edges) {
+  EdgeView scratch;
+  for (size_t j = 0; j < edges.size(); ++j) {
     auto out_of_range = [&](uint32_t p) { return p != EdgeView::kUnknownNode && p >= input_count; };
-    if (out_of_range(e.src_node) || out_of_range(e.dst_node)) {
-      return Status::InvalidArgument(EdgeName(e) + ": endpoint position out of range");
+    const uint32_t src = edges.src_node(j), dst = edges.dst_node(j);
+    if (out_of_range(src) || out_of_range(dst)) {
+      return Status::InvalidArgument(EdgeName(edges, j) + ": endpoint position out of range");
     }
-    if (e.src_node == EdgeView::kUnknownNode && !is_live(e.src_key)) {
+    if (src != EdgeView::kUnknownNode && dst != EdgeView::kUnknownNode) continue;
+    const EdgeView& e = edges.Get(j, &scratch);
+    if (src == EdgeView::kUnknownNode && !is_live(e.src_key)) {
       stub_refs.emplace_back(e.src_key, e.created_ts);
     }
-    if (e.dst_node == EdgeView::kUnknownNode && !is_live(e.dst_key)) {
+    if (dst == EdgeView::kUnknownNode && !is_live(e.dst_key)) {
       stub_refs.emplace_back(e.dst_key, e.created_ts);
     }
   }
@@ -424,6 +478,11 @@ struct TermWork {
   // the promise goes first and the waiting worker stops (broken promise).
   std::promise<void> order_known;
 
+  // Tokenize is done with the texts.
+  void ReleaseTexts() {
+    Release(&contents);
+    Release(&metas);
+  }
   // Waits for the worker's Place (the blocks' bytes need it).
   void Join() {
     if (worker.joinable()) worker.join();
@@ -445,6 +504,7 @@ void StartTermIndex(const StoreStateView& state, const WriterOptions& options, u
   const uint32_t embedding_dim = options.embeddings ? state.dimension : 0;
   if (!tw->threaded) {
     tw->tokenized = tw->terms.Tokenize(tw->contents, tw->metas, embedding_dim);
+    tw->ReleaseTexts();
     return;
   }
   std::promise<void> tokenize_promise;
@@ -452,6 +512,7 @@ void StartTermIndex(const StoreStateView& state, const WriterOptions& options, u
   tw->worker = std::jthread([tw, embedding_dim, tokenize_promise = std::move(tokenize_promise),
                              order = tw->order_known.get_future()]() mutable {
     tw->tokenized = tw->terms.Tokenize(tw->contents, tw->metas, embedding_dim);
+    tw->ReleaseTexts();
     tokenize_promise.set_value();
     if (!tw->tokenized.ok()) return;
     try {
@@ -484,19 +545,33 @@ struct NodeLabels {
 struct RecordLabels {
   uint32_t run, task;
 };
+// What the file needs of an edge's record beyond its endpoints and relation,
+// read in the one pass that decodes each edge in the store's order: the blocks
+// that list edges in the file's order then read no record (a ref decoded in
+// that order costs a cache and TLB miss in the store's map each: +2 s at 3M).
+struct EdgeFacts {
+  int64_t created_ts, updated_ts;
+  const char* payload;  // into the store's pages or the state's
+  uint32_t payload_size;
+  uint32_t run, task;  // Dictionary numbers
+  float weight;
+};
 // Each record's run and labels by their Dictionary numbers, in input order.
 struct Attribution {
   Dictionary runs, labels;
   std::vector<NodeLabels> nodes;
-  std::vector<RecordLabels> edges, kv;
+  std::vector<EdgeFacts> edges;
+  std::vector<RecordLabels> kv;
   uint32_t session_count = 0;  // runs, "" included
+  int64_t edge_newest = 0;      // the newest created or updated ts of an edge, if any
+  uint64_t payload_bytes = 0;  // the edges' payloads
 };
 
-void CollectLabels(const StoreStateView& state, Attribution* a) {
+void CollectLabels(const StoreStateView& state, const EdgeSource& edges, Attribution* a) {
   Dictionary& runs = a->runs;
   Dictionary& labels = a->labels;
   a->nodes.resize(state.nodes.size());
-  a->edges.resize(state.edges.size());
+  a->edges.resize(edges.size());
   a->kv.resize(state.kv.size());
   for (size_t k = 0; k < state.nodes.size(); ++k) {
     // The nodes are in key order, their records all over the store's map: the
@@ -505,9 +580,18 @@ void CollectLabels(const StoreStateView& state, Attribution* a) {
     const NodeView& v = state.nodes[k];
     a->nodes[k] = {runs.Add(v.run), labels.Add(v.scope), labels.Add(v.task)};
   }
-  for (size_t j = 0; j < state.edges.size(); ++j) {
-    a->edges[j] = {runs.Add(state.edges[j].run), labels.Add(state.edges[j].task)};
+  EdgeView scratch;
+  int64_t newest = INT64_MIN;
+  for (size_t j = 0; j < edges.size(); ++j) {
+    if (j + kLookahead < edges.size()) edges.Prefetch(j + kLookahead);
+    const EdgeView& e = edges.Get(j, &scratch);
+    a->edges[j] = {e.created_ts,    e.updated_ts,     e.payload.data(),
+                   static_cast<uint32_t>(std::min<size_t>(e.payload.size(), UINT32_MAX)),
+                   runs.Add(e.run), labels.Add(e.task), e.weight};
+    newest = std::max({newest, e.created_ts, e.updated_ts});
+    a->payload_bytes += e.payload.size();
   }
+  a->edge_newest = newest;
   for (size_t k = 0; k < state.kv.size(); ++k) {
     a->kv[k] = {runs.Add(state.kv[k].run), labels.Add(state.kv[k].task)};
   }
@@ -592,9 +676,9 @@ Status NumberNodes(const StoreStateView& state, const NodeInputs& in, const Attr
 }
 
 // An edge endpoint's dense number: by the store's position, else by its key.
-uint32_t DenseOf(const DenseNodes& d, const StringIndex& key_index, uint32_t input,
-                 std::string_view key) {
-  return input != EdgeView::kUnknownNode ? d.input_dense[input] : *key_index.Find(key);
+template <typename KeyFn>
+uint32_t DenseOf(const DenseNodes& d, const StringIndex& key_index, uint32_t input, KeyFn key) {
+  return input != EdgeView::kUnknownNode ? d.input_dense[input] : *key_index.Find(key());
 }
 
 // ---- relations and edges ----
@@ -650,30 +734,31 @@ struct DenseEdges {
 
 // Sorted by (src, rel, dst): a counting sort by source, whose bucket bounds are
 // the OutIndex block, then each source's run by (rel, dst).
-Status SortEdges(const StoreStateView& state, const Relations& rels, const DenseNodes& d,
-                 const StringIndex& key_index, DenseEdges* de) {
-  if (state.edges.size() > UINT32_MAX - 1) return Status::InvalidArgument("too many edges");
+Status SortEdges(const EdgeSource& source, const Attribution& a, const Relations& rels,
+                 const DenseNodes& d, const StringIndex& key_index, DenseEdges* de) {
+  if (source.size() > UINT32_MAX - 1) return Status::InvalidArgument("too many edges");
   const uint32_t n = d.n;
-  const uint32_t m = de->m = static_cast<uint32_t>(state.edges.size());
+  const uint32_t m = de->m = static_cast<uint32_t>(source.size());
   std::vector<uint32_t>& out_start = de->out_start;
   out_start.assign(static_cast<size_t>(n) + 1, 0);
   // Two passes over the store's edges: sources and counts, then the records.
   std::vector<uint32_t> edge_src(m);
   for (uint32_t j = 0; j < m; ++j) {
-    const EdgeView& e = state.edges[j];
-    if (rels.file_rel[e.rel] == 0xFFFF) {
-      return Status::InvalidArgument(EdgeName(e) + ": undefined relation " +
-                                     std::to_string(e.rel));
+    const RelationId rel = source.rel(j);
+    if (rels.file_rel[rel] == 0xFFFF) {
+      return Status::InvalidArgument(EdgeName(source, j) + ": undefined relation " +
+                                     std::to_string(rel));
     }
-    if (!std::isfinite(e.weight)) {
-      return Status::InvalidArgument(EdgeName(e) + ": weight not finite");
+    if (!std::isfinite(a.edges[j].weight)) {
+      return Status::InvalidArgument(EdgeName(source, j) + ": weight not finite");
     }
     // Edges of one source usually come together (Store::VisitState groups them).
-    const EdgeView* prev = j > 0 ? &state.edges[j - 1] : nullptr;
-    const bool same_src = prev != nullptr && (e.src_node != EdgeView::kUnknownNode
-                                                  ? e.src_node == prev->src_node
-                                                  : e.src_key == prev->src_key);
-    edge_src[j] = same_src ? edge_src[j - 1] : DenseOf(d, key_index, e.src_node, e.src_key);
+    const uint32_t src_node = source.src_node(j);
+    const bool same_src = j > 0 && (src_node != EdgeView::kUnknownNode
+                                        ? src_node == source.src_node(j - 1)
+                                        : source.src_key(j) == source.src_key(j - 1));
+    edge_src[j] = same_src ? edge_src[j - 1]
+                           : DenseOf(d, key_index, src_node, [&] { return source.src_key(j); });
     ++out_start[edge_src[j] + 1];
   }
   for (uint32_t i = 0; i < n; ++i) out_start[i + 1] += out_start[i];
@@ -683,12 +768,13 @@ Status SortEdges(const StoreStateView& state, const Relations& rels, const Dense
   {
     std::vector<uint32_t> fill(out_start.begin(), out_start.end() - 1);
     for (uint32_t j = 0; j < m; ++j) {
-      const EdgeView& e = state.edges[j];
-      edges[fill[edge_src[j]]++] = {edge_src[j], DenseOf(d, key_index, e.dst_node, e.dst_key),
-                                    static_cast<RelationId>(rels.file_rel[e.rel]), &e};
+      const uint32_t dst =
+          DenseOf(d, key_index, source.dst_node(j), [&] { return source.dst_key(j); });
+      edges[fill[edge_src[j]]++] = {edge_src[j], dst, j,
+                                    static_cast<RelationId>(rels.file_rel[source.rel(j)])};
     }
   }
-  edge_src = {};
+  Release(&edge_src);
   for (uint32_t i = 0; i < n; ++i) {
     std::sort(edges.begin() + out_start[i], edges.begin() + out_start[i + 1],
               [](const WEdge& a, const WEdge& b) { return std::tie(a.rel, a.dst) < std::tie(b.rel, b.dst); });
@@ -696,7 +782,7 @@ Status SortEdges(const StoreStateView& state, const Relations& rels, const Dense
   for (size_t k = 1; k < edges.size(); ++k) {
     if (edges[k].src == edges[k - 1].src && edges[k].rel == edges[k - 1].rel &&
         edges[k].dst == edges[k - 1].dst) {
-      return Status::InvalidArgument("duplicate " + EdgeName(*edges[k].rec));
+      return Status::InvalidArgument("duplicate " + EdgeName(source, edges[k].input));
     }
   }
   return Status::OK();
@@ -706,58 +792,38 @@ Status SortEdges(const StoreStateView& state, const Relations& rels, const Dense
 bool HasMeta(std::string_view meta) { return !meta.empty() && meta != kEmptyMeta; }
 
 struct Content {
-  uint64_t raw_size = 0;           // uncompressed bytes
-  std::vector<NodeEntry> records;  // in dense order
+  uint64_t raw_size = 0;       // uncompressed bytes
+  uint64_t content_bytes = 0;  // the contents' part of them (the metas follow)
   bool any_vector = false;
   int64_t newest = 0;  // every created/updated ts of nodes and edges and kv ts; 0 if none
   std::string stored;  // the block's bytes: an LZ4 frame, or raw_size raw bytes
 };
 
-// The node records (their content, meta and vector offsets) and the newest ts.
-Status LayOutContent(const StoreStateView& state, const DenseNodes& d, uint32_t dim, Content* c) {
-  const uint32_t n = d.n;
+// The content section's size, whether any node has a vector, and the newest
+// ts. The node records are made as they are streamed (NodeRecords).
+Status LayOutContent(const StoreStateView& state, const Attribution& a, const DenseNodes& d,
+                     Content* c) {
   const std::vector<WNode>& nodes = d.nodes;
-  uint64_t raw_size = 0;
-  for (const WNode& w : nodes) raw_size += w.content.size() + (HasMeta(w.meta) ? w.meta.size() : 0);
-  if (raw_size > UINT32_MAX) return Status::InvalidArgument("content: larger than 4 GiB");
-  c->raw_size = raw_size;
-  std::vector<NodeEntry>& records = c->records;
-  records.resize(n);
   int64_t newest = 0;
   bool have_ts = false;
   auto see_ts = [&](int64_t ts) {
     newest = have_ts ? std::max(newest, ts) : ts;
     have_ts = true;
   };
-  uint64_t content_at = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    const WNode& w = nodes[i];
-    NodeEntry& r = records[i];
-    r.type = w.type;
-    r.session = w.session;
-    r.confidence = w.confidence;
-    r.timestamp = w.created_ts;
-    r.content_offset = content_at;
-    r.content_length = static_cast<uint32_t>(w.content.size());
-    content_at += w.content.size();
-    if (w.vector) {
-      r.vector_offset = static_cast<uint64_t>(i) * dim * sizeof(float);
-      c->any_vector = true;
-    }
+  uint64_t content_bytes = 0, meta_bytes = 0;
+  for (const WNode& w : nodes) {
+    content_bytes += w.content.size();
+    if (HasMeta(w.meta)) meta_bytes += w.meta.size();
+    c->any_vector = c->any_vector || w.vector != nullptr;
     see_ts(w.created_ts);
     see_ts(w.updated_ts);
   }
-  for (uint32_t i = 0; i < n; ++i) {
-    std::string_view meta = nodes[i].meta;
-    if (!HasMeta(meta)) continue;
-    records[i].meta_offset = content_at;
-    records[i].meta_length = static_cast<uint32_t>(meta.size());
-    content_at += meta.size();
+  if (content_bytes + meta_bytes > UINT32_MAX) {
+    return Status::InvalidArgument("content: larger than 4 GiB");
   }
-  for (const EdgeView& e : state.edges) {
-    see_ts(e.created_ts);
-    see_ts(e.updated_ts);
-  }
+  c->content_bytes = content_bytes;
+  c->raw_size = content_bytes + meta_bytes;
+  if (!a.edges.empty()) see_ts(a.edge_newest);  // CollectLabels' pass saw the edges' ts
   for (const KvView& kv : state.kv) see_ts(kv.ts);
   c->newest = newest;
   return Status::OK();
@@ -767,7 +833,7 @@ Status LayOutContent(const StoreStateView& state, const DenseNodes& d, uint32_t 
 Status StoreContent(const DenseNodes& d, const WriterOptions& options, Content* c) {
   const uint32_t n = d.n;
   const std::vector<WNode>& nodes = d.nodes;
-  // The content section in file order, as LayOutContent's offsets lay it out.
+  // The content section in file order, where StreamFile's node records point.
   auto for_each_piece = [&](auto&& fn) {
     for (uint32_t i = 0; i < n; ++i) {
       if (i + kLookahead < n) __builtin_prefetch(nodes[i + kLookahead].content.data());
@@ -922,7 +988,7 @@ Status AddNameBlocks(const Relations& rels, const Attribution& a, ExtensionData*
 }
 
 // 0x17..0x19
-Status AddAttributeBlocks(const StoreStateView& state, const Attribution& a, const DenseNodes& d,
+Status AddAttributeBlocks(const Attribution& a, const DenseNodes& d,
                           const DenseEdges& de, std::vector<PendingBlock>* blocks) {
   AMEM_RETURN_IF_ERROR(AddBlock(blocks, BlockTag::kNodeAttrs,
                                 NodeAttrsEntry::kEncodedLength * uint64_t{d.n}, [&d](Emitter* out) {
@@ -936,26 +1002,47 @@ Status AddAttributeBlocks(const StoreStateView& state, const Attribution& a, con
   }));
   AMEM_RETURN_IF_ERROR(AddBlock(blocks, BlockTag::kEdgeAttrs,
                                 EdgeAttrsEntry::kEncodedLength * uint64_t{de.m},
-                                [&state, &a, &de](Emitter* out) {
+                                [&a, &de](Emitter* out) {
     std::string encoded;
     for (size_t j = 0; j < de.edges.size(); ++j) {
-      const WEdge& e = de.edges[j];
-      // The edges' records and labels are in the store's order, not the file's.
+      // The facts are in the store's order, not the file's.
       if (j + kLookahead < de.edges.size()) {
-        const EdgeView* ahead = de.edges[j + kLookahead].rec;
-        __builtin_prefetch(&ahead->created_ts);
-        __builtin_prefetch(&a.edges[ahead - state.edges.data()]);
+        __builtin_prefetch(&a.edges[de.edges[j + kLookahead].input]);
       }
-      const RecordLabels& el = a.edges[e.rec - state.edges.data()];
+      const EdgeFacts& facts = a.edges[de.edges[j].input];
       encoded.clear();
-      EdgeAttrsEntry{e.rec->created_ts, e.rec->updated_ts, a.runs.Rank(el.run),
-                     a.labels.Rank(el.task)}
+      EdgeAttrsEntry{facts.created_ts, facts.updated_ts, a.runs.Rank(facts.run),
+                     a.labels.Rank(facts.task)}
           .EncodeTo(&encoded);
       out->Append(encoded);
     }
   }));
-  return AddStringListBlock(blocks, BlockTag::kEdgePayloads, de.edges,
-                            [](const WEdge& e) { return std::string_view(e.rec->payload); });
+  // A StringList (PutStringList's bytes) of the payloads CollectLabels found.
+  if (a.payload_bytes > UINT32_MAX || de.m >= UINT32_MAX) {
+    return Status::InvalidArgument("string list larger than 4 GiB");
+  }
+  return AddBlock(blocks, BlockTag::kEdgePayloads, 4 + 4 * (uint64_t{de.m} + 1) + a.payload_bytes,
+                  [&a, &de](Emitter* out) {
+    out->PutFixed32(de.m);
+    uint32_t off = 0;
+    out->PutFixed32(0);
+    for (const WEdge& e : de.edges) {
+      off += a.edges[e.input].payload_size;
+      out->PutFixed32(off);
+    }
+    // The payloads lie all over the store's map: the facts two steps ahead
+    // and the bytes one step ahead are fetched while these are copied.
+    for (size_t j = 0; j < de.edges.size(); ++j) {
+      if (j + 2 * kLookahead < de.edges.size()) {
+        __builtin_prefetch(&a.edges[de.edges[j + 2 * kLookahead].input]);
+      }
+      if (j + kLookahead < de.edges.size()) {
+        __builtin_prefetch(a.edges[de.edges[j + kLookahead].input].payload);
+      }
+      const EdgeFacts& facts = a.edges[de.edges[j].input];
+      out->Append(std::string_view(facts.payload, facts.payload_size));
+    }
+  });
 }
 
 // 0x1A kv, sorted by (scope, ns, key)
@@ -1031,7 +1118,7 @@ Status AddEmbeddingsBlock(TermWork* tw, std::vector<PendingBlock>* blocks) {
 // ---- stream the file ----
 // Returns the file's size.
 Result<uint64_t> StreamFile(const Header& h, const Content& c, const DenseNodes& d,
-                            const DenseEdges& de, uint32_t dim,
+                            const DenseEdges& de, const Attribution& a, uint32_t dim,
                             const std::vector<PendingBlock>& blocks, const WriterOptions& options,
                             ByteSink* sink) {
   uint64_t total = h.index_offset;
@@ -1050,14 +1137,32 @@ Result<uint64_t> StreamFile(const Header& h, const Content& c, const DenseNodes&
     std::string encoded;
     h.EncodeTo(&encoded);
     out.Append(encoded);
-    for (const NodeEntry& r : c.records) {
+    // The node records (docs/FORMAT.md §4): every content in node order, then
+    // every non-empty meta, as StoreContent lays them out.
+    uint64_t content_at = 0, meta_at = c.content_bytes;
+    for (uint32_t i = 0; i < d.n; ++i) {
+      const WNode& w = d.nodes[i];
+      NodeEntry r;
+      r.type = w.type;
+      r.session = w.session;
+      r.confidence = w.confidence;
+      r.timestamp = w.created_ts;
+      r.content_offset = content_at;
+      r.content_length = static_cast<uint32_t>(w.content.size());
+      content_at += w.content.size();
+      if (w.vector) r.vector_offset = static_cast<uint64_t>(i) * dim * sizeof(float);
+      if (HasMeta(w.meta)) {
+        r.meta_offset = meta_at;
+        r.meta_length = static_cast<uint32_t>(w.meta.size());
+        meta_at += w.meta.size();
+      }
       encoded.clear();
       r.EncodeTo(&encoded);
       out.Append(encoded);
     }
     for (const WEdge& e : de.edges) {
       encoded.clear();
-      EdgeEntry{e.src, e.dst, e.rel, e.rec->weight}.EncodeTo(&encoded);
+      EdgeEntry{e.src, e.dst, e.rel, a.edges[e.input].weight}.EncodeTo(&encoded);
       out.Append(encoded);
     }
   }
@@ -1114,23 +1219,33 @@ Result<uint64_t> StreamFile(const Header& h, const Content& c, const DenseNodes&
   return total;
 }
 
-}  // namespace
-
-Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterOptions& options,
-                                      ByteSink* sink) {
+// WriteSnapshot; with `release` (the same state), frees its node and edge
+// vectors as soon as the writer is done with them.
+Result<SnapshotSummary> Write(const StoreStateView& state, StoreStateView* release,
+                              const WriterOptions& options, ByteSink* sink) {
   const uint32_t dim = state.dimension;
   if (dim == 0 || dim > kMaxDimension) {
     return Status::InvalidArgument("dimension " + std::to_string(dim) + " out of range");
   }
+  if (!state.edges.empty() && !state.edge_refs.empty()) {
+    return Status::InvalidArgument("a state with both edge views and edge refs");
+  }
+  const EdgeSource source(state);
   NodeInputs in;
   AMEM_RETURN_IF_ERROR(SortNodes(state, &in));
-  AMEM_RETURN_IF_ERROR(FindStubs(state, &in));
+  AMEM_RETURN_IF_ERROR(FindStubs(state, source, &in));
   TermWork tw;  // joined before what was declared ahead of it goes
   StartTermIndex(state, options, in.stub_count, &tw);
   Attribution attribution;
-  CollectLabels(state, &attribution);
+  CollectLabels(state, source, &attribution);
   DenseNodes d;
   AMEM_RETURN_IF_ERROR(NumberNodes(state, in, attribution, &d));
+  // Every field but the key and the vectors' floats (StreamFile checks those).
+  AMEM_RETURN_IF_ERROR(CheckLiveNodes(in.live, dim));
+  Release(&in.live);
+  Release(&attribution.nodes);
+  // The nodes as written (d.nodes) hold all the file needs of them.
+  if (release != nullptr) Release(&release->nodes);
   PlaceTerms(d.input_dense, &tw);  // the term index's worker waits for this order
   if (in.lookup_keys) {
     for (uint32_t i = 0; i < d.n; ++i) *in.key_index.Insert(d.nodes[i].key, i) = i;
@@ -1138,11 +1253,15 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
   Relations rels;
   AMEM_RETURN_IF_ERROR(MapRelations(state, &rels));
   DenseEdges de;
-  AMEM_RETURN_IF_ERROR(SortEdges(state, rels, d, in.key_index, &de));
+  AMEM_RETURN_IF_ERROR(SortEdges(source, attribution, rels, d, in.key_index, &de));
+  // The file's edges (de.edges) and their facts hold all the file needs of them.
+  if (release != nullptr) {
+    Release(&release->edges);
+    Release(&release->edge_refs);
+  }
   Content content;
-  AMEM_RETURN_IF_ERROR(LayOutContent(state, d, dim, &content));
+  AMEM_RETURN_IF_ERROR(LayOutContent(state, attribution, d, &content));
   AMEM_RETURN_IF_ERROR(StoreContent(d, options, &content));
-  AMEM_RETURN_IF_ERROR(CheckLiveNodes(in.live, dim));
   const Header h = MakeHeader(d.n, de.m, dim, attribution.session_count, content, options);
 
   std::vector<PendingBlock> blocks;
@@ -1157,19 +1276,31 @@ Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterO
     info.kv_count = static_cast<uint32_t>(state.kv.size());
     AMEM_RETURN_IF_ERROR(AddNodeBlocks(info, d, &blocks));
     AMEM_RETURN_IF_ERROR(AddNameBlocks(rels, attribution, &ext, &blocks));
-    AMEM_RETURN_IF_ERROR(AddAttributeBlocks(state, attribution, d, de, &blocks));
+    AMEM_RETURN_IF_ERROR(AddAttributeBlocks(attribution, d, de, &blocks));
     AMEM_RETURN_IF_ERROR(AddKvBlock(state, attribution, &ext, &blocks));
     AMEM_RETURN_IF_ERROR(AddAdjacencyBlocks(de, d.n, &blocks));
   }
   if (options.term_index && options.embeddings) {
     AMEM_RETURN_IF_ERROR(AddEmbeddingsBlock(&tw, &blocks));
   }
-  Result<uint64_t> total = StreamFile(h, content, d, de, dim, blocks, options, sink);
+  Result<uint64_t> total = StreamFile(h, content, d, de, attribution, dim, blocks, options, sink);
   if (!total.ok()) return total.status();
   return SnapshotSummary{d.n, in.stub_count, de.m, *total};
 }
 
+}  // namespace
+
 void StringSink::Reserve(uint64_t total) { ReserveHuge(out_, total); }
+
+Result<SnapshotSummary> WriteSnapshot(const StoreStateView& state, const WriterOptions& options,
+                                      ByteSink* sink) {
+  return Write(state, nullptr, options, sink);
+}
+
+Result<SnapshotSummary> WriteSnapshot(StoreStateView&& state, const WriterOptions& options,
+                                      ByteSink* sink) {
+  return Write(state, &state, options, sink);
+}
 
 Result<SnapshotSummary> WriteSnapshot(const StoreState& state, const WriterOptions& options,
                                       ByteSink* sink) {

@@ -298,6 +298,16 @@ KvRecord ToKvRecord(std::string_view kv_key, const KvValue& v) {
 
 }  // namespace store_internal
 
+EdgeView DecodeEdgeRef(const EdgeRef& ref) {
+  EdgeValue v;
+  // Checked by VisitState when it made the ref.
+  (void)v.DecodeFrom(std::string_view(ref.value, ref.value_size));
+  EdgeView e = ToEdgeView(0, ref.rel, 0, {}, v);
+  e.src_node = ref.src_node;
+  e.dst_node = ref.dst_node;
+  return e;
+}
+
 uint32_t StoreFormatVersion() { return kStoreFormatVersion; }
 uint32_t OldestReadableStoreFormat() { return kOldestReadableStoreFormat; }
 

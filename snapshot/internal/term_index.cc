@@ -240,7 +240,9 @@ void TermIndex::Place(const std::vector<uint32_t>& order) {
       EncodeFixed32(at + 4, raw_[p].tf_field);
     }
   }
-  raw_ = {};
+  // Frees the buffer: `raw_ = {}` would pick operator=(initializer_list), which
+  // keeps it (166 MB at 1M nodes, held until the file was written).
+  std::vector<RawPosting>().swap(raw_);
 
   if (embedding_dim_ > 0) {
     // The entries stay in text order; EmitEmbeddings writes them in node order.
