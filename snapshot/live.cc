@@ -438,6 +438,10 @@ LiveCache::LiveCache() = default;
 LiveCache::~LiveCache() {
   if (merge && merge->thread.joinable()) merge->thread.join();
 }
+void LiveCache::WaitForMerge() {
+  std::lock_guard<std::mutex> lock(mu);
+  if (merge && merge->thread.joinable()) merge->thread.join();
+}
 
 namespace {
 
@@ -506,6 +510,9 @@ Result<bool> Merge(const Store& store, const LiveOptions& live, BackgroundMerge*
   }
   ::unlink(temp.c_str());  // when it was not renamed
   if (m && m->base && live.check_records && !m->base->CheckRecords().ok()) m->base = nullptr;
+  // The queries' first-use work, before the base is theirs (the thread's `done`).
+  if (m && m->base && live.warm_base && !m->base->Warm().ok()) m->base = nullptr;
+  if (m && m->base && live.prepare_base) live.prepare_base(store, m->base, m->revision);
   if (!s.ok()) return s;
   return merged;
 }
@@ -692,6 +699,18 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   std::shared_ptr<const Reader> base;
   uint64_t base_rev = 0, base_history = 0;
   std::string identity;
+  // While this cache's background merge runs, its base stays: the merge records
+  // the new base before it has checked and warmed it and prepared what the caller
+  // keeps per base (LiveOptions::warm_base, prepare_base), and the first call after
+  // it finished takes the new base as the thread left it. (Base + delta answers
+  // right on any base of this history.)
+  if (cache && cache->base && cache->merge && !cache->merge->done.load(std::memory_order_acquire) &&
+      SameHistory(store, cache->base_revision, cache->base_history)) {
+    base = cache->base;
+    base_rev = cache->base_revision;
+    base_history = cache->base_history;
+    identity = cache->base_identity;
+  }
   for (int attempt = 0; attempt < 2 && !base; ++attempt) {
     {
       FileLock lock(lock_path, /*create=*/writable);
@@ -736,6 +755,7 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     cache->base = base;
     cache->base_identity = identity;
     cache->base_revision = base_rev;
+    cache->base_history = base_history;
     cache->view = nullptr;
     cache->compiler = nullptr;
     cache->levels.clear();
@@ -763,7 +783,9 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   const bool stacked = cache && is_latest && !options.write_delta_file;
   // While a background merge runs, no bound: the views answer until its base is in.
   const bool background = stacked && options.background_merge && writable;
-  const bool merging = background && Merging(cache);
+  // Running, or finished since the call began (the next call takes its base,
+  // which must not be dropped here).
+  const bool merging = background && cache->merge != nullptr;
   // A one-shot process: the merge runs in a process of its own (spawn_merge).
   const bool spawned = !background && is_latest && writable && options.spawn_merge &&
                        !options.foreground_merge;

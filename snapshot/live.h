@@ -102,6 +102,18 @@ struct LiveOptions {
   // per base, so that its queries read the records at full speed. A one-shot
   // process (a CLI query) leaves it off and checks what it reads.
   bool check_records = false;
+  // A background merge's first-use work, done on its thread before the new base
+  // is handed to the queries (amem mcp): warm_base runs Reader::Warm() on it (the
+  // lazy checks and the content decompressed, docs/FORMAT.md §9), and
+  // prepare_base, when set, is called with the merge's own Store handle, the new
+  // base and its revision, for the caller to build what it keeps per base (amem
+  // mcp's search graph, tools/mcp/graph_view.h). A base that fails Warm() is not
+  // handed over: the next query maps the file itself and finds the damage where it
+  // reads it.
+  bool warm_base = false;
+  std::function<void(const Store& store, const std::shared_ptr<const Reader>& base,
+                     uint64_t revision)>
+      prepare_base;
   // What the progress line of an export this view makes is called (amem ingest
   // compiling the base after its commit names itself).
   std::string progress = "amem export";
@@ -160,12 +172,16 @@ class LiveCache {
  public:
   LiveCache();
   ~LiveCache();  // waits for a background merge it started
+  // Waits for the background merge this cache started, if one runs (tests); the
+  // next OpenLive takes its base.
+  void WaitForMerge();
   LiveCache(const LiveCache&) = delete;
   LiveCache& operator=(const LiveCache&) = delete;
   std::mutex mu;
   std::shared_ptr<const Reader> base;
   std::string base_identity;  // device, inode, size and mtime of the mapped file
   uint64_t base_revision = 0;
+  uint64_t base_history = 0;  // Store::RevisionIdentity(base_revision)
   std::shared_ptr<const Reader> view;
   uint64_t view_revision = 0;
   uint64_t view_history = 0;  // Store::RevisionIdentity(view_revision)
