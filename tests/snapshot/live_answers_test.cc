@@ -309,6 +309,14 @@ TEST_CASE("Every query answers on the live views as on a full export, across wri
     uint32_t pages_left = 1;  // 0 once warmed: every page checked
   };
   std::map<uint64_t, Prepared> prepared;
+  // A view on a base the background merge made: that base, warmed.
+  auto check_prepared = [&](const snapshot::LiveView& live) {
+    const snapshot::Reader* base = live.reader.get();
+    while (base->layered()) base = base->layer_base().get();
+    std::lock_guard<std::mutex> lock(prepared_mu);
+    CHECK(prepared[live.base_revision].base == base);
+    CHECK(prepared[live.base_revision].pages_left == 0);
+  };
   snapshot::LiveCache cache;
 
   const int rounds = amem::testing::kSanitizerBuild ? 16 : 40;
@@ -349,11 +357,7 @@ TEST_CASE("Every query answers on the live views as on a full export, across wri
     merged += live->merged;
     if (mcp.background_merge && live->base_revision != last_base && last_base != 0) {
       ++background_bases;
-      const snapshot::Reader* base = live->reader.get();
-      while (base->layered()) base = base->layer_base().get();
-      std::lock_guard<std::mutex> lock(prepared_mu);
-      CHECK(prepared[live->base_revision].base == base);
-      CHECK(prepared[live->base_revision].pages_left == 0);
+      check_prepared(*live);
     }
     last_base = live->base_revision;
     CheckSame(AllAnswers(*live->reader, anchors, wo.start_ts), want, "mcp view");
@@ -374,13 +378,7 @@ TEST_CASE("Every query answers on the live views as on a full export, across wri
     REQUIRE(live.ok());
     if (live->base_revision == last_base) continue;
     ++background_bases;
-    const snapshot::Reader* base = live->reader.get();
-    while (base->layered()) base = base->layer_base().get();
-    {
-      std::lock_guard<std::mutex> lock(prepared_mu);
-      CHECK(prepared[live->base_revision].base == base);
-      CHECK(prepared[live->base_revision].pages_left == 0);
-    }
+    check_prepared(*live);
     auto state = store->ReadState(ReadView::AtRevision(live->revision));
     REQUIRE(state.ok());
     auto bytes = snapshot::BuildSnapshot(*state);
