@@ -432,6 +432,10 @@ struct BackgroundMerge {
   std::shared_ptr<const Reader> base;
   std::string identity;
   uint64_t revision = 0;
+  // Level 0 of the new base's stack: the writes made while the merge ran,
+  // compiled on the thread too (CatchUp), so that the first call on the new base
+  // compiles only the writes since. Its view is null when there were none.
+  LiveLevel level;
 };
 
 LiveCache::LiveCache() = default;
@@ -444,6 +448,31 @@ void LiveCache::WaitForMerge() {
 }
 
 namespace {
+
+// The writes made while a background merge exported its base (at m->revision),
+// compiled against it up to the latest revision into m->level, as OpenLive's
+// level 0 would be; nothing when there were none, or when they pass the merge
+// bound (the next call decides). A failure leaves it to the next call too.
+void CatchUp(const Store& store, const LiveOptions& live, BackgroundMerge* m) {
+  auto head = store.ResolveRevision(ReadView::Latest());
+  if (!head.ok() || *head <= m->revision) return;
+  auto history = store.RevisionIdentity(*head);
+  if (!history.ok()) return;
+  auto compiler = std::make_shared<DeltaCompiler>();
+  std::string bytes;
+  const uint64_t bound = MergeBound(live, *m->base);
+  auto compiled = compiler->Compile(store, *m->base, m->revision, *head, &bytes, bound);
+  if (!compiled.ok() || compiled->over_bound || compiled->records > bound ||
+      bytes.size() > live.merge_bytes) {
+    return;
+  }
+  auto delta = Delta::OpenBuffer(std::move(bytes), *m->base);
+  if (!delta.ok()) return;
+  auto view = Reader::OpenLayered(m->base, std::shared_ptr<const Delta>(std::move(delta).value()));
+  if (!view.ok()) return;
+  m->level = {std::shared_ptr<const Reader>(std::move(view).value()), *head, *history,
+              compiled->records, std::move(compiler)};
+}
 
 // The merge (MergeBase): under merge.lock, taken without waiting (false when
 // another process holds it), exports the latest state to a temp file of this
@@ -513,6 +542,7 @@ Result<bool> Merge(const Store& store, const LiveOptions& live, BackgroundMerge*
   // The queries' first-use work, before the base is theirs (the thread's `done`).
   if (m && m->base && live.warm_base && !m->base->Warm().ok()) m->base = nullptr;
   if (m && m->base && live.prepare_base) live.prepare_base(store, m->base, m->revision);
+  if (m && m->base) CatchUp(store, live, m);
   if (!s.ok()) return s;
   return merged;
 }
@@ -759,6 +789,12 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     cache->view = nullptr;
     cache->compiler = nullptr;
     cache->levels.clear();
+    if (merged && base == merged->base && merged->level.view &&
+        SameHistory(store, merged->level.revision, merged->level.history)) {
+      // The writes made during the merge, compiled by its thread: level 0.
+      cache->compiler = merged->level.compiler;
+      cache->levels.push_back(std::move(merged->level));
+    }
   }
   out.base_revision = base_rev;
   // Older than the base: a whole file.
