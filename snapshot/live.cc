@@ -438,6 +438,16 @@ struct BackgroundMerge {
   LiveLevel level;
 };
 
+Retirer::~Retirer() {
+  if (thread_.joinable()) thread_.join();
+}
+void Retirer::Retire(std::shared_ptr<const void> what) {
+  if (what == nullptr) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (thread_.joinable()) thread_.join();
+  thread_ = std::thread([what = std::move(what)]() mutable { what.reset(); });
+}
+
 LiveCache::LiveCache() = default;
 LiveCache::~LiveCache() {
   if (merge && merge->thread.joinable()) merge->thread.join();
@@ -782,6 +792,14 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   }
   if (!base) return Status::IOError("cannot open the store's snapshot " + base_path);
   if (cache && base != cache->base) {
+    if (cache->base) {
+      // The old base and its views: their last reference unmaps it, on a thread.
+      using Old = std::tuple<std::shared_ptr<const Reader>, std::shared_ptr<const Reader>,
+                             std::vector<LiveLevel>, std::shared_ptr<DeltaCompiler>>;
+      cache->retirer.Retire(std::make_shared<Old>(std::move(cache->base), std::move(cache->view),
+                                                  std::move(cache->levels),
+                                                  std::move(cache->compiler)));
+    }
     cache->base = base;
     cache->base_identity = identity;
     cache->base_revision = base_rev;

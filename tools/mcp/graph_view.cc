@@ -669,7 +669,11 @@ Result<std::shared_ptr<const GraphView>> GraphViewCache::Get(
       layered ? chain[chain.size() - 2]->layer_delta()->base_revision() : revision;
   if (base_ == nullptr || base_->reader != chain.back()) {
     // The old graph is let go first: a store's graph is held once, not twice
-    // (unless Prepare built the new one ahead).
+    // (unless Prepare built the new one ahead); on a thread, since its last
+    // reference to the old base unmaps that.
+    using Old = std::tuple<std::shared_ptr<const GraphView>, std::shared_ptr<const BaseGraph>,
+                           decltype(levels_)>;
+    retirer_.Retire(std::make_shared<Old>(std::move(last_), std::move(base_), std::move(levels_)));
     last_.reset();
     base_.reset();
     levels_.clear();

@@ -29,6 +29,7 @@
 
 #include "common/model.h"
 #include "common/status.h"
+#include "snapshot/live.h"
 #include "snapshot/reader.h"
 #include "store/store.h"
 #include "tools/mcp/compat.h"
@@ -204,6 +205,7 @@ class GraphViewCache {
   std::atomic<uint64_t> built_by_get_{0}, built_by_prepare_{0};
 
   std::mutex mu_;
+  snapshot::Retirer retirer_;  // the last graph's, when the base changes
   std::shared_ptr<const BaseGraph> base_;
   std::shared_ptr<const GraphView> last_;
   uint64_t last_revision_ = 0;
