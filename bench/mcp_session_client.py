@@ -9,6 +9,11 @@ context (seeded with SEED_KEY) and traverse (from SEED_KEY). Round trips are tim
 from the request's write to the response's read, what an MCP client sees. Prints,
 for each tool and each tenth of the session, p50, p99 and max in milliseconds, and
 the session's slowest call. Any tool error aborts with exit 1.
+
+STORE's files are fsynced before the session starts: a store just copied or
+written has its pages dirty in the page cache, and the session's first commit
+(LMDB's fdatasync of data.mdb) would wait for all of them to reach the disk (about
+500 ms for the first put_memory at 1M nodes), which is the harness, not amem.
 """
 import os
 import sys
@@ -21,8 +26,23 @@ def pct(values, p):
     return s[min(len(s) - 1, int(p / 100.0 * len(s)))]
 
 
+def sync_store(store):
+    """fsyncs every file under STORE and its directories."""
+    for top, _, files in os.walk(store):
+        for name in files + ["."]:
+            path = os.path.join(top, name)
+            if name != "." and not os.path.isfile(path):
+                continue
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
 def main():
     amem, store, seed, writes = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    sync_store(store)
     session = Session(amem, store, "process_bench")
     call = session.call
     queries = [("text_search", {"query": "retry policy cache", "limit": 10}),
@@ -33,13 +53,18 @@ def main():
     tenths = [{t: [] for t in tools} for _ in range(10)]
     call("tools/call", {"name": "text_search", "arguments": queries[0][1]})  # maps the base
     tag = os.getpid()
+    slowest = (0.0, "", 0)
     for i in range(writes):
         part = tenths[i * 10 // writes]
-        part["put_memory"].append(call("tools/call", {"name": "put_memory", "arguments": {
+        ms = call("tools/call", {"name": "put_memory", "arguments": {
             "key": "fact:session-%d-%d" % (tag, i), "type": "fact",
-            "content": "session note %d on the retry policy cache" % i}}))
+            "content": "session note %d on the retry policy cache" % i}})
+        part["put_memory"].append(ms)
+        slowest = max(slowest, (ms, "put_memory", i))
         name, arguments = queries[i % len(queries)]
-        part[name].append(call("tools/call", {"name": name, "arguments": arguments}))
+        ms = call("tools/call", {"name": name, "arguments": arguments})
+        part[name].append(ms)
+        slowest = max(slowest, (ms, name, i))
     session.close()
     worst = 0.0
     print("%-13s %-7s %9s %9s %9s" % ("tool", "tenth", "p50 ms", "p99 ms", "max ms"))
@@ -50,7 +75,8 @@ def main():
                 continue
             worst = max(worst, max(v))
             print("%-13s %-7d %9.2f %9.2f %9.2f" % (t, k + 1, pct(v, 50), pct(v, 99), max(v)))
-    print("slowest call: %.1f ms" % worst)
+    print("slowest call: %.1f ms (%s after write %d of %d)" % (worst, slowest[1], slowest[2] + 1,
+                                                             writes))
 
 
 if __name__ == "__main__":

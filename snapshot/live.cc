@@ -432,14 +432,57 @@ struct BackgroundMerge {
   std::shared_ptr<const Reader> base;
   std::string identity;
   uint64_t revision = 0;
+  // Level 0 of the new base's stack: the writes made while the merge ran,
+  // compiled on the thread too (CatchUp), so that the first call on the new base
+  // compiles only the writes since. Its view is null when there were none.
+  LiveLevel level;
 };
+
+Retirer::~Retirer() {
+  if (thread_.joinable()) thread_.join();
+}
+void Retirer::Retire(std::shared_ptr<const void> what) {
+  if (what == nullptr) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (thread_.joinable()) thread_.join();
+  thread_ = std::thread([what = std::move(what)]() mutable { what.reset(); });
+}
 
 LiveCache::LiveCache() = default;
 LiveCache::~LiveCache() {
   if (merge && merge->thread.joinable()) merge->thread.join();
 }
+void LiveCache::WaitForMerge() {
+  std::lock_guard<std::mutex> lock(mu);
+  if (merge && merge->thread.joinable()) merge->thread.join();
+}
 
 namespace {
+
+// The writes made while a background merge exported its base (at m->revision),
+// compiled against it up to the latest revision into m->level, as OpenLive's
+// level 0 would be; nothing when there were none, or when they pass the merge
+// bound (the next call decides). A failure leaves it to the next call too.
+void CatchUp(const Store& store, const LiveOptions& live, BackgroundMerge* m) {
+  auto head = store.ResolveRevision(ReadView::Latest());
+  if (!head.ok() || *head <= m->revision) return;
+  auto history = store.RevisionIdentity(*head);
+  if (!history.ok()) return;
+  auto compiler = std::make_shared<DeltaCompiler>();
+  std::string bytes;
+  const uint64_t bound = MergeBound(live, *m->base);
+  auto compiled = compiler->Compile(store, *m->base, m->revision, *head, &bytes, bound);
+  if (!compiled.ok() || compiled->over_bound || compiled->records > bound ||
+      bytes.size() > live.merge_bytes) {
+    return;
+  }
+  auto delta = Delta::OpenBuffer(std::move(bytes), *m->base);
+  if (!delta.ok()) return;
+  auto view = Reader::OpenLayered(m->base, std::shared_ptr<const Delta>(std::move(delta).value()));
+  if (!view.ok()) return;
+  m->level = {std::shared_ptr<const Reader>(std::move(view).value()), *head, *history,
+              compiled->records, std::move(compiler)};
+}
 
 // The merge (MergeBase): under merge.lock, taken without waiting (false when
 // another process holds it), exports the latest state to a temp file of this
@@ -506,6 +549,10 @@ Result<bool> Merge(const Store& store, const LiveOptions& live, BackgroundMerge*
   }
   ::unlink(temp.c_str());  // when it was not renamed
   if (m && m->base && live.check_records && !m->base->CheckRecords().ok()) m->base = nullptr;
+  // The queries' first-use work, before the base is theirs (the thread's `done`).
+  if (m && m->base && live.warm_base && !m->base->Warm().ok()) m->base = nullptr;
+  if (m && m->base && live.prepare_base) live.prepare_base(store, m->base, m->revision);
+  if (m && m->base) CatchUp(store, live, m);
   if (!s.ok()) return s;
   return merged;
 }
@@ -692,6 +739,18 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   std::shared_ptr<const Reader> base;
   uint64_t base_rev = 0, base_history = 0;
   std::string identity;
+  // While this cache's background merge runs, its base stays: the merge records
+  // the new base before it has checked and warmed it and prepared what the caller
+  // keeps per base (LiveOptions::warm_base, prepare_base), and the first call after
+  // it finished takes the new base as the thread left it. (Base + delta answers
+  // right on any base of this history.)
+  if (cache && cache->base && cache->merge && !cache->merge->done.load(std::memory_order_acquire) &&
+      SameHistory(store, cache->base_revision, cache->base_history)) {
+    base = cache->base;
+    base_rev = cache->base_revision;
+    base_history = cache->base_history;
+    identity = cache->base_identity;
+  }
   for (int attempt = 0; attempt < 2 && !base; ++attempt) {
     {
       FileLock lock(lock_path, /*create=*/writable);
@@ -733,12 +792,27 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   }
   if (!base) return Status::IOError("cannot open the store's snapshot " + base_path);
   if (cache && base != cache->base) {
+    if (cache->base) {
+      // The old base and its views: their last reference unmaps it, on a thread.
+      using Old = std::tuple<std::shared_ptr<const Reader>, std::shared_ptr<const Reader>,
+                             std::vector<LiveLevel>, std::shared_ptr<DeltaCompiler>>;
+      cache->retirer.Retire(std::make_shared<Old>(std::move(cache->base), std::move(cache->view),
+                                                  std::move(cache->levels),
+                                                  std::move(cache->compiler)));
+    }
     cache->base = base;
     cache->base_identity = identity;
     cache->base_revision = base_rev;
+    cache->base_history = base_history;
     cache->view = nullptr;
     cache->compiler = nullptr;
     cache->levels.clear();
+    if (merged && base == merged->base && merged->level.view &&
+        SameHistory(store, merged->level.revision, merged->level.history)) {
+      // The writes made during the merge, compiled by its thread: level 0.
+      cache->compiler = merged->level.compiler;
+      cache->levels.push_back(std::move(merged->level));
+    }
   }
   out.base_revision = base_rev;
   // Older than the base: a whole file.
@@ -763,7 +837,9 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   const bool stacked = cache && is_latest && !options.write_delta_file;
   // While a background merge runs, no bound: the views answer until its base is in.
   const bool background = stacked && options.background_merge && writable;
-  const bool merging = background && Merging(cache);
+  // Running, or finished since the call began (the next call takes its base,
+  // which must not be dropped here).
+  const bool merging = background && cache->merge != nullptr;
   // A one-shot process: the merge runs in a process of its own (spawn_merge).
   const bool spawned = !background && is_latest && writable && options.spawn_merge &&
                        !options.foreground_merge;

@@ -42,6 +42,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/status.h"
@@ -102,6 +103,18 @@ struct LiveOptions {
   // per base, so that its queries read the records at full speed. A one-shot
   // process (a CLI query) leaves it off and checks what it reads.
   bool check_records = false;
+  // A background merge's first-use work, done on its thread before the new base
+  // is handed to the queries (amem mcp): warm_base runs Reader::Warm() on it (the
+  // lazy checks and the content decompressed, docs/FORMAT.md §9), and
+  // prepare_base, when set, is called with the merge's own Store handle, the new
+  // base and its revision, for the caller to build what it keeps per base (amem
+  // mcp's search graph, tools/mcp/graph_view.h). A base that fails Warm() is not
+  // handed over: the next query maps the file itself and finds the damage where it
+  // reads it.
+  bool warm_base = false;
+  std::function<void(const Store& store, const std::shared_ptr<const Reader>& base,
+                     uint64_t revision)>
+      prepare_base;
   // What the progress line of an export this view makes is called (amem ingest
   // compiling the base after its commit names itself).
   std::string progress = "amem export";
@@ -156,16 +169,37 @@ struct LiveLevel {
 // whole delta since the base more often than once per eighth of it.
 struct BackgroundMerge;  // snapshot/live.cc
 
+// Drops what it is given on a thread of its own. The last reference to a base
+// unmaps it, and at 1M nodes that is 150 ms or more for its 670 MB of mapped
+// pages (with its decompressed content freed): no call should wait for that. One
+// thread at a time; the destructor waits for it.
+class Retirer {
+ public:
+  Retirer() = default;
+  ~Retirer();
+  Retirer(const Retirer&) = delete;
+  Retirer& operator=(const Retirer&) = delete;
+  void Retire(std::shared_ptr<const void> what);
+
+ private:
+  std::mutex mu_;
+  std::thread thread_;
+};
+
 class LiveCache {
  public:
   LiveCache();
   ~LiveCache();  // waits for a background merge it started
+  // Waits for the background merge this cache started, if one runs (tests); the
+  // next OpenLive takes its base.
+  void WaitForMerge();
   LiveCache(const LiveCache&) = delete;
   LiveCache& operator=(const LiveCache&) = delete;
   std::mutex mu;
   std::shared_ptr<const Reader> base;
   std::string base_identity;  // device, inode, size and mtime of the mapped file
   uint64_t base_revision = 0;
+  uint64_t base_history = 0;  // Store::RevisionIdentity(base_revision)
   std::shared_ptr<const Reader> view;
   uint64_t view_revision = 0;
   uint64_t view_history = 0;  // Store::RevisionIdentity(view_revision)
@@ -173,6 +207,8 @@ class LiveCache {
   std::vector<LiveLevel> levels;  // the stack of the latest state's views; dropped with `base`
   // The merge running on a thread of its own (LiveOptions::background_merge), or null.
   std::unique_ptr<BackgroundMerge> merge;
+  // The views of a base replaced by another go here.
+  Retirer retirer;
   // The last whole file read instead (a revision older than the base, or
   // LiveOptions::full_export), while that file stays the same.
   std::string file_identity;

@@ -1496,6 +1496,16 @@ Status Reader::CheckRecords() const {
   return Status::OK();
 }
 
+Status Reader::Warm() const {
+  if (layer_) return layer_->base->Warm();
+  AMEM_RETURN_IF_ERROR(CheckRecords());
+  LoadDocLengths();
+  for (uint32_t t = 0; t < term_count_; ++t) rep_->CheckTerm(t, node_count_);
+  AMEM_RETURN_IF_ERROR(rep_->CheckTypeIndex(this));
+  AMEM_RETURN_IF_ERROR(DecodeAllContent());
+  return ReadStatus();
+}
+
 const char* Reader::CheckedNodePtr(uint32_t i) const {
   // A damaged chunk reads as this record: type 0, session 0, confidence 0, empty
   // content, no meta, no vector.

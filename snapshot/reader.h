@@ -185,6 +185,15 @@ class Reader {
   // adjacency, time index): the first failure, or OK. O(file size), once.
   // Verify() and CheckIndexes() include it.
   Status CheckRecords() const;
+  // Does now what the queries do on first use of the larger structures
+  // (docs/FORMAT.md §9): CheckRecords(), the doc lengths summed, every term's
+  // postings checked, the type bitsets checked and every content block
+  // decompressed (DecodeAllContent). What a long-lived process runs on a thread of
+  // its own before it hands a new base to its queries (snapshot/live.h
+  // LiveOptions::warm_base), so that none of them pays it. O(file size) and the
+  // content's decompressed size in memory, once. The first failure, or OK. A
+  // layered view warms its base.
+  Status Warm() const;
   // The page checksums' bookkeeping (§8.22), for tests: pages whose verdict is
   // recorded (hashed, good or bad; O(file size / 4 KiB) to count), and pages not
   // yet known good. Both 0 for a file without the block or read with

@@ -23,6 +23,7 @@
 #include "tests/sanitizer.h"
 #include "tools/io/ingest_line.h"
 #include "tools/mcp/compat.h"
+#include "tools/mcp/graph_view.h"
 #include "tools/mcp/memory_line.h"
 #include "tools/mcp/server.h"
 #include "tools/mcp/memory_tools.h"
@@ -1062,4 +1063,64 @@ TEST_CASE("search_nodes sees another process's write", "[mcp][compat][live]") {
   REQUIRE(r["entities"].size() == 1);
   CHECK(r["entities"][0]["name"] == "second");
   CHECK(h.Ok("read_graph", {})["entities"].size() == 2);
+}
+
+TEST_CASE("search_nodes after a background merge finds the graph built on the merge's thread",
+          "[mcp][compat][live]") {
+  CompatHarness h;
+  // amem mcp's options, merging past 10 records.
+  h.ctx.live_options.write_delta_file = false;
+  h.ctx.live_options.check_records = true;
+  h.ctx.live_options.background_merge = true;
+  h.ctx.live_options.merge_fraction = 0;
+  h.ctx.live_options.merge_records = 10;
+  for (int k = 0; k < 6; ++k) {
+    h.Ok("create_entities",
+         Entities({{{"name", "Ent" + std::to_string(k)}, {"entityType", "service"},
+                    {"observations", {"retry policy " + std::to_string(k), "cache note"}}}}));
+  }
+  h.Ok("create_relations", {{"relations", {{{"from", "Ent0"}, {"to", "Ent1"}, {"relationType", "calls"}}}}});
+  // amem mcp's start: the live base's graph built on a thread of its own. The
+  // search below waits for it or builds it first; either way it is built once.
+  StartLiveBaseWork(&h.ctx);
+  REQUIRE(h.ctx.graphs != nullptr);
+  const std::vector<std::string> queries = {"", "retry", "ENT", "cache note", "policy 7", "e"};
+  auto same_as_store = [&] {
+    auto g = ReadKnowledgeGraph(*h.ts.store, ReadView::Latest());
+    REQUIRE(g.ok());
+    for (const std::string& q : queries) {
+      INFO("query '" << q << "'");
+      CHECK(AllPages(&h, "search_nodes", {{"query", q}, {"limit", 10000}}) == ExpectedSearch(*g, &q));
+    }
+    CHECK(AllPages(&h, "read_graph", {{"limit", 10000}}) == ExpectedSearch(*g, nullptr));
+  };
+  same_as_store();
+  CHECK(h.ctx.graphs->built_by_get() + h.ctx.graphs->built_by_prepare() == 1);
+  const uint64_t by_get = h.ctx.graphs->built_by_get();
+  const uint64_t by_prepare = h.ctx.graphs->built_by_prepare();
+  const uint64_t first_base = h.ctx.live->base_revision;
+
+  // Writes, one entity each (a few records), each followed by searches, until one
+  // finds the delta past its bound and starts the merge on a thread (the searches
+  // answer from the views meanwhile), or a search already reads its base.
+  int k = 6;
+  for (; k < 40 && h.ctx.live->merge == nullptr && h.ctx.live->base_revision == first_base; ++k) {
+    h.Ok("create_entities",
+         Entities({{{"name", "Ent" + std::to_string(k)}, {"entityType", "service"},
+                    {"observations", {"retry policy " + std::to_string(k)}}}}));
+    same_as_store();
+  }
+  h.ctx.live->WaitForMerge();
+  // The searches on the new base found its graph built, never built it in the call.
+  same_as_store();
+  CHECK(h.ctx.live->base_revision > first_base);
+  CHECK(h.ctx.graphs->built_by_prepare() == by_prepare + 1);
+  CHECK(h.ctx.graphs->built_by_get() == by_get);
+  // Writes after the merge: overlays over the prepared graph, the same answers.
+  for (int more = 0; more < 3; ++more, ++k) {
+    h.Ok("add_observations",
+         {{"observations", {{{"entityName", "Ent2"}, {"contents", {"late cache note " + std::to_string(k)}}}}}});
+    same_as_store();
+  }
+  CHECK(h.ctx.graphs->built_by_get() == by_get);
 }

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
@@ -296,6 +298,25 @@ TEST_CASE("Every query answers on the live views as on a full export, across wri
   mcp.merge_records = 60;
   mcp.top_level_records = 8;
   mcp.mid_level_records = 24;
+  // The bases the background merges warmed and handed to prepare_base (on the
+  // merge's thread), by revision: each must be the very reader the next views
+  // stand on, its answers the full export's. Before the cache, whose end waits
+  // for its merge.
+  std::mutex prepared_mu;
+  // (Catch2 asserts on this thread only: the merge's records what it saw.)
+  struct Prepared {
+    const snapshot::Reader* base = nullptr;
+    uint32_t pages_left = 1;  // 0 once warmed: every page checked
+  };
+  std::map<uint64_t, Prepared> prepared;
+  // A view on a base the background merge made: that base, warmed.
+  auto check_prepared = [&](const snapshot::LiveView& live) {
+    const snapshot::Reader* base = live.reader.get();
+    while (base->layered()) base = base->layer_base().get();
+    std::lock_guard<std::mutex> lock(prepared_mu);
+    CHECK(prepared[live.base_revision].base == base);
+    CHECK(prepared[live.base_revision].pages_left == 0);
+  };
   snapshot::LiveCache cache;
 
   const int rounds = amem::testing::kSanitizerBuild ? 16 : 40;
@@ -306,6 +327,12 @@ TEST_CASE("Every query answers on the live views as on a full export, across wri
     if (round == rounds / 2) {
       // From here on a base that changes is the mcp view's merge, in the background.
       mcp.background_merge = true;
+      mcp.warm_base = true;
+      mcp.prepare_base = [&](const Store&, const std::shared_ptr<const snapshot::Reader>& base,
+                             uint64_t revision) {
+        std::lock_guard<std::mutex> lock(prepared_mu);
+        prepared[revision] = {base.get(), base->PagesLeft()};
+      };
       cli.merge_records = UINT64_MAX / 2;
     }
     REQUIRE(store->Apply(writer.Round(keep, /*big=*/round % 6 == 5)).ok());
@@ -328,7 +355,10 @@ TEST_CASE("Every query answers on the live views as on a full export, across wri
     for (const snapshot::Reader* x = live->reader.get(); x->layered(); x = x->layer_base().get()) ++depth;
     stacked += depth > 1;
     merged += live->merged;
-    if (mcp.background_merge && live->base_revision != last_base && last_base != 0) ++background_bases;
+    if (mcp.background_merge && live->base_revision != last_base && last_base != 0) {
+      ++background_bases;
+      check_prepared(*live);
+    }
     last_base = live->base_revision;
     CheckSame(AllAnswers(*live->reader, anchors, wo.start_ts), want, "mcp view");
     auto one_shot = snapshot::OpenLive(*store, ReadView::Latest(), cli);
@@ -346,7 +376,17 @@ TEST_CASE("Every query answers on the live views as on a full export, across wri
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     auto live = snapshot::OpenLive(*store, ReadView::Latest(), mcp, &cache);
     REQUIRE(live.ok());
-    background_bases += live->base_revision != last_base;
+    if (live->base_revision == last_base) continue;
+    ++background_bases;
+    check_prepared(*live);
+    auto state = store->ReadState(ReadView::AtRevision(live->revision));
+    REQUIRE(state.ok());
+    auto bytes = snapshot::BuildSnapshot(*state);
+    REQUIRE(bytes.ok());
+    auto full = snapshot::Reader::OpenBuffer(*bytes);
+    REQUIRE(full.ok());
+    CheckSame(AllAnswers(*live->reader, anchors, wo.start_ts),
+              AllAnswers(**full, anchors, wo.start_ts), "mcp view on a warmed base");
   }
   INFO("layered " << layered << " stacked " << stacked << " merged " << merged << " background bases "
                   << background_bases);

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <span>
 #include <thread>
@@ -668,6 +669,67 @@ TEST_CASE("a LiveCache stacks the latest writes over its kept views; every view 
     CHECK(deepest == static_cast<int>(kMaxLiveLevels));
     CHECK(kept_levels > 10);  // a write reuses the levels below the top
     CHECK_FALSE(std::filesystem::exists(dir.path() + "/current.amdl"));
+  }
+}
+
+TEST_CASE("a background merge warms its base, hands it to prepare_base and compiles the writes "
+          "made meanwhile; the views on it are the full export's", "[snapshot][live][background]") {
+  for (uint32_t seed : {3u, 4u}) {
+    INFO("seed " << seed);
+    TempDir dir;
+    auto store = amem::testing::OpenStore(dir.path());
+    amem::testing::History history(seed);
+    history.Grow(store.get(), 20);
+    LiveOptions options;  // amem mcp's
+    options.write_delta_file = false;
+    options.check_records = true;
+    options.background_merge = true;
+    options.warm_base = true;
+    options.merge_fraction = 0;
+    options.merge_records = 30;
+    // The hook runs on the merge's thread before it is done: it records the base
+    // and writes, as a session goes on writing while a merge runs. (Catch2 asserts
+    // on the test's thread only.)
+    std::mutex mu;
+    std::vector<std::pair<const Reader*, uint32_t>> prepared;  // base, pages left
+    options.prepare_base = [&](const Store&, const std::shared_ptr<const Reader>& base, uint64_t) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        prepared.emplace_back(base.get(), base->PagesLeft());
+      }
+      for (int w = 0; w < 3; ++w) {
+        (void)store->PutNode(amem::testing::Node("fact:during-" + std::to_string(w),
+                                                 "written while the merge ran " + std::to_string(w)));
+      }
+    };
+    LiveCache cache;
+    int taken = 0;
+    for (int round = 0; round < 40; ++round) {
+      history.Step(store.get());
+      if (round % 10 == 9) cache.WaitForMerge();  // the next view takes its base
+      auto view = OpenLive(*store, ReadView::Latest(), options, &cache);
+      REQUIRE(view.ok());
+      // A merge's hook may write while the view is read: its revision, not the head.
+      const uint64_t head = view->revision;
+      const Reader* base = view->reader.get();
+      while (base->layered()) base = base->layer_base().get();
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        for (const auto& [b, pages_left] : prepared) {
+          if (b != base) continue;
+          ++taken;  // a view on a base the merge warmed and prepared
+          CHECK(pages_left == 0);
+        }
+      }
+      auto head_bytes = BuildSnapshot(*store->ReadState(ReadView::AtRevision(head)));
+      REQUIRE(head_bytes.ok());
+      auto full = Reader::OpenBuffer(*head_bytes);
+      REQUIRE(full.ok());
+      amem::snapshot_test::CheckSameReader(*view->reader, **full, /*bulk=*/false);
+      CHECK(view->reader->ContentStatus().ok());
+    }
+    cache.WaitForMerge();
+    CHECK(taken > 0);
   }
 }
 

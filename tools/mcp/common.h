@@ -25,6 +25,7 @@ class Reader;
 namespace amem::mcp {
 
 class GraphViewCache;  // tools/mcp/graph_view.h
+struct StartupWork;    // tools/mcp/compat.cc
 
 struct ToolContext {
   Store* store = nullptr;  // opened once per process; every call reads afresh
@@ -44,6 +45,9 @@ struct ToolContext {
   // query after a write compiles only the changes since the base.
   mutable std::shared_ptr<snapshot::LiveCache> live = std::make_shared<snapshot::LiveCache>();
   snapshot::LiveOptions live_options{};
+  // The live base's first-use work begun at start (StartLiveBaseWork), waited for
+  // when the context goes. Last: it goes first.
+  std::shared_ptr<StartupWork> startup{};
 };
 
 // ---- schema fragments (JSON Schema "properties" objects) ----

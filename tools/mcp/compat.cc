@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -509,6 +510,43 @@ ToolResult GraphPage(const Listing& g, const Json& args, const PageStart& start,
   return r;
 }
 
+}  // namespace
+
+struct StartupWork {
+  std::thread thread;
+  ~StartupWork() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
+void StartLiveBaseWork(ToolContext* ctx) {
+  if (ctx->graphs == nullptr) ctx->graphs = std::make_shared<GraphViewCache>();
+  ctx->live_options.warm_base = true;
+  ctx->live_options.prepare_base = [graphs = ctx->graphs](
+                                       const Store& store,
+                                       const std::shared_ptr<const snapshot::Reader>& base,
+                                       uint64_t revision) { graphs->Prepare(base, revision, store); };
+  auto work = std::make_shared<StartupWork>();
+  work->thread = std::thread([ctx] {
+    // What the first call would do: the live view (the base mapped and checked,
+    // under the cache's lock, which a call waits on), then the base warmed and its
+    // graph built (a search_nodes meanwhile waits for that graph, never builds it).
+    auto live = snapshot::OpenLive(*ctx->store, ReadView::Latest(), ctx->live_options,
+                                   ctx->live.get());
+    if (!live.ok()) return;  // the first call says why
+    // A view answered from memory says so once, here: the calls reuse it.
+    snapshot::PrintNote(*live, "amem mcp");
+    std::shared_ptr<const snapshot::Reader> base = live->reader;
+    while (base->layered()) base = base->layer_base();
+    // A damaged base: the calls find it where they read it.
+    if (!base->Warm().ok()) return;
+    ctx->graphs->Prepare(base, live->base_revision, *ctx->store);
+  });
+  ctx->startup = std::move(work);
+}
+
+namespace {
+
 // read_graph (query null) or search_nodes on the live view (snapshot/live.h) at
 // the cursor's revision, else as_of/at, else the latest (another process's writes
 // included: OpenLive checks the store's revision).
@@ -534,7 +572,7 @@ ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* quer
         !DiscardBadLiveCache(ctx, what, failed, live.ok() ? &*live : nullptr)) {
       break;
     }
-    ctx->graphs = nullptr;
+    if (ctx->graphs != nullptr) ctx->graphs->Clear();
   }
   if (!live.ok()) return ToolErrorFromStatus(what, live.status());
   snapshot::PrintNote(*live, "amem mcp");

@@ -75,6 +75,15 @@ struct ImportReport {
 // file allows it; the store keeps such edges and counts them).
 Result<ImportReport> ImportKnowledgeGraph(Store* store, const KnowledgeGraph& graph);
 
+// A long-lived server's per-base work off the calls' path (amem mcp, whose
+// LiveOptions::background_merge BuildRegistry takes as the sign): each base a
+// background merge makes is warmed (Reader::Warm) and its compatibility graph
+// with its search index built on the merge's thread before the calls read it
+// (LiveOptions::warm_base, prepare_base), and the live base at start the same on a
+// thread of its own (ctx->startup), so that a first call waits only for what is
+// left of it. Sets ctx->graphs.
+void StartLiveBaseWork(ToolContext* ctx);
+
 // create_entities, create_relations, add_observations, delete_entities,
 // delete_observations, delete_relations, read_graph, search_nodes, open_nodes.
 void AddCompatTools(ToolRegistry* registry, ToolContext* ctx);

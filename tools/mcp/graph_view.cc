@@ -667,12 +667,17 @@ Result<std::shared_ptr<const GraphView>> GraphViewCache::Get(
   const bool layered = chain.size() > 1;
   const uint64_t base_revision =
       layered ? chain[chain.size() - 2]->layer_delta()->base_revision() : revision;
-  if (base_ == nullptr || base_->revision != base_revision) {
-    // The old graph is let go first: a store's graph is held once, not twice.
+  if (base_ == nullptr || base_->reader != chain.back()) {
+    // The old graph is let go first: a store's graph is held once, not twice
+    // (unless Prepare built the new one ahead); on a thread, since its last
+    // reference to the old base unmaps that.
+    using Old = std::tuple<std::shared_ptr<const GraphView>, std::shared_ptr<const BaseGraph>,
+                           decltype(levels_)>;
+    retirer_.Retire(std::make_shared<Old>(std::move(last_), std::move(base_), std::move(levels_)));
     last_.reset();
     base_.reset();
     levels_.clear();
-    base_ = BaseGraph::Build(chain.back(), base_revision, store);
+    base_ = GraphOf(chain.back(), base_revision, store, /*prepare=*/false);
   }
   std::shared_ptr<GraphView> view(new GraphView());
   view->base_ = base_;
@@ -697,6 +702,53 @@ Result<std::shared_ptr<const GraphView>> GraphViewCache::Get(
   last_ = view;
   last_revision_ = revision;
   return std::shared_ptr<const GraphView>(std::move(view));
+}
+
+std::shared_ptr<const BaseGraph> GraphViewCache::GraphOf(const std::shared_ptr<const Reader>& file,
+                                                         uint64_t revision, const Store& store,
+                                                         bool prepare) {
+  std::promise<std::shared_ptr<const BaseGraph>> promise;
+  std::shared_future<std::shared_ptr<const BaseGraph>> built;
+  {
+    std::lock_guard<std::mutex> lock(slot_mu_);
+    if (!prepare && next_.file == file.get()) {
+      current_ = std::move(next_);  // made ahead for this base: Get's from now on
+      next_ = Slot();
+    }
+    if (current_.file == file.get()) {
+      built = current_.graph;
+    } else if (next_.file == file.get()) {
+      built = next_.graph;
+    } else {
+      // Claimed before it is built, so that nobody builds it twice.
+      (prepare ? next_ : current_) = Slot{file.get(), promise.get_future().share()};
+    }
+  }
+  if (built.valid()) return prepare ? nullptr : built.get();  // waits while it is built
+  auto g = BaseGraph::Build(file, revision, store);
+  // Prepare builds the search index too; Get leaves it to the first search.
+  if (prepare) std::call_once(g->search_once, [&] { g->BuildSearch(); });
+  (prepare ? built_by_prepare_ : built_by_get_).fetch_add(1);
+  promise.set_value(g);
+  return g;
+}
+
+void GraphViewCache::Prepare(std::shared_ptr<const Reader> base, uint64_t revision,
+                             const Store& store) {
+  if (base == nullptr || base->layered() || !base->EnsureContent().ok()) return;
+  GraphOf(base, revision, store, /*prepare=*/true);
+}
+
+void GraphViewCache::Clear() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_.reset();
+    base_.reset();
+    levels_.clear();
+  }
+  std::lock_guard<std::mutex> lock(slot_mu_);
+  current_ = Slot();
+  next_ = Slot();
 }
 
 // ---- the mapping ----

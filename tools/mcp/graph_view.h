@@ -18,7 +18,9 @@
 #define AMEM_TOOLS_MCP_GRAPH_VIEW_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -27,6 +29,7 @@
 
 #include "common/model.h"
 #include "common/status.h"
+#include "snapshot/live.h"
 #include "snapshot/reader.h"
 #include "store/store.h"
 #include "tools/mcp/compat.h"
@@ -160,17 +163,49 @@ class GraphView {
 
 // What amem mcp keeps between calls: the BaseGraph of the last base read (one:
 // reading a revision older than the live base, from its own file, builds that
-// file's graph in its place) and the last view.
-// Thread safety: Get may be called concurrently.
+// file's graph in its place) and the last view. A base's graph is built once,
+// by the first Get that reads it or ahead of it by Prepare (the background
+// merge's thread, amem mcp's start); a Get that needs a graph being built waits
+// for it.
+// Thread safety: every method may be called concurrently.
 class GraphViewCache {
  public:
   // The graph of `reader`, `store`'s state at `revision` (a plain snapshot, or a
   // layered view whose base's BaseGraph is reused).
   Result<std::shared_ptr<const GraphView>> Get(std::shared_ptr<const snapshot::Reader> reader,
                                                uint64_t revision, const Store& store);
+  // Builds the BaseGraph of `base` (a snapshot file of `store` at `revision`),
+  // search index included, unless it is built or being built: the next Get of a
+  // view over that file takes it. The graph Get keeps answers meanwhile, so two
+  // graphs are held while this runs.
+  void Prepare(std::shared_ptr<const snapshot::Reader> base, uint64_t revision,
+               const Store& store);
+  // Lets every graph go (a damaged cache file was discarded); a Prepare running
+  // finishes for nobody.
+  void Clear();
+  // BaseGraphs built so far by Get (in a tool call's foreground) and by Prepare.
+  uint64_t built_by_get() const { return built_by_get_.load(); }
+  uint64_t built_by_prepare() const { return built_by_prepare_.load(); }
 
  private:
+  // The graph of base file `file`: the one built or being built, else built here.
+  std::shared_ptr<const BaseGraph> GraphOf(const std::shared_ptr<const snapshot::Reader>& file,
+                                           uint64_t revision, const Store& store, bool prepare);
+
+  // A base file's graph, built or being built (the future holds the file's reader
+  // once ready; its builder holds it until then).
+  struct Slot {
+    const snapshot::Reader* file = nullptr;
+    std::shared_future<std::shared_ptr<const BaseGraph>> graph;
+  };
+  // The graph Get reads (`current_`) and the one Prepare made for the next base
+  // (`next_`), which the first Get over that base moves into `current_`.
+  std::mutex slot_mu_;
+  Slot current_, next_;
+  std::atomic<uint64_t> built_by_get_{0}, built_by_prepare_{0};
+
   std::mutex mu_;
+  snapshot::Retirer retirer_;  // the last graph's, when the base changes
   std::shared_ptr<const BaseGraph> base_;
   std::shared_ptr<const GraphView> last_;
   uint64_t last_revision_ = 0;
