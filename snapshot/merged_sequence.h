@@ -54,6 +54,13 @@ class MergedSequence {
   uint32_t KeptIn(uint32_t begin, uint32_t end) const {
     return (end - begin) - (RemovedBelow(end) - RemovedBelow(begin));
   }
+  // The removed ranges, ascending.
+  const std::vector<Range>& removed() const { return removed_; }
+  // The first base position that is not before merged position `merged`: every
+  // kept base position below it is numbered below `merged`, every one from it on
+  // at `merged` or later (base_count() when none is). O(log changes); a posting
+  // cursor's seek (Reader::postings_cursor).
+  uint32_t BaseLowerBound(uint32_t merged) const;
 
   // Maps base positions given in non-decreasing order, as a sorted posting list
   // or in-list holds them, in O(1) amortized each: O(positions + changes) for a
