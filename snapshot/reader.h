@@ -509,14 +509,21 @@ class PostingCursor {
   uint32_t tf() const { return tf_; }
   uint32_t doc_length() const { return file_->doc_length(local_); }
 
+  // Inline while the next posting is the next of list_ with the same offset: on a
+  // file always; on a view while it is the base's, in a stretch that no change of
+  // any level interrupts (the window: nodes below limit_, renumbered by off_).
   void Next() {
-    if (stack_) [[unlikely]] return StackNext();
     if (++pos_ < list_.size()) {
-      node_ = local_ = list_.node(pos_);
-      tf_ = list_.tf(pos_);
-    } else {
-      done_ = true;
+      const uint32_t b = list_.node(pos_);
+      if (b < limit_) [[likely]] {
+        node_ = b + off_;
+        local_ = b;
+        tf_ = list_.tf(pos_);
+        return;
+      }
     }
+    if (stack_) return StackNext();
+    done_ = true;
   }
   // Moves to the first posting whose node is `node` or later (done when none);
   // never backwards. O(log postings) on a file; on a view O(log) per level plus
@@ -548,11 +555,15 @@ class PostingCursor {
       tf_ = list_.tf(pos_);
     }
   }
+  // A view's steps outside the window; Sync() copies the view's head here and
+  // sets the next window.
   void StackNext();
   void StackSeek(uint32_t node);
+  void Sync();
 
-  PostingList list_;  // a file's list (unused by a view's cursor)
+  PostingList list_;  // a file's list; a view's bottom list (the base under all levels)
   uint32_t pos_ = 0;
+  uint32_t limit_ = UINT32_MAX, off_ = 0;  // the window (a view: limit_ 0 when none)
   const Reader* file_ = nullptr;  // the file holding node(): the Reader, a base, a delta
   uint32_t node_ = 0, tf_ = 0, local_ = 0, size_ = 0;
   bool done_ = true;

@@ -658,6 +658,33 @@ struct PostingCursor::Stack {
       h.file = b.file;
     }
   }
+  // Every level from the lowest up takes the new posting from below.
+  void Rise() {
+    for (size_t k = 0; k < levels.size(); ++k) {
+      MapBelow(k);
+      Pick(k);
+    }
+  }
+  // When every level's head is the bottom's posting at `pos` (no delta's): the
+  // bottom position below which the following postings of the bottom list are the
+  // view's next ones, each renumbered by *off (no level removes one, puts a block
+  // between them, or has a delta posting before them); else 0.
+  uint32_t Window(uint32_t* off) const {
+    if (levels.back().head.done || bottom_head.done) return 0;
+    int64_t limit = UINT32_MAX;
+    for (size_t k = 0; k < levels.size(); ++k) {
+      const Level& l = levels[k];
+      if (l.from_delta) return 0;
+      const int64_t below = Below(k).node;
+      const int64_t shift = int64_t{l.head.node} - below;  // this level's offset
+      int64_t until = l.walk.KeptUntil();
+      if (l.delta_node != kNone) until = std::min(until, int64_t{l.delta_node} - shift);
+      // In the bottom's numbering: less the offsets of the levels under this one.
+      limit = std::min(limit, until - (below - int64_t{bottom_head.node}));
+    }
+    *off = levels.back().head.node - bottom_head.node;  // modulo 2^32, as Next adds it
+    return limit > int64_t{bottom_head.node} ? static_cast<uint32_t>(limit) : 0;
+  }
   void Advance(size_t k) {
     Level& l = levels[k];
     if (l.from_delta) {
@@ -704,23 +731,41 @@ PostingCursor::PostingCursor(PostingCursor&&) noexcept = default;
 PostingCursor& PostingCursor::operator=(PostingCursor&&) noexcept = default;
 
 void PostingCursor::StackNext() {
-  stack_->Advance(stack_->levels.size() - 1);
-  const Stack::Head& h = stack_->levels.back().head;
-  done_ = h.done;
-  node_ = h.node;
-  tf_ = h.tf;
-  local_ = h.local;
-  file_ = h.file;
+  Stack& s = *stack_;
+  if (done_) return;
+  if (limit_ != 0) {
+    // Left the window (pos_ moved on in it): the levels take the bottom's posting
+    // at pos_ up, as Advance would have.
+    s.pos = pos_;
+    s.LoadBottom();
+    s.Rise();
+  } else {
+    s.Advance(s.levels.size() - 1);
+  }
+  Sync();
 }
 
 void PostingCursor::StackSeek(uint32_t node) {
-  stack_->Seek(stack_->levels.size() - 1, node);
-  const Stack::Head& h = stack_->levels.back().head;
+  Stack& s = *stack_;
+  if (limit_ != 0) {  // the levels to the window's posting first
+    s.pos = pos_;
+    s.LoadBottom();
+    s.Rise();
+  }
+  s.Seek(s.levels.size() - 1, node);
+  Sync();
+}
+
+void PostingCursor::Sync() {
+  Stack& s = *stack_;
+  const Stack::Head& h = s.levels.back().head;
   done_ = h.done;
   node_ = h.node;
   tf_ = h.tf;
   local_ = h.local;
   file_ = h.file;
+  pos_ = s.pos;
+  limit_ = s.Window(&off_);
 }
 
 std::optional<uint32_t> Reader::Layer::DeltaTerm(uint32_t t) const {
@@ -758,13 +803,9 @@ PostingCursor Reader::Layer::Cursor(uint32_t t, Field field, bool sized) const {
     stack->MapBelow(k);
     stack->Pick(k);
   }
-  const PostingCursor::Stack::Head& h = stack->levels.back().head;
-  c.done_ = h.done;
-  c.node_ = h.node;
-  c.tf_ = h.tf;
-  c.local_ = h.local;
-  c.file_ = h.file;
+  c.list_ = stack->bottom;
   c.stack_ = std::move(stack);
+  c.Sync();
   if (sized) c.size_ = Count(t, field);
   return c;
 }
