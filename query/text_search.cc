@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <unordered_set>
 
 #include "common/tokenizer.h"
@@ -33,40 +34,30 @@ bool Admits(const snapshot::Reader& reader, const TextSearchOptions& options, ui
          (options.runs.all() || options.runs.Matches(reader.session(d)));
 }
 
-// First k in [from, list.size()) with list.node(k) >= node.
-uint32_t LowerBound(const snapshot::PostingList& list, uint32_t from, uint32_t node) {
-  uint32_t lo = from, hi = list.size();
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (list.node(mid) < node) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
-
 struct Cursor {
-  snapshot::PostingList list;  // content postings, ascending node
-  uint32_t pos = 0;
+  snapshot::PostingCursor list;  // content postings, ascending node
   double idf = 0;
 };
 
+// The postings are read through cursors (snapshot::PostingCursor): on a base +
+// delta view a common term's list is renumbered as it is walked, never copied,
+// and each posting brings its document's length from the file that holds it.
 void IndexPath(const snapshot::Reader& reader, const TextSearchOptions& options,
                const std::vector<std::string>& terms, TextSearchResult* result) {
   const uint32_t n = reader.document_count();
   const double avgdl = reader.average_doc_length();
+  std::vector<std::optional<uint32_t>> ids(terms.size());
   std::vector<Cursor> cursors(terms.size());
   for (size_t q = 0; q < terms.size(); ++q) {
-    if (auto t = reader.FindTerm(terms[q])) {
-      cursors[q].list = reader.postings(*t, snapshot::Field::kContent);
+    ids[q] = reader.FindTerm(terms[q]);
+    if (ids[q]) {
+      cursors[q].list = reader.postings_cursor(*ids[q], snapshot::Field::kContent);
       cursors[q].idf = Idf(n, cursors[q].list.size());
     }
   }
   TopK top(options.limit);
-  auto score_doc = [&](uint32_t d, auto&& tf_of) {
-    const double norm = LengthNorm(reader.doc_length(d), avgdl);
+  auto score_doc = [&](uint32_t d, uint32_t dl, auto&& tf_of) {
+    const double norm = LengthNorm(dl, avgdl);
     double score = 0;
     for (size_t q = 0; q < cursors.size(); ++q) {
       if (uint32_t tf = tf_of(q)) score += TermScore(cursors[q].idf, tf, norm);
@@ -81,45 +72,62 @@ void IndexPath(const snapshot::Reader& reader, const TextSearchOptions& options,
     for (size_t q = 0; q < cursors.size(); ++q) {
       if (cursors[q].list.size() < cursors[driver].list.size()) driver = q;
     }
-    const snapshot::PostingList& lead = cursors[driver].list;
-    for (uint32_t k = 0; k < lead.size(); ++k) {
-      const uint32_t d = lead.node(k);
+    for (snapshot::PostingCursor& lead = cursors[driver].list; !lead.done(); lead.Next()) {
+      const uint32_t d = lead.node();
       bool all = true, exhausted = false;
       for (Cursor& c : cursors) {
-        c.pos = LowerBound(c.list, c.pos, d);
-        exhausted |= c.pos == c.list.size();  // no later document has every term
-        if (exhausted || c.list.node(c.pos) != d) all = false;
+        c.list.Seek(d);
+        exhausted |= c.list.done();  // no later document has every term
+        if (exhausted || c.list.node() != d) all = false;
         if (exhausted) break;
       }
       if (exhausted) break;
       if (!all || !Admits(reader, options, d)) continue;
-      score_doc(d, [&](size_t q) { return cursors[q].list.tf(cursors[q].pos); });
+      score_doc(d, lead.doc_length(), [&](size_t q) { return cursors[q].list.tf(); });
     }
   } else {
     // Document-at-a-time merge: no per-document accumulator array to clear.
     for (;;) {
       uint32_t d = UINT32_MAX;
+      const snapshot::PostingCursor* at = nullptr;
       for (const Cursor& c : cursors) {
-        if (c.pos < c.list.size()) d = std::min(d, c.list.node(c.pos));
+        if (!c.list.done() && c.list.node() < d) {
+          d = c.list.node();
+          at = &c.list;
+        }
       }
-      if (d == UINT32_MAX) break;
+      if (at == nullptr) break;
       if (Admits(reader, options, d)) {
-        score_doc(d, [&](size_t q) {
-          const Cursor& c = cursors[q];
-          return c.pos < c.list.size() && c.list.node(c.pos) == d ? c.list.tf(c.pos) : 0u;
+        score_doc(d, at->doc_length(), [&](size_t q) {
+          const snapshot::PostingCursor& c = cursors[q].list;
+          return !c.done() && c.node() == d ? c.tf() : 0u;
         });
       }
       for (Cursor& c : cursors) {
-        if (c.pos < c.list.size() && c.list.node(c.pos) == d) ++c.pos;
+        if (!c.list.done() && c.list.node() == d) c.list.Next();
       }
     }
   }
-  for (const Scored& s : top.Take()) {
-    TextHit hit{s.index, s.score, {}};
-    for (size_t q = 0; q < cursors.size(); ++q) {
-      const snapshot::PostingList& list = cursors[q].list;
-      uint32_t k = LowerBound(list, 0, s.index);
-      if (k < list.size() && list.node(k) == s.index) hit.matched.push_back(terms[q]);
+  // The terms each hit holds: a fresh cursor per term seeks the hits in node order.
+  std::vector<Scored> best = top.Take();
+  std::vector<uint32_t> order(best.size());
+  for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return best[a].index < best[b].index; });
+  std::vector<std::vector<bool>> has(terms.size(), std::vector<bool>(best.size(), false));
+  for (size_t q = 0; q < terms.size(); ++q) {
+    if (!ids[q]) continue;
+    snapshot::PostingCursor c = reader.postings_cursor(*ids[q], snapshot::Field::kContent);
+    for (uint32_t k : order) {
+      c.Seek(best[k].index);
+      if (c.done()) break;
+      has[q][k] = c.node() == best[k].index;
+    }
+  }
+  for (uint32_t k = 0; k < best.size(); ++k) {
+    TextHit hit{best[k].index, best[k].score, {}};
+    for (size_t q = 0; q < terms.size(); ++q) {
+      if (has[q][k]) hit.matched.push_back(terms[q]);
     }
     result->hits.push_back(std::move(hit));
   }

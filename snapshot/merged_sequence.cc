@@ -75,6 +75,16 @@ MergedSequence::Item MergedSequence::At(uint32_t merged) const {
   return {run.delta, run.first + (merged - run.merged_start)};
 }
 
+uint32_t MergedSequence::BaseLowerBound(uint32_t merged) const {
+  if (merged >= size_) return base_count_;
+  const Item it = At(merged);
+  if (!it.delta) return it.index;
+  // A delta position: its block goes before base position `gap`, after every kept
+  // position below it (those from the gap on up to the next kept one are removed).
+  auto blk = std::upper_bound(block_start_.begin(), block_start_.end() - 1, it.index);
+  return blocks_[static_cast<size_t>(blk - block_start_.begin()) - 1].gap;
+}
+
 uint32_t MergedSequence::RemovedBelow(uint32_t b) const {
   auto it = std::upper_bound(removed_.begin(), removed_.end(), b,
                              [](uint32_t x, const Range& r) { return x < r.begin; });

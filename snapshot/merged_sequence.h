@@ -11,6 +11,7 @@
 #ifndef AMEM_SNAPSHOT_MERGED_SEQUENCE_H_
 #define AMEM_SNAPSHOT_MERGED_SEQUENCE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -54,6 +55,13 @@ class MergedSequence {
   uint32_t KeptIn(uint32_t begin, uint32_t end) const {
     return (end - begin) - (RemovedBelow(end) - RemovedBelow(begin));
   }
+  // The removed ranges, ascending.
+  const std::vector<Range>& removed() const { return removed_; }
+  // The first base position that is not before merged position `merged`: every
+  // kept base position below it is numbered below `merged`, every one from it on
+  // at `merged` or later (base_count() when none is). O(log changes); a posting
+  // cursor's seek (Reader::postings_cursor).
+  uint32_t BaseLowerBound(uint32_t merged) const;
 
   // Maps base positions given in non-decreasing order, as a sorted posting list
   // or in-list holds them, in O(1) amortized each: O(positions + changes) for a
@@ -74,6 +82,16 @@ class MergedSequence {
       if (r_ < s_.removed_.size() && s_.removed_[r_].begin <= b) return kRemoved;
       while (blk_ < s_.blocks_.size() && s_.blocks_[blk_].gap <= b) ++blk_;
       return b - removed_ + s_.block_start_[blk_];
+    }
+
+    // After a Map(b) that kept b: the end of the stretch of base positions from b
+    // that map with b's offset, Map(x) = Map(b) + (x - b) for every x in
+    // [b, KeptUntil()) (none is removed, no block goes between them).
+    uint32_t KeptUntil() const {
+      uint32_t until = s_.base_count_;
+      if (r_ < s_.removed_.size()) until = std::min(until, s_.removed_[r_].begin);
+      if (blk_ < s_.blocks_.size()) until = std::min(until, s_.blocks_[blk_].gap);
+      return until;
     }
 
    private:

@@ -2418,6 +2418,16 @@ PostingList Reader::postings(uint32_t t, Field field) const {
   return PostingList(rep_->postings + (size_t{b} + content) * kPostingLength, end - b - content);
 }
 
+PostingCursor Reader::postings_cursor(uint32_t t, Field field) const {
+  if (layer_) return layer_->Cursor(t, field, /*sized=*/true);
+  PostingCursor c;
+  c.list_ = postings(t, field);
+  c.file_ = this;
+  c.size_ = c.list_.size();
+  c.Load();
+  return c;
+}
+
 uint32_t Reader::doc_frequency(uint32_t t) const {
   if (layer_) return layer_->Postings(t).content;
   if (!rep_->TermEntryOk(t)) return 0;

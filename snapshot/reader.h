@@ -105,6 +105,8 @@ class PostingList {
   uint32_t size_ = 0;
 };
 
+class PostingCursor;  // below Reader
+
 struct SessionRange {
   uint32_t session = 0;
   uint32_t begin = 0;  // dense node range [begin, end)
@@ -361,6 +363,9 @@ class Reader {
   // biggest block); a damaged list reads as empty and Verify() reports it.
   PostingList postings(uint32_t t) const;                      // all fields
   PostingList postings(uint32_t t, Field field) const;
+  // The same postings of one field read one at a time, without a copy of the list
+  // on a base + delta view (see PostingCursor). REQUIRES: t < term_count().
+  PostingCursor postings_cursor(uint32_t t, Field field = Field::kContent) const;
   // Number of nodes whose content contains term t (BM25 df).
   uint32_t doc_frequency(uint32_t t) const;
   // Content token count of node i (0 when !has_doc_lengths()).
@@ -482,6 +487,96 @@ class Reader {
   const Layer* layer_ = nullptr;  // set for a base + delta view
   mutable std::atomic<uint8_t> lazy_pending_{0};
   std::shared_ptr<const Layer> layer_holder_;
+  friend class PostingCursor;
+};
+
+// A term's postings of one field in ascending node order, read one at a time
+// (Reader::postings_cursor): what a query that walks a common term's list reads.
+// On a file it walks the list in place. On a base + delta view it walks the base's
+// list (through the base's own cursor when the base is a view too: a level of a
+// stack), skips the nodes the delta removed or replaced and renumbers the rest on
+// the fly (MergedSequence::BaseWalker), and merges the delta's postings in: a walk
+// costs O(postings + changes) with no copy of the list, where Reader::postings
+// builds (and keeps) the renumbered list, once per view and term. Each posting
+// carries its document's content length, read from the file that holds the node
+// (no lookup through the merged numbering). size() is the list's length, known
+// before the walk (a file: the directory's; a view: its base's, less the postings
+// of removed nodes counted by seeks, plus the delta's). Damaged postings read as
+// an empty list and are in the Reader's ReadStatus(), as Reader::postings.
+// The Reader must outlive the cursor. Not thread-safe; each thread its own cursor.
+class PostingCursor {
+ public:
+  PostingCursor();
+  ~PostingCursor();
+  PostingCursor(PostingCursor&&) noexcept;
+  PostingCursor& operator=(PostingCursor&&) noexcept;
+
+  bool done() const { return done_; }
+  uint32_t size() const { return size_; }
+  // The current posting. REQUIRES: !done().
+  uint32_t node() const { return node_; }
+  uint32_t tf() const { return tf_; }
+  uint32_t doc_length() const { return file_->doc_length(local_); }
+
+  // Inline while the next posting is the next of list_ with the same offset: on a
+  // file always; on a view while it is the base's, in a stretch that no change of
+  // any level interrupts (the window: nodes below limit_, renumbered by off_).
+  void Next() {
+    if (++pos_ < list_.size()) {
+      const uint32_t b = list_.node(pos_);
+      if (b < limit_) [[likely]] {
+        node_ = b + off_;
+        local_ = b;
+        tf_ = list_.tf(pos_);
+        return;
+      }
+    }
+    if (stack_) return StackNext();
+    done_ = true;
+  }
+  // Moves to the first posting whose node is `node` or later (done when none);
+  // never backwards. O(log postings) on a file; on a view O(log) per level plus
+  // the postings and changes stepped over.
+  void Seek(uint32_t node) {
+    if (done_ || node_ >= node) return;
+    if (stack_) [[unlikely]] return StackSeek(node);
+    pos_ = LowerBound(list_, pos_ + 1, node);
+    Load();
+  }
+
+ private:
+  friend class Reader;
+  friend struct Reader::Layer;  // builds a view's cursor
+  struct Stack;  // a view's levels (snapshot/internal/layered.cc)
+  // First k in [from, list.size()) with list.node(k) >= node.
+  static uint32_t LowerBound(const PostingList& list, uint32_t from, uint32_t node) {
+    uint32_t lo = from, hi = list.size();
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (list.node(mid) < node) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+  void Load() {
+    done_ = pos_ >= list_.size();
+    if (!done_) {
+      node_ = local_ = list_.node(pos_);
+      tf_ = list_.tf(pos_);
+    }
+  }
+  // A view's steps outside the window; Sync() copies the view's head here and
+  // sets the next window.
+  void StackNext();
+  void StackSeek(uint32_t node);
+  void Sync();
+
+  PostingList list_;  // a file's list; a view's bottom list (the base under all levels)
+  uint32_t pos_ = 0;
+  uint32_t limit_ = UINT32_MAX, off_ = 0;  // the window (a view: limit_ 0 when none)
+  const Reader* file_ = nullptr;  // the file holding node(): the Reader, a base, a delta
+  uint32_t node_ = 0, tf_ = 0, local_ = 0, size_ = 0;
+  bool done_ = true;
+  std::unique_ptr<Stack> stack_;
 };
 
 }  // namespace amem::snapshot

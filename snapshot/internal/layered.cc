@@ -573,44 +573,281 @@ std::optional<uint32_t> Reader::Layer::FindTerm(std::string_view t) const {
   return std::nullopt;
 }
 
+// ---- posting cursors ----
+
+// A view's cursor: a level per layer from the lowest layer that has the term in
+// its base up to the view, over the list of the file under that lowest layer (empty
+// when the term is new there). Each level holds the current posting of its
+// numbering: the next kept posting from below (renumbered by the walker) or the
+// delta's next posting (renumbered by OfDelta), whichever comes first. Both are in
+// ascending node order, and a merged position is either a base or a delta one, so
+// the two never tie.
+struct PostingCursor::Stack {
+  static constexpr uint32_t kNone = UINT32_MAX;
+  struct Head {  // a level's current posting
+    uint32_t node = 0, tf = 0, local = 0;
+    const Reader* file = nullptr;  // holds `local`, for its doc length
+    bool done = true;
+  };
+  struct Level {
+    Level(const Reader::Layer& l, PostingList d) : layer(l), delta(d), walk(l.nodes) {}
+    const Reader::Layer& layer;
+    PostingList delta;
+    uint32_t y = 0;               // the delta's next posting
+    uint32_t delta_node = kNone;  // its merged number
+    uint32_t below_node = kNone;  // the merged number of the kept posting below
+    bool from_delta = false;      // head is the delta's
+    MergedSequence::BaseWalker walk;
+    Head head;
+  };
+  PostingList bottom;  // the lowest level's base list
+  uint32_t pos = 0;
+  const Reader* bottom_file = nullptr;
+  Head bottom_head;
+  std::vector<Level> levels;  // lowest first
+
+  const Head& Below(size_t k) const { return k == 0 ? bottom_head : levels[k - 1].head; }
+  void LoadBottom() {
+    bottom_head.done = pos >= bottom.size();
+    if (bottom_head.done) return;
+    bottom_head.node = bottom_head.local = bottom.node(pos);
+    bottom_head.tf = bottom.tf(pos);
+    bottom_head.file = bottom_file;
+  }
+  void LoadDelta(Level& l) {
+    l.delta_node = l.y < l.delta.size() ? l.layer.nodes.OfDelta(l.delta.node(l.y)) : kNone;
+  }
+  void AdvanceBelow(size_t k) {
+    if (k > 0) return Advance(k - 1);
+    ++pos;
+    LoadBottom();
+  }
+  // Below's current posting or the first kept one after it, renumbered.
+  void MapBelow(size_t k) {
+    Level& l = levels[k];
+    for (;;) {
+      const Head& b = Below(k);
+      if (b.done) {
+        l.below_node = kNone;
+        return;
+      }
+      const uint32_t m = l.walk.Map(b.node);
+      if (m != MergedSequence::BaseWalker::kRemoved) {
+        l.below_node = m;
+        return;
+      }
+      AdvanceBelow(k);
+    }
+  }
+  void Pick(size_t k) {
+    Level& l = levels[k];
+    Head& h = l.head;
+    h.done = l.delta_node == kNone && l.below_node == kNone;
+    if (h.done) return;
+    l.from_delta = l.delta_node < l.below_node;
+    if (l.from_delta) {
+      h.node = l.delta_node;
+      h.tf = l.delta.tf(l.y);
+      h.local = l.delta.node(l.y);
+      h.file = &l.layer.dn();
+    } else {
+      const Head& b = Below(k);
+      h.node = l.below_node;
+      h.tf = b.tf;
+      h.local = b.local;
+      h.file = b.file;
+    }
+  }
+  // Every level from the lowest up takes the new posting from below.
+  void Rise() {
+    for (size_t k = 0; k < levels.size(); ++k) {
+      MapBelow(k);
+      Pick(k);
+    }
+  }
+  // When every level's head is the bottom's posting at `pos` (no delta's): the
+  // bottom position below which the following postings of the bottom list are the
+  // view's next ones, each renumbered by *off (no level removes one, puts a block
+  // between them, or has a delta posting before them); else 0.
+  uint32_t Window(uint32_t* off) const {
+    if (levels.back().head.done || bottom_head.done) return 0;
+    int64_t limit = UINT32_MAX;
+    for (size_t k = 0; k < levels.size(); ++k) {
+      const Level& l = levels[k];
+      if (l.from_delta) return 0;
+      const int64_t below = Below(k).node;
+      const int64_t shift = int64_t{l.head.node} - below;  // this level's offset
+      int64_t until = l.walk.KeptUntil();
+      if (l.delta_node != kNone) until = std::min(until, int64_t{l.delta_node} - shift);
+      // In the bottom's numbering: less the offsets of the levels under this one.
+      limit = std::min(limit, until - (below - int64_t{bottom_head.node}));
+    }
+    *off = levels.back().head.node - bottom_head.node;  // modulo 2^32, as Next adds it
+    return limit > int64_t{bottom_head.node} ? static_cast<uint32_t>(limit) : 0;
+  }
+  void Advance(size_t k) {
+    Level& l = levels[k];
+    if (l.from_delta) {
+      ++l.y;
+      LoadDelta(l);
+    } else {
+      AdvanceBelow(k);
+      MapBelow(k);
+    }
+    Pick(k);
+  }
+  // Level k to its first posting at `target` or later: the delta's by a binary
+  // search, the level below (or the bottom list) to the first base position not
+  // before `target`, and the walker on from there.
+  void Seek(size_t k, uint32_t target) {
+    Level& l = levels[k];
+    if (l.head.done || l.head.node >= target) return;
+    if (l.delta_node < target) {
+      uint32_t lo = l.y + 1, hi = l.delta.size();
+      while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (l.layer.nodes.OfDelta(l.delta.node(mid)) < target) lo = mid + 1; else hi = mid;
+      }
+      l.y = lo;
+      LoadDelta(l);
+    }
+    if (l.below_node < target) {
+      const uint32_t b = l.layer.nodes.BaseLowerBound(target);
+      if (k > 0) {
+        Seek(k - 1, b);
+      } else if (!bottom_head.done && bottom_head.node < b) {
+        pos = LowerBound(bottom, pos + 1, b);
+        LoadBottom();
+      }
+      MapBelow(k);
+    }
+    Pick(k);
+  }
+};
+
+PostingCursor::PostingCursor() = default;
+PostingCursor::~PostingCursor() = default;
+PostingCursor::PostingCursor(PostingCursor&&) noexcept = default;
+PostingCursor& PostingCursor::operator=(PostingCursor&&) noexcept = default;
+
+void PostingCursor::StackNext() {
+  Stack& s = *stack_;
+  if (done_) return;
+  if (limit_ != 0) {
+    // Left the window (pos_ moved on in it): the levels take the bottom's posting
+    // at pos_ up, as Advance would have.
+    s.pos = pos_;
+    s.LoadBottom();
+    s.Rise();
+  } else {
+    s.Advance(s.levels.size() - 1);
+  }
+  Sync();
+}
+
+void PostingCursor::StackSeek(uint32_t node) {
+  Stack& s = *stack_;
+  if (limit_ != 0) {  // the levels to the window's posting first
+    s.pos = pos_;
+    s.LoadBottom();
+    s.Rise();
+  }
+  s.Seek(s.levels.size() - 1, node);
+  Sync();
+}
+
+void PostingCursor::Sync() {
+  Stack& s = *stack_;
+  const Stack::Head& h = s.levels.back().head;
+  done_ = h.done;
+  node_ = h.node;
+  tf_ = h.tf;
+  local_ = h.local;
+  file_ = h.file;
+  pos_ = s.pos;
+  limit_ = s.Window(&off_);
+}
+
+std::optional<uint32_t> Reader::Layer::DeltaTerm(uint32_t t) const {
+  if (t >= base_terms) return new_terms[t - base_terms];
+  return dn().FindTerm(base->term(t));
+}
+
+PostingCursor Reader::Layer::Cursor(uint32_t t, Field field, bool sized) const {
+  PostingCursor c;
+  auto stack = std::make_unique<PostingCursor::Stack>();
+  // The layers from this view down, while the term is in the layer's base.
+  std::vector<const Layer*> chain;
+  const Reader* below = nullptr;
+  for (const Layer* l = this;;) {
+    chain.push_back(l);
+    if (t >= l->base_terms) break;
+    below = l->base.get();
+    if (!below->layer_) break;
+    l = below->layer_;
+    below = nullptr;
+  }
+  if (below != nullptr) {
+    stack->bottom = below->postings(t, field);
+    stack->bottom_file = below;
+  }
+  stack->levels.reserve(chain.size());
+  for (size_t k = chain.size(); k-- > 0;) {
+    const Layer& l = *chain[k];
+    const std::optional<uint32_t> dt = l.DeltaTerm(t);
+    stack->levels.emplace_back(l, dt ? l.dn().postings(*dt, field) : PostingList());
+  }
+  stack->LoadBottom();
+  for (size_t k = 0; k < stack->levels.size(); ++k) {
+    stack->LoadDelta(stack->levels[k]);
+    stack->MapBelow(k);
+    stack->Pick(k);
+  }
+  c.list_ = stack->bottom;
+  c.stack_ = std::move(stack);
+  c.Sync();
+  if (sized) c.size_ = Count(t, field);
+  return c;
+}
+
+uint32_t Reader::Layer::Count(uint32_t t, Field field) const {
+  const uint64_t key = 2 * uint64_t{t} + (field == Field::kContent ? 0 : 1);
+  {
+    std::lock_guard<std::mutex> lock(counts_mu);
+    if (auto it = counts.find(key); it != counts.end()) return it->second;
+  }
+  uint32_t from_base = 0, removed = 0;
+  if (t < base_terms) {
+    PostingCursor c = base->postings_cursor(t, field);
+    from_base = c.size();
+    for (const MergedSequence::Range& r : nodes.removed()) {
+      c.Seek(r.begin);
+      for (; !c.done() && c.node() < r.end; c.Next()) ++removed;
+      if (c.done()) break;
+    }
+  }
+  if (removed > from_base) {  // the base's count and its walk disagree
+    Fail(Corrupt("postings of term " + std::to_string(t) + " do not fit their count"));
+    removed = from_base;
+  }
+  const std::optional<uint32_t> dt = DeltaTerm(t);
+  const uint32_t count = from_base - removed + (dt ? dn().postings(*dt, field).size() : 0);
+  std::lock_guard<std::mutex> lock(counts_mu);
+  counts.emplace(key, count);
+  return count;
+}
+
 const Reader::Layer::MergedPostings& Reader::Layer::Postings(uint32_t t) const {
   std::lock_guard<std::mutex> lock(postings_mu);
   auto& slot = postings_cache[t];
   if (slot) return *slot;
   auto merged = std::make_unique<MergedPostings>();
-  PostingList from_base = t < base_terms ? base->postings(t) : PostingList();
-  std::optional<uint32_t> dt =
-      t < base_terms ? dn().FindTerm(base->term(t)) : std::optional<uint32_t>(new_terms[t - base_terms]);
-  PostingList from_delta = dt ? dn().postings(*dt) : PostingList();
-  // Both lists are sorted by (field, node) in their own numbering, which the
-  // merged numbering preserves; base nodes that are gone or replaced drop out.
-  // Base nodes ascend within each field: one walk maps them all (a term found in
-  // a million documents, after a write of a few).
-  uint32_t x = 0, y = 0;
-  MergedSequence::BaseWalker walk(nodes);
-  auto base_next = [&]() -> std::optional<Posting> {
-    for (; x < from_base.size(); ++x) {
-      Posting p = from_base[x];
-      const uint32_t merged = walk.Map(p.node);
-      if (merged != MergedSequence::BaseWalker::kRemoved) return Posting{merged, p.tf, p.field};
+  // Content postings, then meta ones, as a file holds them.
+  for (Field field : {Field::kContent, Field::kMeta}) {
+    for (PostingCursor c = Cursor(t, field, /*sized=*/false); !c.done(); c.Next()) {
+      PutPosting(&merged->bytes, c.node(), c.tf(), field);
+      if (field == Field::kContent) ++merged->content;
     }
-    return std::nullopt;
-  };
-  auto delta_next = [&]() -> std::optional<Posting> {
-    if (y >= from_delta.size()) return std::nullopt;
-    Posting p = from_delta[y];
-    return Posting{OfDelta(p.node), p.tf, p.field};
-  };
-  for (;;) {
-    auto pb = base_next();
-    auto pd = delta_next();
-    if (!pb && !pd) break;
-    bool take_base = pb && (!pd || std::make_pair(static_cast<uint32_t>(pb->field), pb->node) <
-                                       std::make_pair(static_cast<uint32_t>(pd->field), pd->node));
-    const Posting p = take_base ? *pb : *pd;
-    if (take_base) ++x; else ++y;
-    if (p.field == Field::kContent) ++merged->content;
-    PutPosting(&merged->bytes, p.node, p.tf, p.field);
   }
   slot = std::move(merged);
   return *slot;

@@ -144,7 +144,21 @@ struct Reader::Layer {
   };
   EdgeAttrs Attrs(uint32_t j) const;
 
+  // The renumbered list of term t, built from its cursors once per view and term
+  // (Reader::postings: what a query that indexes into a list reads).
   const MergedPostings& Postings(uint32_t t) const;
+  // The delta's term id of merged term t, if the delta has the term.
+  std::optional<uint32_t> DeltaTerm(uint32_t t) const;
+  // Term t's postings of `field` walked without a copy (PostingCursor): the
+  // base's, through its own cursor when it is a view, merged with the delta's;
+  // `sized`: with the list's length (Count), else size() is 0.
+  PostingCursor Cursor(uint32_t t, Field field, bool sized) const;
+  // The length of that list: the base's, less the base's postings of nodes removed
+  // or replaced here (a seek per removed range), plus the delta's. O(changes here
+  // x log postings) once per view, term and field, then kept.
+  uint32_t Count(uint32_t t, Field field) const;
+  mutable std::mutex counts_mu;
+  mutable std::unordered_map<uint64_t, uint32_t> counts;  // 2 * term + field
   std::string_view Term(uint32_t t) const;
   std::optional<uint32_t> FindTerm(std::string_view t) const;
   std::vector<uint32_t> NodesOfType(uint8_t type) const;

@@ -78,6 +78,15 @@ TEST_CASE("merged sequence maps both ways like the spelled-out sequence", "[snap
         CHECK(walk.Map(b) == (seq->IsRemoved(b) ? MergedSequence::BaseWalker::kRemoved : seq->OfBase(b)));
       }
     }
+    // BaseLowerBound(m) splits the kept base positions at merged position m.
+    for (uint32_t m = 0; m <= want.size(); ++m) {
+      const uint32_t bound = seq->BaseLowerBound(m);
+      INFO("trial " << trial << ", merged " << m << ", bound " << bound);
+      REQUIRE(bound <= n);
+      for (uint32_t b = 0; b < n; ++b) {
+        if (!seq->IsRemoved(b)) CHECK((b < bound) == (seq->OfBase(b) < m));
+      }
+    }
   }
 }
 

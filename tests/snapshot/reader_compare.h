@@ -10,11 +10,55 @@
 #include <cstring>
 #include <optional>
 #include <span>
+#include <string>
 #include <tuple>
 
 #include "snapshot/reader.h"
 
 namespace amem::snapshot_test {
+
+// The cursor of `v`'s term t (field f) walks `want`, head's list of that term,
+// with head's document lengths; seeks land where a binary search of `want` does:
+// at, just before and just after every posting, and in strides of postings.
+// One check per list (a mismatch names itself), so that a store's every term costs
+// O(postings) assertions.
+inline void CheckSameCursor(const snapshot::Reader& v, uint32_t t, const snapshot::Reader& head,
+                            const snapshot::PostingList& want, snapshot::Field f) {
+  using namespace amem::snapshot;
+  std::string wrong;
+  auto same = [&](const PostingCursor& c, uint32_t k, const char* what, uint32_t at) {
+    if (!wrong.empty()) return;
+    const bool end = k == want.size();
+    if (c.done() != end ||
+        (!end && (c.node() != want.node(k) || c.tf() != want.tf(k) ||
+                  c.doc_length() != head.doc_length(want.node(k))))) {
+      wrong = std::string(what) + " at " + std::to_string(at) + ": posting " + std::to_string(k) +
+              " of " + std::to_string(want.size());
+    }
+  };
+  PostingCursor c = v.postings_cursor(t, f);
+  CHECK(c.size() == want.size());
+  for (uint32_t k = 0; k <= want.size(); ++k) {
+    same(c, k, "walk", k);
+    if (k < want.size() && !c.done()) c.Next();
+  }
+  for (uint32_t stride : {1u, 2u, 5u}) {
+    for (int before : {-1, 0, 1}) {
+      PostingCursor s = v.postings_cursor(t, f);
+      uint32_t k = 0;
+      for (uint32_t p = 0; p < want.size() + stride; p += stride) {
+        const uint32_t node = p < want.size() ? want.node(p) : head.node_count();
+        if (before < 0 && node == 0) continue;
+        const uint32_t target = node + before;
+        s.Seek(target);
+        while (k < want.size() && want.node(k) < target) ++k;
+        same(s, k, "seek", target);
+      }
+    }
+  }
+  INFO(wrong);
+  CHECK(wrong.empty());
+}
 
 // `v` answers as `head`. `bulk` false: every accessor is answered from a layered
 // view's merged sequences (a few hundred edge accesses stay far below the point
@@ -104,6 +148,7 @@ inline void CheckSameReader(const snapshot::Reader& v, const snapshot::Reader& h
         CHECK(a.tf(k) == b.tf(k));
         CHECK(a.field(k) == b.field(k));
       }
+      CheckSameCursor(v, *vt, head, b, f);
     }
   }
   for (uint32_t t = 0; t < v.term_count(); ++t) {

@@ -183,6 +183,20 @@ inline std::string AllAnswers(const snapshot::Reader& r) {
       num(static_cast<uint64_t>(p.field(k)));
     }
     num(r.postings(t, snapshot::Field::kMeta).size());
+    for (snapshot::Field f : {snapshot::Field::kContent, snapshot::Field::kMeta}) {
+      snapshot::PostingCursor c = r.postings_cursor(t, f);
+      num(c.size());
+      for (; !c.done(); c.Next()) {
+        num(c.node());
+        num(c.tf());
+        num(c.doc_length());
+      }
+      snapshot::PostingCursor s = r.postings_cursor(t, f);
+      while (!s.done()) {  // seeks past every other posting
+        s.Seek(s.node() + 2);
+        if (!s.done()) num(s.node());
+      }
+    }
   }
   for (uint32_t s = 0; s < r.session_count(); ++s) {
     put("\nsession ", 9);
