@@ -1073,7 +1073,7 @@ Status Reader::Rep::StartPages(Reader* r) {
   for (const auto& [offset, length] : rep.open_reads) {
     AMEM_RETURN_IF_ERROR(rep.PagesStatus(r->base_ + offset, length));
   }
-  rep.open_reads = {};
+  std::vector<std::pair<uint64_t, uint64_t>>().swap(rep.open_reads);  // `= {}` keeps the capacity
   return Status::OK();
 }
 

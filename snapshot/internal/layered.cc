@@ -505,8 +505,9 @@ Status Reader::Layer::BuildIn(Reader* r) {
 
   r->in_off_ = in_off.data();
   r->in_list_ = in_list.data();
-  base_edge_to_merged = {};
-  delta_edge_to_merged = {};
+  // Freed, not emptied (`= {}` would keep the capacity).
+  std::vector<uint32_t>().swap(base_edge_to_merged);
+  std::vector<uint32_t>().swap(delta_edge_to_merged);
   return Status::OK();
 }
 
