@@ -313,10 +313,15 @@ TEST_CASE("a bad cache found at query time is rebuilt once, and the next query a
       ++answered;
     }
     CHECK(answered == 4);
-    // amem mcp checks a base's records whole when it maps it (check_records), so
-    // the damage is found at open and the base exported again before the first
-    // answer; nothing is discarded after a query, and the damaged file is gone.
-    CHECK(r.err.find("discarded") == std::string::npos);
+    // amem mcp maps a base lazily and checks it whole on a thread: the damage is
+    // found by the first call that reads it or by that check, and the base is
+    // exported again, once; every answer is right and the damaged file is gone.
+    size_t discards = 0;
+    for (size_t at = r.err.find("discarded"); at != std::string::npos;
+         at = r.err.find("discarded", at + 1)) {
+      ++discards;
+    }
+    CHECK(discards <= 1);
     CHECK(ReadFile(base_path) != damaged);
   }
 }

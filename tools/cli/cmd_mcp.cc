@@ -110,7 +110,11 @@ Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir,
   tool_ctx.query_log = ctx.query_log();
   tool_ctx.live_options = *live_options;
   tool_ctx.live_options.write_delta_file = false;  // the server keeps its view in memory
-  tool_ctx.live_options.check_records = true;      // once per base, then full-speed reads
+  // A base is mapped lazily, as a CLI query maps it, so that no call waits for a
+  // whole check: the server's start and each background merge check its records
+  // whole on a thread of their own (LiveOptions::warm_base, StartLiveBaseWork), and
+  // the calls meanwhile check what they read.
+  tool_ctx.live_options.check_records = false;
   // A merge past the delta's bound runs on a thread; the calls meanwhile answer
   // from the views kept (snapshot/live.h). Exit waits for one that runs.
   tool_ctx.live_options.background_merge = true;

@@ -528,9 +528,10 @@ void StartLiveBaseWork(ToolContext* ctx) {
                                        uint64_t revision) { graphs->Prepare(base, revision, store); };
   auto work = std::make_shared<StartupWork>();
   work->thread = std::thread([ctx] {
-    // What the first call would do: the live view (the base mapped and checked,
-    // under the cache's lock, which a call waits on), then the base warmed and its
-    // graph built (a search_nodes meanwhile waits for that graph, never builds it).
+    // What the first call would do: the live view (the base mapped, under the
+    // cache's lock, which a call waits on), then, with the lock released, the base
+    // checked whole and warmed and its graph built (the calls meanwhile check what
+    // they read; a search_nodes waits for that graph, never builds it).
     auto live = snapshot::OpenLive(*ctx->store, ReadView::Latest(), ctx->live_options,
                                    ctx->live.get());
     if (!live.ok()) return;  // the first call says why
