@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
@@ -526,6 +527,11 @@ void StartLiveBaseWork(ToolContext* ctx) {
                                        const Store& store,
                                        const std::shared_ptr<const snapshot::Reader>& base,
                                        uint64_t revision) { graphs->Prepare(base, revision, store); };
+  // Only a base the store already has: a store without one (new, or its cache
+  // removed) gets it from the first call, as before, and a server started and
+  // closed at once writes nothing in the store's directory.
+  std::error_code ec;
+  if (!std::filesystem::exists(ctx->store->path() + "/current.rev", ec)) return;
   auto work = std::make_shared<StartupWork>();
   work->thread = std::thread([ctx] {
     // What the first call would do: the live view (the base mapped, under the
