@@ -21,9 +21,9 @@
 #        [--runs 9] [--session 2000] [--delete 0.8] [--work DIR]
 #
 # --vs AMEM_B runs every process step with a second build too, alternating run by
-# run, and prints the ratio A/B of the medians (on copies of one store, since two
-# builds may keep different caches beside it; the ingest and first-query step
-# get a store of their own per build). Stores are kept in --work
+# run, and prints the ratio A/B of the medians (each build on a fresh copy of one
+# store, exporting its own base; the ingest and first-query step get a store of
+# their own per build). Stores are kept in --work
 # (default /tmp/amem-process-bench) and reused by later runs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,10 +58,10 @@ mkdir -p "$work"
 step() {
   local name=$1; shift
   rm -f "$work/a" "$work/b"
-  "$amem" --store "$store" "$@" > /dev/null
+  "$amem" --store "$store_a" "$@" > /dev/null
   [ -z "$vs" ] || "$vs" --store "$store_b" "$@" > /dev/null
   for _ in $(seq "$runs"); do
-    timed "$work/a" "$amem" --store "$store" "$@"
+    timed "$work/a" "$amem" --store "$store_a" "$@"
     [ -z "$vs" ] || timed "$work/b" "$vs" --store "$store_b" "$@"
   done
   report "$name" "$work/a" "$work/b"
@@ -123,13 +123,19 @@ for n in ${sizes//,/ }; do
     "$amem" --store "$store" ingest "$work/w$n.jsonl" > /dev/null
     touch "$store/.complete"
   fi
-  # The other build reads a copy: two builds may keep different cache files
-  # beside the store, and would each throw the other's away.
-  store_b=$work/s$n-b
-  if [ -n "$vs" ] && [ ! -f "$store_b/.complete" ]; then
-    rm -rf "$store_b"
-    cp -r "$store" "$store_b"
-    rm -f "$store_b"/current.*
+  # With --vs each build reads a copy of its own, made afresh: two builds may keep
+  # different cache files beside the store, and would each throw the other's away;
+  # and a base file written hours ago, through memory pressure, maps slower than one
+  # just written (docs/BENCHMARKS.md, Queries as processes), so neither build gets
+  # the older file.
+  store_a=$store store_b=$work/s$n-b
+  if [ -n "$vs" ]; then
+    store_a=$work/s$n-a
+    for copy in "$store_a" "$store_b"; do
+      rm -rf "$copy"
+      cp -r "$store" "$copy"
+      rm -f "$copy"/current.*
+    done
   fi
   seed=$("$amem" --store "$store" --json search --type file --limit 1 |
          $py -c 'import json,sys; print(json.load(sys.stdin)["nodes"][0]["key"])')
@@ -150,4 +156,5 @@ for n in ${sizes//,/ }; do
     done
     rm -rf "$work/session"
   fi
+  [ -z "$vs" ] || rm -rf "$store_a" "$store_b"
 done
