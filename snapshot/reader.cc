@@ -21,6 +21,7 @@
 #include <tuple>
 #include <utility>
 
+#include "common/free_vector.h"
 #include "common/hash.h"
 #include "common/huge_pages.h"
 #include "snapshot/internal/layered.h"
@@ -1073,7 +1074,7 @@ Status Reader::Rep::StartPages(Reader* r) {
   for (const auto& [offset, length] : rep.open_reads) {
     AMEM_RETURN_IF_ERROR(rep.PagesStatus(r->base_ + offset, length));
   }
-  std::vector<std::pair<uint64_t, uint64_t>>().swap(rep.open_reads);  // `= {}` keeps the capacity
+  FreeVector(&rep.open_reads);
   return Status::OK();
 }
 

@@ -20,6 +20,7 @@
 #include <tuple>
 
 #include "common/coding.h"
+#include "common/free_vector.h"
 #include "common/hash.h"
 #include "common/huge_pages.h"
 #include "common/model.h"
@@ -34,12 +35,6 @@ static_assert(std::endian::native == std::endian::little,
               "the vector block is copied from host floats");
 
 namespace {
-
-// Frees a vector's buffer (`v = {}` would pick operator=(initializer_list), which keeps it).
-template <typename T>
-void Release(std::vector<T>* v) {
-  std::vector<T>().swap(*v);
-}
 
 // How many records ahead a pass over the nodes prefetches their strings.
 constexpr size_t kLookahead = 8;
@@ -480,8 +475,8 @@ struct TermWork {
 
   // Tokenize is done with the texts.
   void ReleaseTexts() {
-    Release(&contents);
-    Release(&metas);
+    FreeVector(&contents);
+    FreeVector(&metas);
   }
   // Waits for the worker's Place (the blocks' bytes need it).
   void Join() {
@@ -774,7 +769,7 @@ Status SortEdges(const EdgeSource& source, const Attribution& a, const Relations
                                     static_cast<RelationId>(rels.file_rel[source.rel(j)])};
     }
   }
-  Release(&edge_src);
+  FreeVector(&edge_src);
   for (uint32_t i = 0; i < n; ++i) {
     std::sort(edges.begin() + out_start[i], edges.begin() + out_start[i + 1],
               [](const WEdge& a, const WEdge& b) { return std::tie(a.rel, a.dst) < std::tie(b.rel, b.dst); });
@@ -1242,10 +1237,10 @@ Result<SnapshotSummary> Write(const StoreStateView& state, StoreStateView* relea
   AMEM_RETURN_IF_ERROR(NumberNodes(state, in, attribution, &d));
   // Every field but the key and the vectors' floats (StreamFile checks those).
   AMEM_RETURN_IF_ERROR(CheckLiveNodes(in.live, dim));
-  Release(&in.live);
-  Release(&attribution.nodes);
+  FreeVector(&in.live);
+  FreeVector(&attribution.nodes);
   // The nodes as written (d.nodes) hold all the file needs of them.
-  if (release != nullptr) Release(&release->nodes);
+  if (release != nullptr) FreeVector(&release->nodes);
   PlaceTerms(d.input_dense, &tw);  // the term index's worker waits for this order
   if (in.lookup_keys) {
     for (uint32_t i = 0; i < d.n; ++i) *in.key_index.Insert(d.nodes[i].key, i) = i;
@@ -1256,8 +1251,8 @@ Result<SnapshotSummary> Write(const StoreStateView& state, StoreStateView* relea
   AMEM_RETURN_IF_ERROR(SortEdges(source, attribution, rels, d, in.key_index, &de));
   // The file's edges (de.edges) and their facts hold all the file needs of them.
   if (release != nullptr) {
-    Release(&release->edges);
-    Release(&release->edge_refs);
+    FreeVector(&release->edges);
+    FreeVector(&release->edge_refs);
   }
   Content content;
   AMEM_RETURN_IF_ERROR(LayOutContent(state, attribution, d, &content));

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "common/coding.h"
+#include "common/free_vector.h"
 
 namespace amem::snapshot {
 
@@ -505,9 +506,8 @@ Status Reader::Layer::BuildIn(Reader* r) {
 
   r->in_off_ = in_off.data();
   r->in_list_ = in_list.data();
-  // Freed, not emptied (`= {}` would keep the capacity).
-  std::vector<uint32_t>().swap(base_edge_to_merged);
-  std::vector<uint32_t>().swap(delta_edge_to_merged);
+  FreeVector(&base_edge_to_merged);
+  FreeVector(&delta_edge_to_merged);
   return Status::OK();
 }
 
