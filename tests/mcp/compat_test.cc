@@ -1070,7 +1070,7 @@ TEST_CASE("search_nodes after a background merge finds the graph built on the me
   CompatHarness h;
   // amem mcp's options, merging past 10 records.
   h.ctx.live_options.write_delta_file = false;
-  h.ctx.live_options.check_records = true;
+  h.ctx.live_options.check_records = false;
   h.ctx.live_options.background_merge = true;
   h.ctx.live_options.merge_fraction = 0;
   h.ctx.live_options.merge_records = 10;

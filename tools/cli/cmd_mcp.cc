@@ -120,6 +120,9 @@ Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir,
   tool_ctx.live_options.background_merge = true;
   mcp::ToolRegistry registry = mcp::BuildRegistry(&tool_ctx);
   AMEM_RETURN_IF_ERROR(mcp::ApplyToolSpec(&registry, spec));
+  // Each base's first-use work off the calls' path: the base found now, on a
+  // thread begun here, and each background merge's, on its thread.
+  mcp::StartLiveBaseWork(&tool_ctx);
   // The instructions name context, impact and put_memory: a selection without them
   // (the memory profile, as the official server) gets none.
   const bool guided = registry.Find("context") != nullptr && registry.Find("impact") != nullptr;

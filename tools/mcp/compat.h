@@ -75,8 +75,8 @@ struct ImportReport {
 // file allows it; the store keeps such edges and counts them).
 Result<ImportReport> ImportKnowledgeGraph(Store* store, const KnowledgeGraph& graph);
 
-// A long-lived server's per-base work off the calls' path (amem mcp, whose
-// LiveOptions::background_merge BuildRegistry takes as the sign): each base a
+// A long-lived server's per-base work off the calls' path (amem mcp calls it once,
+// after BuildRegistry, with LiveOptions::background_merge set): each base a
 // background merge makes is warmed (Reader::Warm) and its compatibility graph
 // with its search index built on the merge's thread before the calls read it
 // (LiveOptions::warm_base, prepare_base), and the live base at start the same on a

@@ -650,10 +650,6 @@ ToolRegistry BuildRegistry(ToolContext* ctx) {
   AddQueryTools(&registry, ctx);
   AddViewTool(&registry, ctx);
   AddCompatTools(&registry, ctx);
-  if (ctx->store != nullptr && ctx->reader == nullptr && ctx->live_options.background_merge &&
-      ctx->startup == nullptr) {
-    StartLiveBaseWork(ctx);
-  }
   return registry;
 }
 
