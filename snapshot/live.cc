@@ -412,6 +412,17 @@ uint64_t MergeBound(const LiveOptions& options, const Reader& base) {
   return std::max(options.merge_records, static_cast<uint64_t>(bound));
 }
 
+// The most records a delta past the merge bound may touch and still be compiled
+// whole while a merge runs elsewhere (a background or spawned merge answers from
+// it meanwhile): four times the bound, and never less than the records whose
+// compile costs about an export of the base (a delta record costs tens of export
+// records: a 25th of the base's). Past that the query's foreground exports.
+uint64_t CompileCap(const Reader& base, uint64_t bound) {
+  if (bound > UINT64_MAX / 4) return bound;
+  const uint64_t records = base.node_count() + base.edge_count() + base.kv_count();
+  return std::max(4 * bound, records / 25);
+}
+
 // A base from an amem that wrote no embeddings block (docs/FORMAT.md §8.20): every
 // text-only similar on it would embed each content again; or one whose term blocks
 // come from the former tokenizer (format version 1). Either is rebuilt.
@@ -461,8 +472,9 @@ namespace {
 
 // The writes made while a background merge exported its base (at m->revision),
 // compiled against it up to the latest revision into m->level, as OpenLive's
-// level 0 would be; nothing when there were none, or when they pass the merge
-// bound (the next call decides). A failure leaves it to the next call too.
+// level 0 would be, up to CompileCap (past the merge bound, the call that takes
+// the level starts the next merge); nothing when there were none, or more. A
+// failure leaves it to the next call too.
 void CatchUp(const Store& store, const LiveOptions& live, BackgroundMerge* m) {
   auto head = store.ResolveRevision(ReadView::Latest());
   if (!head.ok() || *head <= m->revision) return;
@@ -470,9 +482,9 @@ void CatchUp(const Store& store, const LiveOptions& live, BackgroundMerge* m) {
   if (!history.ok()) return;
   auto compiler = std::make_shared<DeltaCompiler>();
   std::string bytes;
-  const uint64_t bound = MergeBound(live, *m->base);
-  auto compiled = compiler->Compile(store, *m->base, m->revision, *head, &bytes, bound);
-  if (!compiled.ok() || compiled->over_bound || compiled->records > bound ||
+  const uint64_t cap = CompileCap(*m->base, MergeBound(live, *m->base));
+  auto compiled = compiler->Compile(store, *m->base, m->revision, *head, &bytes, cap);
+  if (!compiled.ok() || compiled->over_bound || compiled->records > cap ||
       bytes.size() > live.merge_bytes) {
     return;
   }
@@ -565,10 +577,11 @@ Status MergeInBackground(const std::string& dir, const LiveOptions& live, Backgr
   return Merge(*store, live, m).status();
 }
 
-// Starts a background merge unless one runs; reaps a finished one.
+// Starts a background merge unless one runs or one finished during this call: its
+// base, checked and prepared on its thread, is for the next call to take (OpenLive
+// reaps it first), not to be dropped for a merge of its own here.
 void StartMerge(const Store& store, LiveCache* cache, const LiveOptions& options) {
-  if (cache->merge && !cache->merge->done.load(std::memory_order_acquire)) return;
-  if (cache->merge && cache->merge->thread.joinable()) cache->merge->thread.join();
+  if (cache->merge) return;
   cache->merge = std::make_unique<BackgroundMerge>();
   BackgroundMerge* m = cache->merge.get();
   m->thread = std::thread([m, dir = store.path(), options] {
@@ -839,13 +852,22 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   const bool background = stacked && options.background_merge && writable;
   // Running, or finished since the call began (the next call takes its base,
   // which must not be dropped here).
-  const bool merging = background && cache->merge != nullptr;
+  bool merging = background && cache->merge != nullptr;
   // A one-shot process: the merge runs in a process of its own (spawn_merge).
   const bool spawned = !background && is_latest && writable && options.spawn_merge &&
                        !options.foreground_merge;
   if (stacked) {
-    AMEM_ASSIGN_OR_RETURN(top, ExtendStack(store, cache, wanted, wanted_history, options,
-                                           merging ? UINT64_MAX : MergeBound(options, *base)));
+    uint64_t bound = merging ? UINT64_MAX : MergeBound(options, *base);
+    uint64_t stack_records = 0;
+    for (const LiveLevel& level : cache->levels) stack_records += level.records;
+    if (background && !merging && !cache->levels.empty() && stack_records > bound) {
+      // A stack past the bound (the writes a merge's thread compiled as it ended):
+      // the next merge starts and the stack answers meanwhile, as while one runs.
+      StartMerge(store, cache, options);
+      merging = true;
+      bound = UINT64_MAX;
+    }
+    AMEM_ASSIGN_OR_RETURN(top, ExtendStack(store, cache, wanted, wanted_history, options, bound));
     if (top) {
       out.reader = std::move(top);
       out.compiled = true;
@@ -869,11 +891,10 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
     // Only the latest state merges; the compile stops early when the change log
     // alone is past the bound.
     const uint64_t bound = is_latest && !merging ? MergeBound(options, *base) : UINT64_MAX;
-    // A merge in the background answers from this delta, compiled whole: up to
-    // four times the bound; a change log past that (one write deleting most of
-    // the store) costs more to compile than an export, which then runs here.
-    const uint64_t stop =
-        (background || spawned) && bound <= UINT64_MAX / 4 ? 4 * bound : bound;
+    // A merge in the background answers from this delta, compiled whole up to
+    // CompileCap; a change log past that (one write deleting most of the store)
+    // costs more to compile than an export, which then runs here.
+    const uint64_t stop = background || spawned ? CompileCap(*base, bound) : bound;
     // A long-lived process extends what its last compile of the latest state read.
     if (cache && is_latest && !cache->compiler) cache->compiler = std::make_shared<DeltaCompiler>();
     auto compiled = cache && is_latest

@@ -30,8 +30,8 @@
 // place and records it under the lock; merge.lock, flock()ed, lets one merge run
 // per store, and a merge that finds the base at the latest revision does nothing.
 // The foreground still merges when there is no base, when the history since it
-// was compacted away, and when the delta is past four times its bound (compiling
-// it would cost more than the export). Full files are streamed
+// was compacted away, and when the delta is past four times its bound and past a
+// 25th of the base's records (compiling it would cost more than the export). Full files are streamed
 // to a temporary name of their own, fsynced and renamed into place.
 #ifndef AMEM_SNAPSHOT_LIVE_H_
 #define AMEM_SNAPSHOT_LIVE_H_
@@ -79,7 +79,8 @@ struct LiveOptions {
   bool background_merge = false;
   // Merge in a process of its own instead of in the query's foreground (a CLI
   // query, a one-shot process): a query that finds the delta of the latest state
-  // past its bound, and under four times it, answers from base + delta (compiled,
+  // past its bound, and under four times it (or under a 25th of the base's
+  // records, whichever is more), answers from base + delta (compiled,
   // and cached in current.amdl as usual) and calls spawn_merge(store directory),
   // which starts MergeBase() in a detached process and returns at once; one merge
   // runs at a time per store (merge.lock). A spawn that fails merges in the

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <algorithm>
@@ -731,6 +732,70 @@ TEST_CASE("a background merge warms its base, hands it to prepare_base and compi
     cache.WaitForMerge();
     CHECK(taken > 0);
   }
+}
+
+TEST_CASE("writes made during a background merge past four times the bound but under an "
+          "export's cost are compiled on its thread, and the next merge starts from them",
+          "[snapshot][live][background]") {
+  TempDir dir;
+  auto store = amem::testing::OpenStore(dir.path());
+  Batch bulk;
+  for (int i = 0; i < 2000; ++i) {
+    bulk.PutNode(amem::testing::Node("fact:bulk-" + std::to_string(i), "bulk note " + std::to_string(i)));
+  }
+  REQUIRE(store->Apply(bulk).ok());
+  LiveOptions options;  // amem mcp's, with a bound far below an export's cost
+  options.write_delta_file = false;
+  options.background_merge = true;
+  options.merge_fraction = 0;
+  options.merge_records = 10;
+  // The merge's hook writes 60 nodes while it runs: past 4 x 10 records, under a
+  // 25th of the base's 2,000 (what compiling them costs against an export).
+  std::atomic<int> hooked{0};
+  options.prepare_base = [&](const Store&, const std::shared_ptr<const Reader>&, uint64_t) {
+    if (hooked++ > 0) return;
+    Batch during;
+    for (int i = 0; i < 60; ++i) {
+      during.PutNode(amem::testing::Node("fact:during-" + std::to_string(i), "written meanwhile"));
+    }
+    (void)store->Apply(during);  // (Catch2 asserts on the test's thread only)
+  };
+  LiveCache cache;
+  REQUIRE(OpenLive(*store, ReadView::Latest(), options, &cache).ok());  // the base
+  for (int i = 0; i < 12; ++i) {  // past the bound: a merge starts
+    REQUIRE(store->PutNode(amem::testing::Node("fact:w-" + std::to_string(i), "a write")).ok());
+  }
+  auto started = OpenLive(*store, ReadView::Latest(), options, &cache);
+  REQUIRE(started.ok());
+  CHECK_FALSE(started->merged);
+  cache.WaitForMerge();
+  REQUIRE(hooked.load() == 1);
+  auto full_at = [&](uint64_t revision) {
+    auto bytes = BuildSnapshot(*store->ReadState(ReadView::AtRevision(revision)));
+    REQUIRE(bytes.ok());
+    auto r = Reader::OpenBuffer(*bytes);
+    REQUIRE(r.ok());
+    return std::move(r).value();
+  };
+  // The new base with the 60 writes as its level 0, compiled by the merge's
+  // thread: no export here. That level is past the bound, so this call starts
+  // the next merge and answers from the stack meanwhile.
+  auto after = OpenLive(*store, ReadView::Latest(), options, &cache);
+  REQUIRE(after.ok());
+  CHECK_FALSE(after->merged);
+  CHECK_FALSE(after->exported);
+  REQUIRE(after->reader->layered());
+  CHECK(after->base_revision < after->revision);
+  CHECK(cache.merge != nullptr);
+  amem::snapshot_test::CheckSameReader(*after->reader, *full_at(after->revision), /*bulk=*/false);
+  // A write while it runs: a level over the stack, no bound.
+  REQUIRE(store->PutNode(amem::testing::Node("fact:next", "one more write")).ok());
+  auto next = OpenLive(*store, ReadView::Latest(), options, &cache);
+  REQUIRE(next.ok());
+  CHECK_FALSE(next->merged);
+  CHECK_FALSE(next->exported);
+  amem::snapshot_test::CheckSameReader(*next->reader, *full_at(next->revision), /*bulk=*/false);
+  cache.WaitForMerge();
 }
 
 using amem::snapshot_test::TempFilesIn;
