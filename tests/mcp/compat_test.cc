@@ -964,7 +964,14 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
       }
       for (const std::string& q : queries) {
         INFO("query '" << q << "'");
-        CHECK(AllPages(&h, "search_nodes", {{"query", q}, {"limit", 10000}}) == ExpectedSearch(*g, &q));
+        const Json want = ExpectedSearch(*g, &q);
+        CHECK(AllPages(&h, "search_nodes", {{"query", q}, {"limit", 10000}}) == want);
+        // A page searches only as far as its last entity and one more: small pages
+        // over the base's hits and the overlays' put together list the same.
+        for (int limit : {1, 3}) {
+          INFO("limit " << limit);
+          CHECK(AllPages(&h, "search_nodes", {{"query", q}, {"limit", limit}}) == want);
+        }
       }
       const std::string a = "a";
       CHECK(AllPages(&h, "search_nodes", {{"query", a}, {"limit", 2}}) == ExpectedSearch(*g, &a));
@@ -1002,6 +1009,44 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
       }
     }
   }
+}
+
+TEST_CASE("search_nodes pages over a base whose hits a delta changed list every hit once, in order",
+          "[mcp][compat][live]") {
+  CompatHarness h;
+  h.ctx.live_options.merge_fraction = 1e9;  // no merge: the writes stay a delta
+  h.ctx.live_options.merge_bytes = uint64_t{1} << 40;
+  Json ents = Json::array();
+  for (int i = 0; i < 60; ++i) {
+    ents.push_back({{"name", "n" + std::to_string(100 + i)}, {"entityType", "t"},
+                    {"observations", {i % 3 == 0 ? "retry policy" : "cache note"}}});
+  }
+  h.Ok("create_entities", {{"entities", ents}});
+  const std::string query = "retry";
+  REQUIRE(h.Ok("search_nodes", {{"query", query}})["entities"].size() == 20);  // the base
+  // Base hits deleted, entities changed to match, and new ones between them.
+  for (int i = 3; i < 60; i += 6) {
+    h.Ok("delete_entities", {{"entityNames", {"n" + std::to_string(100 + i)}}});
+  }
+  for (int i = 41; i < 60; i += 5) {  // none among the first deletions
+    if (i % 6 == 3) continue;  // deleted above
+    h.Ok("add_observations", {{"observations", {{{"entityName", "n" + std::to_string(100 + i)},
+                                                  {"contents", {"a retry later"}}}}}});
+  }
+  for (int i = 45; i < 60; i += 9) {
+    h.Call("create_entities", Entities({{{"name", "n" + std::to_string(100 + i) + "b"},
+                                         {"entityType", "retry"}, {"observations", Json::array()}}}));
+  }
+  auto g = ReadKnowledgeGraph(*h.ts.store, ReadView::Latest());
+  REQUIRE(g.ok());
+  const Json want = ExpectedSearch(*g, &query);
+  REQUIRE(want["entities"].size() > 10);
+  for (int limit : {1, 2, 3, 5, 8, 13, 1000}) {
+    INFO("limit " << limit);
+    CHECK(AllPages(&h, "search_nodes", {{"query", query}, {"limit", limit}}) == want);
+  }
+  REQUIRE(h.ctx.live->view != nullptr);
+  CHECK(h.ctx.live->view->layered());  // the hits came from a base and its overlay
 }
 
 TEST_CASE("read_graph and search_nodes pages stay at their revision across writes",

@@ -585,10 +585,11 @@ ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* quer
   snapshot::PrintNote(*live, "amem mcp");
   if (!graph.ok()) return ToolErrorFromStatus(what, graph.status());
   if (query != nullptr) {
-    GraphListing hits = (*graph)->Search(*query);
-    // A page lists at most `limit` items from the offset on: when the entities
-    // alone go past it, the relations after them are not needed yet.
+    // A page lists at most `limit` items from the offset on: one entity past them
+    // says there are more (the relations after the entities are not needed yet).
     const auto limit = static_cast<size_t>(ArgInt(args, "limit", kDefaultGraphLimit));
+    const size_t wanted = start->offset < SIZE_MAX - limit - 1 ? start->offset + limit + 1 : SIZE_MAX;
+    GraphListing hits = (*graph)->Search(*query, wanted);
     if (hits.entities.size() <= start->offset + limit) (*graph)->AddRelationsTouching(&hits);
     return GraphPage(hits, args, *start, live->revision);
   }

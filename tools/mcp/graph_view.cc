@@ -4,6 +4,7 @@
 #include <bit>
 #include <charconv>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -27,6 +28,9 @@ constexpr size_t kHashSuffix = 17;  // "#" + 16 hex digits
 // Below this many candidates, checking each one's text is cheaper than decoding
 // the next (longer) posting list.
 constexpr size_t kFewCandidates = 32;
+// Verifying a candidate (a memmem over its text) costs about as much as decoding
+// this many postings.
+constexpr size_t kDecodeOverVerify = 16;
 
 using NameSet = std::set<std::string, std::less<>>;
 
@@ -255,12 +259,21 @@ struct BaseGraph {
   static std::shared_ptr<const BaseGraph> Build(std::shared_ptr<const Reader> r, uint64_t revision,
                                                 const Store& store);
   void BuildSearch() const;
-  // Numbers of the entities matching the lowered query, ascending.
-  std::vector<uint32_t> Find(const std::string& lowered) const;
-  std::vector<uint32_t> FindByTrigrams(const std::string& lowered) const;
-  // Numbers of the entities with every one of `words` as a word of one field
-  // (EntityHasWords), ascending: those holding each word, verified.
-  std::vector<uint32_t> FindWords(const std::vector<std::string>& words) const;
+  // The first `max` entities, ascending, that match search_nodes' rules (the
+  // lowered query as a substring of one field, or, when `words` is not empty,
+  // every one of them as a word of one field) and that `skip` does not leave out.
+  // The candidates are the entities holding every gram of the query (or of each
+  // word), verified in order until `max` match: O(postings decoded + candidates
+  // read), not O(matches).
+  std::vector<uint32_t> Find(const std::string& lowered, const std::vector<std::string>& words,
+                             size_t max, const std::function<bool(uint32_t)>& skip) const;
+  // Entities holding every gram of each of `parts` (lowered, not empty, no NUL),
+  // ascending: a superset of those holding them all. The grams' lists are
+  // intersected from the shortest on while that narrows the candidates cheaply:
+  // a list is decoded only while it is shorter than kDecodeOverVerify times the
+  // candidates left, each of which costs about that much to verify.
+  std::vector<uint32_t> Candidates(const std::vector<std::string>& parts) const;
+  bool Matches(uint32_t k, const std::string& lowered, const std::vector<std::string>& words) const;
   bool TextContains(uint32_t k, const std::string& lowered) const {
     return ::memmem(text.data() + starts[k], starts[k + 1] - starts[k], lowered.data(),
                     lowered.size()) != nullptr;
@@ -332,55 +345,72 @@ void BaseGraph::BuildSearch() const {
   starts.push_back(text.size());
 }
 
-std::vector<uint32_t> BaseGraph::FindByTrigrams(const std::string& lowered) const {
+std::vector<uint32_t> BaseGraph::Candidates(const std::vector<std::string>& parts) const {
   std::vector<const TrigramPostings*> lists;
-  for (size_t p = 0; p + 3 <= lowered.size(); ++p) {
-    const TrigramPostings* list = postings.Find(Trigram(lowered.data() + p));
-    if (list == nullptr) return {};
-    lists.push_back(list);
+  for (const std::string& part : parts) {
+    if (part.size() < 3) {
+      lists.push_back(&short_postings[ShortGram(part.data(), part.size())]);
+      continue;
+    }
+    for (size_t p = 0; p + 3 <= part.size(); ++p) {
+      const TrigramPostings* list = postings.Find(Trigram(part.data() + p));
+      if (list == nullptr) return {};
+      lists.push_back(list);
+    }
   }
   std::sort(lists.begin(), lists.end(),
             [](const TrigramPostings* a, const TrigramPostings* b) { return a->count < b->count; });
   lists.erase(std::unique(lists.begin(), lists.end()), lists.end());
   std::vector<uint32_t> candidates = lists[0]->Decode(), both;
-  for (size_t l = 1; l < lists.size() && candidates.size() > kFewCandidates; ++l) {
+  for (size_t l = 1; l < lists.size() && candidates.size() > kFewCandidates &&
+                     lists[l]->count < kDecodeOverVerify * candidates.size();
+       ++l) {
     std::vector<uint32_t> next = lists[l]->Decode();
     both.clear();
     std::set_intersection(candidates.begin(), candidates.end(), next.begin(), next.end(),
                           std::back_inserter(both));
     candidates.swap(both);
   }
-  std::erase_if(candidates, [&](uint32_t k) { return !TextContains(k, lowered); });
   return candidates;
 }
 
-std::vector<uint32_t> BaseGraph::Find(const std::string& lowered) const {
-  std::call_once(search_once, [this] { BuildSearch(); });
-  std::vector<uint32_t> hits;
-  if (lowered.find('\0') != std::string::npos) {  // could span fields: field by field
-    for (uint32_t k = 0; k < entities.size(); ++k) {
-      if (EntityMatches(entities[k], lowered)) hits.push_back(k);
-    }
-    return hits;
+bool BaseGraph::Matches(uint32_t k, const std::string& lowered,
+                        const std::vector<std::string>& words) const {
+  if (lowered.find('\0') != std::string::npos) {
+    if (EntityMatches(entities[k], lowered)) return true;  // field by field
+  } else if (TextContains(k, lowered)) {
+    return true;
   }
-  if (lowered.size() >= 3) return FindByTrigrams(lowered);
-  if (!lowered.empty()) return short_postings[ShortGram(lowered.data(), lowered.size())].Decode();
-  hits.resize(entities.size());  // the empty query: everything
-  for (uint32_t k = 0; k < hits.size(); ++k) hits[k] = k;
-  return hits;
+  return !words.empty() && EntityHasWords(entities[k], words);
 }
 
-std::vector<uint32_t> BaseGraph::FindWords(const std::vector<std::string>& words) const {
-  std::vector<uint32_t> candidates = Find(words[0]), both;
-  for (size_t w = 1; w < words.size() && !candidates.empty(); ++w) {
-    const std::vector<uint32_t> next = Find(words[w]);  // a word is a substring of its field
-    both.clear();
-    std::set_intersection(candidates.begin(), candidates.end(), next.begin(), next.end(),
-                          std::back_inserter(both));
+std::vector<uint32_t> BaseGraph::Find(const std::string& lowered,
+                                      const std::vector<std::string>& words, size_t max,
+                                      const std::function<bool(uint32_t)>& skip) const {
+  std::call_once(search_once, [this] { BuildSearch(); });
+  // The candidates of the substring rule, then of the word rule (every word's,
+  // intersected), merged; every entity for the empty query and for one holding a
+  // NUL (it could span fields: each is checked field by field).
+  const bool everyone = lowered.empty() || lowered.find('\0') != std::string::npos;
+  std::vector<uint32_t> candidates;
+  if (!everyone) candidates = Candidates({lowered});
+  if (!everyone && !words.empty()) {
+    const std::vector<uint32_t> by_words = Candidates(words);
+    std::vector<uint32_t> both;
+    std::set_union(candidates.begin(), candidates.end(), by_words.begin(), by_words.end(),
+                   std::back_inserter(both));
     candidates.swap(both);
   }
-  std::erase_if(candidates, [&](uint32_t k) { return !EntityHasWords(entities[k], words); });
-  return candidates;
+  std::vector<uint32_t> hits;
+  auto consider = [&](uint32_t k) {
+    if (!skip(k) && Matches(k, lowered, words)) hits.push_back(k);
+  };
+  if (everyone) {
+    for (uint32_t k = 0; k < entities.size() && hits.size() < max; ++k) consider(k);
+  } else {
+    for (size_t c = 0; c < candidates.size() && hits.size() < max; ++c) consider(candidates[c]);
+  }
+  return hits;
 }
 
 // What one delta changed, read again from the view it makes. A live view may be a
@@ -585,19 +615,11 @@ const GraphSplice& GraphView::All() const {
   return all_;
 }
 
-GraphListing GraphView::Search(std::string_view query) const {
+GraphListing GraphView::Search(std::string_view query, size_t max) const {
   const std::string q = AsciiLower(query);
   // The word rule adds nothing when the query is one word as written.
   std::vector<std::string> words = SortedWords(query);
   if (words.size() == 1 && words[0] == q) words.clear();
-  std::vector<uint32_t> found = base_->Find(q);
-  if (!words.empty()) {
-    std::vector<uint32_t> by_words = base_->FindWords(words), both;
-    std::set_union(found.begin(), found.end(), by_words.begin(), by_words.end(),
-                   std::back_inserter(both));
-    found.swap(both);
-  }
-  GraphListing out;
   // Whether a level above `from` (or any level: from -1) touched `name`.
   auto touched_above = [&](int from, const std::string& name) {
     for (size_t x = static_cast<size_t>(from + 1); x < overlays_.size(); ++x) {
@@ -605,10 +627,12 @@ GraphListing GraphView::Search(std::string_view query) const {
     }
     return false;
   };
-  for (uint32_t k : found) {
-    const Entity& e = base_->entities[k];
-    if (!touched_above(-1, e.name)) out.entities.push_back(&e);
-  }
+  // The base's first `max` hits the overlays leave as they are: no later one is
+  // among the first `max` of the view.
+  const std::vector<uint32_t> found = base_->Find(
+      q, words, max, [&](uint32_t k) { return touched_above(-1, base_->entities[k].name); });
+  GraphListing out;
+  for (uint32_t k : found) out.entities.push_back(&base_->entities[k]);
   if (!overlays_.empty()) {
     for (size_t level = 0; level < overlays_.size(); ++level) {
       for (const Entity& e : overlays_[level]->entities) {
@@ -620,6 +644,7 @@ GraphListing GraphView::Search(std::string_view query) const {
     }
     std::sort(out.entities.begin(), out.entities.end(),
               [](const Entity* a, const Entity* b) { return a->name < b->name; });
+    if (out.entities.size() > max) out.entities.resize(max);
   }
   return out;
 }

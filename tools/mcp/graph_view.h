@@ -133,15 +133,15 @@ class GraphView {
   // to). The base's lists with the overlay spliced in, O(changes) on the first
   // call; reading an item is O(log changes).
   const GraphSplice& All() const;
-  // search_nodes: the entities whose name, type or one observation contains
-  // `query` after ASCII lowering, or has every word of `query` as a word
-  // (common/tokenizer.h: `write batch` finds `WriteBatch`); a match never spans
-  // two fields. By name. A
-  // query of 3 bytes or more without a NUL is looked up in the base's trigram
-  // postings and the candidates verified; one of 1 or 2 bytes reads its own
-  // postings; one holding a NUL checks every field. No relations: see
-  // AddRelationsTouching.
-  GraphListing Search(std::string_view query) const;
+  // search_nodes: the first `max` entities, by name, whose name, type or one
+  // observation contains `query` after ASCII lowering, or has every word of
+  // `query` as a word (common/tokenizer.h: `write batch` finds `WriteBatch`); a
+  // match never spans two fields. The base's candidates are the entities holding
+  // every trigram of the query (of each word), or its own postings for 1 or 2
+  // bytes, verified in name order until `max` match; a query holding a NUL
+  // checks every field. So a page costs O(postings + candidates read), not
+  // O(matches). No relations: see AddRelationsTouching.
+  GraphListing Search(std::string_view query, size_t max = SIZE_MAX) const;
   // Lists the relations touching hits->entities, each once, in the full listing's
   // order (what search_nodes lists after the entities). O(hits' degrees).
   void AddRelationsTouching(GraphListing* hits) const;
