@@ -25,12 +25,10 @@ using snapshot::Reader;
 constexpr std::string_view kEntityPrefix = "entity:";
 constexpr std::string_view kObsPrefix = "obs:";
 constexpr size_t kHashSuffix = 17;  // "#" + 16 hex digits
-// Below this many candidates, checking each one's text is cheaper than decoding
-// the next (longer) posting list.
-constexpr size_t kFewCandidates = 32;
-// Verifying a candidate (a memmem over its text) costs about as much as decoding
-// this many postings.
-constexpr size_t kDecodeOverVerify = 16;
+// What checking a candidate costs, in postings decoded: a memmem over its text,
+// or tokenizing its fields (the word rule).
+constexpr size_t kCheckText = 16;
+constexpr size_t kCheckWords = 256;
 
 using NameSet = std::set<std::string, std::less<>>;
 
@@ -261,19 +259,20 @@ struct BaseGraph {
   void BuildSearch() const;
   // The first `max` entities, ascending, that match search_nodes' rules (the
   // lowered query as a substring of one field, or, when `words` is not empty,
-  // every one of them as a word of one field) and that `skip` does not leave out.
-  // The candidates are the entities holding every gram of the query (or of each
-  // word), verified in order until `max` match: O(postings decoded + candidates
-  // read), not O(matches).
+  // every one of them as a word of one field) and that `skip` does not leave out:
+  // the first `max` of each rule (FindBy), merged.
   std::vector<uint32_t> Find(const std::string& lowered, const std::vector<std::string>& words,
                              size_t max, const std::function<bool(uint32_t)>& skip) const;
-  // Entities holding every gram of each of `parts` (lowered, not empty, no NUL),
-  // ascending: a superset of those holding them all. The grams' lists are
-  // intersected from the shortest on while that narrows the candidates cheaply:
-  // a list is decoded only while it is shorter than kDecodeOverVerify times the
-  // candidates left, each of which costs about that much to verify.
-  std::vector<uint32_t> Candidates(const std::vector<std::string>& parts) const;
-  bool Matches(uint32_t k, const std::string& lowered, const std::vector<std::string>& words) const;
+  // The first `max` entities, ascending, that hold every gram of each of `parts`
+  // (lowered, not empty, no NUL), pass `check` and are not skipped. The
+  // candidates are the shortest gram list's, checked in order; after checks that
+  // cost as much as decoding the next list (one check costs about `check_cost`
+  // postings), the candidates left are intersected with it. So a page of a query
+  // that most entities match stops after a few checks, and a rare one decodes
+  // the lists that narrow it: O(postings decoded + candidates checked), never
+  // more than twice the cheaper of the two, and not O(matches).
+  std::vector<uint32_t> FindBy(const std::vector<std::string>& parts, size_t check_cost,
+                               size_t max, const std::function<bool(uint32_t)>& check) const;
   bool TextContains(uint32_t k, const std::string& lowered) const {
     return ::memmem(text.data() + starts[k], starts[k + 1] - starts[k], lowered.data(),
                     lowered.size()) != nullptr;
@@ -345,7 +344,9 @@ void BaseGraph::BuildSearch() const {
   starts.push_back(text.size());
 }
 
-std::vector<uint32_t> BaseGraph::Candidates(const std::vector<std::string>& parts) const {
+std::vector<uint32_t> BaseGraph::FindBy(const std::vector<std::string>& parts,
+                                        size_t check_cost, size_t max,
+                                        const std::function<bool(uint32_t)>& check) const {
   std::vector<const TrigramPostings*> lists;
   for (const std::string& part : parts) {
     if (part.size() < 3) {
@@ -361,56 +362,52 @@ std::vector<uint32_t> BaseGraph::Candidates(const std::vector<std::string>& part
   std::sort(lists.begin(), lists.end(),
             [](const TrigramPostings* a, const TrigramPostings* b) { return a->count < b->count; });
   lists.erase(std::unique(lists.begin(), lists.end()), lists.end());
-  std::vector<uint32_t> candidates = lists[0]->Decode(), both;
-  for (size_t l = 1; l < lists.size() && candidates.size() > kFewCandidates &&
-                     lists[l]->count < kDecodeOverVerify * candidates.size();
-       ++l) {
-    std::vector<uint32_t> next = lists[l]->Decode();
-    both.clear();
-    std::set_intersection(candidates.begin(), candidates.end(), next.begin(), next.end(),
-                          std::back_inserter(both));
-    candidates.swap(both);
+  std::vector<uint32_t> candidates = lists[0]->Decode(), both, hits;
+  size_t next = 1, at = 0, checked = 0;
+  while (at < candidates.size() && hits.size() < max) {
+    if (next < lists.size() && checked * check_cost >= lists[next]->count) {
+      const std::vector<uint32_t> more = lists[next++]->Decode();
+      both.clear();
+      std::set_intersection(candidates.begin() + static_cast<ptrdiff_t>(at), candidates.end(),
+                            more.begin(), more.end(), std::back_inserter(both));
+      candidates.swap(both);
+      at = checked = 0;
+      continue;
+    }
+    const uint32_t k = candidates[at++];
+    ++checked;
+    if (check(k)) hits.push_back(k);
   }
-  return candidates;
-}
-
-bool BaseGraph::Matches(uint32_t k, const std::string& lowered,
-                        const std::vector<std::string>& words) const {
-  if (lowered.find('\0') != std::string::npos) {
-    if (EntityMatches(entities[k], lowered)) return true;  // field by field
-  } else if (TextContains(k, lowered)) {
-    return true;
-  }
-  return !words.empty() && EntityHasWords(entities[k], words);
+  return hits;
 }
 
 std::vector<uint32_t> BaseGraph::Find(const std::string& lowered,
                                       const std::vector<std::string>& words, size_t max,
                                       const std::function<bool(uint32_t)>& skip) const {
   std::call_once(search_once, [this] { BuildSearch(); });
-  // The candidates of the substring rule, then of the word rule (every word's,
-  // intersected), merged; every entity for the empty query and for one holding a
-  // NUL (it could span fields: each is checked field by field).
-  const bool everyone = lowered.empty() || lowered.find('\0') != std::string::npos;
-  std::vector<uint32_t> candidates;
-  if (!everyone) candidates = Candidates({lowered});
-  if (!everyone && !words.empty()) {
-    const std::vector<uint32_t> by_words = Candidates(words);
-    std::vector<uint32_t> both;
-    std::set_union(candidates.begin(), candidates.end(), by_words.begin(), by_words.end(),
-                   std::back_inserter(both));
-    candidates.swap(both);
-  }
   std::vector<uint32_t> hits;
-  auto consider = [&](uint32_t k) {
-    if (!skip(k) && Matches(k, lowered, words)) hits.push_back(k);
-  };
-  if (everyone) {
-    for (uint32_t k = 0; k < entities.size() && hits.size() < max; ++k) consider(k);
-  } else {
-    for (size_t c = 0; c < candidates.size() && hits.size() < max; ++c) consider(candidates[c]);
+  if (lowered.empty() || lowered.find('\0') != std::string::npos) {
+    // Every entity: the empty query, or one that could span fields (checked field
+    // by field).
+    for (uint32_t k = 0; k < entities.size() && hits.size() < max; ++k) {
+      if (!skip(k) && (EntityMatches(entities[k], lowered) ||
+                       (!words.empty() && EntityHasWords(entities[k], words)))) {
+        hits.push_back(k);
+      }
+    }
+    return hits;
   }
-  return hits;
+  hits = FindBy({lowered}, kCheckText, max,
+                [&](uint32_t k) { return !skip(k) && TextContains(k, lowered); });
+  if (words.empty()) return hits;
+  // The first `max` of both rules are among the first `max` of each.
+  const std::vector<uint32_t> by_words = FindBy(
+      words, kCheckWords, max, [&](uint32_t k) { return !skip(k) && EntityHasWords(entities[k], words); });
+  std::vector<uint32_t> both;
+  std::set_union(hits.begin(), hits.end(), by_words.begin(), by_words.end(),
+                 std::back_inserter(both));
+  if (both.size() > max) both.resize(max);
+  return both;
 }
 
 // What one delta changed, read again from the view it makes. A live view may be a

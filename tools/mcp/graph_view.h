@@ -136,11 +136,12 @@ class GraphView {
   // search_nodes: the first `max` entities, by name, whose name, type or one
   // observation contains `query` after ASCII lowering, or has every word of
   // `query` as a word (common/tokenizer.h: `write batch` finds `WriteBatch`); a
-  // match never spans two fields. The base's candidates are the entities holding
-  // every trigram of the query (of each word), or its own postings for 1 or 2
-  // bytes, verified in name order until `max` match; a query holding a NUL
-  // checks every field. So a page costs O(postings + candidates read), not
-  // O(matches). No relations: see AddRelationsTouching.
+  // match never spans two fields. The base's candidates hold every trigram of
+  // the query (of each word), or its own postings for 1 or 2 bytes, and are
+  // checked in name order until `max` match, the gram lists narrowing them as
+  // the checks add up; a query holding a NUL checks every field. So a page costs
+  // O(postings decoded + candidates checked), not O(matches). No relations: see
+  // AddRelationsTouching.
   GraphListing Search(std::string_view query, size_t max = SIZE_MAX) const;
   // Lists the relations touching hits->entities, each once, in the full listing's
   // order (what search_nodes lists after the entities). O(hits' degrees).
