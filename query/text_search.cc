@@ -43,17 +43,19 @@ struct Cursor {
 // Any-term (OR) mode, exact top-k with pruning. Every document holding a term is
 // counted (`matched`), but few are scored. The node numbers are taken in windows of
 // `w`: each term's cursor is walked through the window in query order, leaving per
-// slot the term's tf and adding the term's bound to the slot's sum, then the slots
-// that got a posting are visited in ascending node order. A slot's sum bounds its
-// exact score: each term's bound is TermScore at the norm of a document of length 0,
-// and since IEEE rounding is monotone, LengthNorm(dl) >= LengthNorm(0) in doubles,
-// so TermScore(idf, tf, norm(dl)) <= TermScore(idf, tf, norm(0)) (a positive
-// numerator over a denominator not smaller), and the sum, taken over the same terms
-// in the same order from the same 0, is not smaller either. Documents come in
-// ascending node order, so once the top-k is full a document enters only with a
-// score above the worst kept one: a document whose bound is not above it is
-// skipped without reading its length or dividing. Scores, order and `matched` are
-// those of scoring every document (tested against that).
+// slot the term's tf and presence bit and adding the term's bound to the slot's
+// sum; then the slots with a posting are visited in ascending node order and those
+// whose sum beats the worst of the top-k so far are scored (their lengths read in
+// one batch). A slot's sum bounds its exact score: each term's bound is TermScore
+// at the norm of a document of length 0, and since IEEE rounding is monotone,
+// LengthNorm(dl) >= LengthNorm(0) in doubles, so TermScore(idf, tf, norm(dl)) <=
+// TermScore(idf, tf, norm(0)) (a positive numerator over a denominator not
+// smaller), and the sum, taken over the same terms in the same order from the same
+// 0, is not smaller either. Documents come in ascending node order, so once the
+// top-k is full a document enters only with a score above the worst kept one
+// (which only rises): a document whose bound is not above it is skipped without
+// reading its length or dividing. Scores, order and `matched` are those of scoring
+// every document (tested against that).
 void AnyTermPath(const snapshot::Reader& reader, const TextSearchOptions& options,
                  const std::vector<std::string>& terms, std::vector<Cursor>& cursors,
                  double avgdl, TextSearchResult* result) {
@@ -66,9 +68,10 @@ void AnyTermPath(const snapshot::Reader& reader, const TextSearchOptions& option
   // The tf rows take p_count * w slots: at most 64K (256 KB), w from 64 to 4096.
   uint32_t w = 4096;
   while (w > 64 && size_t{w} * p_count > (size_t{1} << 16)) w /= 2;
+  const uint32_t words = w / 64;
   std::vector<double> bound(w, 0.0);
-  std::vector<uint32_t> tfs(p_count * w, 0);  // row p: term has_postings[p]
-  std::vector<uint64_t> bits(w / 64, 0);
+  std::vector<uint32_t> tfs(p_count * w);  // row p: term has_postings[p]; read under its bit
+  std::vector<uint64_t> present(p_count * words, 0);  // row p: the slots term p holds
   const double norm0 = LengthNorm(0, avgdl);
   constexpr uint32_t kTabled = 8;  // the bound of tf 1..7 from a table
   std::vector<double> table(p_count * kTabled, 0.0);
@@ -77,12 +80,16 @@ void AnyTermPath(const snapshot::Reader& reader, const TextSearchOptions& option
       table[p * kTabled + tf] = TermScore(cursors[has_postings[p]].idf, tf, norm0);
     }
   }
+  auto holds = [&](size_t p, uint32_t s) {
+    return (present[p * words + (s >> 6)] >> (s & 63)) & 1;
+  };
   const bool filtered = !options.types.all() || !options.runs.all();
   const bool keep = options.limit > 0;
   TopK top(options.limit);
   // Each document pushed into `top` (ascending) and which terms it holds.
   std::vector<uint32_t> pushed;
   std::vector<bool> pushed_has;  // p_count per push
+  std::vector<uint32_t> candidates, lengths;  // a window's slots to score, their dl
 
   std::vector<size_t> live;  // rows whose cursor is not done, query order
   for (size_t p = 0; p < p_count; ++p) live.push_back(p);
@@ -94,6 +101,7 @@ void AnyTermPath(const snapshot::Reader& reader, const TextSearchOptions& option
       snapshot::PostingCursor& c = cursors[has_postings[p]].list;
       const double* tp = &table[p * kTabled];
       uint32_t* tfp = &tfs[p * w];
+      uint64_t* bits = &present[p * words];
       while (!c.done() && c.node() - base < w) {
         const uint32_t s = c.node() - base, tf = c.tf();
         tfp[s] = tf;
@@ -103,33 +111,47 @@ void AnyTermPath(const snapshot::Reader& reader, const TextSearchOptions& option
       }
     }
     std::erase_if(live, [&](size_t p) { return cursors[has_postings[p]].list.done(); });
-    for (uint32_t i = 0; i < w / 64; ++i) {
-      for (uint64_t m = bits[i]; m != 0; m &= m - 1) {
+    // The worst kept score only rises while the window is scored: a slot not above
+    // it now will not be above it then.
+    const bool prune = keep && top.full();
+    const double worst = prune ? top.worst().score : 0;
+    candidates.clear();
+    for (uint32_t i = 0; i < words; ++i) {
+      uint64_t m = 0;
+      for (size_t p = 0; p < p_count; ++p) m |= present[p * words + i];
+      if (!filtered) result->matched += static_cast<uint32_t>(std::popcount(m));
+      for (; m != 0; m &= m - 1) {
         const uint32_t s = i * 64 + static_cast<uint32_t>(std::countr_zero(m));
-        const uint32_t d = base + s;
         const double ub = bound[s];
         bound[s] = 0;
-        if (!filtered || Admits(reader, options, d)) {
+        if (filtered) {
+          if (!Admits(reader, options, base + s)) continue;
           ++result->matched;
-          if (keep && (!top.full() || ub > top.worst().score)) {
-            const double norm = LengthNorm(reader.doc_length(d), avgdl);
-            double score = 0;
-            for (size_t p = 0; p < p_count; ++p) {
-              if (uint32_t tf = tfs[p * w + s]) {
-                score += TermScore(cursors[has_postings[p]].idf, tf, norm);
-              }
-            }
-            if (!top.full() || score > top.worst().score) {
-              top.Push(score, d);
-              pushed.push_back(d);
-              for (size_t p = 0; p < p_count; ++p) pushed_has.push_back(tfs[p * w + s] != 0);
-            }
-          }
         }
-        for (size_t p = 0; p < p_count; ++p) tfs[p * w + s] = 0;
+        if (keep && (!prune || ub > worst)) candidates.push_back(s);
       }
-      bits[i] = 0;
     }
+    // The lengths first: independent reads, which the processor overlaps.
+    lengths.resize(candidates.size());
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      lengths[k] = reader.doc_length(base + candidates[k]);
+    }
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      const uint32_t s = candidates[k], d = base + s;
+      const double norm = LengthNorm(lengths[k], avgdl);
+      double score = 0;
+      for (size_t p = 0; p < p_count; ++p) {
+        if (holds(p, s) && tfs[p * w + s] != 0) {
+          score += TermScore(cursors[has_postings[p]].idf, tfs[p * w + s], norm);
+        }
+      }
+      if (!top.full() || score > top.worst().score) {
+        top.Push(score, d);
+        pushed.push_back(d);
+        for (size_t p = 0; p < p_count; ++p) pushed_has.push_back(holds(p, s));
+      }
+    }
+    std::fill(present.begin(), present.end(), 0);
   }
   for (const Scored& best : top.Take()) {
     const size_t k = std::lower_bound(pushed.begin(), pushed.end(), best.index) - pushed.begin();
