@@ -102,13 +102,13 @@ void AnyTermPath(const snapshot::Reader& reader, const TextSearchOptions& option
       const double* tp = &table[p * kTabled];
       uint32_t* tfp = &tfs[p * w];
       uint64_t* bits = &present[p * words];
-      while (!c.done() && c.node() - base < w) {
-        const uint32_t s = c.node() - base, tf = c.tf();
+      const uint32_t end = base > UINT32_MAX - w ? UINT32_MAX : base + w;
+      c.ForEachBelow(end, [&](uint32_t node, uint32_t tf) {
+        const uint32_t s = node - base;
         tfp[s] = tf;
         bound[s] += tf < kTabled ? tp[tf] : TermScore(term.idf, tf, norm0);
         bits[s >> 6] |= uint64_t{1} << (s & 63);
-        c.Next();
-      }
+      });
     }
     std::erase_if(live, [&](size_t p) { return cursors[has_postings[p]].list.done(); });
     // The worst kept score only rises while the window is scored: a slot not above
