@@ -1,6 +1,7 @@
 #include "query/text_search.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <optional>
 #include <unordered_set>
@@ -39,6 +40,129 @@ struct Cursor {
   double idf = 0;
 };
 
+// Any-term (OR) mode, exact top-k with pruning. Every document holding a term is
+// counted (`matched`), but few are scored. The node numbers are taken in windows of
+// `w`: each term's cursor is walked through the window in query order, leaving per
+// slot the term's tf and presence bit and adding the term's bound to the slot's
+// sum; then the slots with a posting are visited in ascending node order and those
+// whose sum beats the worst of the top-k so far are scored (their lengths read in
+// one batch). A slot's sum bounds its exact score: each term's bound is TermScore
+// at the norm of a document of length 0, and since IEEE rounding is monotone,
+// LengthNorm(dl) >= LengthNorm(0) in doubles, so TermScore(idf, tf, norm(dl)) <=
+// TermScore(idf, tf, norm(0)) (a positive numerator over a denominator not
+// smaller), and the sum, taken over the same terms in the same order from the same
+// 0, is not smaller either. Documents come in ascending node order, so once the
+// top-k is full a document enters only with a score above the worst kept one
+// (which only rises): a document whose bound is not above it is skipped without
+// reading its length or dividing. Scores, order and `matched` are those of scoring
+// every document (tested against that).
+void AnyTermPath(const snapshot::Reader& reader, const TextSearchOptions& options,
+                 const std::vector<std::string>& terms, std::vector<Cursor>& cursors,
+                 double avgdl, TextSearchResult* result) {
+  // The terms with postings, query order: the others add nothing to any score.
+  std::vector<size_t> has_postings;
+  for (size_t q = 0; q < cursors.size(); ++q) {
+    if (!cursors[q].list.done()) has_postings.push_back(q);
+  }
+  const size_t p_count = has_postings.size();
+  // The tf rows take p_count * w slots: at most 64K (256 KB), w from 64 to 4096.
+  uint32_t w = 4096;
+  while (w > 64 && size_t{w} * p_count > (size_t{1} << 16)) w /= 2;
+  const uint32_t words = w / 64;
+  std::vector<double> bound(w, 0.0);
+  std::vector<uint32_t> tfs(p_count * w);  // row p: term has_postings[p]; read under its bit
+  std::vector<uint64_t> present(p_count * words, 0);  // row p: the slots term p holds
+  const double norm0 = LengthNorm(0, avgdl);
+  constexpr uint32_t kTabled = 8;  // the bound of tf 1..7 from a table
+  std::vector<double> table(p_count * kTabled, 0.0);
+  for (size_t p = 0; p < p_count; ++p) {
+    for (uint32_t tf = 1; tf < kTabled; ++tf) {
+      table[p * kTabled + tf] = TermScore(cursors[has_postings[p]].idf, tf, norm0);
+    }
+  }
+  auto holds = [&](size_t p, uint32_t s) {
+    return (present[p * words + (s >> 6)] >> (s & 63)) & 1;
+  };
+  const bool filtered = !options.types.all() || !options.runs.all();
+  const bool keep = options.limit > 0;
+  TopK top(options.limit);
+  // Each document pushed into `top` (ascending) and which terms it holds.
+  std::vector<uint32_t> pushed;
+  std::vector<bool> pushed_has;  // p_count per push
+  std::vector<uint32_t> candidates, lengths;  // a window's slots to score, their dl
+
+  std::vector<size_t> live;  // rows whose cursor is not done, query order
+  for (size_t p = 0; p < p_count; ++p) live.push_back(p);
+  while (!live.empty()) {
+    uint32_t base = UINT32_MAX;
+    for (size_t p : live) base = std::min(base, cursors[has_postings[p]].list.node());
+    for (size_t p : live) {
+      const Cursor& term = cursors[has_postings[p]];
+      snapshot::PostingCursor& c = cursors[has_postings[p]].list;
+      const double* tp = &table[p * kTabled];
+      uint32_t* tfp = &tfs[p * w];
+      uint64_t* bits = &present[p * words];
+      const uint32_t end = base > UINT32_MAX - w ? UINT32_MAX : base + w;
+      c.ForEachBelow(end, [&](uint32_t node, uint32_t tf) {
+        const uint32_t s = node - base;
+        tfp[s] = tf;
+        bound[s] += tf < kTabled ? tp[tf] : TermScore(term.idf, tf, norm0);
+        bits[s >> 6] |= uint64_t{1} << (s & 63);
+      });
+    }
+    std::erase_if(live, [&](size_t p) { return cursors[has_postings[p]].list.done(); });
+    // The worst kept score only rises while the window is scored: a slot not above
+    // it now will not be above it then.
+    const bool prune = keep && top.full();
+    const double worst = prune ? top.worst().score : 0;
+    candidates.clear();
+    for (uint32_t i = 0; i < words; ++i) {
+      uint64_t m = 0;
+      for (size_t p = 0; p < p_count; ++p) m |= present[p * words + i];
+      if (!filtered) result->matched += static_cast<uint32_t>(std::popcount(m));
+      for (; m != 0; m &= m - 1) {
+        const uint32_t s = i * 64 + static_cast<uint32_t>(std::countr_zero(m));
+        const double ub = bound[s];
+        bound[s] = 0;
+        if (filtered) {
+          if (!Admits(reader, options, base + s)) continue;
+          ++result->matched;
+        }
+        if (keep && (!prune || ub > worst)) candidates.push_back(s);
+      }
+    }
+    // The lengths first: independent reads, which the processor overlaps.
+    lengths.resize(candidates.size());
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      lengths[k] = reader.doc_length(base + candidates[k]);
+    }
+    for (size_t k = 0; k < candidates.size(); ++k) {
+      const uint32_t s = candidates[k], d = base + s;
+      const double norm = LengthNorm(lengths[k], avgdl);
+      double score = 0;
+      for (size_t p = 0; p < p_count; ++p) {
+        if (holds(p, s) && tfs[p * w + s] != 0) {
+          score += TermScore(cursors[has_postings[p]].idf, tfs[p * w + s], norm);
+        }
+      }
+      if (!top.full() || score > top.worst().score) {
+        top.Push(score, d);
+        pushed.push_back(d);
+        for (size_t p = 0; p < p_count; ++p) pushed_has.push_back(holds(p, s));
+      }
+    }
+    std::fill(present.begin(), present.end(), 0);
+  }
+  for (const Scored& best : top.Take()) {
+    const size_t k = std::lower_bound(pushed.begin(), pushed.end(), best.index) - pushed.begin();
+    TextHit hit{best.index, best.score, {}};
+    for (size_t p = 0; p < p_count; ++p) {
+      if (pushed_has[k * p_count + p]) hit.matched.push_back(terms[has_postings[p]]);
+    }
+    result->hits.push_back(std::move(hit));
+  }
+}
+
 // The postings are read through cursors (snapshot::PostingCursor): on a base +
 // delta view a common term's list is renumbered as it is walked, never copied,
 // and each posting brings its document's length from the file that holds it.
@@ -55,81 +179,34 @@ void IndexPath(const snapshot::Reader& reader, const TextSearchOptions& options,
       cursors[q].idf = Idf(n, cursors[q].list.size());
     }
   }
+  if (!options.match_all) return AnyTermPath(reader, options, terms, cursors, avgdl, result);
+
+  // Every term: drive with the shortest list and seek in the others.
   TopK top(options.limit);
-  auto score_doc = [&](uint32_t d, uint32_t dl, auto&& tf_of) {
-    const double norm = LengthNorm(dl, avgdl);
-    double score = 0;
-    for (size_t q = 0; q < cursors.size(); ++q) {
-      if (uint32_t tf = tf_of(q)) score += TermScore(cursors[q].idf, tf, norm);
+  size_t driver = 0;
+  for (size_t q = 0; q < cursors.size(); ++q) {
+    if (cursors[q].list.size() < cursors[driver].list.size()) driver = q;
+  }
+  for (snapshot::PostingCursor& lead = cursors[driver].list; !lead.done(); lead.Next()) {
+    const uint32_t d = lead.node();
+    bool all = true, exhausted = false;
+    for (Cursor& c : cursors) {
+      c.list.Seek(d);
+      exhausted |= c.list.done();  // no later document has every term
+      if (exhausted || c.list.node() != d) all = false;
+      if (exhausted) break;
     }
+    if (exhausted) break;
+    if (!all || !Admits(reader, options, d)) continue;
+    const double norm = LengthNorm(lead.doc_length(), avgdl);
+    double score = 0;
+    for (const Cursor& c : cursors) score += TermScore(c.idf, c.list.tf(), norm);
     ++result->matched;
     top.Push(score, d);
-  };
-
-  if (options.match_all) {
-    // Drive with the shortest list and seek in the others.
-    size_t driver = 0;
-    for (size_t q = 0; q < cursors.size(); ++q) {
-      if (cursors[q].list.size() < cursors[driver].list.size()) driver = q;
-    }
-    for (snapshot::PostingCursor& lead = cursors[driver].list; !lead.done(); lead.Next()) {
-      const uint32_t d = lead.node();
-      bool all = true, exhausted = false;
-      for (Cursor& c : cursors) {
-        c.list.Seek(d);
-        exhausted |= c.list.done();  // no later document has every term
-        if (exhausted || c.list.node() != d) all = false;
-        if (exhausted) break;
-      }
-      if (exhausted) break;
-      if (!all || !Admits(reader, options, d)) continue;
-      score_doc(d, lead.doc_length(), [&](size_t q) { return cursors[q].list.tf(); });
-    }
-  } else {
-    // Document-at-a-time merge: no per-document accumulator array to clear.
-    for (;;) {
-      uint32_t d = UINT32_MAX;
-      const snapshot::PostingCursor* at = nullptr;
-      for (const Cursor& c : cursors) {
-        if (!c.list.done() && c.list.node() < d) {
-          d = c.list.node();
-          at = &c.list;
-        }
-      }
-      if (at == nullptr) break;
-      if (Admits(reader, options, d)) {
-        score_doc(d, at->doc_length(), [&](size_t q) {
-          const snapshot::PostingCursor& c = cursors[q].list;
-          return !c.done() && c.node() == d ? c.tf() : 0u;
-        });
-      }
-      for (Cursor& c : cursors) {
-        if (!c.list.done() && c.list.node() == d) c.list.Next();
-      }
-    }
   }
-  // The terms each hit holds: a fresh cursor per term seeks the hits in node order.
-  std::vector<Scored> best = top.Take();
-  std::vector<uint32_t> order(best.size());
-  for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return best[a].index < best[b].index; });
-  std::vector<std::vector<bool>> has(terms.size(), std::vector<bool>(best.size(), false));
-  for (size_t q = 0; q < terms.size(); ++q) {
-    if (!ids[q]) continue;
-    snapshot::PostingCursor c = reader.postings_cursor(*ids[q], snapshot::Field::kContent);
-    for (uint32_t k : order) {
-      c.Seek(best[k].index);
-      if (c.done()) break;
-      has[q][k] = c.node() == best[k].index;
-    }
-  }
-  for (uint32_t k = 0; k < best.size(); ++k) {
-    TextHit hit{best[k].index, best[k].score, {}};
-    for (size_t q = 0; q < terms.size(); ++q) {
-      if (has[q][k]) hit.matched.push_back(terms[q]);
-    }
-    result->hits.push_back(std::move(hit));
+  // Each hit holds every term.
+  for (const Scored& best : top.Take()) {
+    result->hits.push_back(TextHit{best.index, best.score, terms});
   }
 }
 

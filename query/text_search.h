@@ -9,9 +9,12 @@
 // mean over all N nodes. Meta text is not scored.
 //
 // Two paths with identical scores and order (tested): the fast path walks the
-// TermIndex postings document-at-a-time (DocLengths for dl); a file without those
-// blocks is scanned — every content tokenized once. Each document's sum runs over
-// the query's terms in query order in both paths, so the doubles agree bit for bit.
+// TermIndex postings (DocLengths for dl); a file without those blocks is scanned —
+// every content tokenized once. Each document's sum runs over the query's terms in
+// query order in both paths, so the doubles agree bit for bit. In any-term mode the
+// fast path counts every matching document but scores only those whose upper bound
+// (the same sum at dl = 0, sound in doubles) beats the worst of the top-k so far:
+// the answer is that of scoring every document (tested against it).
 //
 // Choices where docs/QUERIES.md is silent: repeated query terms count once; filters
 // (`types`, `runs`) pick which documents are returned, while N, df and avgdl stay

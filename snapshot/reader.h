@@ -534,6 +534,26 @@ class PostingCursor {
     if (stack_) return StackNext();
     done_ = true;
   }
+  // Calls f(node, tf) for each posting from the current one on while its node is
+  // below `end`, and stops on the first at or past it (or done). The same postings
+  // as node()/tf()/Next() would give, without a store to the cursor per posting
+  // while they are the next of list_ in the window.
+  template <typename F>
+  void ForEachBelow(uint32_t end, F&& f) {
+    while (!done_ && node_ < end) {
+      f(node_, tf_);
+      uint32_t pos = pos_ + 1;
+      const uint32_t size = list_.size(), limit = limit_, off = off_;
+      while (pos < size) {
+        const uint32_t b = list_.node(pos);
+        if (b >= limit || b + off >= end) break;
+        f(b + off, list_.tf(pos));
+        ++pos;
+      }
+      pos_ = pos - 1;
+      Next();
+    }
+  }
   // Moves to the first posting whose node is `node` or later (done when none);
   // never backwards. O(log postings) on a file; on a view O(log) per level plus
   // the postings and changes stepped over.
