@@ -90,6 +90,10 @@ void AnyTermPath(const snapshot::Reader& reader, const TextSearchOptions& option
   std::vector<uint32_t> pushed;
   std::vector<bool> pushed_has;  // p_count per push
   std::vector<uint32_t> candidates, lengths;  // a window's slots to score, their dl
+  // Where each slot's document is: its length is read from that file's array, not
+  // through a view's merged numbering.
+  std::vector<const snapshot::Reader*> files(w);
+  std::vector<uint32_t> locals(w);
 
   std::vector<size_t> live;  // rows whose cursor is not done, query order
   for (size_t p = 0; p < p_count; ++p) live.push_back(p);
@@ -103,9 +107,12 @@ void AnyTermPath(const snapshot::Reader& reader, const TextSearchOptions& option
       uint32_t* tfp = &tfs[p * w];
       uint64_t* bits = &present[p * words];
       const uint32_t end = base > UINT32_MAX - w ? UINT32_MAX : base + w;
-      c.ForEachBelow(end, [&](uint32_t node, uint32_t tf) {
+      c.ForEachBelow(end, [&](uint32_t node, uint32_t tf, const snapshot::Reader* file,
+                              uint32_t local) {
         const uint32_t s = node - base;
         tfp[s] = tf;
+        files[s] = file;
+        locals[s] = local;
         bound[s] += tf < kTabled ? tp[tf] : TermScore(term.idf, tf, norm0);
         bits[s >> 6] |= uint64_t{1} << (s & 63);
       });
@@ -134,7 +141,7 @@ void AnyTermPath(const snapshot::Reader& reader, const TextSearchOptions& option
     // The lengths first: independent reads, which the processor overlaps.
     lengths.resize(candidates.size());
     for (size_t k = 0; k < candidates.size(); ++k) {
-      lengths[k] = reader.doc_length(base + candidates[k]);
+      lengths[k] = files[candidates[k]]->doc_length(locals[candidates[k]]);
     }
     for (size_t k = 0; k < candidates.size(); ++k) {
       const uint32_t s = candidates[k], d = base + s;

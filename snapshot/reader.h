@@ -534,20 +534,23 @@ class PostingCursor {
     if (stack_) return StackNext();
     done_ = true;
   }
-  // Calls f(node, tf) for each posting from the current one on while its node is
-  // below `end`, and stops on the first at or past it (or done). The same postings
-  // as node()/tf()/Next() would give, without a store to the cursor per posting
-  // while they are the next of list_ in the window.
+  // Calls f(node, tf, file, local) for each posting from the current one on while
+  // its node is below `end`, and stops on the first at or past it (or done). The
+  // same postings as node()/tf()/Next() would give, without a store to the cursor
+  // per posting while they are the next of list_ in the window. `file` holds the
+  // document as its node `local`: file->doc_length(local) is doc_length(), read
+  // from that file's own array (the view's doc_length(node) looks it up through
+  // the merged numbering).
   template <typename F>
   void ForEachBelow(uint32_t end, F&& f) {
     while (!done_ && node_ < end) {
-      f(node_, tf_);
+      f(node_, tf_, file_, local_);
       uint32_t pos = pos_ + 1;
       const uint32_t size = list_.size(), limit = limit_, off = off_;
       while (pos < size) {
         const uint32_t b = list_.node(pos);
         if (b >= limit || b + off >= end) break;
-        f(b + off, list_.tf(pos));
+        f(b + off, list_.tf(pos), file_, b);
         ++pos;
       }
       pos_ = pos - 1;
