@@ -17,6 +17,7 @@
 #include "snapshot/live.h"
 #include "snapshot/writer.h"
 #include "tests/query/fixture.h"
+#include "tests/snapshot/snapshot_test_util.h"
 #include "tests/store/store_test_util.h"
 
 namespace amem::query {
@@ -158,12 +159,8 @@ TEST_CASE("text-search: pruned top-k on a base + delta view equals exhaustive sc
     }
     REQUIRE(store->Apply(b).ok());
   }
-  snapshot::LiveOptions options;  // amem mcp's, with caps small enough to stack views
-  options.write_delta_file = false;
-  options.merge_fraction = 0;
-  options.merge_records = 100000;
-  options.top_level_records = 50;
-  options.mid_level_records = 400;
+  // amem mcp's, with caps small enough to stack views
+  const snapshot::LiveOptions options = snapshot_test::McpLiveOptions(100000, 50, 400);
   snapshot::LiveCache cache;
   REQUIRE(snapshot::OpenLive(*store, ReadView::Latest(), options, &cache).ok());
   int failed = 0;

@@ -43,6 +43,7 @@
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
 #include "tests/sanitizer.h"
+#include "tests/snapshot/snapshot_test_util.h"
 #include "tests/store/store_test_util.h"
 
 namespace amem::live_answers {
@@ -291,13 +292,8 @@ TEST_CASE("Every query answers on the live views as on a full export, across wri
   cli.merge_records = 150;
   // amem mcp's: no delta file, a stack of views with small caps, the base checked
   // whole; the merge in the background from half-way.
-  snapshot::LiveOptions mcp;
-  mcp.write_delta_file = false;
+  snapshot::LiveOptions mcp = amem::snapshot_test::McpLiveOptions(60, 8, 24);
   mcp.check_records = true;
-  mcp.merge_fraction = 0;
-  mcp.merge_records = 60;
-  mcp.top_level_records = 8;
-  mcp.mid_level_records = 24;
   // The bases the background merges warmed and handed to prepare_base (on the
   // merge's thread), by revision: each must be the very reader the next views
   // stand on, its answers the full export's. Before the cache, whose end waits

@@ -556,10 +556,8 @@ TEST_CASE("a LiveCache extends its delta write by write; every view is the full 
     history.Grow(store.get(), 8);
     auto other = Store::Open(dir.path());  // another handle, as another process has
     REQUIRE(other.ok());
-    LiveOptions options;  // amem mcp's: no delta file; a merge every ~40 records
-    options.write_delta_file = false;
-    options.merge_fraction = 0;
-    options.merge_records = 40;
+    // amem mcp's: no delta file; a merge every ~40 records
+    const LiveOptions options = amem::snapshot_test::McpLiveOptions(40);
     LiveCache cache;
     int merges = 0, compiled = 0;
     for (int round = 0; round < 60; ++round) {
@@ -612,12 +610,7 @@ TEST_CASE("a LiveCache stacks the latest writes over its kept views; every view 
     history.Grow(store.get(), 8);
     auto other = Store::Open(dir.path());  // another handle, as another process has
     REQUIRE(other.ok());
-    LiveOptions options;  // amem mcp's: no delta file
-    options.write_delta_file = false;
-    options.merge_fraction = 0;
-    options.merge_records = 100;
-    options.top_level_records = 10;
-    options.mid_level_records = 30;
+    const LiveOptions options = amem::snapshot_test::McpLiveOptions(100, 10, 30);
     LiveCache cache;
     int merges = 0, stacked = 0, deepest = 0;
     std::shared_ptr<const Reader> previous_top_base;
@@ -681,13 +674,10 @@ TEST_CASE("a background merge warms its base, hands it to prepare_base and compi
     auto store = amem::testing::OpenStore(dir.path());
     amem::testing::History history(seed);
     history.Grow(store.get(), 20);
-    LiveOptions options;  // amem mcp's
-    options.write_delta_file = false;
+    LiveOptions options = amem::snapshot_test::McpLiveOptions(30);
     options.check_records = true;
     options.background_merge = true;
     options.warm_base = true;
-    options.merge_fraction = 0;
-    options.merge_records = 30;
     // The hook runs on the merge's thread before it is done: it records the base
     // and writes, as a session goes on writing while a merge runs. (Catch2 asserts
     // on the test's thread only.)
@@ -744,11 +734,9 @@ TEST_CASE("writes made during a background merge past four times the bound but u
     bulk.PutNode(amem::testing::Node("fact:bulk-" + std::to_string(i), "bulk note " + std::to_string(i)));
   }
   REQUIRE(store->Apply(bulk).ok());
-  LiveOptions options;  // amem mcp's, with a bound far below an export's cost
-  options.write_delta_file = false;
+  // amem mcp's, with a bound far below an export's cost
+  LiveOptions options = amem::snapshot_test::McpLiveOptions(10);
   options.background_merge = true;
-  options.merge_fraction = 0;
-  options.merge_records = 10;
   // The merge's hook writes 60 nodes while it runs: past 4 x 10 records, under a
   // 25th of the base's 2,000 (what compiling them costs against an export).
   std::atomic<int> hooked{0};
@@ -816,11 +804,8 @@ TEST_CASE("a background merge SIGKILLed at any point leaves the live view right,
     REQUIRE(store->Apply(b).ok());
     REQUIRE(OpenLive(*store, ReadView::Latest(), LiveOptions{}).ok());  // the base
   }
-  LiveOptions options;  // amem mcp's, merging past 10 records
-  options.write_delta_file = false;
+  LiveOptions options = amem::snapshot_test::McpLiveOptions(10);  // merging past 10 records
   options.background_merge = true;
-  options.merge_fraction = 0;
-  options.merge_records = 10;
   // A trial's writes: 12 new nodes and 2 edges, past the bound and under four times
   // it (the background merge's range), on a base at the head.
   auto grow = [&](int trial) {

@@ -17,6 +17,7 @@
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
 #include "tests/snapshot/reader_compare.h"
+#include "tests/snapshot/snapshot_test_util.h"
 #include "tests/store/store_test_util.h"
 
 using namespace amem;
@@ -69,12 +70,8 @@ TEST_CASE("posting cursors over a stack of views walk, seek and answer as the fu
     }
     REQUIRE(store->Apply(b).ok());
   }
-  LiveOptions options;  // amem mcp's, with caps small enough to stack every step
-  options.write_delta_file = false;
-  options.merge_fraction = 0;
-  options.merge_records = 1000;
-  options.top_level_records = 3;
-  options.mid_level_records = 12;
+  // amem mcp's, with caps small enough to stack every step
+  const LiveOptions options = amem::snapshot_test::McpLiveOptions(1000, 3, 12);
   LiveCache cache;
   REQUIRE(OpenLive(*store, ReadView::Latest(), options, &cache).ok());  // the base
 

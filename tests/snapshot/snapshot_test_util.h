@@ -19,6 +19,7 @@
 #include "common/coding.h"
 #include "common/files.h"
 #include "common/hash.h"
+#include "snapshot/live.h"
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
 
@@ -279,6 +280,20 @@ inline std::vector<std::string> TempFilesIn(const std::string& dir) {
     if (name.find(amem::kTempInfix) != std::string::npos) out.push_back(name);
   }
   return out;
+}
+
+// amem mcp's LiveOptions as the tests set them: no delta file (the views of the
+// latest state are a stack), a merge past `merge_records` records whatever the
+// base's size, and the stack's caps when given (0 keeps the default).
+inline snapshot::LiveOptions McpLiveOptions(uint64_t merge_records, uint64_t top_level_records = 0,
+                                           uint64_t mid_level_records = 0) {
+  snapshot::LiveOptions o;
+  o.write_delta_file = false;
+  o.merge_fraction = 0;
+  o.merge_records = merge_records;
+  if (top_level_records) o.top_level_records = top_level_records;
+  if (mid_level_records) o.mid_level_records = mid_level_records;
+  return o;
 }
 
 }  // namespace amem::snapshot_test

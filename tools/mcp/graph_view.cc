@@ -264,13 +264,13 @@ struct BaseGraph {
   std::vector<uint32_t> Find(const std::string& lowered, const std::vector<std::string>& words,
                              size_t max, const std::function<bool(uint32_t)>& skip) const;
   // The first `max` entities, ascending, that hold every gram of each of `parts`
-  // (lowered, not empty, no NUL), pass `check` and are not skipped. The
-  // candidates are the shortest gram list's, checked in order; after checks that
-  // cost as much as decoding the next list (one check costs about `check_cost`
-  // postings), the candidates left are intersected with it. So a page of a query
-  // that most entities match stops after a few checks, and a rare one decodes
-  // the lists that narrow it: O(postings decoded + candidates checked), never
-  // more than twice the cheaper of the two, and not O(matches).
+  // (lowered, not empty, no NUL) and pass `check`. The candidates are the
+  // shortest gram list's, checked in order; after checks that cost as much as
+  // decoding the next list (one check costs about `check_cost` postings), the
+  // candidates left are intersected with it. So a page of a query that most
+  // entities match stops after a few checks, and a rare one decodes the lists
+  // that narrow it: O(postings decoded + candidates checked), each kept near the
+  // other, and not O(matches).
   std::vector<uint32_t> FindBy(const std::vector<std::string>& parts, size_t check_cost,
                                size_t max, const std::function<bool(uint32_t)>& check) const;
   bool TextContains(uint32_t k, const std::string& lowered) const {
