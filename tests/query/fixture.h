@@ -142,6 +142,16 @@ class GraphFixture {
   StoreState state_;
 };
 
+// A distinct word of letters only for k: `prefix` then k's base-26 digits as
+// letters ("qa", "qb", ..., "qaa"). Digits would be a term of their own.
+inline std::string LettersWord(std::string prefix, uint32_t k) {
+  do {
+    prefix += static_cast<char>('a' + k % 26);
+    k /= 26;
+  } while (k > 0);
+  return prefix;
+}
+
 }  // namespace amem::testing
 
 #endif  // AMEM_TESTS_QUERY_FIXTURE_H_

@@ -55,14 +55,7 @@ std::string Text(Rng& next) {
 }
 
 // A word of letters only for k ("uqa", "uqb", ...): digits would be a term apart.
-std::string Unique(uint32_t k) {
-  std::string w = "uq";
-  do {
-    w += static_cast<char>('a' + k % 26);
-    k /= 26;
-  } while (k > 0);
-  return w;
-}
+std::string Unique(uint32_t k) { return amem::testing::LettersWord("uq", k); }
 
 std::string Query(Rng& next) {
   std::string q;

@@ -282,14 +282,7 @@ TEST_CASE("QueryTerms keeps the first of each term of 100K words, in order",
   // The audit's case: 100K distinct words (42 s with the former search of the
   // terms so far), each given twice.
   // Letters only ("w12" would also give its part "12"): "qa", "qb", ..., "qaa", ...
-  auto word = [](int i) {
-    std::string w = "q";
-    do {
-      w += static_cast<char>('a' + i % 26);
-      i /= 26;
-    } while (i > 0);
-    return w;
-  };
+  auto word = [](int i) { return amem::testing::LettersWord("q", static_cast<uint32_t>(i)); };
   std::string text;
   for (int round = 0; round < 2; ++round) {
     for (int i = 0; i < 100000; ++i) text += word(i) + " ";
