@@ -5,7 +5,7 @@
 // tests/fuzz.cmake through tests/run_fuzz.sh, seeded with the golden empty file and
 // the inputs in tests/data/fuzz_snapshot_agentic_memory/.
 // fuzz-link: snapshot/agentic_memory.cc common/*.cc
-// fuzz-link: snapshot/reader.cc snapshot/format.cc snapshot/internal/string_list.cc
+// fuzz-link: snapshot/reader.cc snapshot/format.cc snapshot/entity_search.cc snapshot/internal/string_list.cc
 // fuzz-link: snapshot/internal/layered.cc snapshot/delta.cc snapshot/merged_sequence.cc snapshot/writer.cc snapshot/internal/emitter.cc snapshot/internal/term_index.cc store/*.cc store/internal/*.cc
 // fuzz-pkg: liblz4 libxxhash lmdb
 // fuzz-seed: tests/data/agentic_memory/v1_empty.amem

@@ -754,6 +754,7 @@ Result<DeltaSummary> Compiler::Run(std::string* out) {
   WriterOptions wo;
   wo.checksum = false;
   wo.compress = false;
+  wo.entity_search = false;  // a delta's entities are read again (tools/mcp/graph_view.h)
   // A delta's few nodes: a second thread for their term index costs more to start
   // than it saves (the bytes are the same for any count).
   wo.threads = 1;

@@ -3,7 +3,7 @@
 // that every check after the checksum meets the damage. Delta::Open must give
 // Corruption (InvalidArgument for a header naming another base), or a Delta whose
 // every table the merge and the merged numbering read without a crash.
-// fuzz-link: snapshot/delta.cc snapshot/reader.cc snapshot/format.cc snapshot/writer.cc
+// fuzz-link: snapshot/delta.cc snapshot/reader.cc snapshot/format.cc snapshot/entity_search.cc snapshot/writer.cc
 // fuzz-link: snapshot/merged_sequence.cc snapshot/internal/*.cc common/*.cc store/*.cc store/internal/*.cc
 // fuzz-pkg: liblz4 libxxhash lmdb
 #include <cstddef>

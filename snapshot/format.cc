@@ -176,6 +176,7 @@ std::string BlockName(uint32_t tag) {
     case BlockTag::kClusterMap: return "cluster map";
     case BlockTag::kTermIndex: return "term index";
     case BlockTag::kDocLengths: return "doc lengths";
+    case BlockTag::kEntitySearch: return "entity search";
     case BlockTag::kInfo: return "info block";
     case BlockTag::kNodeIds: return "node ids";
     case BlockTag::kNodeKeys: return "node keys";

@@ -43,6 +43,7 @@ inline constexpr uint32_t kFeatureExtensions = 1u << 2;  // amem blocks 0x10..0x
 inline constexpr uint32_t kFeatureChecksum = 1u << 3;    // block 0x1F is the last block
 inline constexpr uint32_t kFeatureEmbeddings = 1u << 4;  // block 0x1D present
 inline constexpr uint32_t kFeaturePageChecksums = 1u << 5;  // block 0x1E present
+inline constexpr uint32_t kFeatureEntitySearch = 1u << 6;   // block 0x07 present
 
 struct Header {
   static constexpr size_t kEncodedLength = 64;
@@ -145,6 +146,7 @@ enum class BlockTag : uint32_t {
   kClusterMap = 0x04,    // k u32, dim u32, k x dim f32, assignments (cluster u32, node u32)
   kTermIndex = 0x05,     // see TermIndex below
   kDocLengths = 0x06,    // n x u32 content token counts
+  kEntitySearch = 0x07,  // the memory server's entities and their grams: see EntitySearchBlock
   // amem extensions (kFeatureExtensions).
   kInfo = 0x10,          // newest_ts i64, session_count u32, stub_count u32, kv_count u32, 0 u32
   kNodeIds = 0x11,       // n x u64 id (dense order), n x u32 dense index sorted by id
@@ -196,6 +198,23 @@ struct EmbeddingBlock {
   static uint32_t Bucket(uint32_t entry) { return entry & 0xFFFF; }
   static int32_t Count(uint32_t entry) { return static_cast<int16_t>(entry >> 16); }
   static bool Fits(int64_t count) { return count >= -32768 && count <= 32767; }
+};
+
+// EntitySearch body (FORMAT.md §8.23; snapshot/entity_search.h has the rules):
+//   entity_count u32, gram_count u32,
+//   entity_count x (node u32, observations u32): each entity, by name (bytewise),
+//   and the position in key order (NodeKeys) of the first key not below
+//   "obs:NAME#", where its observations' keys start,
+//   (gram_count + 1) x GramEntry (16 bytes: gram u32, count u32, offset u64), the
+//   grams strictly ascending; the sentinel (gram 0xFFFFFFFF, count 0) holds the
+//   end of the list bytes; gram g's list is [offset_g, offset_{g+1}) of them,
+//   then the list bytes: each list's entity numbers (places in the entity array)
+//   ascending, as varint gaps.
+struct EntitySearchBlock {
+  static constexpr size_t kFixedLength = 8;
+  static constexpr size_t kEntityLength = 8;
+  static constexpr size_t kGramEntryLength = 16;
+  static constexpr uint32_t kSentinel = 0xFFFFFFFFu;
 };
 
 // Page checksums body (FORMAT.md §8.22): page_size u32 (= kPageSize), page_count u32,

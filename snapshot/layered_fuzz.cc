@@ -4,7 +4,7 @@
 // accessor twice, first answered from the merged sequences and then, past the
 // point limit, from the flat tables; the view must never crash, and its
 // ContentStatus() is OK or the Corruption of two files that do not fit.
-// fuzz-link: snapshot/delta.cc snapshot/reader.cc snapshot/format.cc snapshot/writer.cc
+// fuzz-link: snapshot/delta.cc snapshot/reader.cc snapshot/format.cc snapshot/entity_search.cc snapshot/writer.cc
 // fuzz-link: snapshot/merged_sequence.cc snapshot/internal/*.cc common/*.cc store/*.cc store/internal/*.cc
 // fuzz-pkg: liblz4 libxxhash lmdb
 #include <cstddef>

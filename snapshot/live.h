@@ -116,6 +116,11 @@ struct LiveOptions {
   std::function<void(const Store& store, const std::shared_ptr<const Reader>& base,
                      uint64_t revision)>
       prepare_base;
+  // Write the memory server's entity search block (docs/FORMAT.md §8.23) into
+  // the bases and past snapshots this view exports. Off, they are what amem wrote
+  // before the block, and amem mcp builds its search in memory (tests cover that
+  // path this way).
+  bool entity_search = true;
   // What the progress line of an export this view makes is called (amem ingest
   // compiling the base after its commit names itself).
   std::string progress = "amem export";

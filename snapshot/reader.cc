@@ -1,5 +1,6 @@
 #include "snapshot/reader.h"
 
+
 #include <fcntl.h>
 #include <lz4.h>
 #include <lz4frame.h>
@@ -292,6 +293,13 @@ struct Reader::Rep {
   const uint32_t* embed_entries = nullptr;
   const char* embed_overflow = nullptr;
   uint32_t embed_entry_count = 0, embed_overflow_count = 0;
+  // EntitySearch block 0x07: the entity array, the gram directory (count + 1
+  // entries), the list bytes.
+  const char* search_entities = nullptr;
+  const char* search_grams = nullptr;
+  const char* search_lists = nullptr;
+  uint32_t search_entity_count = 0, search_gram_count = 0;
+  uint64_t search_list_bytes = 0;
   bool has_ext = false;
   // Set while the index section's blocks are parsed: a failure there in a file
   // without feature flags makes Finish() retry with the section ignored.
@@ -329,6 +337,8 @@ struct Reader::Rep {
   static Status ParseNameBlock(Reader* r, const BlockBody& b);
   static Status ParseEdgeBlock(Reader* r, const BlockBody& b, ParsedBlocks* p);
   static Status ParseEmbeddings(Reader* r, const BlockBody& b);
+  static Status ParseEntitySearch(Reader* r, const BlockBody& b);
+  Status CheckEntitySearch(const Reader* r) const;
   static Status CheckFeatures(Reader* r, const ParsedBlocks& p);
   static Status AttachSeedIndexes(Reader* r, const ParsedBlocks& p);
   static Status CheckNodes(Reader* r);
@@ -564,6 +574,8 @@ Status Reader::Rep::ParseBlock(Reader* r, const BlockBody& b, ParsedBlocks* p) {
     case BlockTag::kDocLengths:
       p->have_doclen = true;
       return ParseDocLengths(r, b);
+    case BlockTag::kEntitySearch:
+      return ParseEntitySearch(r, b);
     case BlockTag::kInfo:
     case BlockTag::kNodeIds:
     case BlockTag::kNodeKeys:
@@ -874,6 +886,33 @@ Status Reader::Rep::ParseEmbeddings(Reader* r, const BlockBody& b) {
   return Status::OK();
 }
 
+// The fixed part, the directory's extent and its sentinel; the entities and
+// grams are checked where read (search_entity, search_gram, search_postings).
+Status Reader::Rep::ParseEntitySearch(Reader* r, const BlockBody& b) {
+  Rep& rep = *r->rep_;
+  if (!b.Has(EntitySearchBlock::kFixedLength)) return Corrupt(b.name, "truncated");
+  const uint32_t entities = DecodeFixed32(b.body), grams = DecodeFixed32(b.body + 4);
+  if (entities > rep.header.node_count) return Corrupt(b.name, "more entities than nodes");
+  const uint64_t directory = EntitySearchBlock::kFixedLength + EntitySearchBlock::kEntityLength * uint64_t{entities};
+  const uint64_t lists = directory + EntitySearchBlock::kGramEntryLength * (uint64_t{grams} + 1);
+  if (!b.Has(lists)) return Corrupt(b.name, "past end of block");
+  const char* sentinel = b.body + lists - EntitySearchBlock::kGramEntryLength;
+  const uint64_t list_bytes = DecodeFixed64(sentinel + 8);
+  if (DecodeFixed32(sentinel) != EntitySearchBlock::kSentinel || DecodeFixed32(sentinel + 4) != 0 ||
+      list_bytes > b.len - lists || b.len - lists - list_bytes >= kBlockAlignment) {
+    return Corrupt(b.name, "directory's end does not fit the block");
+  }
+  rep.OpenRead(r, b.body, EntitySearchBlock::kFixedLength);
+  rep.OpenRead(r, sentinel, EntitySearchBlock::kGramEntryLength);
+  rep.search_entities = b.body + EntitySearchBlock::kFixedLength;
+  rep.search_grams = b.body + directory;
+  rep.search_lists = b.body + lists;
+  rep.search_entity_count = entities;
+  rep.search_gram_count = grams;
+  rep.search_list_bytes = list_bytes;
+  return Status::OK();
+}
+
 // A feature bit is set exactly when its blocks are present: a flipped bit can
 // neither hide the checksum block nor promise a block that is not there.
 Status Reader::Rep::CheckFeatures(Reader* r, const ParsedBlocks& p) {
@@ -891,6 +930,10 @@ Status Reader::Rep::CheckFeatures(Reader* r, const ParsedBlocks& p) {
   AMEM_RETURN_IF_ERROR(feature(kFeatureChecksum, rep.checksum_block != kNone, "checksum"));
   AMEM_RETURN_IF_ERROR(feature(kFeatureEmbeddings, rep.embed_offsets != nullptr, "embeddings"));
   AMEM_RETURN_IF_ERROR(feature(kFeaturePageChecksums, rep.page_hashes != nullptr, "page checksums"));
+  AMEM_RETURN_IF_ERROR(feature(kFeatureEntitySearch, rep.search_entities != nullptr, "entity search"));
+  if (rep.search_entities != nullptr && !(h.features & kFeatureExtensions)) {
+    return Corrupt("entity search", "present without the node keys");
+  }
   if ((h.features & kFeatureExtensions) && p.present_ext != all_ext) {
     return Corrupt("extension blocks", "some are missing");
   }
@@ -1983,6 +2026,43 @@ Status Reader::Rep::CheckIndexBlocks(const Reader* r) const {
       }
     }
   }
+  if (search_entities) AMEM_RETURN_IF_ERROR(CheckEntitySearch(r));
+  return Status::OK();
+}
+
+// Block 0x07 whole: the entities are every live entity node, by name; the grams
+// ascend, and each list is its count of ascending entity numbers.
+Status Reader::Rep::CheckEntitySearch(const Reader* r) const {
+  const std::string_view what = "entity search";
+  uint32_t live_entities = 0;
+  std::string_view name;
+  for (uint32_t i = 0; i < r->node_count_; ++i) {
+    if (!r->is_stub(i) && EntityNameOf(r->key(i), &name)) ++live_entities;
+  }
+  if (live_entities != search_entity_count) return Corrupt(what, "entity count differs from the nodes'");
+  std::string_view prev;
+  for (uint32_t k = 0; k < search_entity_count; ++k) {
+    const auto e = r->search_entity(k);
+    if (!e) return r->ReadStatus();
+    const std::string_view key = r->key(e->node);
+    if (k > 0 && !(prev < key)) return Corrupt(what, "entities not sorted at " + std::to_string(k));
+    prev = key;
+  }
+  std::vector<uint32_t> list;
+  for (uint32_t t = 0; t < search_gram_count; ++t) {
+    const char* e = search_grams + EntitySearchBlock::kGramEntryLength * size_t{t};
+    const uint32_t gram = DecodeFixed32(e), count = DecodeFixed32(e + 4);
+    const uint64_t begin = DecodeFixed64(e + 8), end = DecodeFixed64(e + EntitySearchBlock::kGramEntryLength + 8);
+    if (t > 0 && DecodeFixed32(e - EntitySearchBlock::kGramEntryLength) >= gram) {
+      return Corrupt(what, "grams not sorted at " + std::to_string(t));
+    }
+    if (t == 0 && begin != 0) return Corrupt(what, "the first list does not start the list bytes");
+    if (count == 0 || begin > end || end > search_list_bytes ||
+        !DecodeGramList({std::string_view(search_lists + begin, end - begin), count},
+                        search_entity_count, &list)) {
+      return Corrupt(what, "gram " + std::to_string(t) + "'s list is not ascending entities");
+    }
+  }
   return Status::OK();
 }
 
@@ -2152,27 +2232,110 @@ std::optional<uint32_t> Reader::FindKey(std::string_view k) const {
     if (!b || !layer_->BaseKept(*b)) return std::nullopt;
     return layer_->OfBase(*b);
   }
-  if (!rep_->by_key) return std::nullopt;
-  // The key at order position p, nullopt when its node number is damaged.
-  auto at = [this](uint32_t p) -> std::optional<std::string_view> {
-    if (!rep_->Pages(rep_->by_key + 4 * size_t{p}, 4)) return std::nullopt;
-    const uint32_t i = DecodeFixed32(rep_->by_key + 4 * size_t{p});
+  const uint32_t p = KeyLowerBound(k);
+  if (p >= node_count_) return std::nullopt;
+  auto i = NodeAtKeyRank(p);
+  if (i && key(*i) == k) return i;
+  return std::nullopt;
+}
+
+std::optional<uint32_t> Reader::NodeAtKeyRank(uint32_t p) const {
+  if (!rep_->by_key || p >= node_count_) return std::nullopt;
+  // The key at order position q, nullopt when its node number is damaged.
+  auto at = [this](uint32_t q) -> std::optional<std::string_view> {
+    if (!rep_->Pages(rep_->by_key + 4 * size_t{q}, 4)) return std::nullopt;
+    const uint32_t i = DecodeFixed32(rep_->by_key + 4 * size_t{q});
     if (i >= node_count_) return std::nullopt;
     return key(i);
   };
-  auto probe = [&](uint32_t p) { return rep_->Ordered(p, node_count_, "node keys", at); };
+  if (!rep_->Ordered(p, node_count_, "node keys", at)) return std::nullopt;
+  return DecodeFixed32(rep_->by_key + 4 * size_t{p});
+}
+
+uint32_t Reader::KeyLowerBound(std::string_view k) const {
+  if (layer_ || !rep_->by_key) return node_count_;
   uint32_t lo = 0, hi = node_count_;
   while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (!probe(mid)) return std::nullopt;
-    if (*at(mid) < k) lo = mid + 1; else hi = mid;
+    const uint32_t mid = lo + (hi - lo) / 2;
+    const auto i = NodeAtKeyRank(mid);
+    if (!i) return node_count_;  // damaged: recorded in ReadStatus()
+    if (key(*i) < k) lo = mid + 1; else hi = mid;
   }
-  if (lo < node_count_) {
-    if (!probe(lo)) return std::nullopt;
-    uint32_t i = DecodeFixed32(rep_->by_key + 4 * size_t{lo});
-    if (key(i) == k) return i;
+  return lo;
+}
+
+bool Reader::has_entity_search() const { return !layer_ && rep_->search_entities != nullptr; }
+
+uint32_t Reader::search_entity_count() const {
+  return has_entity_search() ? rep_->search_entity_count : 0;
+}
+
+std::optional<SearchEntity> Reader::search_entity(uint32_t k) const {
+  const Rep& rep = *rep_;
+  const char* p = rep.search_entities + EntitySearchBlock::kEntityLength * size_t{k};
+  if (!rep.Pages(p, EntitySearchBlock::kEntityLength)) return std::nullopt;
+  const SearchEntity e{DecodeFixed32(p), DecodeFixed32(p + 4)};
+  auto damaged = [&](const char* what) {
+    rep.Fail(Corrupt("entity search", "entity " + std::to_string(k) + " " + what));
+    return std::nullopt;
+  };
+  std::string_view name;
+  if (e.node >= node_count_ || is_stub(e.node) || !EntityNameOf(key(e.node), &name)) {
+    return damaged("is not a live entity node");
   }
-  return std::nullopt;
+  // Its observations' position is the lower bound of "obs:NAME#" in key order:
+  // the key before it is below that, the key at it is not.
+  std::string prefix(kObservationKeyPrefix);
+  prefix.append(name).push_back('#');
+  if (e.observations > node_count_) return damaged("has its observations past the keys");
+  if (e.observations > 0) {
+    auto before = NodeAtKeyRank(e.observations - 1);
+    if (!before) return std::nullopt;
+    if (!(key(*before) < prefix)) return damaged("has its observations after their keys");
+  }
+  if (e.observations < node_count_) {
+    auto at = NodeAtKeyRank(e.observations);
+    if (!at) return std::nullopt;
+    if (key(*at) < prefix) return damaged("has its observations before their keys");
+  }
+  return e;
+}
+
+GramList Reader::search_gram(uint32_t gram) const {
+  const Rep& rep = *rep_;
+  const uint32_t count = rep.search_gram_count;
+  auto entry = [&](uint32_t t) { return rep.search_grams + EntitySearchBlock::kGramEntryLength * size_t{t}; };
+  // The gram at directory position t, nullopt when its page is damaged.
+  auto at = [&](uint32_t t) -> std::optional<uint32_t> {
+    if (!rep.Pages(entry(t), 4)) return std::nullopt;
+    return DecodeFixed32(entry(t));
+  };
+  uint32_t lo = 0, hi = count;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (!rep.Ordered(mid, count, "entity search", at)) return {};
+    if (*at(mid) < gram) lo = mid + 1; else hi = mid;
+  }
+  if (lo == count || !rep.Ordered(lo, count, "entity search", at) || *at(lo) != gram) return {};
+  if (!rep.Pages(entry(lo), 2 * EntitySearchBlock::kGramEntryLength)) return {};
+  const uint32_t n = DecodeFixed32(entry(lo) + 4);
+  const uint64_t begin = DecodeFixed64(entry(lo) + 8), end = DecodeFixed64(entry(lo + 1) + 8);
+  if (begin > end || end > rep.search_list_bytes || n == 0) {
+    rep.Fail(Corrupt("entity search", "gram " + std::to_string(lo) + "'s list out of range"));
+    return {};
+  }
+  const char* bytes = rep.search_lists + begin;
+  if (!rep.Pages(bytes, end - begin)) return {};
+  return GramList{std::string_view(bytes, end - begin), n};
+}
+
+std::vector<uint32_t> Reader::search_postings(const GramList& list) const {
+  std::vector<uint32_t> out;
+  if (!DecodeGramList(list, rep_->search_entity_count, &out)) {
+    rep_->Fail(Corrupt("entity search", "a gram list is not ascending entities"));
+    out.clear();
+  }
+  return out;
 }
 
 std::optional<uint32_t> Reader::FindId(uint64_t target) const {

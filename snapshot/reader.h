@@ -47,6 +47,7 @@
 #include "common/coding.h"
 #include "common/model.h"
 #include "common/status.h"
+#include "snapshot/entity_search.h"
 #include "snapshot/format.h"
 
 namespace amem::snapshot {
@@ -286,6 +287,26 @@ class Reader {
   // O(log n). nullopt when absent (or the file has no key/id blocks).
   std::optional<uint32_t> FindKey(std::string_view key) const;
   std::optional<uint32_t> FindId(uint64_t id) const;
+  // A file's keys in order (not a layered view's): the position of the first key
+  // not below `key` (node_count() when none, or without the key block, or when a
+  // probe is damaged: ReadStatus()), O(log n); the node at position p, nullopt
+  // past the end or when damaged. A prefix's keys are a run of positions.
+  uint32_t KeyLowerBound(std::string_view key) const;
+  std::optional<uint32_t> NodeAtKeyRank(uint32_t p) const;
+
+  // ---- the memory server's entity search (block 0x07, snapshot/entity_search.h):
+  // a file's, not a layered view's. Empty when !has_entity_search() ----
+  bool has_entity_search() const;
+  uint32_t search_entity_count() const;
+  // Entity k (by name), nullopt when damaged (then in ReadStatus()): its node is
+  // a live entity node and its observations' position is where their keys start.
+  // REQUIRES: k < search_entity_count().
+  std::optional<SearchEntity> search_entity(uint32_t k) const;
+  // The entities holding `gram` (entity_search.h GramOf): count 0 when none do,
+  // or when its directory entry is damaged (then in ReadStatus()). O(log grams).
+  GramList search_gram(uint32_t gram) const;
+  // The list's entity numbers, ascending; empty when damaged (ReadStatus()).
+  std::vector<uint32_t> search_postings(const GramList& list) const;
 
   // ---- edges. REQUIRES: j < edge_count() ----
   uint32_t edge_source(uint32_t j) const {

@@ -3,7 +3,7 @@
 // allocation; and read lazily, every accessor called, they answer as the file
 // checked whole at open does, or the reader's sticky ReadStatus() is Corruption. Built and run by tests/fuzz.cmake through tests/run_fuzz.sh, seeded
 // with tests/data/small.amem and the inputs in tests/data/fuzz_snapshot_reader/.
-// fuzz-link: snapshot/reader.cc snapshot/format.cc snapshot/internal/string_list.cc common/*.cc
+// fuzz-link: snapshot/reader.cc snapshot/format.cc snapshot/entity_search.cc snapshot/internal/string_list.cc common/*.cc
 // fuzz-link: snapshot/internal/layered.cc snapshot/delta.cc snapshot/merged_sequence.cc snapshot/writer.cc snapshot/internal/emitter.cc snapshot/internal/term_index.cc store/*.cc store/internal/*.cc
 // fuzz-pkg: liblz4 libxxhash lmdb
 // fuzz-seed: tests/data/small.amem

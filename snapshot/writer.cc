@@ -24,6 +24,7 @@
 #include "common/hash.h"
 #include "common/huge_pages.h"
 #include "common/model.h"
+#include "snapshot/entity_search.h"
 #include "snapshot/internal/emitter.h"
 #include "snapshot/format.h"
 #include "snapshot/internal/string_list.h"
@@ -847,7 +848,7 @@ Status StoreContent(const DenseNodes& d, const WriterOptions& options, Content* 
 
 // ---- header, records, content, vectors ----
 Header MakeHeader(uint32_t n, uint32_t m, uint32_t dim, uint32_t session_count, const Content& c,
-                  const WriterOptions& options) {
+                  const WriterOptions& options, bool entity_search) {
   Header h;
   h.flags = static_cast<uint16_t>((c.any_vector ? kFlagHasVectors : 0) | kFlagHasIndexes |
                                   (options.compress ? kFlagCompressed : 0));
@@ -867,11 +868,65 @@ Header MakeHeader(uint32_t n, uint32_t m, uint32_t dim, uint32_t session_count, 
                (options.extensions ? kFeatureExtensions : 0) |
                (options.checksum ? kFeatureChecksum : 0) |
                (options.checksum && options.page_checksums ? kFeaturePageChecksums : 0) |
-               (options.term_index && options.embeddings ? kFeatureEmbeddings : 0);
+               (options.term_index && options.embeddings ? kFeatureEmbeddings : 0) |
+               (entity_search ? kFeatureEntitySearch : 0);
   // Without the term blocks no word is written: the seed's version, which a
   // seed-spec reader accepts (docs/FORMAT.md §3).
   h.version = options.term_index ? kFormatVersion : kSeedFormatVersion;
   return h;
+}
+
+// ---- the memory server's entities (0x07, snapshot/entity_search.h) ----
+struct EntitySearch {
+  std::vector<uint32_t> entities;  // dense numbers of the live entity nodes, by name
+  std::vector<uint32_t> observations;  // each one's first "obs:NAME#" key position
+  GramIndex grams;
+};
+
+// The live entity nodes by name (key order), and the grams of each one's lowered
+// name, type and live observations. False when the state has no entity.
+bool BuildEntitySearch(const DenseNodes& d, EntitySearch* es) {
+  std::vector<std::string_view> names;
+  std::vector<std::pair<std::string_view, uint32_t>> observations;  // (owner, dense)
+  for (uint32_t p = 0; p < d.n; ++p) {
+    const WNode& w = d.nodes[d.by_key[p]];
+    std::string_view name;
+    if (w.stub) continue;
+    if (EntityNameOf(w.key, &name)) {
+      es->entities.push_back(d.by_key[p]);
+      names.push_back(name);
+    } else if (ObservationEntityOf(w.key, &name)) {
+      observations.emplace_back(name, d.by_key[p]);
+    }
+  }
+  if (es->entities.empty()) return false;
+  // Where each entity's observation keys start in key order: a reader scans them
+  // from there instead of searching the keys.
+  es->observations.reserve(names.size());
+  std::string prefix;
+  for (std::string_view name : names) {
+    prefix.assign(kObservationKeyPrefix).append(name).push_back('#');
+    es->observations.push_back(static_cast<uint32_t>(
+        std::lower_bound(d.by_key.begin(), d.by_key.end(), prefix,
+                         [&d](uint32_t i, const std::string& k) { return d.nodes[i].key < k; }) -
+        d.by_key.begin()));
+  }
+  // By owner: in key order already but where a name holds a byte below '#'
+  // ("obs:A!x#<hex>", owner "A!x", sorts before "obs:A#<hex>").
+  if (!std::is_sorted(observations.begin(), observations.end())) {
+    std::sort(observations.begin(), observations.end());
+  }
+  auto obs = observations.begin();
+  for (uint32_t k = 0; k < es->entities.size(); ++k) {
+    const WNode& w = d.nodes[es->entities[k]];
+    es->grams.AddField(k, AsciiLower(names[k]));
+    es->grams.AddField(k, AsciiLower(EntityTypeFrom(w.meta, static_cast<NodeType>(w.type))));
+    while (obs != observations.end() && obs->first < names[k]) ++obs;
+    for (; obs != observations.end() && obs->first == names[k]; ++obs) {
+      es->grams.AddField(k, AsciiLower(d.nodes[obs->second].content));
+    }
+  }
+  return true;
 }
 
 // ---- index blocks, ascending tags: lengths now, bytes when streamed ----
@@ -933,6 +988,36 @@ Status AddTermBlocks(TermWork* tw, std::vector<PendingBlock>* blocks) {
                     tw->Join();
                     tw->terms.EmitDocLengths(out);
                   });
+}
+
+// 0x07
+Status AddEntitySearchBlock(const EntitySearch& es, std::vector<PendingBlock>* blocks) {
+  const uint32_t count = static_cast<uint32_t>(es.entities.size());
+  std::vector<uint32_t> grams = es.grams.SortedGrams();
+  const uint64_t length = EntitySearchBlock::kFixedLength + EntitySearchBlock::kEntityLength * uint64_t{count} +
+                          EntitySearchBlock::kGramEntryLength * (grams.size() + 1) +
+                          es.grams.posting_bytes();
+  return AddBlock(blocks, BlockTag::kEntitySearch, length,
+                  [&es, count, grams = std::move(grams)](Emitter* out) {
+    out->PutFixed32(count);
+    out->PutFixed32(static_cast<uint32_t>(grams.size()));
+    for (uint32_t k = 0; k < count; ++k) {
+      out->PutFixed32(es.entities[k]);
+      out->PutFixed32(es.observations[k]);
+    }
+    uint64_t offset = 0;
+    for (uint32_t g : grams) {
+      const GramList list = es.grams.Find(g);
+      out->PutFixed32(g);
+      out->PutFixed32(list.count);
+      out->PutFixed64(offset);
+      offset += list.bytes.size();
+    }
+    out->PutFixed32(EntitySearchBlock::kSentinel);
+    out->PutFixed32(0);
+    out->PutFixed64(offset);
+    for (uint32_t g : grams) out->Append(es.grams.Find(g).bytes);
+  });
 }
 
 // What the extension blocks are built from, besides the layout.
@@ -1242,6 +1327,9 @@ Result<SnapshotSummary> Write(const StoreStateView& state, StoreStateView* relea
   // The nodes as written (d.nodes) hold all the file needs of them.
   if (release != nullptr) FreeVector(&release->nodes);
   PlaceTerms(d.input_dense, &tw);  // the term index's worker waits for this order
+  EntitySearch es;
+  const bool entity_search =
+      options.entity_search && options.extensions && BuildEntitySearch(d, &es);
   if (in.lookup_keys) {
     for (uint32_t i = 0; i < d.n; ++i) *in.key_index.Insert(d.nodes[i].key, i) = i;
   }
@@ -1257,12 +1345,14 @@ Result<SnapshotSummary> Write(const StoreStateView& state, StoreStateView* relea
   Content content;
   AMEM_RETURN_IF_ERROR(LayOutContent(state, attribution, d, &content));
   AMEM_RETURN_IF_ERROR(StoreContent(d, options, &content));
-  const Header h = MakeHeader(d.n, de.m, dim, attribution.session_count, content, options);
+  const Header h =
+      MakeHeader(d.n, de.m, dim, attribution.session_count, content, options, entity_search);
 
   std::vector<PendingBlock> blocks;
   ExtensionData ext;
   AMEM_RETURN_IF_ERROR(AddSeedBlocks(d, attribution.session_count, dim, &blocks));
   if (options.term_index) AMEM_RETURN_IF_ERROR(AddTermBlocks(&tw, &blocks));
+  if (entity_search) AMEM_RETURN_IF_ERROR(AddEntitySearchBlock(es, &blocks));
   if (options.extensions) {
     InfoBlock info;
     info.newest_ts = content.newest;

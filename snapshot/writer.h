@@ -22,6 +22,9 @@ struct WriterOptions {
   bool term_index = true;  // TermIndex 0x05 and DocLengths 0x06
   bool extensions = true;  // amem blocks 0x10..0x1C (keys, ids, attributes, CSR, kv)
   bool embeddings = true;  // built-in embeddings 0x1D (with term_index only)
+  // The memory server's entity search 0x07 (with extensions only), written when
+  // the state holds an entity (a live `entity:` node; snapshot/entity_search.h).
+  bool entity_search = true;
   bool checksum = true;    // checksum block 0x1F
   // Page checksums block 0x1E (written with the checksum block only): what lets a
   // reader check each page it reads on first use (docs/FORMAT.md §8.22).

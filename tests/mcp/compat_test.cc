@@ -12,15 +12,19 @@
 #include <cctype>
 #include <functional>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "common/coding.h"
 #include "common/tokenizer.h"
+#include "snapshot/reader.h"
 #include "store/store.h"
 #include "tests/sanitizer.h"
+#include "tests/snapshot/snapshot_test_util.h"
 #include "tools/io/ingest_line.h"
 #include "tools/mcp/compat.h"
 #include "tools/mcp/graph_view.h"
@@ -862,11 +866,14 @@ Json AllPages(Tools* t, const std::string& tool, Json args, uint64_t* revision =
 TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the store's graph across writes",
           "[mcp][compat][live]") {
   // Mode 2: no merge, and a stack of views (snapshot/live.h) with tiny caps, so
-  // that its levels fold often and each keeps an overlay of its own.
+  // that its levels fold often and each keeps an overlay of its own. Mode 1's
+  // bases have no entity search block (as amem wrote before it): its searches
+  // read the text and grams the server builds in memory, the others' the file's.
   for (int mode = 0; mode < 3; ++mode) {
     const bool merge_often = mode == 0;
     CompatHarness h;
     INFO("mode " << mode);
+    h.ctx.live_options.entity_search = mode != 1;
     if (!merge_often) {
       h.ctx.live_options.merge_fraction = 1e9;
       h.ctx.live_options.merge_bytes = uint64_t{1} << 40;
@@ -1013,7 +1020,10 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
 
 TEST_CASE("search_nodes pages over a base whose hits a delta changed list every hit once, in order",
           "[mcp][compat][live]") {
+  const bool indexed = GENERATE(true, false);  // the base's entity search block, or none
+  INFO("entity search block " << indexed);
   CompatHarness h;
+  h.ctx.live_options.entity_search = indexed;
   h.ctx.live_options.merge_fraction = 1e9;  // no merge: the writes stay a delta
   h.ctx.live_options.merge_bytes = uint64_t{1} << 40;
   Json ents = Json::array();
@@ -1168,4 +1178,72 @@ TEST_CASE("search_nodes after a background merge finds the graph built on the me
     same_as_store();
   }
   CHECK(h.ctx.graphs->built_by_get() == by_get);
+}
+
+TEST_CASE("search_nodes over a base whose entity search list is damaged discards it and answers right",
+          "[mcp][compat][live]") {
+  CompatHarness h;
+  // Enough entities and text that the block spans many pages, most of which an
+  // open does not read.
+  Json ents = Json::array();
+  for (int i = 0; i < 2000; ++i) {
+    ents.push_back({{"name", "n" + std::to_string(100 + i)}, {"entityType", "t"},
+                    {"observations", {"note " + std::to_string(i * 7919 % 100003) + " on " +
+                                      std::to_string(i * 104729 % 99991)}}});
+  }
+  h.Ok("create_entities", {{"entities", ents}});
+  REQUIRE(h.Ok("search_nodes", {{"query", "note"}, {"limit", 1}})["entities"].size() == 1);  // the base
+
+  // Flip a byte of the list in the middle of the lists, as a disk might, and
+  // search for that list's gram.
+  const std::string base = h.ts.dir + "/current.amem";
+  std::string bytes = snapshot_test::ReadFileBytes(base);
+  uint64_t body = 0;
+  {
+    auto r = snapshot::Reader::OpenBuffer(bytes);
+    REQUIRE(r.ok());
+    REQUIRE((*r)->has_entity_search());
+    for (const snapshot::BlockInfo& b : (*r)->blocks()) {
+      if (b.tag == static_cast<uint32_t>(snapshot::BlockTag::kEntitySearch)) body = b.offset + 8;
+    }
+  }
+  REQUIRE(body > 0);
+  const uint32_t entities = DecodeFixed32(bytes.data() + body);
+  const uint32_t grams = DecodeFixed32(bytes.data() + body + 4);
+  const uint64_t directory = body + 8 + 8 * uint64_t{entities};
+  const uint64_t lists = directory + 16 * (uint64_t{grams} + 1);
+  const uint64_t list_bytes = DecodeFixed64(bytes.data() + directory + 16 * uint64_t{grams} + 8);
+  REQUIRE(list_bytes > 8 * 4096);
+  uint32_t t = 0;
+  while (DecodeFixed64(bytes.data() + directory + 16 * uint64_t{t} + 8) < list_bytes / 2) ++t;
+  const uint32_t gram = DecodeFixed32(bytes.data() + directory + 16 * uint64_t{t});
+  std::string query;
+  for (int shift = 8 * (static_cast<int>(gram >> 24) - 1); shift >= 0; shift -= 8) {
+    query.push_back(static_cast<char>(gram >> shift & 0xFF));
+  }
+  INFO("gram '" << query << "'");
+  const uint64_t at = lists + DecodeFixed64(bytes.data() + directory + 16 * uint64_t{t} + 8);
+  bytes[at] = static_cast<char>(bytes[at] ^ 0x01);
+  {
+    std::ofstream out(base, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  // The damage is not seen at open, only where the list is read.
+  auto damaged = snapshot::Reader::OpenBuffer(bytes);
+  REQUIRE(damaged.ok());
+  CHECK((*damaged)->search_postings((*damaged)->search_gram(gram)).empty());
+  CHECK((*damaged)->ReadStatus().IsCorruption());
+  // A server started on the damaged base: its search reads the list, finds the
+  // page that does not match its checksum, discards the base and answers from a
+  // new one, never from the damaged list.
+  auto g = ReadKnowledgeGraph(*h.ts.store, ReadView::Latest());
+  REQUIRE(g.ok());
+  const Json want = ExpectedSearch(*g, &query);
+  REQUIRE(!want["entities"].empty());
+  Tools fresh(h.ts.store.get());
+  CHECK(AllPages(&fresh, "search_nodes", {{"query", query}, {"limit", 1000}}) == want);
+  CHECK(snapshot_test::ReadFileBytes(base) != bytes);
+  auto rebuilt = snapshot::Reader::Open(base);
+  REQUIRE(rebuilt.ok());
+  CHECK((*rebuilt)->Verify().ok());
 }

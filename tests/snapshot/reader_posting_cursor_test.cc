@@ -5,6 +5,7 @@
 // cursors walk and seek as the full export's lists, and text-search answers the
 // same bytes (the cursors are what it reads).
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <memory>

@@ -223,6 +223,27 @@ inline std::string AllAnswers(const snapshot::Reader& r) {
     num(static_cast<uint64_t>(e.ts));
     found(r.FindKv(e.scope, e.ns, e.key));
   }
+  put("\nkeys ", 6);
+  for (uint32_t p = 0; p < r.node_count(); ++p) {
+    found(r.NodeAtKeyRank(p));
+    num(r.KeyLowerBound(r.key(p)));
+  }
+  // The entity search: every entity, and the grams of every key and of each byte.
+  put("\nentities ", 10);
+  for (uint32_t k = 0; k < r.search_entity_count(); ++k) {
+    const auto e = r.search_entity(k);
+    found(e ? std::optional<uint32_t>(e->node) : std::nullopt);
+    num(e ? e->observations : 0);
+  }
+  auto gram = [&](uint32_t g) {
+    const snapshot::GramList list = r.search_gram(g);
+    num(list.count);
+    for (uint32_t k : r.search_postings(list)) num(k);
+  };
+  for (uint32_t b = 0; b < 256; ++b) gram(uint32_t{1} << 24 | b);
+  for (uint32_t i = 0; i < r.node_count() && r.has_entity_search(); ++i) {
+    snapshot::ForEachGram(snapshot::AsciiLower(r.key(i)), gram);
+  }
   out.resize(used);
   return out;
 }

@@ -564,15 +564,33 @@ ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* quer
   if (!start.ok()) return ToolError(start.status().message());
   auto view = PageViewFromArgs(args, *start);
   if (!view.ok()) return ToolError(view.status().message());
-  // The graph of the live view; a damaged cache, found opening the view or
-  // building the graph, is discarded with the graphs made from it, and read again.
+  // The page of the live view's graph; a damaged cache, found opening the view,
+  // building the graph or reading the page (the base's entity search block is
+  // read where a search needs it), is discarded with the graphs made from it,
+  // and read again.
+  const auto limit = static_cast<size_t>(ArgInt(args, "limit", kDefaultGraphLimit));
   Result<snapshot::LiveView> live = Status::NotFound("not read yet");
   Result<std::shared_ptr<const GraphView>> graph = Status::NotFound("not read yet");
+  GraphListing hits;
   for (int attempt = 0; attempt < 2; ++attempt) {
     live = snapshot::OpenLive(*ctx->store, *view, ctx->live_options, ctx->live.get());
     if (live.ok()) {
       if (ctx->graphs == nullptr) ctx->graphs = std::make_shared<GraphViewCache>();
       graph = ctx->graphs->Get(live->reader, live->revision, *ctx->store);
+    }
+    if (live.ok() && graph.ok()) {
+      if (query != nullptr) {
+        // A page lists at most `limit` items from the offset on: one entity past
+        // them says there are more (the relations after the entities are not
+        // needed yet).
+        const size_t wanted =
+            start->offset < SIZE_MAX - limit - 1 ? start->offset + limit + 1 : SIZE_MAX;
+        hits = (*graph)->Search(*query, wanted);
+        if (hits.entities.size() <= start->offset + limit) (*graph)->AddRelationsTouching(&hits);
+      } else {
+        (*graph)->All();
+      }
+      if (Status read = live->reader->ContentStatus(); !read.ok()) graph = read;
     }
     const Status failed = live.ok() ? graph.status() : live.status();
     if (failed.ok() || attempt > 0 ||
@@ -584,15 +602,7 @@ ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* quer
   if (!live.ok()) return ToolErrorFromStatus(what, live.status());
   snapshot::PrintNote(*live, "amem mcp");
   if (!graph.ok()) return ToolErrorFromStatus(what, graph.status());
-  if (query != nullptr) {
-    // A page lists at most `limit` items from the offset on: one entity past them
-    // says there are more (the relations after the entities are not needed yet).
-    const auto limit = static_cast<size_t>(ArgInt(args, "limit", kDefaultGraphLimit));
-    const size_t wanted = start->offset < SIZE_MAX - limit - 1 ? start->offset + limit + 1 : SIZE_MAX;
-    GraphListing hits = (*graph)->Search(*query, wanted);
-    if (hits.entities.size() <= start->offset + limit) (*graph)->AddRelationsTouching(&hits);
-    return GraphPage(hits, args, *start, live->revision);
-  }
+  if (query != nullptr) return GraphPage(hits, args, *start, live->revision);
   return GraphPage((*graph)->All(), args, *start, live->revision);
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -22,26 +23,26 @@ namespace {
 
 using snapshot::Reader;
 
-constexpr std::string_view kEntityPrefix = "entity:";
-constexpr std::string_view kObsPrefix = "obs:";
-constexpr size_t kHashSuffix = 17;  // "#" + 16 hex digits
+using snapshot::GramIndex;
+using snapshot::GramList;
+using snapshot::kEntityKeyPrefix;
+using snapshot::kObservationKeyPrefix;
+
 // What checking a candidate costs, in postings decoded: a memmem over its text,
-// or tokenizing its fields (the word rule).
+// or tokenizing its fields (the word rule). A candidate read from the file (block
+// 0x07) costs its key, meta and observations' lookups on top.
 constexpr size_t kCheckText = 16;
 constexpr size_t kCheckWords = 256;
+constexpr size_t kReadEntity = 64;
 
 using NameSet = std::set<std::string, std::less<>>;
 
+// Whether `haystack`, ASCII lowered, contains `lowered_needle` (no copy made).
 bool Contains(std::string_view haystack, const std::string& lowered_needle) {
-  return AsciiLower(haystack).find(lowered_needle) != std::string::npos;
-}
-
-bool EntityMatches(const Entity& e, const std::string& lowered) {
-  if (Contains(e.name, lowered) || Contains(e.entity_type, lowered)) return true;
-  for (const std::string& o : e.observations) {
-    if (Contains(o, lowered)) return true;
-  }
-  return false;
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  return lowered_needle.empty() ||
+         std::search(haystack.begin(), haystack.end(), lowered_needle.begin(), lowered_needle.end(),
+                     [&](char h, char n) { return lower(h) == n; }) != haystack.end();
 }
 
 // The words of `text` (common/tokenizer.h), sorted and distinct.
@@ -52,15 +53,26 @@ std::vector<std::string> SortedWords(std::string_view text) {
   return words;
 }
 
-// search_nodes' word rule: every word of the query (`words`, sorted, not empty) is
-// a word of one field, so `write batch` finds `WriteBatch`.
+// search_nodes' word rule for one field: every word of the query (`words`, sorted,
+// not empty) is a word of it, so `write batch` finds `WriteBatch`.
+bool HasWords(std::string_view field, const std::vector<std::string>& words) {
+  const std::vector<std::string> have = SortedWords(field);
+  return std::includes(have.begin(), have.end(), words.begin(), words.end());
+}
+
+// Whether `test` holds for one of an entity's fields: name, type, observations.
+template <typename Test>
+bool AnyField(const Entity& e, const Test& test) {
+  return test(e.name) || test(e.entity_type) ||
+         std::any_of(e.observations.begin(), e.observations.end(), test);
+}
+
+bool EntityMatches(const Entity& e, const std::string& lowered) {
+  return AnyField(e, [&](std::string_view f) { return Contains(f, lowered); });
+}
+
 bool EntityHasWords(const Entity& e, const std::vector<std::string>& words) {
-  auto has = [&](std::string_view field) {
-    const std::vector<std::string> have = SortedWords(field);
-    return std::includes(have.begin(), have.end(), words.begin(), words.end());
-  };
-  if (has(e.name) || has(e.entity_type)) return true;
-  return std::any_of(e.observations.begin(), e.observations.end(), has);
+  return AnyField(e, [&](std::string_view f) { return HasWords(f, words); });
 }
 
 void AddSlot(const Reader& r, uint32_t i, std::vector<ObservationSlot>* slots) {
@@ -86,91 +98,144 @@ void AppendRelations(const Reader& r, const RelationOrder& rel_order, uint32_t i
   }
 }
 
-// One or two bytes: their index among the short grams.
-constexpr size_t kShortGrams = 256 + 65536;
-size_t ShortGram(const char* p, size_t length) {
-  const size_t b = static_cast<uint8_t>(p[0]);
-  return length == 1 ? b : 256 + (b << 8 | static_cast<uint8_t>(p[1]));
+// The live observation nodes of entity `name` in file `r` (keys obs:NAME#<hex>),
+// by key, from key position `from` (the first key not below "obs:NAME#"): a run
+// of the key order, O(its length).
+template <typename F>
+void ForEachObservationFrom(const Reader& r, std::string_view name, uint32_t from, F&& f) {
+  std::string prefix(kObservationKeyPrefix);
+  prefix.append(name).push_back('#');
+  for (uint32_t p = from; p < r.node_count(); ++p) {
+    const auto node = r.NodeAtKeyRank(p);
+    if (!node) return;
+    const std::string_view key = r.key(*node);
+    if (!key.starts_with(prefix)) return;
+    std::string_view owner;  // obs:A#B#<hex> is entity A#B's, not A's
+    if (ObservationEntityOf(key, &owner) && owner == name && !r.is_stub(*node)) f(*node);
+  }
 }
 
-uint32_t Trigram(const char* p) {
-  return (uint32_t{static_cast<uint8_t>(p[0])} << 16) |
-         (uint32_t{static_cast<uint8_t>(p[1])} << 8) | uint32_t{static_cast<uint8_t>(p[2])};
+// The same, found by a search of the keys: O(log n + the run).
+template <typename F>
+void ForEachFileObservation(const Reader& r, std::string_view name, F&& f) {
+  std::string prefix(kObservationKeyPrefix);
+  prefix.append(name).push_back('#');
+  ForEachObservationFrom(r, name, r.KeyLowerBound(prefix), f);
 }
 
-// Ascending entity numbers, as varint gaps.
-struct TrigramPostings {
-  std::string bytes;
-  uint32_t count = 0, last = 0;
-  void Add(uint32_t k) {
-    PutVarint32(&bytes, count == 0 ? k : k - last);
-    last = k;
-    ++count;
-  }
-  std::vector<uint32_t> Decode() const {
-    std::vector<uint32_t> out;
-    out.reserve(count);
-    std::string_view in(bytes);
-    uint32_t v = 0, gap = 0;
-    while (GetVarint32(&in, &gap)) {
-      v = out.empty() ? gap : v + gap;
-      out.push_back(v);
-    }
-    return out;
-  }
-};
-
-// Trigram -> postings, open addressing over a power-of-two table. The distinct
-// trigrams of text number in the tens of thousands, so the table stays in cache
-// while the base's text is indexed, one probe per byte (a node-based map made
-// indexing several times slower).
-class TrigramTable {
+// Entity types by meta text, for one search: the entities of a store share a few
+// metas, and parsing one costs more than checking its entity's text.
+class TypeCache {
  public:
-  const TrigramPostings* Find(uint32_t t) const {
-    if (keys_.empty()) return nullptr;
-    for (size_t i = Slot(t);; i = (i + 1) & mask_) {
-      if (keys_[i] == t) return &lists_[index_[i]];
-      if (keys_[i] == kEmpty) return nullptr;
-    }
-  }
-  TrigramPostings& Get(uint32_t t) {
-    if (2 * (lists_.size() + 1) > keys_.size()) Grow();
-    size_t i = Slot(t);
-    for (; keys_[i] != t; i = (i + 1) & mask_) {
-      if (keys_[i] == kEmpty) {
-        keys_[i] = t;
-        index_[i] = static_cast<uint32_t>(lists_.size());
-        lists_.emplace_back();
-        break;
-      }
-    }
-    return lists_[index_[i]];
+  const std::string& Of(std::string_view meta, NodeType type) {
+    auto [it, fresh] = types_.try_emplace(std::make_pair(std::string(meta), type));
+    if (fresh) it->second = EntityTypeFrom(meta, type);
+    return it->second;
   }
 
  private:
-  static constexpr uint32_t kEmpty = 0xFFFFFFFFu;  // no trigram: they fit in 24 bits
-  size_t Slot(uint32_t t) const { return (t * 0x9E3779B1u) >> shift_ & mask_; }
-  void Grow() {
-    const size_t capacity = keys_.empty() ? 1024 : 2 * keys_.size();
-    std::vector<uint32_t> keys(capacity, kEmpty), index(capacity);
-    mask_ = capacity - 1;
-    shift_ = 32 - std::countr_zero(capacity);
-    for (size_t j = 0; j < keys_.size(); ++j) {
-      if (keys_[j] == kEmpty) continue;
-      size_t i = Slot(keys_[j]);
-      while (keys[i] != kEmpty) i = (i + 1) & mask_;
-      keys[i] = keys_[j];
-      index[i] = index_[j];
-    }
-    keys_.swap(keys);
-    index_.swap(index);
-  }
-
-  std::vector<uint32_t> keys_, index_;
-  std::vector<TrigramPostings> lists_;
-  size_t mask_ = 0;
-  int shift_ = 0;
+  std::map<std::pair<std::string, NodeType>, std::string, std::less<>> types_;
 };
+
+// An entity of a file's entity search block as a search checks it: its fields
+// read from the file (views into it; the observations unordered until listed).
+struct FileEntity {
+  uint32_t node = 0;
+  std::string_view name;
+  const std::string* type = nullptr;  // in the search's TypeCache
+  std::vector<uint32_t> observations;
+
+  // Entity k of `r`'s block; nullopt when damaged (in r's ReadStatus()).
+  static std::optional<FileEntity> Read(const Reader& r, uint32_t k, TypeCache* types) {
+    const auto e = r.search_entity(k);
+    if (!e) return std::nullopt;
+    FileEntity f;
+    f.node = e->node;
+    EntityNameOf(r.key(e->node), &f.name);
+    f.type = &types->Of(r.meta(e->node), r.type(e->node));
+    ForEachObservationFrom(r, f.name, e->observations,
+                           [&](uint32_t obs) { f.observations.push_back(obs); });
+    return f;
+  }
+  template <typename Test>
+  bool AnyField(const Reader& r, const Test& test) const {
+    return test(name) || test(*type) ||
+           std::any_of(observations.begin(), observations.end(),
+                       [&](uint32_t obs) { return test(r.content(obs)); });
+  }
+  // As a listing shows it: the observations in (seq, key) order.
+  Entity ToEntity(const Reader& r) const {
+    Entity e{std::string(name), *type, {}};
+    std::vector<ObservationSlot> slots;
+    for (uint32_t obs : observations) AddSlot(r, obs, &slots);
+    SortObservations(&slots, &e);
+    return e;
+  }
+};
+
+// The first `max` of `candidates`' entities, ascending, that hold every list of
+// `lists` (`decode` reads one) and pass `check`. The candidates are the shortest
+// list's, checked in order; after checks that cost as much as decoding the next
+// list (one check costs about `check_cost` postings), the candidates left are
+// intersected with it. So a page of a query that most entities match stops after
+// a few checks, and a rare one decodes the lists that narrow it: O(postings
+// decoded + candidates checked), each kept near the other, and not O(matches).
+template <typename Decode, typename Check>
+std::vector<uint32_t> FindBy(std::vector<GramList> lists, const Decode& decode, size_t check_cost,
+                             size_t max, const Check& check) {
+  std::vector<uint32_t> hits;
+  for (const GramList& list : lists) {
+    if (list.count == 0) return hits;
+  }
+  std::sort(lists.begin(), lists.end(),
+            [](const GramList& a, const GramList& b) { return a.count < b.count; });
+  std::vector<uint32_t> candidates = decode(lists[0]), both;
+  size_t next = 1, at = 0, checked = 0;
+  while (at < candidates.size() && hits.size() < max) {
+    if (next < lists.size() && checked * check_cost >= lists[next].count) {
+      const std::vector<uint32_t> more = decode(lists[next++]);
+      both.clear();
+      std::set_intersection(candidates.begin() + static_cast<ptrdiff_t>(at), candidates.end(),
+                            more.begin(), more.end(), std::back_inserter(both));
+      candidates.swap(both);
+      at = checked = 0;
+      continue;
+    }
+    const uint32_t k = candidates[at++];
+    ++checked;
+    if (check(k)) hits.push_back(k);
+  }
+  return hits;
+}
+
+// The first `max` entity numbers, ascending, of search_nodes' rules over `count`
+// entities: the lowered query as a substring of one field (`text`), or, when
+// `words` is not empty, every one of them as a word of one field (`has_words`):
+// the first `max` of each rule (FindBy over `lists`' gram lists), merged. A query
+// that is empty or holds a NUL checks every entity.
+template <typename Lists, typename Decode, typename Text, typename Words>
+std::vector<uint32_t> FindEntities(uint32_t count, const std::string& lowered,
+                                   const std::vector<std::string>& words, size_t max,
+                                   size_t check_extra, const Lists& lists, const Decode& decode,
+                                   const Text& text, const Words& has_words) {
+  std::vector<uint32_t> hits;
+  if (lowered.empty() || lowered.find('\0') != std::string::npos) {
+    for (uint32_t k = 0; k < count && hits.size() < max; ++k) {
+      if (text(k) || (!words.empty() && has_words(k))) hits.push_back(k);
+    }
+    return hits;
+  }
+  hits = FindBy(lists({lowered}), decode, kCheckText + check_extra, max, text);
+  if (words.empty()) return hits;
+  // The first `max` of both rules are among the first `max` of each.
+  const std::vector<uint32_t> by_words =
+      FindBy(lists(words), decode, kCheckWords + check_extra, max, has_words);
+  std::vector<uint32_t> both;
+  std::set_union(hits.begin(), hits.end(), by_words.begin(), by_words.end(),
+                 std::back_inserter(both));
+  if (both.size() > max) both.resize(max);
+  return both;
+}
 
 }  // namespace
 
@@ -233,46 +298,46 @@ Result<Entity> EntityFromView(const Reader& r, const RelationOrder& rel_order,
   return e;
 }
 
-// One full snapshot's compatibility graph.
+// One full snapshot's compatibility graph. Made in O(1); what it holds in memory
+// is made on first use, once: the whole graph (All(), and the search of a file
+// without the entity search block), and that search's text and grams.
 struct BaseGraph {
   uint64_t revision = 0;
   std::shared_ptr<const Reader> reader;
-  std::vector<Entity> entities;    // live entity nodes, by name
-  std::vector<Relation> relations;  // by (from, rel, to)
-  // (owner, node) of every live observation node, sorted: an entity's candidates
-  // when a delta touches it (its observation may be orphaned in the base).
-  std::vector<std::pair<std::string_view, uint32_t>> observations;
+  RelationOrder rel_order{};  // of reader
 
-  // search_nodes' text, made on the first search: each entity's lowered name, type
-  // and observations, each followed by a NUL (entity k's are [starts[k],
-  // starts[k + 1])), and the entities holding each trigram of it (none spans a
-  // NUL). A query of one or two bytes matches exactly the entities holding it as
-  // a byte or a pair: those have lists of their own, indexed directly.
+  // The whole graph.
+  mutable std::once_flag graph_once;
+  mutable std::vector<Entity> entities;    // live entity nodes, by name
+  mutable std::vector<Relation> relations;  // by (from, rel, to)
+
+  // search_nodes' text for a file without block 0x07, made on its first search:
+  // each entity's lowered name, type and observations, each followed by a NUL
+  // (entity k's are [starts[k], starts[k + 1])), and the entities holding each
+  // gram of a field (snapshot/entity_search.h: the block's rules).
   mutable std::once_flag search_once;
   mutable std::string text;
   mutable std::vector<size_t> starts;
-  mutable TrigramTable postings;
-  mutable std::vector<TrigramPostings> short_postings;  // byte b: b; pair ab: 256 + ab
+  mutable GramIndex grams;
 
   static std::shared_ptr<const BaseGraph> Build(std::shared_ptr<const Reader> r, uint64_t revision,
                                                 const Store& store);
+  // Whether the file has the entity search block: search_nodes reads it, and the
+  // whole graph is made only for read_graph.
+  bool indexed() const { return reader->has_entity_search(); }
+  const std::vector<Entity>& Entities() const {
+    std::call_once(graph_once, [this] { MakeGraph(); });
+    return entities;
+  }
+  const std::vector<Relation>& Relations() const {
+    Entities();
+    return relations;
+  }
+  void MakeGraph() const;
+  void MakeSearch() const {
+    std::call_once(search_once, [this] { BuildSearch(); });
+  }
   void BuildSearch() const;
-  // The first `max` entities, ascending, that match search_nodes' rules (the
-  // lowered query as a substring of one field, or, when `words` is not empty,
-  // every one of them as a word of one field) and that `skip` does not leave out:
-  // the first `max` of each rule (FindBy), merged.
-  std::vector<uint32_t> Find(const std::string& lowered, const std::vector<std::string>& words,
-                             size_t max, const std::function<bool(uint32_t)>& skip) const;
-  // The first `max` entities, ascending, that hold every gram of each of `parts`
-  // (lowered, not empty, no NUL) and pass `check`. The candidates are the
-  // shortest gram list's, checked in order; after checks that cost as much as
-  // decoding the next list (one check costs about `check_cost` postings), the
-  // candidates left are intersected with it. So a page of a query that most
-  // entities match stops after a few checks, and a rare one decodes the lists
-  // that narrow it: O(postings decoded + candidates checked), each kept near the
-  // other, and not O(matches).
-  std::vector<uint32_t> FindBy(const std::vector<std::string>& parts, size_t check_cost,
-                               size_t max, const std::function<bool(uint32_t)>& check) const;
   bool TextContains(uint32_t k, const std::string& lowered) const {
     return ::memmem(text.data() + starts[k], starts[k + 1] - starts[k], lowered.data(),
                     lowered.size()) != nullptr;
@@ -281,133 +346,71 @@ struct BaseGraph {
 
 std::shared_ptr<const BaseGraph> BaseGraph::Build(std::shared_ptr<const Reader> r,
                                                   uint64_t revision, const Store& store) {
-  const RelationOrder rel_order = StoreRelationOrder(*r, store);
   auto g = std::make_shared<BaseGraph>();
   g->revision = revision;
-  g->reader = r;
+  g->rel_order = StoreRelationOrder(*r, store);
+  g->reader = std::move(r);
+  return g;
+}
+
+void BaseGraph::MakeGraph() const {
+  const Reader* r = reader.get();
   // Stub entities (endpoints never written) list no entity, but the store keeps
   // their edges, so they are relation sources all the same.
-  std::vector<std::pair<std::string_view, uint32_t>> live, sources;
+  std::vector<std::pair<std::string_view, uint32_t>> live, sources, observations;
   for (uint32_t i = 0; i < r->node_count(); ++i) {
     std::string_view key = r->key(i), name;
     if (EntityNameOf(key, &name)) {
       sources.emplace_back(name, i);
       if (!r->is_stub(i)) live.emplace_back(name, i);
     } else if (ObservationEntityOf(key, &name) && !r->is_stub(i)) {
-      g->observations.emplace_back(name, i);
+      observations.emplace_back(name, i);
     }
   }
   std::sort(live.begin(), live.end());
   std::sort(sources.begin(), sources.end());
-  std::sort(g->observations.begin(), g->observations.end());
-  g->entities.reserve(live.size());
-  auto obs = g->observations.begin();
+  std::sort(observations.begin(), observations.end());
+  entities.reserve(live.size());
+  auto obs = observations.begin();
   for (const auto& [name, i] : live) {
     Entity e{std::string(name), EntityTypeFrom(r->meta(i), r->type(i)), {}};
     std::vector<ObservationSlot> slots;
-    while (obs != g->observations.end() && obs->first < name) ++obs;
-    for (; obs != g->observations.end() && obs->first == name; ++obs) AddSlot(*r, obs->second, &slots);
+    while (obs != observations.end() && obs->first < name) ++obs;
+    for (; obs != observations.end() && obs->first == name; ++obs) AddSlot(*r, obs->second, &slots);
     SortObservations(&slots, &e);
-    g->entities.push_back(std::move(e));
+    entities.push_back(std::move(e));
   }
-  for (const auto& [name, i] : sources) AppendRelations(*r, rel_order, i, name, &g->relations);
-  return g;
+  for (const auto& [name, i] : sources) AppendRelations(*r, rel_order, i, name, &relations);
 }
 
 void BaseGraph::BuildSearch() const {
-  starts.reserve(entities.size() + 1);
-  short_postings.resize(kShortGrams);
-  auto add_once = [](TrigramPostings& list, uint32_t k) {
-    if (list.count == 0 || list.last != k) list.Add(k);
-  };
-  for (uint32_t k = 0; k < entities.size(); ++k) {
-    const Entity& e = entities[k];
-    const size_t begin = text.size();
-    starts.push_back(begin);
+  const std::vector<Entity>& all = Entities();
+  starts.reserve(all.size() + 1);
+  for (uint32_t k = 0; k < all.size(); ++k) {
+    const Entity& e = all[k];
+    starts.push_back(text.size());
     auto add = [&](std::string_view field) {
+      const size_t begin = text.size();
       text += AsciiLower(field);
+      grams.AddField(k, std::string_view(text).substr(begin));
       text += '\0';
     };
     add(e.name);
     add(e.entity_type);
     for (const std::string& o : e.observations) add(o);
-    // Each gram starting at p, the field's NUL ending them all (the text ends in one).
-    for (size_t p = begin; p < text.size(); ++p) {
-      if (text[p] == '\0') continue;
-      add_once(short_postings[ShortGram(text.data() + p, 1)], k);
-      if (text[p + 1] == '\0') continue;
-      add_once(short_postings[ShortGram(text.data() + p, 2)], k);
-      if (text[p + 2] == '\0') continue;
-      add_once(postings.Get(Trigram(text.data() + p)), k);
-    }
   }
   starts.push_back(text.size());
 }
 
-std::vector<uint32_t> BaseGraph::FindBy(const std::vector<std::string>& parts,
-                                        size_t check_cost, size_t max,
-                                        const std::function<bool(uint32_t)>& check) const {
-  std::vector<const TrigramPostings*> lists;
+// The distinct grams each of `parts` (lowered, not empty, no NUL) needs.
+std::vector<uint32_t> GramsOf(const std::vector<std::string>& parts) {
+  std::vector<uint32_t> grams;
   for (const std::string& part : parts) {
-    if (part.size() < 3) {
-      lists.push_back(&short_postings[ShortGram(part.data(), part.size())]);
-      continue;
-    }
-    for (size_t p = 0; p + 3 <= part.size(); ++p) {
-      const TrigramPostings* list = postings.Find(Trigram(part.data() + p));
-      if (list == nullptr) return {};
-      lists.push_back(list);
-    }
+    for (uint32_t g : snapshot::QueryGrams(part)) grams.push_back(g);
   }
-  std::sort(lists.begin(), lists.end(),
-            [](const TrigramPostings* a, const TrigramPostings* b) { return a->count < b->count; });
-  lists.erase(std::unique(lists.begin(), lists.end()), lists.end());
-  std::vector<uint32_t> candidates = lists[0]->Decode(), both, hits;
-  size_t next = 1, at = 0, checked = 0;
-  while (at < candidates.size() && hits.size() < max) {
-    if (next < lists.size() && checked * check_cost >= lists[next]->count) {
-      const std::vector<uint32_t> more = lists[next++]->Decode();
-      both.clear();
-      std::set_intersection(candidates.begin() + static_cast<ptrdiff_t>(at), candidates.end(),
-                            more.begin(), more.end(), std::back_inserter(both));
-      candidates.swap(both);
-      at = checked = 0;
-      continue;
-    }
-    const uint32_t k = candidates[at++];
-    ++checked;
-    if (check(k)) hits.push_back(k);
-  }
-  return hits;
-}
-
-std::vector<uint32_t> BaseGraph::Find(const std::string& lowered,
-                                      const std::vector<std::string>& words, size_t max,
-                                      const std::function<bool(uint32_t)>& skip) const {
-  std::call_once(search_once, [this] { BuildSearch(); });
-  std::vector<uint32_t> hits;
-  if (lowered.empty() || lowered.find('\0') != std::string::npos) {
-    // Every entity: the empty query, or one that could span fields (checked field
-    // by field).
-    for (uint32_t k = 0; k < entities.size() && hits.size() < max; ++k) {
-      if (!skip(k) && (EntityMatches(entities[k], lowered) ||
-                       (!words.empty() && EntityHasWords(entities[k], words)))) {
-        hits.push_back(k);
-      }
-    }
-    return hits;
-  }
-  hits = FindBy({lowered}, kCheckText, max,
-                [&](uint32_t k) { return !skip(k) && TextContains(k, lowered); });
-  if (words.empty()) return hits;
-  // The first `max` of both rules are among the first `max` of each.
-  const std::vector<uint32_t> by_words = FindBy(
-      words, kCheckWords, max, [&](uint32_t k) { return !skip(k) && EntityHasWords(entities[k], words); });
-  std::vector<uint32_t> both;
-  std::set_union(hits.begin(), hits.end(), by_words.begin(), by_words.end(),
-                 std::back_inserter(both));
-  if (both.size() > max) both.resize(max);
-  return both;
+  std::sort(grams.begin(), grams.end());
+  grams.erase(std::unique(grams.begin(), grams.end()), grams.end());
+  return grams;
 }
 
 // What one delta changed, read again from the view it makes. A live view may be a
@@ -465,11 +468,8 @@ std::shared_ptr<const GraphView::Overlay> BuildOverlay(const Reader& view,
     if (!node || view.is_stub(*node)) continue;
     Entity e{name, EntityTypeFrom(view.meta(*node), view.type(*node)), {}};
     std::set<std::string_view> keys;
-    auto it = std::lower_bound(bg.observations.begin(), bg.observations.end(),
-                               std::pair<std::string_view, uint32_t>(name, 0));
-    for (; it != bg.observations.end() && it->first == name; ++it) {
-      keys.insert(bg.reader->key(it->second));
-    }
+    // The base's, orphans included (an entity a delta made may own them).
+    ForEachFileObservation(*bg.reader, name, [&](uint32_t obs) { keys.insert(bg.reader->key(obs)); });
     for (const auto& level : lower) {
       if (auto n = level->new_observations.find(name); n != level->new_observations.end()) {
         keys.insert(n->second.begin(), n->second.end());
@@ -604,9 +604,9 @@ const GraphSplice& GraphView::All() const {
     static const NameSet kNone;
     const bool layered = !overlays_.empty();
     if (layered) combined_ = Combine(overlays_);
-    all_.entities = Splice(base_->entities, layered ? combined_->entities : kNoEntities,
+    all_.entities = Splice(base_->Entities(), layered ? combined_->entities : kNoEntities,
                            layered ? combined_->touched : kNone, name);
-    all_.relations = Splice(base_->relations, layered ? combined_->relations : kNoRelations,
+    all_.relations = Splice(base_->Relations(), layered ? combined_->relations : kNoRelations,
                             layered ? combined_->sources : kNone, from);
   });
   return all_;
@@ -618,18 +618,69 @@ GraphListing GraphView::Search(std::string_view query, size_t max) const {
   std::vector<std::string> words = SortedWords(query);
   if (words.size() == 1 && words[0] == q) words.clear();
   // Whether a level above `from` (or any level: from -1) touched `name`.
-  auto touched_above = [&](int from, const std::string& name) {
+  auto touched_above = [&](int from, std::string_view name) {
     for (size_t x = static_cast<size_t>(from + 1); x < overlays_.size(); ++x) {
       if (overlays_[x]->touched.contains(name)) return true;
     }
     return false;
   };
+  auto skipped = [&](std::string_view name) { return touched_above(-1, name); };
   // The base's first `max` hits the overlays leave as they are: no later one is
   // among the first `max` of the view.
-  const std::vector<uint32_t> found = base_->Find(
-      q, words, max, [&](uint32_t k) { return touched_above(-1, base_->entities[k].name); });
   GraphListing out;
-  for (uint32_t k : found) out.entities.push_back(&base_->entities[k]);
+  const BaseGraph& bg = *base_;
+  if (bg.indexed()) {
+    // From the file's block: each candidate read from the file once.
+    const Reader& file = *bg.reader;
+    std::unordered_map<uint32_t, std::optional<FileEntity>> read;
+    TypeCache types;
+    auto entity = [&](uint32_t k) -> const FileEntity* {
+      auto [it, fresh] = read.try_emplace(k);
+      if (fresh) it->second = FileEntity::Read(file, k, &types);
+      return it->second && !skipped(it->second->name) ? &*it->second : nullptr;
+    };
+    auto lists = [&](const std::vector<std::string>& parts) {
+      std::vector<GramList> out;
+      for (uint32_t g : GramsOf(parts)) out.push_back(file.search_gram(g));
+      return out;
+    };
+    auto decode = [&](const GramList& list) { return file.search_postings(list); };
+    const std::vector<uint32_t> found = FindEntities(
+        file.search_entity_count(), q, words, max, kReadEntity, lists, decode,
+        [&](uint32_t k) {
+          const FileEntity* e = entity(k);
+          return e != nullptr && e->AnyField(file, [&](std::string_view f) { return Contains(f, q); });
+        },
+        [&](uint32_t k) {
+          const FileEntity* e = entity(k);
+          return e != nullptr && e->AnyField(file, [&](std::string_view f) { return HasWords(f, words); });
+        });
+    for (uint32_t k : found) {
+      out.entities.push_back(&out.owned_entities.emplace_back(read[k]->ToEntity(file)));
+    }
+  } else {
+    bg.MakeSearch();
+    const std::vector<Entity>& all = bg.entities;
+    auto lists = [&](const std::vector<std::string>& parts) {
+      std::vector<GramList> out;
+      for (uint32_t g : GramsOf(parts)) out.push_back(bg.grams.Find(g));
+      return out;
+    };
+    auto decode = [](const GramList& list) {
+      std::vector<uint32_t> out;
+      snapshot::DecodeGramList(list, UINT32_MAX, &out);
+      return out;
+    };
+    // A query holding a NUL is checked field by field (the text joins them by NULs).
+    const bool by_field = q.find('\0') != std::string::npos;
+    const std::vector<uint32_t> found = FindEntities(
+        static_cast<uint32_t>(all.size()), q, words, max, 0, lists, decode,
+        [&](uint32_t k) {
+          return !skipped(all[k].name) && (by_field ? EntityMatches(all[k], q) : bg.TextContains(k, q));
+        },
+        [&](uint32_t k) { return !skipped(all[k].name) && EntityHasWords(all[k], words); });
+    for (uint32_t k : found) out.entities.push_back(&all[k]);
+  }
   if (!overlays_.empty()) {
     for (size_t level = 0; level < overlays_.size(); ++level) {
       for (const Entity& e : overlays_[level]->entities) {
@@ -748,10 +799,15 @@ std::shared_ptr<const BaseGraph> GraphViewCache::GraphOf(const std::shared_ptr<c
   }
   if (built.valid()) return prepare ? nullptr : built.get();  // waits while it is built
   auto g = BaseGraph::Build(file, revision, store);
-  // Prepare builds the search index too; Get leaves it to the first search.
-  if (prepare) std::call_once(g->search_once, [&] { g->BuildSearch(); });
   (prepare ? built_by_prepare_ : built_by_get_).fetch_add(1);
   promise.set_value(g);
+  // Prepare makes what the base holds in memory ahead, on its own thread: the
+  // whole graph, and the search's text and grams when the file has no entity
+  // search block. A call that needs them meanwhile waits for them (call_once).
+  if (prepare) {
+    g->Entities();
+    if (!g->indexed()) g->MakeSearch();
+  }
   return g;
 }
 
@@ -776,24 +832,11 @@ void GraphViewCache::Clear() {
 // ---- the mapping ----
 
 std::string EntityKey(std::string_view name) {
-  return std::string(kEntityPrefix) + std::string(name);
+  return std::string(kEntityKeyPrefix) + std::string(name);
 }
 
 std::string ObservationKey(std::string_view entity, std::string_view observation) {
-  return std::string(kObsPrefix) + std::string(entity) + "#" + FormatHexId(Hash64(observation));
-}
-
-bool EntityNameOf(std::string_view key, std::string_view* name) {
-  if (!key.starts_with(kEntityPrefix)) return false;
-  *name = key.substr(kEntityPrefix.size());
-  return true;
-}
-
-bool ObservationEntityOf(std::string_view key, std::string_view* entity) {
-  if (!key.starts_with(kObsPrefix) || key.size() < kObsPrefix.size() + kHashSuffix) return false;
-  if (key[key.size() - kHashSuffix] != '#') return false;
-  *entity = key.substr(kObsPrefix.size(), key.size() - kObsPrefix.size() - kHashSuffix);
-  return true;
+  return std::string(kObservationKeyPrefix) + std::string(entity) + "#" + FormatHexId(Hash64(observation));
 }
 
 int64_t ObservationSeq(std::string_view meta_text) {
@@ -804,14 +847,6 @@ int64_t ObservationSeq(std::string_view meta_text) {
     std::from_chars(s.data(), s.data() + s.size(), seq);
   }
   return seq;
-}
-
-std::string EntityTypeFrom(std::string_view meta_text, NodeType type) {
-  Json meta = ParseJsonText(meta_text);
-  for (const char* field : {"entityType", "kind"}) {
-    if (auto it = meta.find(field); it != meta.end() && it->is_string()) return *it;
-  }
-  return NodeTypeName(type) ? NodeTypeName(type) : "entity";
 }
 
 std::vector<std::string> RelationTypesFrom(std::string_view payload_text,
@@ -828,14 +863,6 @@ std::vector<std::string> RelationTypesFrom(std::string_view payload_text,
     }
   }
   return {std::string(rel_name)};
-}
-
-std::string AsciiLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 bool ObservationSlot::operator<(const ObservationSlot& o) const {

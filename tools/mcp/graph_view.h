@@ -2,9 +2,11 @@
 // instead of the store: read_graph and search_nodes answer from the live view
 // (snapshot/live.h), base + delta, so a call after a write costs O(changes).
 //
-// Per base snapshot, a BaseGraph is built once: every entity with its
-// observations, the relations grouped by source, and (on the first search) the
-// lowered search text with trigram postings. A GraphView of a base + delta view
+// Per base snapshot, a BaseGraph, made in O(1), holds what is made once on first
+// use: every entity with its observations and the relations grouped by source
+// (read_graph), and, for a base without the entity search block (docs/FORMAT.md
+// §8.23), the lowered search text with its gram lists. A base with the block is
+// searched from the file: nothing is built for search_nodes. A GraphView of a base + delta view
 // holds only what the delta touched: the entities whose entity or observation
 // nodes changed (read again from the view) and the relation groups of the sources
 // whose out-edges changed. A view that is a stack of deltas (snapshot/live.h's
@@ -20,6 +22,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -29,6 +32,7 @@
 
 #include "common/model.h"
 #include "common/status.h"
+#include "snapshot/entity_search.h"
 #include "snapshot/live.h"
 #include "snapshot/reader.h"
 #include "store/store.h"
@@ -37,17 +41,16 @@
 namespace amem::mcp {
 
 // ---- the mapping, shared by the store path and the snapshot path ----
-// NAME of a key `entity:NAME`; false for any other key.
-bool EntityNameOf(std::string_view key, std::string_view* name);
-// E of a key `obs:E#<16 hex>`; false for any other key.
-bool ObservationEntityOf(std::string_view key, std::string_view* entity);
+// (snapshot/entity_search.h: which keys are entities and observations, an
+// entity's type, the case rule; the writer's entity search block follows them.)
+using snapshot::AsciiLower;
+using snapshot::EntityNameOf;
+using snapshot::EntityTypeFrom;
+using snapshot::ObservationEntityOf;
 // An observation's place among its entity's: meta's "seq" (0 when missing).
 int64_t ObservationSeq(std::string_view meta);
-// An entity's type: meta's entityType, else kind, else the node type's name.
-std::string EntityTypeFrom(std::string_view meta, NodeType type);
 // The relation types an edge between two entities stands for.
 std::vector<std::string> RelationTypesFrom(std::string_view payload, std::string_view rel_name);
-std::string AsciiLower(std::string_view s);
 
 struct ObservationSlot {
   int64_t seq;
@@ -65,6 +68,7 @@ struct GraphListing {
   std::vector<const Entity*> entities;
   std::vector<const Relation*> relations;
   std::vector<Relation> owned_relations;
+  std::deque<Entity> owned_entities;  // read for this listing (not the base graph's)
 
   size_t entity_count() const { return entities.size(); }
   const Entity& entity(size_t i) const { return *entities[i]; }
@@ -137,11 +141,13 @@ class GraphView {
   // observation contains `query` after ASCII lowering, or has every word of
   // `query` as a word (common/tokenizer.h: `write batch` finds `WriteBatch`); a
   // match never spans two fields. The base's candidates hold every trigram of
-  // the query (of each word), or its own postings for 1 or 2 bytes, and are
-  // checked in name order until `max` match, the gram lists narrowing them as
-  // the checks add up; a query holding a NUL checks every field. So a page costs
-  // O(postings decoded + candidates checked), not O(matches). No relations: see
-  // AddRelationsTouching.
+  // the query (of each word), or its own list for 1 or 2 bytes (the file's
+  // block, else the lists built in memory), and are checked in name order until
+  // `max` match, the gram lists narrowing them as the checks add up; a query
+  // holding a NUL checks every field. So a page costs O(postings decoded +
+  // candidates checked), not O(matches). A candidate of the file's block is
+  // read from the file; damage read is in the reader's ReadStatus(), which the
+  // caller checks. No relations: see AddRelationsTouching.
   GraphListing Search(std::string_view query, size_t max = SIZE_MAX) const;
   // Lists the relations touching hits->entities, each once, in the full listing's
   // order (what search_nodes lists after the entities). O(hits' degrees).
@@ -164,10 +170,11 @@ class GraphView {
 
 // What amem mcp keeps between calls: the BaseGraph of the last base read (one:
 // reading a revision older than the live base, from its own file, builds that
-// file's graph in its place) and the last view. A base's graph is built once,
-// by the first Get that reads it or ahead of it by Prepare (the background
-// merge's thread, amem mcp's start); a Get that needs a graph being built waits
-// for it.
+// file's graph in its place) and the last view. What a base's graph holds in
+// memory is built once, by the first call that needs it or ahead of it by
+// Prepare (the background merge's thread, amem mcp's start); a call that needs
+// it while it is being built waits for it (a search of a file with the entity
+// search block needs none of it).
 // Thread safety: every method may be called concurrently.
 class GraphViewCache {
  public:
@@ -175,10 +182,11 @@ class GraphViewCache {
   // layered view whose base's BaseGraph is reused).
   Result<std::shared_ptr<const GraphView>> Get(std::shared_ptr<const snapshot::Reader> reader,
                                                uint64_t revision, const Store& store);
-  // Builds the BaseGraph of `base` (a snapshot file of `store` at `revision`),
-  // search index included, unless it is built or being built: the next Get of a
-  // view over that file takes it. The graph Get keeps answers meanwhile, so two
-  // graphs are held while this runs.
+  // Makes the BaseGraph of `base` (a snapshot file of `store` at `revision`)
+  // unless it is made or being made, and builds what it holds in memory (the
+  // whole graph, and the search lists when the file has no entity search
+  // block): the next Get of a view over that file takes it. The graph Get keeps
+  // answers meanwhile, so two graphs are held while this runs.
   void Prepare(std::shared_ptr<const snapshot::Reader> base, uint64_t revision,
                const Store& store);
   // Lets every graph go (a damaged cache file was discarded); a Prepare running
