@@ -87,7 +87,7 @@ bool DecodeGramList(const GramList& list, uint32_t limit, std::vector<uint32_t>*
   return in.empty();
 }
 
-GramIndex::GramIndex() : short_(kShortGrams) {}
+GramIndex::GramIndex() = default;
 
 void GramIndex::Add(List* list, uint32_t k) {
   if (list->count != 0 && list->last == k) return;
@@ -99,6 +99,9 @@ void GramIndex::Add(List* list, uint32_t k) {
 }
 
 void GramIndex::AddField(uint32_t k, std::string_view field) {
+  // The direct table (2.6 MB) only once there is text: a writer makes an index
+  // for every file, a delta's of a few nodes included.
+  if (short_.empty()) short_.resize(kShortGrams);
   ForEachGram(field, [&](uint32_t g) { Add((g >> 24) < 3 ? &short_[ShortSlot(g)] : &Get(g), k); });
 }
 
@@ -107,16 +110,17 @@ GramList GramIndex::Find(uint32_t gram) const {
   if (length == 0 || length > 3 || (length == 1 && (gram & 0xFFFF00)) || (length == 2 && (gram & 0xFF0000))) {
     return {};
   }
+  if (length < 3 && short_.empty()) return {};
   const List* list = length < 3 ? &short_[ShortSlot(gram)] : Lookup(gram);
   return list == nullptr ? GramList{} : GramList{list->bytes, list->count};
 }
 
 std::vector<uint32_t> GramIndex::SortedGrams() const {
   std::vector<uint32_t> grams;
-  for (uint32_t b = 0; b < 256; ++b) {
+  for (uint32_t b = 0; b < 256 && !short_.empty(); ++b) {
     if (short_[b].count != 0) grams.push_back(uint32_t{1} << 24 | b);
   }
-  for (uint32_t ab = 0; ab < 65536; ++ab) {
+  for (uint32_t ab = 0; ab < 65536 && !short_.empty(); ++ab) {
     if (short_[256 + ab].count != 0) grams.push_back(uint32_t{2} << 24 | ab);
   }
   const size_t shorts = grams.size();
