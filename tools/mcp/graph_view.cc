@@ -56,6 +56,12 @@ std::vector<std::string> SortedWords(std::string_view text) {
 // search_nodes' word rule for one field: every word of the query (`words`, sorted,
 // not empty) is a word of it, so `write batch` finds `WriteBatch`.
 bool HasWords(std::string_view field, const std::vector<std::string>& words) {
+  // Each word of a field is a run of its ASCII-lowered bytes (common/tokenizer.h:
+  // no stemming): a field missing one as a substring cannot have it as a word,
+  // and is not tokenized.
+  for (const std::string& w : words) {
+    if (!Contains(field, w)) return false;
+  }
   const std::vector<std::string> have = SortedWords(field);
   return std::includes(have.begin(), have.end(), words.begin(), words.end());
 }
@@ -125,16 +131,18 @@ void ForEachFileObservation(const Reader& r, std::string_view name, F&& f) {
 
 // Entity types by meta text, for one search: the entities of a store share a few
 // metas, and parsing one costs more than checking its entity's text.
+// The metas are views into the reader's content, which outlives the search.
 class TypeCache {
  public:
   const std::string& Of(std::string_view meta, NodeType type) {
-    auto [it, fresh] = types_.try_emplace(std::make_pair(std::string(meta), type));
+    auto& types = by_node_type_[static_cast<size_t>(type) % by_node_type_.size()];
+    auto [it, fresh] = types.try_emplace(meta);
     if (fresh) it->second = EntityTypeFrom(meta, type);
     return it->second;
   }
 
  private:
-  std::map<std::pair<std::string, NodeType>, std::string, std::less<>> types_;
+  std::array<std::unordered_map<std::string_view, std::string>, kNodeTypeCount> by_node_type_;
 };
 
 // An entity of a file's entity search block as a search checks it: its fields
