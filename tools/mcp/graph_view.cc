@@ -37,12 +37,15 @@ constexpr size_t kReadEntity = 64;
 
 using NameSet = std::set<std::string, std::less<>>;
 
-// Whether `haystack`, ASCII lowered, contains `lowered_needle` (no copy made).
+// Whether `haystack`, ASCII lowered, contains `lowered_needle`: lowered into a
+// buffer of the thread's, reused (a search checks thousands of fields).
 bool Contains(std::string_view haystack, const std::string& lowered_needle) {
-  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-  return lowered_needle.empty() ||
-         std::search(haystack.begin(), haystack.end(), lowered_needle.begin(), lowered_needle.end(),
-                     [&](char h, char n) { return lower(h) == n; }) != haystack.end();
+  thread_local std::string lowered;
+  lowered.assign(haystack);
+  for (char& c : lowered) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return lowered.find(lowered_needle) != std::string::npos;
 }
 
 // The words of `text` (common/tokenizer.h), sorted and distinct.
@@ -153,17 +156,18 @@ struct FileEntity {
   const std::string* type = nullptr;  // in the search's TypeCache
   std::vector<uint32_t> observations;
 
-  // Entity k of `r`'s block; nullopt when damaged (in r's ReadStatus()).
-  static std::optional<FileEntity> Read(const Reader& r, uint32_t k, TypeCache* types) {
+  // Reads entity k of `r`'s block into this; false when damaged (in r's
+  // ReadStatus()).
+  bool Read(const Reader& r, uint32_t k, TypeCache* types) {
     const auto e = r.search_entity(k);
-    if (!e) return std::nullopt;
-    FileEntity f;
-    f.node = e->node;
-    EntityNameOf(r.key(e->node), &f.name);
-    f.type = &types->Of(r.meta(e->node), r.type(e->node));
-    ForEachObservationFrom(r, f.name, e->observations,
-                           [&](uint32_t obs) { f.observations.push_back(obs); });
-    return f;
+    if (!e) return false;
+    node = e->node;
+    EntityNameOf(r.key(e->node), &name);
+    type = &types->Of(r.meta(e->node), r.type(e->node));
+    observations.clear();
+    ForEachObservationFrom(r, name, e->observations,
+                           [&](uint32_t obs) { observations.push_back(obs); });
+    return true;
   }
   template <typename Test>
   bool AnyField(const Reader& r, const Test& test) const {
@@ -640,12 +644,11 @@ GraphListing GraphView::Search(std::string_view query, size_t max) const {
   if (bg.indexed()) {
     // From the file's block: each candidate read from the file once.
     const Reader& file = *bg.reader;
-    std::unordered_map<uint32_t, std::optional<FileEntity>> read;
+    // Each candidate is read into one scratch entity; the hits again at the end.
     TypeCache types;
+    FileEntity scratch;
     auto entity = [&](uint32_t k) -> const FileEntity* {
-      auto [it, fresh] = read.try_emplace(k);
-      if (fresh) it->second = FileEntity::Read(file, k, &types);
-      return it->second && !skipped(it->second->name) ? &*it->second : nullptr;
+      return scratch.Read(file, k, &types) && !skipped(scratch.name) ? &scratch : nullptr;
     };
     auto lists = [&](const std::vector<std::string>& parts) {
       std::vector<GramList> out;
@@ -664,7 +667,9 @@ GraphListing GraphView::Search(std::string_view query, size_t max) const {
           return e != nullptr && e->AnyField(file, [&](std::string_view f) { return HasWords(f, words); });
         });
     for (uint32_t k : found) {
-      out.entities.push_back(&out.owned_entities.emplace_back(read[k]->ToEntity(file)));
+      if (entity(k) != nullptr) {
+        out.entities.push_back(&out.owned_entities.emplace_back(scratch.ToEntity(file)));
+      }
     }
   } else {
     bg.MakeSearch();
