@@ -185,8 +185,8 @@ struct FileEntity {
   }
 };
 
-// The first `max` of `candidates`' entities, ascending, that hold every list of
-// `lists` (`decode` reads one) and pass `check`. The candidates are the shortest
+// The first `max` entities, ascending, that are in every list of `lists`
+// (`decode` reads one) and pass `check`. The candidates are the shortest
 // list's, checked in order; after checks that cost as much as decoding the next
 // list (one check costs about `check_cost` postings), the candidates left are
 // intersected with it. So a page of a query that most entities match stops after
