@@ -24,6 +24,8 @@ InfoResult SnapshotInfo(const Reader& r) {
   out.has_doc_lengths = r.has_doc_lengths();
   out.has_extensions = r.has_extensions();
   out.has_checksum = r.has_checksum();
+  out.has_entity_search = r.has_entity_search();
+  out.search_entities = r.search_entity_count();
   out.content_compressed = r.content_compressed();
   out.index_ignored = r.index_section_ignored();
   out.content_bytes = r.content_compressed_size();
@@ -67,6 +69,8 @@ std::string InfoToJson(const InfoResult& in) {
   j["has_doc_lengths"] = in.has_doc_lengths;
   j["has_extensions"] = in.has_extensions;
   j["has_checksum"] = in.has_checksum;
+  j["has_entity_search"] = in.has_entity_search;
+  j["search_entities"] = in.search_entities;
   j["content_compressed"] = in.content_compressed;
   j["index_ignored"] = in.index_ignored;
   j["content_bytes"] = in.content_bytes;
@@ -104,6 +108,10 @@ std::string InfoToText(const InfoResult& in) {
   line("doc lengths", yes(in.has_doc_lengths));
   line("extensions", yes(in.has_extensions));
   line("checksum", yes(in.has_checksum));
+  // Only a store with entities has the block: the line would be noise elsewhere.
+  if (in.has_entity_search) {
+    line("entity search", "yes (" + std::to_string(in.search_entities) + " entities)");
+  }
   if (in.index_ignored) line("index section", "ignored (seed v0.1 blocks without lengths; rebuilt)");
   line("content", std::to_string(in.content_bytes) + " bytes" +
                       (in.content_compressed ? " LZ4" : " stored") + ", " +

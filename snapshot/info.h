@@ -21,6 +21,9 @@ struct InfoResult {
   bool has_vectors = false, has_term_index = false, has_doc_lengths = false;
   bool has_extensions = false, has_checksum = false, content_compressed = false;
   bool index_ignored = false;  // a seed v0.1 index section, ignored (Reader)
+  // The memory server's entity search block (docs/FORMAT.md §8.23) and its entities.
+  bool has_entity_search = false;
+  uint32_t search_entities = 0;
   uint64_t content_bytes = 0, content_uncompressed = 0;
   int64_t newest_ts = 0;
   std::vector<uint32_t> type_counts;  // index = node type (0..10)

@@ -28,6 +28,19 @@ TEST_CASE("Info describes a snapshot", "[snapshot][info]") {
   CHECK(j["nodes"] == 14);
   CHECK(j["types"]["entity"] == 2);
   CHECK(InfoToText(in).find("nodes: 14 (1 stubs)") != std::string::npos);
+  // One live entity:NAME node (the other entity-typed node is the stub).
+  CHECK(in.has_entity_search);
+  CHECK(in.search_entities == 1);
+  CHECK(j["search_entities"] == 1);
+  CHECK(InfoToText(in).find("entity search: yes (1 entities)") != std::string::npos);
+  // A store without entities (every code graph) has no block, and no such line.
+  StoreState plain;
+  plain.dimension = 4;
+  plain.nodes.push_back(snapshot_test::MakeNode("fact:a", NodeType::kFact, "a note", 1));
+  InfoResult none = SnapshotInfo(*OpenState(plain));
+  CHECK_FALSE(none.has_entity_search);
+  CHECK(none.search_entities == 0);
+  CHECK(InfoToText(none).find("entity search") == std::string::npos);
 }
 
 TEST_CASE("Verify distinguishes structure, checksum and I/O failures", "[snapshot][info]") {
