@@ -30,6 +30,12 @@ bool ObservationEntityOf(std::string_view key, std::string_view* entity) {
   return true;
 }
 
+std::string ObservationKeyPrefix(std::string_view name) {
+  std::string prefix(kObservationKeyPrefix);
+  prefix.append(name).push_back('#');
+  return prefix;
+}
+
 std::string EntityTypeFrom(std::string_view meta_text, NodeType type) {
   auto fallback = [type] { return NodeTypeName(type) ? NodeTypeName(type) : "entity"; };
   // Neither member's name in the text, not even escaped: no need to parse it

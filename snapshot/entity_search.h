@@ -24,6 +24,9 @@ inline constexpr std::string_view kObservationKeyPrefix = "obs:";
 bool EntityNameOf(std::string_view key, std::string_view* name);
 // E of a key `obs:E#<16 hex>`; false for any other key.
 bool ObservationEntityOf(std::string_view key, std::string_view* entity);
+// "obs:NAME#": every observation key of entity NAME starts with it (keys of an
+// entity whose name extends NAME with "#..." do too: ObservationEntityOf tells).
+std::string ObservationKeyPrefix(std::string_view name);
 // An entity's type: meta's entityType, else kind, else the node type's name.
 std::string EntityTypeFrom(std::string_view meta, NodeType type);
 // ASCII letters lowered, every other byte as it is (search_nodes' case rule).

@@ -2285,8 +2285,7 @@ std::optional<SearchEntity> Reader::search_entity(uint32_t k) const {
   }
   // Its observations' position is the lower bound of "obs:NAME#" in key order:
   // the key before it is below that, the key at it is not.
-  std::string prefix(kObservationKeyPrefix);
-  prefix.append(name).push_back('#');
+  const std::string prefix = ObservationKeyPrefix(name);
   if (e.observations > node_count_) return damaged("has its observations past the keys");
   if (e.observations > 0) {
     auto before = NodeAtKeyRank(e.observations - 1);

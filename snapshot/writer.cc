@@ -883,47 +883,36 @@ struct EntitySearch {
   GramIndex grams;
 };
 
-// The live entity nodes by name (key order), and the grams of each one's lowered
-// name, type and live observations. False when the state has no entity.
+// The live entity nodes by name (key order), where each one's observation keys
+// start in key order (a reader scans them from there instead of searching the
+// keys), and the grams of each one's lowered name, type and live observations,
+// found by that same scan. False when the state has no entity.
 bool BuildEntitySearch(const DenseNodes& d, EntitySearch* es) {
   std::vector<std::string_view> names;
-  std::vector<std::pair<std::string_view, uint32_t>> observations;  // (owner, dense)
   for (uint32_t p = 0; p < d.n; ++p) {
     const WNode& w = d.nodes[d.by_key[p]];
     std::string_view name;
-    if (w.stub) continue;
-    if (EntityNameOf(w.key, &name)) {
+    if (!w.stub && EntityNameOf(w.key, &name)) {
       es->entities.push_back(d.by_key[p]);
       names.push_back(name);
-    } else if (ObservationEntityOf(w.key, &name)) {
-      observations.emplace_back(name, d.by_key[p]);
     }
   }
   if (es->entities.empty()) return false;
-  // Where each entity's observation keys start in key order: a reader scans them
-  // from there instead of searching the keys.
   es->observations.reserve(names.size());
-  std::string prefix;
-  for (std::string_view name : names) {
-    prefix.assign(kObservationKeyPrefix).append(name).push_back('#');
-    es->observations.push_back(static_cast<uint32_t>(
-        std::lower_bound(d.by_key.begin(), d.by_key.end(), prefix,
-                         [&d](uint32_t i, const std::string& k) { return d.nodes[i].key < k; }) -
-        d.by_key.begin()));
-  }
-  // By owner: in key order already but where a name holds a byte below '#'
-  // ("obs:A!x#<hex>", owner "A!x", sorts before "obs:A#<hex>").
-  if (!std::is_sorted(observations.begin(), observations.end())) {
-    std::sort(observations.begin(), observations.end());
-  }
-  auto obs = observations.begin();
   for (uint32_t k = 0; k < es->entities.size(); ++k) {
     const WNode& w = d.nodes[es->entities[k]];
     es->grams.AddField(k, AsciiLower(names[k]));
     es->grams.AddField(k, AsciiLower(EntityTypeFrom(w.meta, static_cast<NodeType>(w.type))));
-    while (obs != observations.end() && obs->first < names[k]) ++obs;
-    for (; obs != observations.end() && obs->first == names[k]; ++obs) {
-      es->grams.AddField(k, AsciiLower(d.nodes[obs->second].content));
+    const std::string prefix = ObservationKeyPrefix(names[k]);
+    auto p = std::lower_bound(d.by_key.begin(), d.by_key.end(), prefix,
+                              [&d](uint32_t i, const std::string& key) { return d.nodes[i].key < key; });
+    es->observations.push_back(static_cast<uint32_t>(p - d.by_key.begin()));
+    for (; p != d.by_key.end() && d.nodes[*p].key.starts_with(prefix); ++p) {
+      const WNode& o = d.nodes[*p];
+      std::string_view owner;  // obs:A#B#<hex> is entity A#B's, not A's
+      if (!o.stub && ObservationEntityOf(o.key, &owner) && owner == names[k]) {
+        es->grams.AddField(k, AsciiLower(o.content));
+      }
     }
   }
   return true;

@@ -26,7 +26,6 @@ using snapshot::Reader;
 using snapshot::GramIndex;
 using snapshot::GramList;
 using snapshot::kEntityKeyPrefix;
-using snapshot::kObservationKeyPrefix;
 
 // What checking a candidate costs, in postings decoded: a memmem over its text,
 // or tokenizing its fields (the word rule). A candidate read from the file (block
@@ -108,12 +107,12 @@ void AppendRelations(const Reader& r, const RelationOrder& rel_order, uint32_t i
 }
 
 // The live observation nodes of entity `name` in file `r` (keys obs:NAME#<hex>),
-// by key, from key position `from` (the first key not below "obs:NAME#"): a run
-// of the key order, O(its length).
+// by key, from key position `from` (the first key not below "obs:NAME#", or
+// node_count() to find it by a search of the keys): a run of the key order.
 template <typename F>
-void ForEachObservationFrom(const Reader& r, std::string_view name, uint32_t from, F&& f) {
-  std::string prefix(kObservationKeyPrefix);
-  prefix.append(name).push_back('#');
+void ForEachFileObservation(const Reader& r, std::string_view name, uint32_t from, F&& f) {
+  const std::string prefix = snapshot::ObservationKeyPrefix(name);
+  if (from == r.node_count()) from = r.KeyLowerBound(prefix);
   for (uint32_t p = from; p < r.node_count(); ++p) {
     const auto node = r.NodeAtKeyRank(p);
     if (!node) return;
@@ -122,14 +121,6 @@ void ForEachObservationFrom(const Reader& r, std::string_view name, uint32_t fro
     std::string_view owner;  // obs:A#B#<hex> is entity A#B's, not A's
     if (ObservationEntityOf(key, &owner) && owner == name && !r.is_stub(*node)) f(*node);
   }
-}
-
-// The same, found by a search of the keys: O(log n + the run).
-template <typename F>
-void ForEachFileObservation(const Reader& r, std::string_view name, F&& f) {
-  std::string prefix(kObservationKeyPrefix);
-  prefix.append(name).push_back('#');
-  ForEachObservationFrom(r, name, r.KeyLowerBound(prefix), f);
 }
 
 // Entity types by meta text, for one search: the entities of a store share a few
@@ -165,7 +156,7 @@ struct FileEntity {
     EntityNameOf(r.key(e->node), &name);
     type = &types->Of(r.meta(e->node), r.type(e->node));
     observations.clear();
-    ForEachObservationFrom(r, name, e->observations,
+    ForEachFileObservation(r, name, e->observations,
                            [&](uint32_t obs) { observations.push_back(obs); });
     return true;
   }
@@ -481,7 +472,8 @@ std::shared_ptr<const GraphView::Overlay> BuildOverlay(const Reader& view,
     Entity e{name, EntityTypeFrom(view.meta(*node), view.type(*node)), {}};
     std::set<std::string_view> keys;
     // The base's, orphans included (an entity a delta made may own them).
-    ForEachFileObservation(*bg.reader, name, [&](uint32_t obs) { keys.insert(bg.reader->key(obs)); });
+    ForEachFileObservation(*bg.reader, name, bg.reader->node_count(),
+                           [&](uint32_t obs) { keys.insert(bg.reader->key(obs)); });
     for (const auto& level : lower) {
       if (auto n = level->new_observations.find(name); n != level->new_observations.end()) {
         keys.insert(n->second.begin(), n->second.end());
@@ -793,27 +785,20 @@ Result<std::shared_ptr<const GraphView>> GraphViewCache::Get(
 std::shared_ptr<const BaseGraph> GraphViewCache::GraphOf(const std::shared_ptr<const Reader>& file,
                                                          uint64_t revision, const Store& store,
                                                          bool prepare) {
-  std::promise<std::shared_ptr<const BaseGraph>> promise;
-  std::shared_future<std::shared_ptr<const BaseGraph>> built;
+  std::shared_ptr<const BaseGraph> g;
   {
     std::lock_guard<std::mutex> lock(slot_mu_);
     if (!prepare && next_.file == file.get()) {
       current_ = std::move(next_);  // made ahead for this base: Get's from now on
       next_ = Slot();
     }
-    if (current_.file == file.get()) {
-      built = current_.graph;
-    } else if (next_.file == file.get()) {
-      built = next_.graph;
-    } else {
-      // Claimed before it is built, so that nobody builds it twice.
-      (prepare ? next_ : current_) = Slot{file.get(), promise.get_future().share()};
+    if (current_.file == file.get() || next_.file == file.get()) {
+      return prepare ? nullptr : (current_.file == file.get() ? current_ : next_).graph;
     }
+    g = BaseGraph::Build(file, revision, store);  // O(1)
+    (prepare ? next_ : current_) = Slot{file.get(), g};
+    (prepare ? built_by_prepare_ : built_by_get_).fetch_add(1);
   }
-  if (built.valid()) return prepare ? nullptr : built.get();  // waits while it is built
-  auto g = BaseGraph::Build(file, revision, store);
-  (prepare ? built_by_prepare_ : built_by_get_).fetch_add(1);
-  promise.set_value(g);
   // Prepare makes what the base holds in memory ahead, on its own thread: the
   // whole graph, and the search's text and grams when the file has no entity
   // search block. A call that needs them meanwhile waits for them (call_once).
@@ -849,7 +834,7 @@ std::string EntityKey(std::string_view name) {
 }
 
 std::string ObservationKey(std::string_view entity, std::string_view observation) {
-  return std::string(kObservationKeyPrefix) + std::string(entity) + "#" + FormatHexId(Hash64(observation));
+  return snapshot::ObservationKeyPrefix(entity) + FormatHexId(Hash64(observation));
 }
 
 int64_t ObservationSeq(std::string_view meta_text) {

@@ -23,7 +23,6 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -197,15 +196,15 @@ class GraphViewCache {
   uint64_t built_by_prepare() const { return built_by_prepare_.load(); }
 
  private:
-  // The graph of base file `file`: the one built or being built, else built here.
+  // The graph of base file `file`: the one made before, else made here (O(1));
+  // Prepare also builds what it holds in memory. Prepare returns null.
   std::shared_ptr<const BaseGraph> GraphOf(const std::shared_ptr<const snapshot::Reader>& file,
                                            uint64_t revision, const Store& store, bool prepare);
 
-  // A base file's graph, built or being built (the future holds the file's reader
-  // once ready; its builder holds it until then).
+  // A base file's graph (which holds the file's reader, so `file` stays unique).
   struct Slot {
     const snapshot::Reader* file = nullptr;
-    std::shared_future<std::shared_ptr<const BaseGraph>> graph;
+    std::shared_ptr<const BaseGraph> graph;
   };
   // The graph Get reads (`current_`) and the one Prepare made for the next base
   // (`next_`), which the first Get over that base moves into `current_`.
