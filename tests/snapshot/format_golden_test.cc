@@ -5,6 +5,7 @@
 // The corruption sweep flips and truncates every byte of it.
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <memory>
 
 #include "snapshot/reader.h"
 #include "snapshot/writer.h"
@@ -21,6 +22,21 @@ std::string Golden() {
   std::string bytes = snapshot_test::ReadFileBytes(kGoldenPath);
   REQUIRE(!bytes.empty());
   return bytes;
+}
+
+// tests/data/NAME, the golden file as an earlier amem wrote it: it opens and
+// verifies in this reader, and it is the golden state written with `options`,
+// byte for byte.
+std::unique_ptr<Reader> EarlierGolden(const std::string& name, const WriterOptions& options) {
+  const std::string path = std::string(AMEM_SOURCE_DIR) + "/tests/data/" + name;
+  auto r = Reader::Open(path);
+  INFO(name << ": " << r.status().ToString());
+  REQUIRE(r.ok());
+  CHECK((*r)->Verify().ok());
+  auto built = BuildSnapshot(snapshot_test::SmallState(), options);
+  REQUIRE(built.ok());
+  CHECK(*built == snapshot_test::ReadFileBytes(path));
+  return std::move(*r);
 }
 
 }  // namespace
@@ -52,26 +68,19 @@ TEST_CASE("A golden file written before the page checksums opens and verifies",
           "[snapshot][golden][pages]") {
   // tests/data/small-no-page-checksums.amem: small.amem as amem wrote it before
   // block 0x1E (FORMAT.md §8.22). It opens in this reader, checked as before.
-  const std::string path = std::string(AMEM_SOURCE_DIR) + "/tests/data/small-no-page-checksums.amem";
-  auto r = Reader::Open(path);
-  INFO(r.status().ToString());
-  REQUIRE(r.ok());
-  CHECK_FALSE((*r)->features() & kFeaturePageChecksums);
-  CHECK((*r)->has_checksum());
-  CHECK((*r)->Verify().ok());
   // The same state written without the block is that file, byte for byte; with
   // it, the golden file is that file plus the block (and its feature bit and
   // checksum).
-  auto built = BuildSnapshot(snapshot_test::SmallState(),
-                             {.entity_search = false, .page_checksums = false});
-  REQUIRE(built.ok());
-  CHECK(*built == snapshot_test::ReadFileBytes(path));
+  auto r = EarlierGolden("small-no-page-checksums.amem",
+                         {.entity_search = false, .page_checksums = false});
+  CHECK_FALSE(r->features() & kFeaturePageChecksums);
+  CHECK(r->has_checksum());
   auto with_pages = BuildSnapshot(snapshot_test::SmallState(), {.entity_search = false});
   REQUIRE(with_pages.ok());
   auto current = Reader::OpenBuffer(*with_pages);
   REQUIRE(current.ok());
-  CHECK((*current)->features() == ((*r)->features() | kFeaturePageChecksums));
-  CHECK(snapshot_test::AllAnswers(**current) == snapshot_test::AllAnswers(**r));
+  CHECK((*current)->features() == (r->features() | kFeaturePageChecksums));
+  CHECK(snapshot_test::AllAnswers(**current) == snapshot_test::AllAnswers(*r));
 }
 
 TEST_CASE("A golden file written before the entity search block opens and verifies",
@@ -79,21 +88,14 @@ TEST_CASE("A golden file written before the entity search block opens and verifi
   // tests/data/small-no-entity-search.amem: small.amem as amem wrote it before
   // block 0x07 (FORMAT.md §8.23). It opens in this reader, with no entity search
   // (the memory server builds its search in memory instead).
-  const std::string path = std::string(AMEM_SOURCE_DIR) + "/tests/data/small-no-entity-search.amem";
-  auto r = Reader::Open(path);
-  INFO(r.status().ToString());
-  REQUIRE(r.ok());
-  CHECK_FALSE((*r)->has_entity_search());
-  CHECK((*r)->search_entity_count() == 0);
-  CHECK((*r)->Verify().ok());
   // The same state written without the block is that file, byte for byte; the
   // golden file has the block, and its feature bit, besides.
-  auto built = BuildSnapshot(snapshot_test::SmallState(), {.entity_search = false});
-  REQUIRE(built.ok());
-  CHECK(*built == snapshot_test::ReadFileBytes(path));
+  auto r = EarlierGolden("small-no-entity-search.amem", {.entity_search = false});
+  CHECK_FALSE(r->has_entity_search());
+  CHECK(r->search_entity_count() == 0);
   auto current = Reader::Open(kGoldenPath);
   REQUIRE(current.ok());
-  CHECK((*current)->features() == ((*r)->features() | kFeatureEntitySearch));
+  CHECK((*current)->features() == (r->features() | kFeatureEntitySearch));
   CHECK((*current)->has_entity_search());
   CHECK((*current)->search_entity_count() > 0);
 }
