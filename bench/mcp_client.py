@@ -22,6 +22,10 @@ class Session:
     def call(self, method, params):
         """The round trip in milliseconds, from the request's write to the response's
         read (what an MCP client sees). An error reply exits with status 1."""
+        return self.call_reply(method, params)[0]
+
+    def call_reply(self, method, params):
+        """As call, with the reply's result: (milliseconds, result)."""
         self.next_id += 1
         start = time.perf_counter()
         self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id,
@@ -31,7 +35,7 @@ class Session:
         ms = (time.perf_counter() - start) * 1000
         if "error" in reply or reply.get("result", {}).get("isError"):
             sys.exit("%s: %s failed: %s" % (self.client, method, json.dumps(reply)[:300]))
-        return ms
+        return ms, reply["result"]
 
     def tool(self, name, arguments):
         return self.call("tools/call", {"name": name, "arguments": arguments})

@@ -955,8 +955,9 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
       REQUIRE(rev.ok());
       auto g = ReadKnowledgeGraph(*h.ts.store, ReadView::Latest());
       REQUIRE(g.ok());
-      CHECK(AllPages(&h, "read_graph", {{"limit", 10000}}) == ExpectedSearch(*g, nullptr));
+      // Small pages first: the base's relations are read only as far as each needs.
       CHECK(AllPages(&h, "read_graph", {{"limit", 3}}) == ExpectedSearch(*g, nullptr));
+      CHECK(AllPages(&h, "read_graph", {{"limit", 10000}}) == ExpectedSearch(*g, nullptr));
       std::vector<std::string> queries = {"", "a", "AB", "zeta z", "ent1", "ENT", "etry ca",
                                           "alphaimported", "1imp", "t0i", std::string("a\0b", 3), "imported",
                                           "zzzz", "Ent13", "uses"};
@@ -1180,34 +1181,64 @@ TEST_CASE("search_nodes after a background merge finds the graph built on the me
   CHECK(h.ctx.graphs->built_by_get() == by_get);
 }
 
-TEST_CASE("search_nodes over a base whose entity search list is damaged discards it and answers right",
-          "[mcp][compat][live]") {
-  CompatHarness h;
-  // Enough entities and text that the block spans many pages, most of which an
-  // open does not read.
+namespace {
+
+// A store of 2,000 entities, searched once so that its base is written, with
+// enough text that the base's entity search block spans many pages, most of
+// which an open does not read.
+struct BigBase {
+  std::string path;      // the store's base, current.amem
+  std::string bytes;     // its bytes
+  uint64_t search = 0;   // where its entity search block's body starts in them
+};
+BigBase MakeBigBase(CompatHarness* h) {
   Json ents = Json::array();
   for (int i = 0; i < 2000; ++i) {
     ents.push_back({{"name", "n" + std::to_string(100 + i)}, {"entityType", "t"},
                     {"observations", {"note " + std::to_string(i * 7919 % 100003) + " on " +
                                       std::to_string(i * 104729 % 99991)}}});
   }
-  h.Ok("create_entities", {{"entities", ents}});
-  REQUIRE(h.Ok("search_nodes", {{"query", "note"}, {"limit", 1}})["entities"].size() == 1);  // the base
-
-  // Flip a byte of the list in the middle of the lists, as a disk might, and
-  // search for that list's gram.
-  const std::string base = h.ts.dir + "/current.amem";
-  std::string bytes = snapshot_test::ReadFileBytes(base);
-  uint64_t body = 0;
-  {
-    auto r = snapshot::Reader::OpenBuffer(bytes);
-    REQUIRE(r.ok());
-    REQUIRE((*r)->has_entity_search());
-    for (const snapshot::BlockInfo& b : (*r)->blocks()) {
-      if (b.tag == static_cast<uint32_t>(snapshot::BlockTag::kEntitySearch)) body = b.offset + 8;
+  h->Ok("create_entities", {{"entities", ents}});
+  REQUIRE(h->Ok("search_nodes", {{"query", "note"}, {"limit", 1}})["entities"].size() == 1);
+  BigBase b;
+  b.path = h->ts.dir + "/current.amem";
+  b.bytes = snapshot_test::ReadFileBytes(b.path);
+  auto r = snapshot::Reader::OpenBuffer(b.bytes);
+  REQUIRE(r.ok());
+  REQUIRE((*r)->has_entity_search());
+  for (const snapshot::BlockInfo& block : (*r)->blocks()) {
+    if (block.tag == static_cast<uint32_t>(snapshot::BlockTag::kEntitySearch)) {
+      b.search = block.offset + 8;
     }
   }
-  REQUIRE(body > 0);
+  REQUIRE(b.search > 0);
+  return b;
+}
+
+// Puts `bytes` in place of the base file, as a disk might damage it.
+void OverwriteBase(const BigBase& b, const std::string& bytes) {
+  std::ofstream out(b.path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// After a server answered from the damaged base: it made the base again, whole.
+void CheckBaseMadeAgain(const BigBase& b, const std::string& damaged) {
+  CHECK(snapshot_test::ReadFileBytes(b.path) != damaged);
+  auto rebuilt = snapshot::Reader::Open(b.path);
+  REQUIRE(rebuilt.ok());
+  CHECK((*rebuilt)->Verify().ok());
+}
+
+}  // namespace
+
+TEST_CASE("search_nodes over a base whose entity search list is damaged discards it and answers right",
+          "[mcp][compat][live]") {
+  CompatHarness h;
+  const BigBase base = MakeBigBase(&h);
+  // Flip a byte of the list in the middle of the lists and search for that
+  // list's gram.
+  std::string bytes = base.bytes;
+  const uint64_t body = base.search;
   const uint32_t entities = DecodeFixed32(bytes.data() + body);
   const uint32_t grams = DecodeFixed32(bytes.data() + body + 4);
   const uint64_t directory = body + 8 + 8 * uint64_t{entities};
@@ -1224,10 +1255,7 @@ TEST_CASE("search_nodes over a base whose entity search list is damaged discards
   INFO("gram '" << query << "'");
   const uint64_t at = lists + DecodeFixed64(bytes.data() + directory + 16 * uint64_t{t} + 8);
   bytes[at] = static_cast<char>(bytes[at] ^ 0x01);
-  {
-    std::ofstream out(base, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  }
+  OverwriteBase(base, bytes);
   // The damage is not seen at open, only where the list is read.
   auto damaged = snapshot::Reader::OpenBuffer(bytes);
   REQUIRE(damaged.ok());
@@ -1242,8 +1270,30 @@ TEST_CASE("search_nodes over a base whose entity search list is damaged discards
   REQUIRE(!want["entities"].empty());
   Tools fresh(h.ts.store.get());
   CHECK(AllPages(&fresh, "search_nodes", {{"query", query}, {"limit", 1000}}) == want);
-  CHECK(snapshot_test::ReadFileBytes(base) != bytes);
-  auto rebuilt = snapshot::Reader::Open(base);
-  REQUIRE(rebuilt.ok());
-  CHECK((*rebuilt)->Verify().ok());
+  CheckBaseMadeAgain(base, bytes);
+}
+
+TEST_CASE("read_graph over a base whose entity table is damaged discards it and answers right",
+          "[mcp][compat][live]") {
+  CompatHarness h;
+  const BigBase base = MakeBigBase(&h);
+  auto g = ReadKnowledgeGraph(*h.ts.store, ReadView::Latest());
+  REQUIRE(g.ok());
+  const Json want = ExpectedSearch(*g, nullptr);
+  // read_graph lists the base's entities from the block's table, read a page at
+  // a time: flip a byte of entity 1,000's node number, which an open does not read.
+  std::string bytes = base.bytes;
+  const uint64_t at = base.search + 8 + 8 * 1000;
+  bytes[at] = static_cast<char>(bytes[at] ^ 0x01);
+  OverwriteBase(base, bytes);
+  auto damaged = snapshot::Reader::OpenBuffer(bytes);
+  REQUIRE(damaged.ok());
+  CHECK(!(*damaged)->search_entity(1000).has_value());
+  CHECK((*damaged)->ReadStatus().IsCorruption());
+  // A server started on it lists the first pages from the damaged base; the
+  // page that reads entity 1,000 finds the damage, discards the base and is
+  // read from a new one, as every page after it.
+  Tools fresh(h.ts.store.get());
+  CHECK(AllPages(&fresh, "read_graph", {{"limit", 300}}) == want);
+  CheckBaseMadeAgain(base, bytes);
 }

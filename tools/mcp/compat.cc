@@ -452,14 +452,16 @@ ToolResult GraphPage(const Listing& g, const Json& args, const PageStart& start,
                      uint64_t revision) {
   const size_t limit = static_cast<size_t>(ArgInt(args, "limit", kDefaultGraphLimit));
   const size_t budget = ResultBudget();
-  const size_t n_entities = g.entity_count(), total = n_entities + g.relation_count();
+  const size_t n_entities = g.entity_count();
+  // Whether there is an item i: the relations are not counted ahead.
+  auto has = [&](size_t i) { return i < n_entities || g.has_relation(i - n_entities); };
   Json entities = Json::array(), relations = Json::array();
   size_t i = start.offset, sub = i < n_entities ? start.sub : 0, taken = 0, used = 0;
   if (i < n_entities && sub >= g.entity(i).observations.size() && sub > 0) {
     ++i;  // a cursor past the entity's last observation: it is done
     sub = 0;
   }
-  while (i < total && taken < limit) {
+  while (has(i) && taken < limit) {
     if (i >= n_entities) {
       Json item = RelationJson(g.relation(i - n_entities));
       size_t c = ResultCost(item) + kSeparator;
@@ -504,7 +506,7 @@ ToolResult GraphPage(const Listing& g, const Json& args, const PageStart& start,
   ToolResult r;
   r.structured["entities"] = std::move(entities);
   r.structured["relations"] = std::move(relations);
-  if (i < total) {
+  if (has(i)) {
     r.structured["nextCursor"] = MakeCursor(revision, i, sub);
     r.structured["truncated"] = true;
   }
@@ -565,13 +567,13 @@ ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* quer
   auto view = PageViewFromArgs(args, *start);
   if (!view.ok()) return ToolError(view.status().message());
   // The page of the live view's graph; a damaged cache, found opening the view,
-  // building the graph or reading the page (the base's entity search block is
-  // read where a search needs it), is discarded with the graphs made from it,
-  // and read again.
+  // building the graph or reading the page (the base's entities and relations,
+  // and its entity search block, are read from the file where the page needs
+  // them), is discarded with the graphs made from it, and read again.
   const auto limit = static_cast<size_t>(ArgInt(args, "limit", kDefaultGraphLimit));
   Result<snapshot::LiveView> live = Status::NotFound("not read yet");
   Result<std::shared_ptr<const GraphView>> graph = Status::NotFound("not read yet");
-  GraphListing hits;
+  ToolResult page;
   for (int attempt = 0; attempt < 2; ++attempt) {
     live = snapshot::OpenLive(*ctx->store, *view, ctx->live_options, ctx->live.get());
     if (live.ok()) {
@@ -585,10 +587,11 @@ ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* quer
         // needed yet).
         const size_t wanted =
             start->offset < SIZE_MAX - limit - 1 ? start->offset + limit + 1 : SIZE_MAX;
-        hits = (*graph)->Search(*query, wanted);
+        GraphListing hits = (*graph)->Search(*query, wanted);
         if (hits.entities.size() <= start->offset + limit) (*graph)->AddRelationsTouching(&hits);
+        page = GraphPage(hits, args, *start, live->revision);
       } else {
-        (*graph)->All();
+        page = GraphPage((*graph)->All(), args, *start, live->revision);
       }
       if (Status read = live->reader->ContentStatus(); !read.ok()) graph = read;
     }
@@ -602,8 +605,7 @@ ToolResult ListGraph(ToolContext* ctx, const Json& args, const std::string* quer
   if (!live.ok()) return ToolErrorFromStatus(what, live.status());
   snapshot::PrintNote(*live, "amem mcp");
   if (!graph.ok()) return ToolErrorFromStatus(what, graph.status());
-  if (query != nullptr) return GraphPage(hits, args, *start, live->revision);
-  return GraphPage((*graph)->All(), args, *start, live->revision);
+  return page;
 }
 
 // Stages one compatibility write on a GraphWriter at the store's latest revision:

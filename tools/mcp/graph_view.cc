@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
@@ -34,6 +35,10 @@ constexpr size_t kCheckText = 16;
 constexpr size_t kCheckWords = 256;
 constexpr size_t kReadEntity = 64;
 
+// The entity keys Prepare scans for relations at a time, holding the lock a
+// page of read_graph waits on.
+constexpr size_t kSourcesPerChunk = 4096;
+
 using NameSet = std::set<std::string, std::less<>>;
 
 // Whether `haystack`, ASCII lowered, contains `lowered_needle`: lowered into a
@@ -45,6 +50,22 @@ bool Contains(std::string_view haystack, const std::string& lowered_needle) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
   return lowered.find(lowered_needle) != std::string::npos;
+}
+
+// The first position in [0, n) whose key (key_at(i), ascending in i) is not
+// below `k`: O(log n) keys read.
+template <typename KeyAt>
+size_t LowerBoundBy(size_t n, std::string_view k, const KeyAt& key_at) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (key_at(mid) < k) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
 }
 
 // The words of `text` (common/tokenizer.h), sorted and distinct.
@@ -87,10 +108,10 @@ void AddSlot(const Reader& r, uint32_t i, std::vector<ObservationSlot>* slots) {
   slots->push_back({ObservationSeq(r.meta(i)), std::string(r.key(i)), std::string(r.content(i))});
 }
 
-// The relations of node i's out-edges to entities, i being entity `from`, in a
-// full listing's order: (store's relation id, target key), as the store sorts edges.
-void AppendRelations(const Reader& r, const RelationOrder& rel_order, uint32_t i,
-                     std::string_view from, std::vector<Relation>* out) {
+// Node i's out-edges to entities, f(edge, target's name), in a full listing's
+// order: (store's relation id, target key), as the store sorts edges.
+template <typename F>
+void ForEachRelationEdge(const Reader& r, const RelationOrder& rel_order, uint32_t i, F&& f) {
   std::vector<std::tuple<uint16_t, std::string_view, uint32_t>> edges;
   for (uint32_t j = r.out_begin(i); j < r.out_end(i); ++j) {
     std::string_view to;
@@ -99,11 +120,22 @@ void AppendRelations(const Reader& r, const RelationOrder& rel_order, uint32_t i
     }
   }
   std::sort(edges.begin(), edges.end());
-  for (const auto& [rank, to, j] : edges) {
-    for (auto& t : RelationTypesFrom(r.edge_payload(j), r.relation_name(r.edge_rel(j)))) {
+  for (const auto& [rank, to, j] : edges) f(j, to);
+}
+
+std::vector<std::string> EdgeRelationTypes(const Reader& r, uint32_t j) {
+  return RelationTypesFrom(r.edge_payload(j), r.relation_name(r.edge_rel(j)));
+}
+
+// The relations of node i's out-edges to entities, i being entity `from`, in a
+// full listing's order.
+void AppendRelations(const Reader& r, const RelationOrder& rel_order, uint32_t i,
+                     std::string_view from, std::vector<Relation>* out) {
+  ForEachRelationEdge(r, rel_order, i, [&](uint32_t j, std::string_view to) {
+    for (auto& t : EdgeRelationTypes(r, j)) {
       out->push_back({std::string(from), std::string(to), std::move(t)});
     }
-  }
+  });
 }
 
 // The live observation nodes of entity `name` in file `r` (keys obs:NAME#<hex>),
@@ -152,13 +184,18 @@ struct FileEntity {
   bool Read(const Reader& r, uint32_t k, TypeCache* types) {
     const auto e = r.search_entity(k);
     if (!e) return false;
-    node = e->node;
-    EntityNameOf(r.key(e->node), &name);
-    type = &types->Of(r.meta(e->node), r.type(e->node));
-    observations.clear();
-    ForEachFileObservation(r, name, e->observations,
-                           [&](uint32_t obs) { observations.push_back(obs); });
+    ReadNode(r, e->node, e->observations, types);
     return true;
+  }
+  // Reads the live entity node `entity` of `r` into this, its observation keys
+  // from key position `observations_from` (node_count(): found by a search).
+  void ReadNode(const Reader& r, uint32_t entity, uint32_t observations_from, TypeCache* types) {
+    node = entity;
+    EntityNameOf(r.key(entity), &name);
+    type = &types->Of(r.meta(entity), r.type(entity));
+    observations.clear();
+    ForEachFileObservation(r, name, observations_from,
+                           [&](uint32_t obs) { observations.push_back(obs); });
   }
   template <typename Test>
   bool AnyField(const Reader& r, const Test& test) const {
@@ -301,42 +338,75 @@ Result<Entity> EntityFromView(const Reader& r, const RelationOrder& rel_order,
   return e;
 }
 
-// One full snapshot's compatibility graph. Made in O(1); what it holds in memory
-// is made on first use, once: the whole graph (All(), and the search of a file
-// without the entity search block), and that search's text and grams.
+// One full snapshot's compatibility graph. Made in O(1); it reads its entities
+// and relations from the file by position, and holds in memory only what the file
+// has no block for, made on first use, once: the relations' order, and, without
+// the entity search block, the entities' order and the search's text and grams.
 struct BaseGraph {
   uint64_t revision = 0;
   std::shared_ptr<const Reader> reader;
   RelationOrder rel_order{};  // of reader
 
-  // The whole graph.
-  mutable std::once_flag graph_once;
-  mutable std::vector<Entity> entities;    // live entity nodes, by name
-  mutable std::vector<Relation> relations;  // by (from, rel, to)
+  // The entities: the block's (by name), else `entity_nodes`, the live entity
+  // nodes by name, from one scan of the entity keys made on first use.
+  mutable std::once_flag entities_once;
+  mutable std::vector<uint32_t> entity_nodes;
+
+  // The relations by (from, rel, to): each an edge and which of its relation
+  // types, from a scan of the entity keys' out-edges (stub entities, never
+  // written, list no entity, but the store keeps their edges, so they are
+  // relation sources all the same). The scan goes as far as a reader needs:
+  // the first page needs the first sources', a splice the sources' before the
+  // ones a delta changed; Prepare scans the rest ahead, a chunk at a time.
+  struct RelationRef {
+    uint32_t edge;
+    uint32_t type;  // the index among RelationTypesFrom's
+  };
+  mutable std::mutex relations_mu;
+  mutable std::vector<RelationRef> relation_refs;  // of the sources scanned
+  mutable std::optional<uint32_t> next_source;    // the key position to scan next
+  mutable bool relations_done = false;
 
   // search_nodes' text for a file without block 0x07, made on its first search:
-  // each entity's lowered name, type and observations, each followed by a NUL
-  // (entity k's are [starts[k], starts[k + 1])), and the entities holding each
+  // each entity, and its lowered name, type and observations, each followed by a
+  // NUL (entity k's are [starts[k], starts[k + 1])), and the entities holding each
   // gram of a field (snapshot/entity_search.h: the block's rules).
   mutable std::once_flag search_once;
+  mutable std::vector<Entity> entities;
   mutable std::string text;
   mutable std::vector<size_t> starts;
   mutable GramIndex grams;
 
   static std::shared_ptr<const BaseGraph> Build(std::shared_ptr<const Reader> r, uint64_t revision,
                                                 const Store& store);
-  // Whether the file has the entity search block: search_nodes reads it, and the
-  // whole graph is made only for read_graph.
+  // Whether the file has the entity search block: search_nodes and the entity
+  // listing read it, and nothing is made in memory for them.
   bool indexed() const { return reader->has_entity_search(); }
-  const std::vector<Entity>& Entities() const {
-    std::call_once(graph_once, [this] { MakeGraph(); });
-    return entities;
+
+  size_t EntityCount() const {
+    return indexed() ? reader->search_entity_count() : EntityNodes().size();
   }
-  const std::vector<Relation>& Relations() const {
-    Entities();
-    return relations;
-  }
-  void MakeGraph() const;
+  // Entity k (< EntityCount()) by name: its name, and all of it as listed. A
+  // damaged one reads as empty (in the reader's ReadStatus()).
+  std::string_view EntityName(size_t k) const;
+  Entity EntityAt(size_t k) const;
+  // Without the block: the live entity nodes by name.
+  const std::vector<uint32_t>& EntityNodes() const;
+
+  // Whether there is a relation k: the sources scanned up to it.
+  bool HasRelation(size_t k) const;
+  // The number of relations whose source's name is below `name`.
+  size_t RelationLowerBound(std::string_view name) const;
+  // Relation k (HasRelation(k)): its source's name, and all of it.
+  std::string_view RelationFrom(size_t k) const;
+  Relation RelationAt(size_t k) const;
+  // Scans the sources (relations_mu held) while `more(next source's name)`.
+  template <typename More>
+  void ScanRelations(const More& more) const;
+  // Scans every source, `chunk` at a time (the lock let go between chunks).
+  void ScanAllRelations(size_t chunk) const;
+  std::string_view SourceName(uint32_t edge) const;  // the name of its source entity
+
   void MakeSearch() const {
     std::call_once(search_once, [this] { BuildSearch(); });
   }
@@ -356,41 +426,127 @@ std::shared_ptr<const BaseGraph> BaseGraph::Build(std::shared_ptr<const Reader> 
   return g;
 }
 
-void BaseGraph::MakeGraph() const {
-  const Reader* r = reader.get();
-  // Stub entities (endpoints never written) list no entity, but the store keeps
-  // their edges, so they are relation sources all the same.
-  std::vector<std::pair<std::string_view, uint32_t>> live, sources, observations;
-  for (uint32_t i = 0; i < r->node_count(); ++i) {
-    std::string_view key = r->key(i), name;
-    if (EntityNameOf(key, &name)) {
-      sources.emplace_back(name, i);
-      if (!r->is_stub(i)) live.emplace_back(name, i);
-    } else if (ObservationEntityOf(key, &name) && !r->is_stub(i)) {
-      observations.emplace_back(name, i);
+namespace {
+
+// f(node) for each entity node of `r` (stubs included), by name: the run of the
+// key order its keys make.
+template <typename F>
+void ForEachEntityNode(const Reader& r, F&& f) {
+  for (uint32_t p = r.KeyLowerBound(kEntityKeyPrefix); p < r.node_count(); ++p) {
+    const auto node = r.NodeAtKeyRank(p);
+    if (!node || !r.key(*node).starts_with(kEntityKeyPrefix)) return;
+    f(*node);
+  }
+}
+
+}  // namespace
+
+const std::vector<uint32_t>& BaseGraph::EntityNodes() const {
+  std::call_once(entities_once, [this] {
+    ForEachEntityNode(*reader, [&](uint32_t i) {
+      if (!reader->is_stub(i)) entity_nodes.push_back(i);
+    });
+  });
+  return entity_nodes;
+}
+
+std::string_view BaseGraph::EntityName(size_t k) const {
+  std::string_view name;
+  if (indexed()) {
+    const auto e = reader->search_entity(static_cast<uint32_t>(k));
+    if (e) EntityNameOf(reader->key(e->node), &name);
+  } else {
+    EntityNameOf(reader->key(EntityNodes()[k]), &name);
+  }
+  return name;
+}
+
+Entity BaseGraph::EntityAt(size_t k) const {
+  TypeCache types;
+  FileEntity e;
+  if (indexed()) {
+    if (!e.Read(*reader, static_cast<uint32_t>(k), &types)) return Entity{};
+  } else {
+    e.ReadNode(*reader, EntityNodes()[k], reader->node_count(), &types);
+  }
+  return e.ToEntity(*reader);
+}
+
+template <typename More>
+void BaseGraph::ScanRelations(const More& more) const {
+  if (!next_source) next_source = reader->KeyLowerBound(kEntityKeyPrefix);
+  while (!relations_done) {
+    const uint32_t p = *next_source;
+    const auto node = p < reader->node_count() ? reader->NodeAtKeyRank(p) : std::nullopt;
+    std::string_view name;
+    if (!node || !EntityNameOf(reader->key(*node), &name)) {
+      relations_done = true;
+      return;
     }
+    if (!more(name)) return;
+    ForEachRelationEdge(*reader, rel_order, *node, [&](uint32_t j, std::string_view) {
+      const size_t types = EdgeRelationTypes(*reader, j).size();
+      for (uint32_t t = 0; t < types; ++t) relation_refs.push_back({j, t});
+    });
+    next_source = p + 1;
   }
-  std::sort(live.begin(), live.end());
-  std::sort(sources.begin(), sources.end());
-  std::sort(observations.begin(), observations.end());
-  entities.reserve(live.size());
-  auto obs = observations.begin();
-  for (const auto& [name, i] : live) {
-    Entity e{std::string(name), EntityTypeFrom(r->meta(i), r->type(i)), {}};
-    std::vector<ObservationSlot> slots;
-    while (obs != observations.end() && obs->first < name) ++obs;
-    for (; obs != observations.end() && obs->first == name; ++obs) AddSlot(*r, obs->second, &slots);
-    SortObservations(&slots, &e);
-    entities.push_back(std::move(e));
+}
+
+bool BaseGraph::HasRelation(size_t k) const {
+  std::lock_guard<std::mutex> lock(relations_mu);
+  ScanRelations([&](std::string_view) { return relation_refs.size() <= k; });
+  return k < relation_refs.size();
+}
+
+size_t BaseGraph::RelationLowerBound(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(relations_mu);
+  ScanRelations([&](std::string_view source) { return source < name; });
+  // Every source below `name` is scanned (sources past it may be, by an
+  // earlier call).
+  return LowerBoundBy(relation_refs.size(), name,
+                      [&](size_t k) { return SourceName(relation_refs[k].edge); });
+}
+
+std::string_view BaseGraph::SourceName(uint32_t edge) const {
+  std::string_view from;
+  EntityNameOf(reader->key(reader->edge_source(edge)), &from);
+  return from;
+}
+
+void BaseGraph::ScanAllRelations(size_t chunk) const {
+  for (bool done = false; !done;) {
+    std::lock_guard<std::mutex> lock(relations_mu);
+    size_t scanned = 0;
+    ScanRelations([&](std::string_view) { return scanned++ < chunk; });
+    done = relations_done;
   }
-  for (const auto& [name, i] : sources) AppendRelations(*r, rel_order, i, name, &relations);
+}
+
+std::string_view BaseGraph::RelationFrom(size_t k) const {
+  std::lock_guard<std::mutex> lock(relations_mu);
+  return SourceName(relation_refs[k].edge);
+}
+
+Relation BaseGraph::RelationAt(size_t k) const {
+  RelationRef ref;
+  {
+    std::lock_guard<std::mutex> lock(relations_mu);
+    ref = relation_refs[k];
+  }
+  std::string_view to;
+  EntityNameOf(reader->key(reader->edge_target(ref.edge)), &to);
+  std::vector<std::string> types = EdgeRelationTypes(*reader, ref.edge);
+  // The same bytes give the same types: a short list is a damaged read.
+  std::string type = ref.type < types.size() ? std::move(types[ref.type]) : std::string();
+  return Relation{std::string(SourceName(ref.edge)), std::string(to), std::move(type)};
 }
 
 void BaseGraph::BuildSearch() const {
-  const std::vector<Entity>& all = Entities();
-  starts.reserve(all.size() + 1);
-  for (uint32_t k = 0; k < all.size(); ++k) {
-    const Entity& e = all[k];
+  const size_t count = EntityCount();
+  entities.reserve(count);
+  starts.reserve(count + 1);
+  for (uint32_t k = 0; k < count; ++k) {
+    const Entity& e = entities.emplace_back(EntityAt(k));
     starts.push_back(text.size());
     auto add = [&](std::string_view field) {
       const size_t begin = text.size();
@@ -498,24 +654,49 @@ std::shared_ptr<const GraphView::Overlay> BuildOverlay(const Reader& view,
   return o;
 }
 
-// `base` (sorted by key) less the items whose key is in `replaced`, with
-// `inserted` (sorted by key, every key in `replaced`) spliced in: runs of base
-// items between the changes, found by binary search, O(changes log n).
+// A base's list of entities (by name) or relations (by source name), read by
+// position: whether item i is in it, its key, and the first position whose key
+// is not below `k`.
+template <typename T>
+bool BaseHas(const BaseGraph& bg, size_t i) {
+  if constexpr (std::is_same_v<T, Entity>) {
+    return i < bg.EntityCount();
+  } else {
+    return bg.HasRelation(i);
+  }
+}
+template <typename T>
+std::string_view BaseKey(const BaseGraph& bg, size_t i) {
+  if constexpr (std::is_same_v<T, Entity>) {
+    return bg.EntityName(i);
+  } else {
+    return bg.RelationFrom(i);
+  }
+}
+template <typename T>
+size_t BaseLowerBound(const BaseGraph& bg, std::string_view k) {
+  if constexpr (std::is_same_v<T, Entity>) {
+    return LowerBoundBy(bg.EntityCount(), k, [&](size_t i) { return bg.EntityName(i); });
+  } else {
+    return bg.RelationLowerBound(k);
+  }
+}
+
+// `bg`'s list of entities or relations (sorted by key) less the items whose key
+// is in `replaced`, with `inserted` (sorted by key, every key in `replaced`)
+// spliced in: runs of base items between the changes, the last open to the
+// list's end, found by binary search, O(changes log n) keys read.
 template <typename T, typename KeyFn>
-SplicedList<T> Splice(const std::vector<T>& base, const std::vector<T>& inserted,
-                      const NameSet& replaced, KeyFn key) {
+SplicedList<T> Splice(const BaseGraph& bg, const std::vector<T>& inserted, const NameSet& replaced,
+                      KeyFn key) {
   using Run = typename SplicedList<T>::Run;
-  auto lower = [&](std::string_view k) {
-    return static_cast<size_t>(
-        std::partition_point(base.begin(), base.end(), [&](const T& x) { return key(x) < k; }) -
-        base.begin());
-  };
+  auto lower = [&](std::string_view k) { return BaseLowerBound<T>(bg, k); };
   // Base ranges left out (ascending, disjoint: one per replaced key).
   std::vector<std::pair<size_t, size_t>> gone;
   for (const std::string& k : replaced) {
     const size_t b = lower(k);
     size_t e = b;
-    while (e < base.size() && key(base[e]) == k) ++e;
+    while (BaseHas<T>(bg, e) && BaseKey<T>(bg, e) == k) ++e;
     if (e > b) gone.emplace_back(b, e);
   }
   std::vector<Run> runs;
@@ -545,19 +726,47 @@ SplicedList<T> Splice(const std::vector<T>& base, const std::vector<T>& inserted
     base_run(gone[g].first);
     b = gone[g].second;
   }
-  base_run(base.size());
-  return SplicedList<T>(&base, &inserted, std::move(runs), pos);
+  runs.push_back({pos, false, b, SplicedList<T>::kToEnd - pos});  // the rest of the base's
+  return SplicedList<T>(&bg, &inserted, std::move(runs));
 }
 
 }  // namespace
 
 template <typename T>
-const T& SplicedList<T>::operator[](size_t i) const {
-  auto run = std::partition_point(runs_.begin(), runs_.end(),
-                                  [i](const Run& r) { return r.start + r.length <= i; });
-  const size_t at = run->first + (i - run->start);
-  return run->inserted ? (*inserted_)[at] : (*base_)[at];
+const typename SplicedList<T>::Run& SplicedList<T>::RunOf(size_t i) const {
+  return *std::partition_point(runs_.begin(), runs_.end(),
+                               [i](const Run& r) { return r.start + r.length <= i; });
 }
+
+template <typename T>
+bool SplicedList<T>::has(size_t i) const {
+  if (runs_.empty()) return false;
+  const Run& run = RunOf(i);
+  return run.inserted || run.start + run.length != kToEnd ||
+         BaseHas<T>(*base_, run.first + (i - run.start));
+}
+
+template <typename T>
+T SplicedList<T>::operator[](size_t i) const {
+  const Run& run = RunOf(i);
+  const size_t at = run.first + (i - run.start);
+  if (run.inserted) return (*inserted_)[at];
+  if constexpr (std::is_same_v<T, Entity>) {
+    return base_->EntityAt(at);
+  } else {
+    return base_->RelationAt(at);
+  }
+}
+
+template <typename T>
+size_t SplicedList<T>::size() const
+  requires std::is_same_v<T, Entity>
+{
+  if (runs_.empty()) return 0;
+  const Run& tail = runs_.back();
+  return tail.start + base_->EntityCount() - tail.first;
+}
+
 template class SplicedList<Entity>;
 template class SplicedList<Relation>;
 
@@ -608,9 +817,9 @@ const GraphSplice& GraphView::All() const {
     static const NameSet kNone;
     const bool layered = !overlays_.empty();
     if (layered) combined_ = Combine(overlays_);
-    all_.entities = Splice(base_->Entities(), layered ? combined_->entities : kNoEntities,
+    all_.entities = Splice(*base_, layered ? combined_->entities : kNoEntities,
                            layered ? combined_->touched : kNone, name);
-    all_.relations = Splice(base_->Relations(), layered ? combined_->relations : kNoRelations,
+    all_.relations = Splice(*base_, layered ? combined_->relations : kNoRelations,
                             layered ? combined_->sources : kNone, from);
   });
   return all_;
@@ -800,10 +1009,11 @@ std::shared_ptr<const BaseGraph> GraphViewCache::GraphOf(const std::shared_ptr<c
     (prepare ? built_by_prepare_ : built_by_get_).fetch_add(1);
   }
   // Prepare makes what the base holds in memory ahead, on its own thread: the
-  // whole graph, and the search's text and grams when the file has no entity
-  // search block. A call that needs them meanwhile waits for them (call_once).
+  // relations' order, and the entities' order and the search's text and grams
+  // when the file has no entity search block. A call that needs them meanwhile
+  // waits for them (call_once).
   if (prepare) {
-    g->Entities();
+    g->ScanAllRelations(kSourcesPerChunk);
     if (!g->indexed()) g->MakeSearch();
   }
   return g;

@@ -2,11 +2,13 @@
 // instead of the store: read_graph and search_nodes answer from the live view
 // (snapshot/live.h), base + delta, so a call after a write costs O(changes).
 //
-// Per base snapshot, a BaseGraph, made in O(1), holds what is made once on first
-// use: every entity with its observations and the relations grouped by source
-// (read_graph), and, for a base without the entity search block (docs/FORMAT.md
-// §8.23), the lowered search text with its gram lists. A base with the block is
-// searched from the file: nothing is built for search_nodes. A GraphView of a base + delta view
+// Per base snapshot, a BaseGraph, made in O(1), reads its entities and relations
+// from the file by position, one page at a time; it holds in memory only what
+// the file has no block for, made once on first use: the relations' order (an
+// edge and a relation type, 8 bytes per relation), and, for a base without the
+// entity search block (docs/FORMAT.md §8.23), its live entity nodes by name and
+// the lowered search text with its gram lists. A base with the block is searched
+// from the file. A GraphView of a base + delta view
 // holds only what the delta touched: the entities whose entity or observation
 // nodes changed (read again from the view) and the relation groups of the sources
 // whose out-edges changed. A view that is a stack of deltas (snapshot/live.h's
@@ -27,6 +29,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "common/model.h"
@@ -61,7 +64,7 @@ struct ObservationSlot {
 void SortObservations(std::vector<ObservationSlot>* slots, Entity* e);
 
 // Entities, then relations, to page through (GraphPage reads entity_count(),
-// entity(i), relation_count() and relation(k)). The pointers point into a
+// entity(i), has_relation(k) and relation(k)). The pointers point into a
 // GraphView, a KnowledgeGraph or owned_relations, which must outlive the listing.
 struct GraphListing {
   std::vector<const Entity*> entities;
@@ -71,34 +74,44 @@ struct GraphListing {
 
   size_t entity_count() const { return entities.size(); }
   const Entity& entity(size_t i) const { return *entities[i]; }
-  size_t relation_count() const { return relations.size(); }
+  bool has_relation(size_t k) const { return k < relations.size(); }
   const Relation& relation(size_t k) const { return *relations[k]; }
 };
 GraphListing ListingOf(const KnowledgeGraph& g);
 
-// A sorted base list with some of its items left out and others put in, read by
-// position without being copied: O(log changes) per item.
+struct BaseGraph;  // tools/mcp/graph_view.cc
+
+// A base's sorted list (its entities by name, its relations by (from, rel, to))
+// with some of its items left out and others put in, read by position without
+// being copied: O(log changes) per item, and a base item is read from the file.
 template <typename T>
 class SplicedList {
  public:
+  // The length of the last run, the rest of the base's list: to the end of
+  // positions, however long that list turns out to be.
+  static constexpr size_t kToEnd = SIZE_MAX;
   struct Run {
     size_t start;      // merged position of the run's first item
-    bool inserted;     // items of `inserted` (else of `base`)
+    bool inserted;     // items of `inserted` (else of the base's list)
     size_t first, length;
   };
   SplicedList() = default;
-  SplicedList(const std::vector<T>* base, const std::vector<T>* inserted, std::vector<Run> runs,
-              size_t size)
-      : base_(base), inserted_(inserted), runs_(std::move(runs)), size_(size) {}
-  size_t size() const { return size_; }
-  // REQUIRES: i < size().
-  const T& operator[](size_t i) const;
+  SplicedList(const BaseGraph* base, const std::vector<T>* inserted, std::vector<Run> runs)
+      : base_(base), inserted_(inserted), runs_(std::move(runs)) {}
+  // Whether there is an item i (the base's list read up to it).
+  bool has(size_t i) const;
+  // REQUIRES: has(i). A base item the file holds damaged reads as an empty
+  // one, and the damage is in the base reader's ReadStatus().
+  T operator[](size_t i) const;
+  // How many items there are (entities: the base's count is known).
+  size_t size() const
+    requires std::is_same_v<T, Entity>;
 
  private:
-  const std::vector<T>* base_ = nullptr;
+  const Run& RunOf(size_t i) const;  // the run holding position i
+  const BaseGraph* base_ = nullptr;
   const std::vector<T>* inserted_ = nullptr;
-  std::vector<Run> runs_;
-  size_t size_ = 0;
+  std::vector<Run> runs_;  // the last one open to the end (kToEnd)
 };
 
 // read_graph's listing of a GraphView.
@@ -107,9 +120,9 @@ struct GraphSplice {
   SplicedList<Relation> relations;
 
   size_t entity_count() const { return entities.size(); }
-  const Entity& entity(size_t i) const { return entities[i]; }
-  size_t relation_count() const { return relations.size(); }
-  const Relation& relation(size_t k) const { return relations[k]; }
+  Entity entity(size_t i) const { return entities[i]; }
+  bool has_relation(size_t k) const { return relations.has(k); }
+  Relation relation(size_t k) const { return relations[k]; }
 };
 
 // A reader's relation id -> the store's id of that relation (the order edges are
@@ -126,15 +139,13 @@ RelationOrder StoreRelationOrder(const snapshot::Reader& r, const Store& store);
 Result<Entity> EntityFromView(const snapshot::Reader& r, const RelationOrder& rel_order,
                               const std::string& name, std::vector<Relation>* relations);
 
-struct BaseGraph;  // tools/mcp/graph_view.cc
-
 class GraphView {
  public:
   struct Overlay;  // what a delta changed (tools/mcp/graph_view.cc)
   ~GraphView();
   // The whole graph (read_graph): entities by name, relations by (from, rel,
-  // to). The base's lists with the overlay spliced in, O(changes) on the first
-  // call; reading an item is O(log changes).
+  // to). The base's lists with the overlay spliced in, O(changes log n) on the
+  // first call; reading an item is O(log changes) plus its read from the file.
   const GraphSplice& All() const;
   // search_nodes: the first `max` entities, by name, whose name, type or one
   // observation contains `query` after ASCII lowering, or has every word of
@@ -171,9 +182,10 @@ class GraphView {
 // reading a revision older than the live base, from its own file, builds that
 // file's graph in its place) and the last view. What a base's graph holds in
 // memory is built once, by the first call that needs it or ahead of it by
-// Prepare (the background merge's thread, amem mcp's start); a call that needs
-// it while it is being built waits for it (a search of a file with the entity
-// search block needs none of it).
+// Prepare (the background merge's thread, amem mcp's start). The relations'
+// order is scanned as far as a call needs, and Prepare scans the rest a chunk
+// at a time; a search of a file without the entity search block waits for its
+// lists while they are being built (a file with the block needs none).
 // Thread safety: every method may be called concurrently.
 class GraphViewCache {
  public:
@@ -183,9 +195,10 @@ class GraphViewCache {
                                                uint64_t revision, const Store& store);
   // Makes the BaseGraph of `base` (a snapshot file of `store` at `revision`)
   // unless it is made or being made, and builds what it holds in memory (the
-  // whole graph, and the search lists when the file has no entity search
-  // block): the next Get of a view over that file takes it. The graph Get keeps
-  // answers meanwhile, so two graphs are held while this runs.
+  // relations' order, and the entities' order and search lists when the file
+  // has no entity search block): the next Get of a view over that file takes
+  // it. The graph Get keeps answers meanwhile, so two graphs are held while
+  // this runs.
   void Prepare(std::shared_ptr<const snapshot::Reader> base, uint64_t revision,
                const Store& store);
   // Lets every graph go (a damaged cache file was discarded); a Prepare running
