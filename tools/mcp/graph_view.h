@@ -87,8 +87,8 @@ struct BaseGraph;  // tools/mcp/graph_view.cc
 template <typename T>
 class SplicedList {
  public:
-  // The length of the last run, the rest of the base's list: to the end of
-  // positions, however long that list turns out to be.
+  // Where the last run ends (its start + length): it is the rest of the base's
+  // list, however long that turns out to be.
   static constexpr size_t kToEnd = SIZE_MAX;
   struct Run {
     size_t start;      // merged position of the run's first item
