@@ -39,6 +39,12 @@ Status Corrupt(std::string_view section, std::string_view what) {
   return Status::Corruption(std::string(section) + ": " + std::string(what));
 }
 
+// Whether a long check was asked to stop (CheckRecords, Warm), and what it says then.
+bool Stopped(const std::atomic<bool>* stop) {
+  return stop != nullptr && stop->load(std::memory_order_relaxed);
+}
+Status StoppedStatus() { return Status::Aborted("the check was stopped before its end"); }
+
 // The largest expansion LZ4 can achieve is about 255:1; a header promising more
 // than that is lying, and we must not allocate for it.
 constexpr uint64_t kMaxLz4Ratio = 255;
@@ -211,7 +217,7 @@ struct Reader::Rep {
   bool PageSpan(const void* p, uint64_t len, uint64_t* first, uint64_t* last) const;
   Status PagesStatus(const void* p, uint64_t len) const;
   Status PageStatus(uint32_t k) const;
-  Status CheckAllPages() const;
+  Status CheckAllPages(const std::atomic<bool>* stop = nullptr) const;
   // Open reads [p, p + len): its pages are checked once the table is found.
   void OpenRead(const Reader* r, const void* p, uint64_t len) {
     open_reads.emplace_back(static_cast<uint64_t>(static_cast<const char*>(p) - r->base_), len);
@@ -1192,9 +1198,10 @@ uint32_t Reader::PagesLeft() const {
   return rep_->page_state ? rep_->pages_left.load(std::memory_order_acquire) : 0;
 }
 
-Status Reader::Rep::CheckAllPages() const {
+Status Reader::Rep::CheckAllPages(const std::atomic<bool>* stop) const {
   if (!pages_pending.load(std::memory_order_acquire)) return Status::OK();
   for (uint32_t k = 0; k < page_count; ++k) {
+    if (k % 256 == 0 && Stopped(stop)) return StoppedStatus();
     if (Status s = PageStatus(k); !s.ok()) {
       Fail(s);
       return s;
@@ -1510,14 +1517,15 @@ Status Reader::Rep::CheckDeferred(const Reader* r) const {
   return Status::OK();
 }
 
-Status Reader::CheckRecords() const {
+Status Reader::CheckRecords(const std::atomic<bool>* stop) const {
   if (layer_) {
-    AMEM_RETURN_IF_ERROR(layer_->base->CheckRecords());
-    return layer_->dn().CheckRecords();
+    AMEM_RETURN_IF_ERROR(layer_->base->CheckRecords(stop));
+    return layer_->dn().CheckRecords(stop);
   }
   Rep& rep = *rep_;
   // Every page first (what the checks below read is then known unchanged).
-  AMEM_RETURN_IF_ERROR(rep.CheckAllPages());
+  AMEM_RETURN_IF_ERROR(rep.CheckAllPages(stop));
+  if (Stopped(stop)) return StoppedStatus();
   std::call_once(rep.deferred_once, [&] { rep.deferred_status = rep.CheckDeferred(this); });
   AMEM_RETURN_IF_ERROR(rep.deferred_status);
   if (!rep.lazy) return Status::OK();
@@ -1526,6 +1534,7 @@ Status Reader::CheckRecords() const {
     const uint32_t count = part == Rep::kEdges ? edge_count_ : node_count_;
     const uint64_t size = uint64_t{1} << Rep::kChunkShift[part];
     for (uint64_t begin = 0; begin < count; begin += size) {
+      if (Stopped(stop)) return StoppedStatus();
       if (rep.Chunk(this, static_cast<Rep::Part>(part), static_cast<uint32_t>(begin))) continue;
       const uint32_t end = std::min<uint64_t>(begin + size, count);
       switch (part) {  // this chunk's own verdict (ReadStatus() has the first one read)
@@ -1540,13 +1549,17 @@ Status Reader::CheckRecords() const {
   return Status::OK();
 }
 
-Status Reader::Warm() const {
-  if (layer_) return layer_->base->Warm();
-  AMEM_RETURN_IF_ERROR(CheckRecords());
+Status Reader::Warm(const std::atomic<bool>* stop) const {
+  if (layer_) return layer_->base->Warm(stop);
+  AMEM_RETURN_IF_ERROR(CheckRecords(stop));
   LoadDocLengths();
-  for (uint32_t t = 0; t < term_count_; ++t) rep_->CheckTerm(t, node_count_);
+  for (uint32_t t = 0; t < term_count_; ++t) {
+    if (t % 4096 == 0 && Stopped(stop)) return StoppedStatus();
+    rep_->CheckTerm(t, node_count_);
+  }
+  if (Stopped(stop)) return StoppedStatus();
   AMEM_RETURN_IF_ERROR(rep_->CheckTypeIndex(this));
-  AMEM_RETURN_IF_ERROR(DecodeAllContent());
+  AMEM_RETURN_IF_ERROR(DecodeAllContent(stop));
   return ReadStatus();
 }
 
@@ -1797,16 +1810,17 @@ Status Reader::EnsureContent() const {
   return ContentStatus();
 }
 
-Status Reader::DecodeAllContent() const {
+Status Reader::DecodeAllContent(const std::atomic<bool>* stop) const {
   if (layer_) {
-    AMEM_RETURN_IF_ERROR(layer_->base->DecodeAllContent());
-    return layer_->dn().DecodeAllContent();
+    AMEM_RETURN_IF_ERROR(layer_->base->DecodeAllContent(stop));
+    return layer_->dn().DecodeAllContent(stop);
   }
   AMEM_RETURN_IF_ERROR(EnsureContent());
   if (!content_compressed() || rep_->use_whole.load(std::memory_order_acquire)) {
     return ContentStatus();
   }
   for (size_t b = 0; b < rep_->cblocks.size(); ++b) {
+    if (Stopped(stop)) return StoppedStatus();
     if (rep_->block_state[b].load(std::memory_order_acquire) == Rep::kBlockDone) continue;
     bool irregular = false;
     if (!rep_->DecodeBlock(this, b, &irregular) && irregular) {

@@ -186,8 +186,11 @@ class Reader {
   Status ContentStatus() const { return ReadStatus(); }
   // Runs every lazy check now (every page against the page checksums, records,
   // adjacency, time index): the first failure, or OK. O(file size), once.
-  // Verify() and CheckIndexes() include it.
-  Status CheckRecords() const;
+  // Verify() and CheckIndexes() include it. `stop` (optional) is read between
+  // steps (a few hundred pages, a chunk of records): once it is set, the check
+  // returns Aborted at the next one, and what it did not reach is checked when
+  // read, as before.
+  Status CheckRecords(const std::atomic<bool>* stop = nullptr) const;
   // Does now what the queries do on first use of the larger structures
   // (docs/FORMAT.md §9): CheckRecords(), the doc lengths summed, every term's
   // postings checked, the type bitsets checked and every content block
@@ -195,8 +198,9 @@ class Reader {
   // its own before it hands a new base to its queries (snapshot/live.h
   // LiveOptions::warm_base), so that none of them pays it. O(file size) and the
   // content's decompressed size in memory, once. The first failure, or OK. A
-  // layered view warms its base.
-  Status Warm() const;
+  // layered view warms its base. `stop` as for CheckRecords (a process that exits
+  // stops warming: Aborted); what was warmed stays.
+  Status Warm(const std::atomic<bool>* stop = nullptr) const;
   // The page checksums' bookkeeping (§8.22), for tests: pages whose verdict is
   // recorded (hashed, good or bad; O(file size / 4 KiB) to count), and pages not
   // yet known good. Both 0 for a file without the block or read with
@@ -265,7 +269,8 @@ class Reader {
   // Decompresses every block now (what a bulk reader that must not see "" for a
   // damaged block wants: merges, Verify(), benchmarks' warm-up); the first
   // failure, or OK. Does not check the frame's content checksum (Verify() does).
-  Status DecodeAllContent() const;
+  // `stop` as for CheckRecords, read between blocks.
+  Status DecodeAllContent(const std::atomic<bool>* stop = nullptr) const;
   // dimension() floats, or nullptr when node i has no vector. 64-byte aligned block.
   const float* vector(uint32_t i) const;
   // The built-in embedding of content(i) (common/tokenizer.h HashEmbed, before its

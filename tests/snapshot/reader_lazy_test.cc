@@ -4,6 +4,7 @@
 // sticky Corruption, never a different answer.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <set>
 #include <string>
 #include <vector>
@@ -121,6 +122,40 @@ TEST_CASE("A damaged node record opens, reads blank and is reported when read",
   std::string plain = LazySmallFile(/*extensions=*/false);
   plain[NodeRecordOffset(n - 1) + NodeEntry::kReservedOffset] = 7;
   CHECK_THAT(Reader::OpenBuffer(plain).status().ToString(), Catch::Contains("node record"));
+}
+
+TEST_CASE("Warm and CheckRecords stop when asked; what they did not reach is checked when read",
+          "[snapshot][reader][lazy]") {
+  const std::string good = PagedFile(PagedState());
+  const std::string want = snapshot_test::AllAnswers(*snapshot_test::OpenOrDie(good));
+  std::atomic<bool> stop{true};
+  {
+    auto r = Reader::OpenBuffer(good);
+    REQUIRE(r.ok());
+    CHECK((*r)->Warm(&stop).IsAborted());
+    CHECK((*r)->CheckRecords(&stop).IsAborted());
+    CHECK((*r)->DecodeAllContent(&stop).IsAborted());
+    CHECK((*r)->ReadStatus().ok());  // stopping is no damage
+    CHECK(snapshot_test::AllAnswers(**r) == want);
+    stop = false;  // and a later warming goes to its end
+    CHECK((*r)->Warm(&stop).ok());
+    CHECK((*r)->Warm().ok());
+  }
+  // A damaged node record past the stop: not found by the stopped warming, found
+  // when read, and by a warming that is not stopped.
+  std::string bytes = good;
+  const uint32_t n = snapshot_test::OpenOrDie(good)->node_count();
+  bytes[NodeRecordOffset(n - 1) + NodeEntry::kReservedOffset] = 7;
+  stop = true;
+  auto r = Reader::OpenBuffer(bytes);
+  REQUIRE(r.ok());
+  CHECK((*r)->Warm(&stop).IsAborted());
+  CHECK((*r)->ReadStatus().ok());
+  CHECK((*r)->confidence(n - 1) == 0.0f);  // blank, not the damaged record
+  CHECK((*r)->ReadStatus().IsCorruption());
+  auto again = Reader::OpenBuffer(bytes);
+  REQUIRE(again.ok());
+  CHECK((*again)->Warm().IsCorruption());
 }
 
 TEST_CASE("Damaged adjacency, time and order entries are reported when read",

@@ -1,6 +1,7 @@
 #include "tools/mcp/compat.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -517,7 +518,11 @@ ToolResult GraphPage(const Listing& g, const Json& args, const PageStart& start,
 
 struct StartupWork {
   std::thread thread;
+  // Set when the server ends: the warming stops at its next step (what it did not
+  // reach is checked when read), and no graph is prepared for nobody.
+  std::atomic<bool> stop{false};
   ~StartupWork() {
+    stop = true;
     if (thread.joinable()) thread.join();
   }
 };
@@ -535,7 +540,7 @@ void StartLiveBaseWork(ToolContext* ctx) {
   std::error_code ec;
   if (!std::filesystem::exists(ctx->store->path() + "/current.rev", ec)) return;
   auto work = std::make_shared<StartupWork>();
-  work->thread = std::thread([ctx] {
+  work->thread = std::thread([ctx, stop = &work->stop] {
     // What the first call would do: the live view (the base mapped, under the
     // cache's lock, which a call waits on), then, with the lock released, the base
     // checked whole and warmed and its graph built (the calls meanwhile check what
@@ -547,8 +552,9 @@ void StartLiveBaseWork(ToolContext* ctx) {
     snapshot::PrintNote(*live, "amem mcp");
     std::shared_ptr<const snapshot::Reader> base = live->reader;
     while (base->layered()) base = base->layer_base();
-    // A damaged base: the calls find it where they read it.
-    if (!base->Warm().ok()) return;
+    // A damaged base: the calls find it where they read it. A server that ends
+    // meanwhile stops here.
+    if (!base->Warm(stop).ok() || *stop) return;
     ctx->graphs->Prepare(base, live->base_revision, *ctx->store);
   });
   ctx->startup = std::move(work);

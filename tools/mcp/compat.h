@@ -77,11 +77,12 @@ Result<ImportReport> ImportKnowledgeGraph(Store* store, const KnowledgeGraph& gr
 
 // A long-lived server's per-base work off the calls' path (amem mcp calls it once,
 // after BuildRegistry, with LiveOptions::background_merge set): each base a
-// background merge makes is warmed (Reader::Warm) and its compatibility graph
-// with its search index built on the merge's thread before the calls read it
-// (LiveOptions::warm_base, prepare_base), and the live base at start the same on a
-// thread of its own (ctx->startup), so that a first call waits only for what is
-// left of it. Sets ctx->graphs.
+// background merge makes is warmed (Reader::Warm) and what its compatibility graph
+// keeps in memory built on the merge's thread before the calls read it
+// (LiveOptions::warm_base, prepare_base; tools/mcp/graph_view.h), and the live base
+// at start the same on a thread of its own (ctx->startup), so that a first call
+// waits only for what is left of it; a server that ends first stops that thread's
+// warming at its next step instead of waiting for all of it. Sets ctx->graphs.
 void StartLiveBaseWork(ToolContext* ctx);
 
 // create_entities, create_relations, add_observations, delete_entities,
