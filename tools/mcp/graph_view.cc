@@ -1010,8 +1010,9 @@ std::shared_ptr<const BaseGraph> GraphViewCache::GraphOf(const std::shared_ptr<c
   }
   // Prepare makes what the base holds in memory ahead, on its own thread: the
   // relations' order, and the entities' order and the search's text and grams
-  // when the file has no entity search block. A call that needs them meanwhile
-  // waits for them (call_once).
+  // when the file has no entity search block. A call that needs relations
+  // meanwhile scans as far as it needs between Prepare's chunks; one that needs
+  // the search's text waits for it (call_once).
   if (prepare) {
     g->ScanAllRelations(kSourcesPerChunk);
     if (!g->indexed()) g->MakeSearch();
