@@ -2285,6 +2285,7 @@ uint32_t Reader::search_entity_count() const {
 }
 
 std::optional<SearchEntity> Reader::search_entity(uint32_t k) const {
+  if (k >= search_entity_count()) return std::nullopt;
   const Rep& rep = *rep_;
   const char* p = rep.search_entities + EntitySearchBlock::kEntityLength * size_t{k};
   if (!rep.Pages(p, EntitySearchBlock::kEntityLength)) return std::nullopt;

@@ -305,7 +305,7 @@ class Reader {
   uint32_t search_entity_count() const;
   // Entity k (by name), nullopt when damaged (then in ReadStatus()): its node is
   // a live entity node and its observations' position is where their keys start.
-  // REQUIRES: k < search_entity_count().
+  // nullopt too for k past search_entity_count() (no block: 0), which is no damage.
   std::optional<SearchEntity> search_entity(uint32_t k) const;
   // The entities holding `gram` (entity_search.h GramOf): count 0 when none do,
   // or when its directory entry is damaged (then in ReadStatus()). O(log grams).

@@ -162,6 +162,9 @@ TEST_CASE("The entity search block lists every live entity by name and each gram
         std::vector<uint32_t>{2, 3});  // "user" (AB), "service" (Alpha's type)
   CHECK(r->search_postings(r->search_gram(GramOf("has"))) == std::vector<uint32_t>{1});
   CHECK(r->search_postings(r->search_gram(GramOf("nob"))).empty());  // the orphan's
+  // Past the entities: none, and no damage.
+  CHECK(!r->search_entity(r->search_entity_count()).has_value());
+  CHECK(!r->search_entity(UINT32_MAX).has_value());
   CHECK(r->ReadStatus().ok());
   CHECK(r->Verify().ok());
   // The same state in another input order gives the same bytes.
@@ -187,6 +190,8 @@ TEST_CASE("No entity, or the option off, writes no entity search block",
   CHECK_FALSE(off->has_entity_search());
   CHECK(off->search_entity_count() == 0);
   CHECK(off->search_gram(GramOf("alp")).count == 0);
+  CHECK(!off->search_entity(0).has_value());
+  CHECK(off->ReadStatus().ok());
   // Without the extension blocks (no keys) there is none either.
   CHECK_FALSE(snapshot_test::OpenOrDie(Built(EntityState(), {.extensions = false}))->has_entity_search());
 }
