@@ -55,11 +55,18 @@ std::string EntityTypeFrom(std::string_view meta_text, NodeType type) {
 }
 
 std::string AsciiLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
+  std::string out;
+  AppendAsciiLower(s, &out);
+  return out;
+}
+
+void AppendAsciiLower(std::string_view s, std::string* out) {
+  const size_t at = out->size();
+  out->append(s);
+  for (size_t i = at; i < out->size(); ++i) {
+    char& c = (*out)[i];
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
-  return out;
 }
 
 uint32_t GramOf(std::string_view bytes) {

@@ -31,6 +31,8 @@ std::string ObservationKeyPrefix(std::string_view name);
 std::string EntityTypeFrom(std::string_view meta, NodeType type);
 // ASCII letters lowered, every other byte as it is (search_nodes' case rule).
 std::string AsciiLower(std::string_view s);
+// The same, appended to *out (a buffer reused over many fields).
+void AppendAsciiLower(std::string_view s, std::string* out);
 
 // ---- grams ----
 // A gram is one, two or three bytes of one lowered field, its length in the top

@@ -899,10 +899,16 @@ bool BuildEntitySearch(const DenseNodes& d, EntitySearch* es) {
   }
   if (es->entities.empty()) return false;
   es->observations.reserve(names.size());
+  std::string lowered;  // each field's, reused
+  auto add = [&](uint32_t k, std::string_view field) {
+    lowered.clear();
+    AppendAsciiLower(field, &lowered);
+    es->grams.AddField(k, lowered);
+  };
   for (uint32_t k = 0; k < es->entities.size(); ++k) {
     const WNode& w = d.nodes[es->entities[k]];
-    es->grams.AddField(k, AsciiLower(names[k]));
-    es->grams.AddField(k, AsciiLower(EntityTypeFrom(w.meta, static_cast<NodeType>(w.type))));
+    add(k, names[k]);
+    add(k, EntityTypeFrom(w.meta, static_cast<NodeType>(w.type)));
     const std::string prefix = ObservationKeyPrefix(names[k]);
     auto p = std::lower_bound(d.by_key.begin(), d.by_key.end(), prefix,
                               [&d](uint32_t i, const std::string& key) { return d.nodes[i].key < key; });
@@ -911,7 +917,7 @@ bool BuildEntitySearch(const DenseNodes& d, EntitySearch* es) {
       const WNode& o = d.nodes[*p];
       std::string_view owner;  // obs:A#B#<hex> is entity A#B's, not A's
       if (!o.stub && ObservationEntityOf(o.key, &owner) && owner == names[k]) {
-        es->grams.AddField(k, AsciiLower(o.content));
+        add(k, o.content);
       }
     }
   }

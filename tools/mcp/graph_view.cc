@@ -45,10 +45,8 @@ using NameSet = std::set<std::string, std::less<>>;
 // buffer of the thread's, reused (a search checks thousands of fields).
 bool Contains(std::string_view haystack, const std::string& lowered_needle) {
   thread_local std::string lowered;
-  lowered.assign(haystack);
-  for (char& c : lowered) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
+  lowered.clear();
+  snapshot::AppendAsciiLower(haystack, &lowered);
   return lowered.find(lowered_needle) != std::string::npos;
 }
 
@@ -428,13 +426,22 @@ std::shared_ptr<const BaseGraph> BaseGraph::Build(std::shared_ptr<const Reader> 
 
 namespace {
 
-// f(node) for each entity node of `r` (stubs included), by name: the run of the
-// key order its keys make.
+// The entity nodes of `r` (stubs included) are a run of its key order, by name,
+// from KeyLowerBound(kEntityKeyPrefix): the node at key position p, with its
+// name, when it is one of them (nullopt past the run, or when damaged).
+std::optional<uint32_t> EntityNodeAtRank(const Reader& r, uint32_t p, std::string_view* name) {
+  const auto node = p < r.node_count() ? r.NodeAtKeyRank(p) : std::nullopt;
+  if (!node || !EntityNameOf(r.key(*node), name)) return std::nullopt;
+  return node;
+}
+
+// f(node) for each entity node of `r` (stubs included), by name.
 template <typename F>
 void ForEachEntityNode(const Reader& r, F&& f) {
-  for (uint32_t p = r.KeyLowerBound(kEntityKeyPrefix); p < r.node_count(); ++p) {
-    const auto node = r.NodeAtKeyRank(p);
-    if (!node || !r.key(*node).starts_with(kEntityKeyPrefix)) return;
+  std::string_view name;
+  for (uint32_t p = r.KeyLowerBound(kEntityKeyPrefix);; ++p) {
+    const auto node = EntityNodeAtRank(r, p, &name);
+    if (!node) return;
     f(*node);
   }
 }
@@ -477,9 +484,9 @@ void BaseGraph::ScanRelations(const More& more) const {
   if (!next_source) next_source = reader->KeyLowerBound(kEntityKeyPrefix);
   while (!relations_done) {
     const uint32_t p = *next_source;
-    const auto node = p < reader->node_count() ? reader->NodeAtKeyRank(p) : std::nullopt;
     std::string_view name;
-    if (!node || !EntityNameOf(reader->key(*node), &name)) {
+    const auto node = EntityNodeAtRank(*reader, p, &name);
+    if (!node) {
       relations_done = true;
       return;
     }
@@ -550,7 +557,7 @@ void BaseGraph::BuildSearch() const {
     starts.push_back(text.size());
     auto add = [&](std::string_view field) {
       const size_t begin = text.size();
-      text += AsciiLower(field);
+      snapshot::AppendAsciiLower(field, &text);
       grams.AddField(k, std::string_view(text).substr(begin));
       text += '\0';
     };
