@@ -586,6 +586,8 @@ Status Store::Rep::Remap(Retry why) const {
   return Status::OK();
 }
 
+Status Store::ReserveMap(uint64_t bytes) const { return rep_->GrowMapFor(bytes); }
+
 Status Store::Rep::GrowMapFor(uint64_t bytes) const {
   // The size wanted, in whole steps of the current map (0: it fits). Under the
   // shared lock first: a write that fits takes no exclusive lock.

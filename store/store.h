@@ -587,6 +587,13 @@ class Store {
   Status VisitState(const ReadView& view, const VisitOptions& options,
                     const std::function<Status(StoreStateView&)>& fn) const;
   Result<StoreStats> Stats() const;
+  // Grows this process's map of the store now, so that `bytes` more can be
+  // committed before it must grow again. LMDB grows a map only while no
+  // transaction of the process is open, so a write that needs it waits for
+  // every read of the process to end: a thread about to hold a long read (a
+  // background merge's export) calls this first. Without MDB_WRITEMAP the map is
+  // address space only. OK when the map is large enough already.
+  Status ReserveMap(uint64_t bytes) const;
   // The warning Stats() gives when tombstones have accumulated past the threshold
   // (docs/STORE.md §5), from a counter kept in meta: O(1), for writers to check
   // after deleting. Empty when below it.

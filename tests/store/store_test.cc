@@ -1,9 +1,13 @@
 #include "store/store.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "common/hash.h"
 #include "tests/store/store_test_util.h"
@@ -348,4 +352,53 @@ TEST_CASE("Batch::Reserve and Clear keep the operations' room", "[store]") {
   b.PutNode(Node("fact:again", "c"));
   CHECK(b.ops().data() == room);
   CHECK(b.ops().front().node().key == "fact:again");
+}
+
+TEST_CASE("ReserveMap grows the map ahead: writes made while a read of the process is open "
+          "need not wait for it to end", "[store][mapfull]") {
+  TempDir dir;
+  StoreOptions opts;
+  opts.TEST_map_size = 256 << 10;  // 256 KiB: the writes below pass it several times
+  opts.durable = false;
+  auto store = OpenStore(dir.path(), opts);
+  REQUIRE(store->PutNode(Node("first", "x")).ok());
+  const uint64_t before = Must(store->Stats()).map_size;
+  REQUIRE(store->ReserveMap(uint64_t{8} << 20).ok());
+  const StoreStats reserved = Must(store->Stats());
+  CHECK(reserved.map_size >= reserved.used_bytes + (uint64_t{8} << 20));
+  CHECK(reserved.map_size > before);
+  REQUIRE(store->ReserveMap(1 << 20).ok());  // room enough: nothing changes
+  CHECK(Must(store->Stats()).map_size == reserved.map_size);
+
+  // A long read on another thread (a background merge's export holds one): the
+  // writes commit while it is open. A map grown meanwhile would wait for it to
+  // end, which it does only once the writes are done or after 30 s.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool reading = false, written = false, writes_done_while_reading = false;
+  std::thread reader([&] {
+    (void)store->VisitState(ReadView::Latest(), [&](const StoreStateView&) {
+      std::unique_lock<std::mutex> lock(mu);
+      reading = true;
+      cv.notify_all();
+      cv.wait_for(lock, std::chrono::seconds(30), [&] { return written; });
+      writes_done_while_reading = written;
+      return Status::OK();
+    });
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return reading; });
+  }
+  for (int i = 0; i < 40; ++i) {
+    REQUIRE(store->PutNode(Node("big:" + std::to_string(i), std::string(50000, 'b'))).ok());
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    written = true;
+  }
+  cv.notify_all();
+  reader.join();
+  CHECK(writes_done_while_reading);
+  CHECK(Must(store->Stats()).live_nodes == 41);
 }
