@@ -450,6 +450,20 @@ struct BackgroundMerge {
   LiveLevel level;
 };
 
+// Level 0 of a LiveCache's stack compiled again on a thread of its own
+// (LiveOptions::background_fold), against the cache's base at `revision`, by
+// level 0's compiler, which the cache lends it while it runs.
+struct BackgroundFold {
+  std::thread thread;
+  std::atomic<bool> done{false};
+  std::shared_ptr<const Reader> base;
+  uint64_t revision = 0;
+  std::shared_ptr<DeltaCompiler> compiler;
+  // The new level 0; its view is null when there was nothing to compile, or the
+  // compile failed or passed its cap (the calls then go on as without it).
+  LiveLevel level;
+};
+
 Retirer::~Retirer() {
   if (thread_.joinable()) thread_.join();
 }
@@ -463,38 +477,53 @@ void Retirer::Retire(std::shared_ptr<const void> what) {
 LiveCache::LiveCache() = default;
 LiveCache::~LiveCache() {
   if (merge && merge->thread.joinable()) merge->thread.join();
+  if (fold && fold->thread.joinable()) fold->thread.join();
 }
 void LiveCache::WaitForMerge() {
   std::lock_guard<std::mutex> lock(mu);
   if (merge && merge->thread.joinable()) merge->thread.join();
 }
+void LiveCache::WaitForFold() {
+  std::lock_guard<std::mutex> lock(mu);
+  if (fold && fold->thread.joinable()) fold->thread.join();
+}
 
 namespace {
 
-// The writes made while a background merge exported its base (at m->revision),
-// compiled against it up to the latest revision into m->level, as OpenLive's
-// level 0 would be, up to CompileCap (past the merge bound, the call that takes
-// the level starts the next merge); nothing when there were none, or more. A
-// failure leaves it to the next call too.
-void CatchUp(const Store& store, const LiveOptions& live, BackgroundMerge* m) {
+// Level 0 of a stack over `base` (a snapshot of `store` at `revision`), compiled
+// off the calls' path by `compiler`: the delta to the latest revision, as
+// OpenLive's level 0 would be, up to CompileCap (past the merge bound, the call
+// that takes the level starts the next merge), its view opened and handed to
+// LiveOptions::prepare_level. Its view is null when there were no writes since,
+// or too many, or on a failure: the calls then compile what they need.
+LiveLevel CompileLevel0(const Store& store, const LiveOptions& live,
+                        const std::shared_ptr<const Reader>& base, uint64_t revision,
+                        std::shared_ptr<DeltaCompiler> compiler) {
   auto head = store.ResolveRevision(ReadView::Latest());
-  if (!head.ok() || *head <= m->revision) return;
+  if (!head.ok() || *head <= revision) return {};
   auto history = store.RevisionIdentity(*head);
-  if (!history.ok()) return;
-  auto compiler = std::make_shared<DeltaCompiler>();
+  if (!history.ok()) return {};
   std::string bytes;
-  const uint64_t cap = CompileCap(*m->base, MergeBound(live, *m->base));
-  auto compiled = compiler->Compile(store, *m->base, m->revision, *head, &bytes, cap);
+  const uint64_t cap = CompileCap(*base, MergeBound(live, *base));
+  auto compiled = compiler->Compile(store, *base, revision, *head, &bytes, cap);
   if (!compiled.ok() || compiled->over_bound || compiled->records > cap ||
       bytes.size() > live.merge_bytes) {
-    return;
+    return {};
   }
-  auto delta = Delta::OpenBuffer(std::move(bytes), *m->base);
-  if (!delta.ok()) return;
-  auto view = Reader::OpenLayered(m->base, std::shared_ptr<const Delta>(std::move(delta).value()));
-  if (!view.ok()) return;
-  m->level = {std::shared_ptr<const Reader>(std::move(view).value()), *head, *history,
-              compiled->records, std::move(compiler)};
+  auto delta = Delta::OpenBuffer(std::move(bytes), *base);
+  if (!delta.ok()) return {};
+  auto view = Reader::OpenLayered(base, std::shared_ptr<const Delta>(std::move(delta).value()));
+  if (!view.ok()) return {};
+  LiveLevel level{std::shared_ptr<const Reader>(std::move(view).value()), *head, *history,
+                  compiled->records, std::move(compiler)};
+  if (live.prepare_level) live.prepare_level(store, level.view);
+  return level;
+}
+
+// The writes made while a background merge exported its base (at m->revision):
+// level 0 of the new base's stack.
+void CatchUp(const Store& store, const LiveOptions& live, BackgroundMerge* m) {
+  m->level = CompileLevel0(store, live, m->base, m->revision, std::make_shared<DeltaCompiler>());
 }
 
 // The merge (MergeBase): under merge.lock, taken without waiting (false when
@@ -523,6 +552,16 @@ Result<bool> Merge(const Store& store, const LiveOptions& live, BackgroundMerge*
   };
   AMEM_ASSIGN_OR_RETURN(latest, store.ResolveRevision(ReadView::Latest()));
   if (base_at(latest)) return false;
+  if (m) {
+    // A write that must grow the store's map waits for every read of this
+    // process to end, this export's included (seconds at 1M nodes), and the
+    // pages the writes free meanwhile are not reused before it ends: room for
+    // them first (address space; about twice the base's size).
+    struct stat st;
+    const uint64_t base_size =
+        ::stat(base_path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+    (void)store.ReserveMap(std::max<uint64_t>(uint64_t{1} << 30, 2 * base_size));
+  }
   const std::string temp = TempPathFor(base_path);
   ExportOptions options;
   options.progress = live.progress;
@@ -533,17 +572,20 @@ Result<bool> Merge(const Store& store, const LiveOptions& live, BackgroundMerge*
     ::unlink(temp.c_str());
     return exported.status();
   }
-  FileLock lock(lock_path);
-  Status s = lock.Lock(lock_path);
+  Status s;
   bool merged = false;
-  if (s.ok()) {
-    if (base_at(exported->revision)) {
+  {
+    // Held only to put the base in place: the work after it takes seconds at 1M
+    // nodes, and every other process's query waits on this lock.
+    FileLock lock(lock_path);
+    s = lock.Lock(lock_path);
+    if (s.ok() && base_at(exported->revision)) {
       ::unlink(temp.c_str());
       return false;
     }
-    if (::rename(temp.c_str(), base_path.c_str()) != 0) {
+    if (s.ok() && ::rename(temp.c_str(), base_path.c_str()) != 0) {
       s = Status::IOError(Errno("rename " + temp));
-    } else {
+    } else if (s.ok()) {
       ::unlink((dir + "/current.amdl").c_str());  // the old base's
       auto identity = store.RevisionIdentity(exported->revision);
       s = identity.ok() ? WriteFileAtomic(rev_path, RevisionFileText(exported->revision, *identity,
@@ -597,6 +639,49 @@ void StartMerge(const Store& store, LiveCache* cache, const LiveOptions& options
   });
 }
 
+// Starts compiling level 0 of the cache's stack again on a thread, with the
+// compiler level 0 was compiled by (a call that compiles level 0 meanwhile starts
+// a compiler of its own).
+void StartFold(const Store& store, LiveCache* cache, const LiveOptions& options) {
+  cache->fold = std::make_unique<BackgroundFold>();
+  BackgroundFold* f = cache->fold.get();
+  f->base = cache->base;
+  f->revision = cache->base_revision;
+  f->compiler = std::move(cache->compiler);
+  cache->levels[0].compiler = nullptr;
+  f->thread = std::thread([f, dir = store.path(), read_only = store.read_only(), options] {
+    StoreOptions store_options;
+    store_options.create_if_missing = false;
+    store_options.read_only = read_only;
+    if (auto own = Store::Open(dir, store_options); own.ok()) {
+      f->level = CompileLevel0(**own, options, f->base, f->revision, f->compiler);
+    }
+    f->done.store(true, std::memory_order_release);
+  });
+}
+
+// True while a fold this cache started runs. A finished one is reaped: its level
+// 0, when it is over the cache's base, of this history, and newer than the
+// stack's level 0, replaces the stack (the levels above were compiled against the
+// old level 0; the next view compiles the writes since over the new one).
+bool Folding(const Store& store, LiveCache* cache) {
+  if (!cache->fold) return false;
+  if (!cache->fold->done.load(std::memory_order_acquire)) return true;
+  if (cache->fold->thread.joinable()) cache->fold->thread.join();
+  std::unique_ptr<BackgroundFold> f = std::move(cache->fold);
+  if (f->base != cache->base) return false;
+  LiveLevel& level = f->level;
+  if (level.view && SameHistory(store, level.revision, level.history) &&
+      (cache->levels.empty() || cache->levels[0].revision < level.revision)) {
+    cache->levels.clear();
+    cache->compiler = level.compiler;
+    cache->levels.push_back(std::move(level));
+  } else if (!cache->compiler) {
+    cache->compiler = std::move(f->compiler);  // lent back
+  }
+  return false;
+}
+
 // True while a merge this cache started runs. A finished one is reaped: its new
 // base, if any, goes to *merged for the base check to take.
 bool Merging(LiveCache* cache, std::unique_ptr<BackgroundMerge>* merged = nullptr) {
@@ -608,12 +693,19 @@ bool Merging(LiveCache* cache, std::unique_ptr<BackgroundMerge>* merged = nullpt
   return false;
 }
 
+// The cap of a middle level over `below`.
+uint64_t MidLevelCap(const LiveOptions& options, const LiveLevel& below) {
+  return std::max(options.mid_level_records, below.records / 8);
+}
+
 // The latest state at `wanted` from the cache's stack of views (LiveCache), without
 // compiling level 0: the top level extended to `wanted`, a new level over it, or a
 // middle level compiled again to `wanted` (the levels above it folded in). Null
 // when none fits its cap (or the stack's records pass `bound`): level 0 is then
-// compiled again, which also decides a merge. Levels whose head is not a commit
-// of this history before `wanted` are dropped first.
+// compiled again in the call. Levels whose head is not a commit of this history
+// before `wanted` are dropped first. With LiveOptions::background_fold level 1
+// has no cap: a thread compiles level 0 again once level 1 is half full, and the
+// call after it takes that level 0.
 Result<std::shared_ptr<const Reader>> ExtendStack(const Store& store, LiveCache* cache,
                                                   uint64_t wanted, uint64_t wanted_history,
                                                   const LiveOptions& options, uint64_t bound) {
@@ -636,16 +728,17 @@ Result<std::shared_ptr<const Reader>> ExtendStack(const Store& store, LiveCache*
     uint64_t under = 0;  // the records of the levels below k: what the stack costs
     for (int x = 0; x < k; ++x) under += levels[static_cast<size_t>(x)].records;
     if (under >= bound) return std::shared_ptr<const Reader>();
-    const uint64_t cap =
-        k == top ? options.top_level_records
-                 : std::max(options.mid_level_records, below.records / 8);
+    const uint64_t cap = k == top                   ? options.top_level_records
+                         : options.background_fold ? UINT64_MAX
+                                                   : MidLevelCap(options, below);
     // Level k extended (its compiler read what it holds), or a new level over the top.
     std::shared_ptr<DeltaCompiler> compiler = static_cast<size_t>(k) < levels.size()
                                                   ? levels[static_cast<size_t>(k)].compiler
                                                   : std::make_shared<DeltaCompiler>();
     std::string bytes;
     NestedRead nested;  // the level is read for the stack, not asked by a query
-    auto compiled = compiler->Compile(store, *below.view, below.revision, wanted, &bytes, cap);
+    auto compiled = compiler->Compile(store, *below.view, below.revision, wanted, &bytes,
+                                      std::min(cap, bound - under));
     if (!compiled.ok()) {
       // The history since that level was compacted away: level 0 decides.
       if (compiled.status().IsInvalidArgument()) return std::shared_ptr<const Reader>();
@@ -854,23 +947,35 @@ Result<LiveView> OpenLive(const Store& store, const ReadView& view, const LiveOp
   const bool background = stacked && options.background_merge && writable;
   // Running, or finished since the call began (the next call takes its base,
   // which must not be dropped here).
-  bool merging = background && cache->merge != nullptr;
+  const bool merging = background && cache->merge != nullptr;
   // A one-shot process: the merge runs in a process of its own (spawn_merge).
   const bool spawned = !background && is_latest && writable && options.spawn_merge &&
                        !options.foreground_merge;
   if (stacked) {
-    uint64_t bound = merging ? UINT64_MAX : MergeBound(options, *base);
-    uint64_t stack_records = 0;
-    for (const LiveLevel& level : cache->levels) stack_records += level.records;
-    if (background && !merging && !cache->levels.empty() && stack_records > bound) {
-      // A stack past the bound (the writes a merge's thread compiled as it ended):
-      // the next merge starts and the stack answers meanwhile, as while one runs.
-      StartMerge(store, cache, options);
-      merging = true;
-      bound = UINT64_MAX;
-    }
+    const bool folding = Folding(store, cache);
+    const uint64_t merge_bound = MergeBound(options, *base);
+    // With a background merge the stack answers past the merge bound: its records
+    // (a record counted once per level that holds it) start the merge once the
+    // view is made, so that no call compiles level 0 only to find it past the
+    // bound; past CompileCap level 0 decides, as an export may cost less.
+    const uint64_t bound = merging      ? UINT64_MAX
+                           : background ? CompileCap(*base, merge_bound)
+                                        : merge_bound;
     AMEM_ASSIGN_OR_RETURN(top, ExtendStack(store, cache, wanted, wanted_history, options, bound));
     if (top) {
+      uint64_t stack_records = 0;
+      for (const LiveLevel& level : cache->levels) stack_records += level.records;
+      if (background && !merging && stack_records > merge_bound) {
+        StartMerge(store, cache, options);  // the stack answers meanwhile
+      }
+      // Level 1 half full: level 0 is compiled again on a thread, to be ready
+      // about when level 1 is full.
+      std::vector<LiveLevel>& levels = cache->levels;
+      if (options.background_fold && !folding && levels.size() >= 2 && cache->compiler &&
+          levels[0].compiler == cache->compiler &&
+          levels[1].records >= MidLevelCap(options, levels[0]) / 2) {
+        StartFold(store, cache, options);
+      }
       out.reader = std::move(top);
       out.compiled = true;
       cache->view = out.reader;

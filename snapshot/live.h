@@ -77,6 +77,15 @@ struct LiveOptions {
   // bound answers from the views it has (LiveCache) and starts the merge, one at a
   // time per store (merge.lock); a query after it finished reads the new base.
   bool background_merge = false;
+  // Compile level 0 of LiveCache's stack again on a thread of its own (amem mcp):
+  // once level 1 holds half its cap, the thread compiles the delta since the
+  // base to the latest revision (extending level 0's compiler, which it takes
+  // for the while), opens its view and hands it to prepare_level; the first call
+  // after it finished takes that view as level 0 and compiles the writes since
+  // over it. Level 1 then has no cap of its own (it grows past it while the
+  // thread runs), so no call pays the O(records since the base) compile of level
+  // 0 except one that finds no stack (the first write after a base).
+  bool background_fold = false;
   // Merge in a process of its own instead of in the query's foreground (a CLI
   // query, a one-shot process): a query that finds the delta of the latest state
   // past its bound, and under four times it (or under a 25th of the base's
@@ -116,6 +125,13 @@ struct LiveOptions {
   std::function<void(const Store& store, const std::shared_ptr<const Reader>& base,
                      uint64_t revision)>
       prepare_base;
+  // The same for a level 0 compiled off the calls' path (the writes a background
+  // merge's thread compiled over its new base, or a background fold's level 0):
+  // called on that thread with its Store handle and the level's view (base +
+  // delta), before the view is handed to the calls, for the caller to build what
+  // it keeps per view level.
+  std::function<void(const Store& store, const std::shared_ptr<const Reader>& level)>
+      prepare_level;
   // Write the memory server's entity search block (docs/FORMAT.md §8.23) into
   // the bases and past snapshots this view exports. Off, they are what amem wrote
   // before the block, and amem mcp builds its search in memory (tests cover that
@@ -170,10 +186,13 @@ struct LiveLevel {
 // LiveOptions::top_level_records records, else it folds the levels above some
 // level k into k (k's delta compiled again to the new head against the level
 // below k), at most mid_level_records or an eighth of the level below for a
-// middle level, the merge bound for level 0. So a view after a write costs O(the top level), a fold of
-// level k comes once per cap of the level above it, and no write compiles the
-// whole delta since the base more often than once per eighth of it.
+// middle level, the merge bound for level 0. So a view after a write costs O(the
+// top level), a fold of level k comes once per cap of the level above it, and no
+// write compiles the whole delta since the base more often than once per eighth
+// of it. With LiveOptions::background_fold no call compiles it: level 0 is
+// compiled again on a thread (`fold`) while the level above it fills.
 struct BackgroundMerge;  // snapshot/live.cc
+struct BackgroundFold;   // snapshot/live.cc
 
 // Drops what it is given on a thread of its own. The last reference to a base
 // unmaps it, and at 1M nodes that is 150 ms or more for its 670 MB of mapped
@@ -195,10 +214,13 @@ class Retirer {
 class LiveCache {
  public:
   LiveCache();
-  ~LiveCache();  // waits for a background merge it started
+  ~LiveCache();  // waits for a background merge or fold it started
   // Waits for the background merge this cache started, if one runs (tests); the
   // next OpenLive takes its base.
   void WaitForMerge();
+  // Waits for the background fold this cache started, if one runs (tests); the
+  // next OpenLive of the latest state takes its level 0.
+  void WaitForFold();
   LiveCache(const LiveCache&) = delete;
   LiveCache& operator=(const LiveCache&) = delete;
   std::mutex mu;
@@ -213,6 +235,8 @@ class LiveCache {
   std::vector<LiveLevel> levels;  // the stack of the latest state's views; dropped with `base`
   // The merge running on a thread of its own (LiveOptions::background_merge), or null.
   std::unique_ptr<BackgroundMerge> merge;
+  // Level 0 being compiled again on a thread of its own (LiveOptions::background_fold), or null.
+  std::unique_ptr<BackgroundFold> fold;
   // The views of a base replaced by another go here.
   Retirer retirer;
   // The last whole file read instead (a revision older than the base, or

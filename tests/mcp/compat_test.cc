@@ -866,10 +866,12 @@ Json AllPages(Tools* t, const std::string& tool, Json args, uint64_t* revision =
 TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the store's graph across writes",
           "[mcp][compat][live]") {
   // Mode 2: no merge, and a stack of views (snapshot/live.h) with tiny caps, so
-  // that its levels fold often and each keeps an overlay of its own. Mode 1's
-  // bases have no entity search block (as amem wrote before it): its searches
-  // read the text and grams the server builds in memory, the others' the file's.
-  for (int mode = 0; mode < 3; ++mode) {
+  // that its levels fold often and each keeps an overlay of its own. Mode 3 is
+  // mode 2 as amem mcp runs it: level 0 compiled again on a thread, whose overlay
+  // is built there (prepare_level). Mode 1's bases have no entity search block
+  // (as amem wrote before it): its searches read the text and grams the server
+  // builds in memory, the others' the file's.
+  for (int mode = 0; mode < 4; ++mode) {
     const bool merge_often = mode == 0;
     CompatHarness h;
     INFO("mode " << mode);
@@ -878,11 +880,16 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
       h.ctx.live_options.merge_fraction = 1e9;
       h.ctx.live_options.merge_bytes = uint64_t{1} << 40;
     }
-    if (mode == 2) {
+    if (mode >= 2) {
+      h.ctx.live_options.write_delta_file = false;  // as amem mcp: the views kept are a stack
       h.ctx.live_options.top_level_records = 3;
       h.ctx.live_options.mid_level_records = 8;
     }
-    std::mt19937 rng(mode == 0 ? 7 : mode == 1 ? 11 : 13);
+    if (mode == 3) {
+      h.ctx.live_options.background_fold = true;
+      StartLiveBaseWork(&h.ctx);  // the hooks (no base yet: no thread)
+    }
+    std::mt19937 rng(mode == 0 ? 7 : mode == 1 ? 11 : mode == 2 ? 13 : 17);
     auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
     const std::vector<std::string> words = {"Alpha", "beta", "GAMMA", "delta", "Retry", "cache",
                                             "policy", "x", "ab", "Zeta Zeta", "tool"};
@@ -896,6 +903,7 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
     // Under the sanitizers 16 rounds (each mode's merges and folds still happen
     // several times); the Release build runs all 40.
     const int rounds = amem::testing::kSanitizerBuild ? 16 : 40;
+    int deepest = 0;  // levels of the views read
     for (int round = 0; round < rounds; ++round) {
       INFO("round " << round);
       for (int op = 0, n = 1 + static_cast<int>(pick(4)); op < n; ++op) {
@@ -943,7 +951,9 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
             break;
           }
         }
-        if (mode == 2) {  // a view after every write: the stack's top moves each time
+        // Now and then the fold's level 0 is ready for the next call.
+        if (mode == 3 && pick(2) == 0) h.ctx.live->WaitForFold();
+        if (mode >= 2) {  // a view after every write: the stack's top moves each time
           auto now = ReadKnowledgeGraph(*h.ts.store, ReadView::Latest());
           REQUIRE(now.ok());
           const std::string q = "e";
@@ -1009,6 +1019,9 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
       if (!merge_often && round > 0) {  // the overlay path is the one checked here
         REQUIRE(h.ctx.live->view != nullptr);
         CHECK(h.ctx.live->view->layered());
+        int depth = 0;
+        for (auto v = h.ctx.live->view; v->layered(); v = v->layer_base()) ++depth;
+        deepest = std::max(deepest, depth);
       }
       // The answers name the revision they were read at.
       Json first = h.Ok("read_graph", {{"limit", 1}});
@@ -1016,6 +1029,10 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
         CHECK(first["nextCursor"].get<std::string>().starts_with("r" + std::to_string(*rev) + "o"));
       }
     }
+    // Modes 2 and 3 went through every level of the stack; mode 3 read the
+    // overlays the fold's thread built.
+    if (mode >= 2) CHECK(deepest == static_cast<int>(snapshot::kMaxLiveLevels));
+    if (mode == 3) CHECK(h.ctx.graphs->levels_prepared() > 3);
   }
 }
 

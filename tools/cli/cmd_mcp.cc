@@ -118,6 +118,9 @@ Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir,
   // A merge past the delta's bound runs on a thread; the calls meanwhile answer
   // from the views kept (snapshot/live.h). Exit waits for one that runs.
   tool_ctx.live_options.background_merge = true;
+  // Level 0 of the views kept is compiled again on a thread too, so that no call
+  // compiles every record since the base.
+  tool_ctx.live_options.background_fold = true;
   mcp::ToolRegistry registry = mcp::BuildRegistry(&tool_ctx);
   AMEM_RETURN_IF_ERROR(mcp::ApplyToolSpec(&registry, spec));
   // Each base's first-use work off the calls' path: the base found now, on a

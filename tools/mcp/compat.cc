@@ -534,6 +534,11 @@ void StartLiveBaseWork(ToolContext* ctx) {
                                        const Store& store,
                                        const std::shared_ptr<const snapshot::Reader>& base,
                                        uint64_t revision) { graphs->Prepare(base, revision, store); };
+  ctx->live_options.prepare_level = [graphs = ctx->graphs](
+                                        const Store& store,
+                                        const std::shared_ptr<const snapshot::Reader>& level) {
+    graphs->PrepareLevel(level, store);
+  };
   // Only a base the store already has: a store without one (new, or its cache
   // removed) gets it from the first call, as before, and a server started and
   // closed at once writes nothing in the store's directory.

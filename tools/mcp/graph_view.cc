@@ -971,6 +971,7 @@ Result<std::shared_ptr<const GraphView>> GraphViewCache::Get(
     last_.reset();
     base_.reset();
     levels_.clear();
+    if (prepared_.first && prepared_.first->layer_base() != chain.back()) prepared_ = {};
     base_ = GraphOf(chain.back(), base_revision, store, /*prepare=*/false);
   }
   std::shared_ptr<GraphView> view(new GraphView());
@@ -984,6 +985,10 @@ Result<std::shared_ptr<const GraphView>> GraphViewCache::Get(
     std::shared_ptr<const GraphView::Overlay> overlay;
     if (k < levels_.size() && levels_[k].first == level) {
       overlay = levels_[k].second;
+    } else if (k == 0 && prepared_.first == level) {
+      overlay = std::move(prepared_.second);
+      prepared_ = {};
+      levels_prepared_.fetch_add(1);
     } else {
       overlay = BuildOverlay(*level, view->rel_order_, *view->base_, view->overlays_);
     }
@@ -1033,12 +1038,32 @@ void GraphViewCache::Prepare(std::shared_ptr<const Reader> base, uint64_t revisi
   GraphOf(base, revision, store, /*prepare=*/true);
 }
 
+void GraphViewCache::PrepareLevel(std::shared_ptr<const Reader> level, const Store& store) {
+  if (level == nullptr || !level->layered() || level->layer_base()->layered() ||
+      !level->EnsureContent().ok()) {
+    return;
+  }
+  const Reader* file = level->layer_base().get();
+  std::shared_ptr<const BaseGraph> bg;
+  {
+    std::lock_guard<std::mutex> lock(slot_mu_);
+    if (current_.file == file) bg = current_.graph;
+    if (next_.file == file) bg = next_.graph;
+  }
+  if (bg == nullptr) return;  // the first Get over its base reads it
+  auto overlay = BuildOverlay(*level, StoreRelationOrder(*level, store), *bg, {});
+  if (!level->ContentStatus().ok()) return;  // the calls find the damage where they read it
+  std::lock_guard<std::mutex> lock(mu_);
+  prepared_ = {std::move(level), std::move(overlay)};
+}
+
 void GraphViewCache::Clear() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     last_.reset();
     base_.reset();
     levels_.clear();
+    prepared_ = {};
   }
   std::lock_guard<std::mutex> lock(slot_mu_);
   current_ = Slot();

@@ -201,12 +201,19 @@ class GraphViewCache {
   // this runs.
   void Prepare(std::shared_ptr<const snapshot::Reader> base, uint64_t revision,
                const Store& store);
+  // Builds the overlay of `level`, a level 0 (a base + delta view) compiled off
+  // the calls' path (LiveOptions::prepare_level), when its base's graph is made:
+  // the first Get of a view over that level takes it instead of reading the
+  // delta again. One is kept, until a Get takes it or the base changes.
+  void PrepareLevel(std::shared_ptr<const snapshot::Reader> level, const Store& store);
   // Lets every graph go (a damaged cache file was discarded); a Prepare running
   // finishes for nobody.
   void Clear();
   // BaseGraphs built so far by Get (in a tool call's foreground) and by Prepare.
   uint64_t built_by_get() const { return built_by_get_.load(); }
   uint64_t built_by_prepare() const { return built_by_prepare_.load(); }
+  // Overlays PrepareLevel built that a Get took.
+  uint64_t levels_prepared() const { return levels_prepared_.load(); }
 
  private:
   // The graph of base file `file`: the one made before, else made here (O(1));
@@ -223,7 +230,7 @@ class GraphViewCache {
   // (`next_`), which the first Get over that base moves into `current_`.
   std::mutex slot_mu_;
   Slot current_, next_;
-  std::atomic<uint64_t> built_by_get_{0}, built_by_prepare_{0};
+  std::atomic<uint64_t> built_by_get_{0}, built_by_prepare_{0}, levels_prepared_{0};
 
   std::mutex mu_;
   snapshot::Retirer retirer_;  // the last graph's, when the base changes
@@ -234,6 +241,9 @@ class GraphViewCache {
   // still under the next view is not read again.
   std::vector<std::pair<std::shared_ptr<const snapshot::Reader>,
                         std::shared_ptr<const GraphView::Overlay>>> levels_;
+  // The level 0 PrepareLevel read, for the next Get over it.
+  std::pair<std::shared_ptr<const snapshot::Reader>, std::shared_ptr<const GraphView::Overlay>>
+      prepared_;
 };
 
 }  // namespace amem::mcp
