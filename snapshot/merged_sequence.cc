@@ -107,6 +107,16 @@ uint32_t MergedSequence::OfBase(uint32_t b) const {
   return b - RemovedBelow(b) + before;
 }
 
+uint32_t MergedSequence::DeltaBlockEnd(uint32_t d) const {
+  // d's block and the blocks after it at the same gap: consecutive here too.
+  auto it = std::upper_bound(block_start_.begin(), block_start_.end() - 1, d);
+  const size_t k = static_cast<size_t>(it - block_start_.begin()) - 1;
+  auto next = std::upper_bound(blocks_.begin() + static_cast<std::ptrdiff_t>(k), blocks_.end(),
+                               blocks_[k].gap,
+                               [](uint32_t gap, const Block& b) { return gap < b.gap; });
+  return block_start_[static_cast<size_t>(next - blocks_.begin())];
+}
+
 uint32_t MergedSequence::OfDelta(uint32_t d) const {
   auto it = std::upper_bound(block_start_.begin(), block_start_.end() - 1, d);
   size_t k = static_cast<size_t>(it - block_start_.begin()) - 1;

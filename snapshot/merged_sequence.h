@@ -49,6 +49,10 @@ class MergedSequence {
   uint32_t OfBase(uint32_t b) const;
   // REQUIRES: d < the total length of the inserted blocks.
   uint32_t OfDelta(uint32_t d) const;
+  // The end of the delta positions inserted at d's gap: OfDelta(x) = OfDelta(d) +
+  // (x - d) for every x in [d, DeltaBlockEnd(d)). O(log changes). REQUIRES as
+  // OfDelta.
+  uint32_t DeltaBlockEnd(uint32_t d) const;
   bool IsRemoved(uint32_t b) const;
   // Base positions in [begin, end) that are not removed. REQUIRES: begin <= end <=
   // base_count().

@@ -522,7 +522,8 @@ class Reader {
 // list (through the base's own cursor when the base is a view too: a level of a
 // stack), skips the nodes the delta removed or replaced and renumbers the rest on
 // the fly (MergedSequence::BaseWalker), and merges the delta's postings in: a walk
-// costs O(postings + changes) with no copy of the list, where Reader::postings
+// costs O(postings + changes) with no copy of the list (a run of the base's
+// postings, or of a delta's new documents, is read as a file's is), where Reader::postings
 // builds (and keeps) the renumbered list, once per view and term. Each posting
 // carries its document's content length, read from the file that holds the node
 // (no lookup through the merged numbering). size() is the list's length, known
@@ -546,7 +547,9 @@ class PostingCursor {
 
   // Inline while the next posting is the next of list_ with the same offset: on a
   // file always; on a view while it is the base's, in a stretch that no change of
-  // any level interrupts (the window: nodes below limit_, renumbered by off_).
+  // any level interrupts, or one level's delta's, in a run of nodes that level
+  // inserted at one place which no level above interrupts (as a session's new
+  // documents are): the window, nodes below limit_, renumbered by off_.
   void Next() {
     if (++pos_ < list_.size()) {
       const uint32_t b = list_.node(pos_);
@@ -619,7 +622,9 @@ class PostingCursor {
   void StackSeek(uint32_t node);
   void Sync();
 
-  PostingList list_;  // a file's list; a view's bottom list (the base under all levels)
+  // A file's list; a view's list of the window: its bottom list (the base under
+  // all levels) or one level's delta list.
+  PostingList list_;
   uint32_t pos_ = 0;
   uint32_t limit_ = UINT32_MAX, off_ = 0;  // the window (a view: limit_ 0 when none)
   const Reader* file_ = nullptr;  // the file holding node(): the Reader, a base, a delta

@@ -603,6 +603,9 @@ struct PostingCursor::Stack {
   };
   PostingList bottom;  // the lowest level's base list
   uint32_t pos = 0;
+  // The list the cursor's window runs over (Sync): the bottom list (-1), or the
+  // delta of the level holding the head.
+  int window = -1;
   const Reader* bottom_file = nullptr;
   Head bottom_head;
   std::vector<Level> levels;  // lowest first
@@ -659,12 +662,27 @@ struct PostingCursor::Stack {
       h.file = b.file;
     }
   }
-  // Every level from the lowest up takes the new posting from below.
-  void Rise() {
-    for (size_t k = 0; k < levels.size(); ++k) {
+  // Every level from k up takes the new posting from below.
+  void Rise(size_t k = 0) {
+    for (; k < levels.size(); ++k) {
       MapBelow(k);
       Pick(k);
     }
+  }
+  // The cursor left the window at position `at` of its list (Sync): the levels
+  // take that posting, as Advance would have given it.
+  void Resume(uint32_t at) {
+    if (window < 0) {
+      pos = at;
+      LoadBottom();
+      Rise();
+      return;
+    }
+    const size_t k = static_cast<size_t>(window);
+    levels[k].y = at;
+    LoadDelta(levels[k]);
+    Pick(k);
+    Rise(k + 1);
   }
   // When every level's head is the bottom's posting at `pos` (no delta's): the
   // bottom position below which the following postings of the bottom list are the
@@ -672,19 +690,43 @@ struct PostingCursor::Stack {
   // between them, or has a delta posting before them); else 0.
   uint32_t Window(uint32_t* off) const {
     if (levels.back().head.done || bottom_head.done) return 0;
-    int64_t limit = UINT32_MAX;
-    for (size_t k = 0; k < levels.size(); ++k) {
+    return Window(0, bottom_head.node, INT64_MAX, off);
+  }
+  // The same from level k's head on up: `at` is its posting's number in the list
+  // the window runs over, `limit` that list's bound so far. Each level from k on
+  // takes its head from below (no delta posting of its own comes first).
+  uint32_t Window(size_t k, uint32_t at, int64_t limit, uint32_t* off) const {
+    for (; k < levels.size(); ++k) {
       const Level& l = levels[k];
       if (l.from_delta) return 0;
       const int64_t below = Below(k).node;
       const int64_t shift = int64_t{l.head.node} - below;  // this level's offset
       int64_t until = l.walk.KeptUntil();
       if (l.delta_node != kNone) until = std::min(until, int64_t{l.delta_node} - shift);
-      // In the bottom's numbering: less the offsets of the levels under this one.
-      limit = std::min(limit, until - (below - int64_t{bottom_head.node}));
+      // In the list's numbering: less the offsets of the levels under this one.
+      limit = std::min(limit, until - (below - int64_t{at}));
     }
-    *off = levels.back().head.node - bottom_head.node;  // modulo 2^32, as Next adds it
-    return limit > int64_t{bottom_head.node} ? static_cast<uint32_t>(limit) : 0;
+    *off = levels.back().head.node - at;  // modulo 2^32, as Next adds it
+    return limit > int64_t{at} ? static_cast<uint32_t>(std::min<int64_t>(limit, UINT32_MAX)) : 0;
+  }
+  // The level whose delta holds the head (the highest that takes its own), or -1
+  // when it is the bottom list's.
+  int Source() const {
+    for (size_t k = levels.size(); k-- > 0;) {
+      if (levels[k].from_delta) return static_cast<int>(k);
+    }
+    return -1;
+  }
+  // When the head is level k's delta posting: the delta position below which the
+  // delta's following postings are the view's next ones, each renumbered by *off
+  // (they stay in the head's block of the delta, which no posting from below
+  // comes between, a block being consecutive in the level's numbering, and no
+  // level above puts a posting or block between them or removes one); else 0.
+  uint32_t DeltaWindow(size_t k, uint32_t* off) const {
+    const Level& l = levels[k];
+    if (levels.back().head.done) return 0;
+    const uint32_t at = l.delta.node(l.y);
+    return Window(k + 1, at, l.layer.nodes.DeltaBlockEnd(at), off);
   }
   void Advance(size_t k) {
     Level& l = levels[k];
@@ -735,11 +777,7 @@ void PostingCursor::StackNext() {
   Stack& s = *stack_;
   if (done_) return;
   if (limit_ != 0) {
-    // Left the window (pos_ moved on in it): the levels take the bottom's posting
-    // at pos_ up, as Advance would have.
-    s.pos = pos_;
-    s.LoadBottom();
-    s.Rise();
+    s.Resume(pos_);  // left the window (pos_ moved on in it)
   } else {
     s.Advance(s.levels.size() - 1);
   }
@@ -748,15 +786,14 @@ void PostingCursor::StackNext() {
 
 void PostingCursor::StackSeek(uint32_t node) {
   Stack& s = *stack_;
-  if (limit_ != 0) {  // the levels to the window's posting first
-    s.pos = pos_;
-    s.LoadBottom();
-    s.Rise();
-  }
+  if (limit_ != 0) s.Resume(pos_);  // the levels to the window's posting first
   s.Seek(s.levels.size() - 1, node);
   Sync();
 }
 
+// The window runs over the list holding the head: the bottom list, or (a run of
+// postings one level's delta holds, as many new documents in a row are) that
+// level's delta.
 void PostingCursor::Sync() {
   Stack& s = *stack_;
   const Stack::Head& h = s.levels.back().head;
@@ -765,8 +802,17 @@ void PostingCursor::Sync() {
   tf_ = h.tf;
   local_ = h.local;
   file_ = h.file;
-  pos_ = s.pos;
-  limit_ = s.Window(&off_);
+  s.window = done_ ? -1 : s.Source();
+  if (s.window < 0) {
+    list_ = s.bottom;
+    pos_ = s.pos;
+    limit_ = s.Window(&off_);
+  } else {
+    const Stack::Level& l = s.levels[static_cast<size_t>(s.window)];
+    list_ = l.delta;
+    pos_ = l.y;
+    limit_ = s.DeltaWindow(static_cast<size_t>(s.window), &off_);
+  }
 }
 
 std::optional<uint32_t> Reader::Layer::DeltaTerm(uint32_t t) const {

@@ -42,6 +42,33 @@ inline void CheckSameCursor(const snapshot::Reader& v, uint32_t t, const snapsho
     same(c, k, "walk", k);
     if (k < want.size() && !c.done()) c.Next();
   }
+  // ForEachBelow in steps of `step` node numbers, a Next() between steps now and
+  // then: the same postings, each with its file's doc length.
+  for (uint32_t step : {1u, 3u, 64u, UINT32_MAX / 2}) {
+    PostingCursor e = v.postings_cursor(t, f);
+    uint32_t k = 0, end = 0, round = 0;
+    while (!e.done() && wrong.empty()) {
+      end = std::max(end, e.node());  // at least one posting a step
+      end = end > UINT32_MAX - step ? UINT32_MAX : end + step;
+      e.ForEachBelow(end, [&](uint32_t node, uint32_t tf, const Reader* file, uint32_t local) {
+        if (!wrong.empty()) return;
+        if (k >= want.size() || node != want.node(k) || tf != want.tf(k) ||
+            file->doc_length(local) != head.doc_length(node)) {
+          wrong = "ForEachBelow by " + std::to_string(step) + ": posting " + std::to_string(k) +
+                  " of " + std::to_string(want.size());
+        }
+        ++k;
+      });
+      same(e, k, "ForEachBelow's stop", end);
+      if (++round % 3 == 0 && !e.done()) {
+        e.Next();
+        ++k;
+        same(e, k, "Next after ForEachBelow", end);
+      }
+      if (end == UINT32_MAX) break;
+    }
+    if (wrong.empty() && k != want.size()) wrong = "ForEachBelow stopped at " + std::to_string(k);
+  }
   for (uint32_t stride : {1u, 2u, 5u}) {
     for (int before : {-1, 0, 1}) {
       PostingCursor s = v.postings_cursor(t, f);

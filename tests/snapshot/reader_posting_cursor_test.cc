@@ -109,6 +109,22 @@ TEST_CASE("posting cursors over a stack of views walk, seek and answer as the fu
           if (k < 10 || k >= 15) b->DeleteNode(Key('k', k));
         }
       },
+      // A run of new documents at one gap (as an agent's session writes them),
+      // which the cursors read as one stretch of a lower level's delta; then small
+      // writes that a higher level holds break into it: a node put inside it,
+      // one removed from it, one replaced with another tf, one without the term.
+      [](Batch* b) {
+        for (int k = 0; k < 30; ++k) b->PutNode(amem::testing::Node(Key('r', k), Text(1 + k % 2, "runs")));
+      },
+      [](Batch* b) {
+        b->PutNode(amem::testing::Node("r05b", Text(2, "runs inside")));
+        b->DeleteNode(Key('r', 9));
+      },
+      [](Batch* b) {
+        b->PutNode(amem::testing::Node(Key('r', 14), Text(4, "runs")));
+        b->PutNode(amem::testing::Node("r20b", "runs without the other word"));
+      },
+      [](Batch* b) { b->DeleteNode(Key('r', 25)); },
   };
   int deepest = 0;
   for (size_t step = 0; step < steps.size(); ++step) {
@@ -127,7 +143,7 @@ TEST_CASE("posting cursors over a stack of views walk, seek and answer as the fu
     auto full = Reader::OpenBuffer(*bytes);
     REQUIRE(full.ok());
     const Reader& head = **full;
-    for (const char* term : {"common", "rare", "fresh", "note", "block"}) {
+    for (const char* term : {"common", "rare", "fresh", "note", "block", "runs"}) {
       INFO("term " << term);
       auto t = head.FindTerm(term);
       auto vt = r.FindTerm(term);
