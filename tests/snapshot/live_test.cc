@@ -758,10 +758,21 @@ TEST_CASE("a background merge warms its base, hands it to prepare_base and compi
     // on the test's thread only.)
     std::mutex mu;
     std::vector<std::pair<const Reader*, uint32_t>> prepared;  // base, pages left
+    // Whether another process could have read the base meanwhile: current.lock,
+    // which the merge takes exclusively to put its base in place, is free again
+    // (flock: another open file conflicts as another process's would).
+    int lock_free = 0, lock_held = 0;
     options.prepare_base = [&](const Store&, const std::shared_ptr<const Reader>& base, uint64_t) {
       {
         std::lock_guard<std::mutex> lock(mu);
         prepared.emplace_back(base.get(), base->PagesLeft());
+        const int fd = ::open((dir.path() + "/current.lock").c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && ::flock(fd, LOCK_SH | LOCK_NB) == 0) {
+          ++lock_free;
+        } else {
+          ++lock_held;
+        }
+        if (fd >= 0) ::close(fd);
       }
       for (int w = 0; w < 3; ++w) {
         (void)store->PutNode(amem::testing::Node("fact:during-" + std::to_string(w),
@@ -796,6 +807,8 @@ TEST_CASE("a background merge warms its base, hands it to prepare_base and compi
     }
     cache.WaitForMerge();
     CHECK(taken > 0);
+    CHECK(lock_free > 0);
+    CHECK(lock_held == 0);
     // The merges grew the map ahead of their exports (Store::ReserveMap): the
     // writes their hook made while each export read did not wait for it.
     const auto stats = store->Stats();
