@@ -641,14 +641,14 @@ void StartMerge(const Store& store, LiveCache* cache, const LiveOptions& options
 
 // Starts compiling level 0 of the cache's stack again on a thread, with the
 // compiler level 0 was compiled by (a call that compiles level 0 meanwhile starts
-// a compiler of its own).
+// a compiler of its own; levels[0].compiler, which no call compiles with, keeps
+// naming it).
 void StartFold(const Store& store, LiveCache* cache, const LiveOptions& options) {
   cache->fold = std::make_unique<BackgroundFold>();
   BackgroundFold* f = cache->fold.get();
   f->base = cache->base;
   f->revision = cache->base_revision;
   f->compiler = std::move(cache->compiler);
-  cache->levels[0].compiler = nullptr;
   f->thread = std::thread([f, dir = store.path(), read_only = store.read_only(), options] {
     StoreOptions store_options;
     store_options.create_if_missing = false;
