@@ -35,6 +35,15 @@ Result<MergedSequence> MergedSequence::Make(uint32_t base_count, std::vector<Ran
   }
   s.block_start_.push_back(delta_total);
   s.blocks_ = std::move(inserted);
+  // Blocks with no kept base position between them (at one gap, or with only
+  // removed ones between their gaps) are consecutive in the merged numbering too:
+  // their delta positions have one offset.
+  s.run_end_.resize(s.blocks_.size());
+  auto offset = [&s](size_t k) { return s.blocks_[k].gap - s.RemovedBelow(s.blocks_[k].gap); };
+  for (size_t k = s.blocks_.size(); k-- > 0;) {
+    const bool joined = k + 1 < s.blocks_.size() && offset(k + 1) == offset(k);
+    s.run_end_[k] = joined ? s.run_end_[k + 1] : s.block_start_[k + 1];
+  }
   s.size_ = base_count - removed_total + delta_total;
 
   // Walk base positions, cutting at removed ranges and block gaps.
@@ -107,14 +116,17 @@ uint32_t MergedSequence::OfBase(uint32_t b) const {
   return b - RemovedBelow(b) + before;
 }
 
-uint32_t MergedSequence::DeltaBlockEnd(uint32_t d) const {
-  // d's block and the blocks after it at the same gap: consecutive here too.
-  auto it = std::upper_bound(block_start_.begin(), block_start_.end() - 1, d);
-  const size_t k = static_cast<size_t>(it - block_start_.begin()) - 1;
-  auto next = std::upper_bound(blocks_.begin() + static_cast<std::ptrdiff_t>(k), blocks_.end(),
-                               blocks_[k].gap,
-                               [](uint32_t gap, const Block& b) { return gap < b.gap; });
-  return block_start_[static_cast<size_t>(next - blocks_.begin())];
+uint32_t MergedSequence::DeltaRunEnd(uint32_t d, size_t* block) const {
+  size_t k = *block < blocks_.size() && block_start_[*block] <= d ? *block : 0;
+  constexpr size_t kStep = 8;  // past this many blocks ahead, a binary search
+  if (k + kStep < blocks_.size() && block_start_[k + kStep] <= d) {
+    k = static_cast<size_t>(std::upper_bound(block_start_.begin() + static_cast<std::ptrdiff_t>(k),
+                                             block_start_.end() - 1, d) -
+                            block_start_.begin()) - 1;
+  }
+  while (block_start_[k + 1] <= d) ++k;  // the blocks left, empty ones included
+  *block = k;
+  return run_end_[k];
 }
 
 uint32_t MergedSequence::OfDelta(uint32_t d) const {

@@ -49,10 +49,14 @@ class MergedSequence {
   uint32_t OfBase(uint32_t b) const;
   // REQUIRES: d < the total length of the inserted blocks.
   uint32_t OfDelta(uint32_t d) const;
-  // The end of the delta positions inserted at d's gap: OfDelta(x) = OfDelta(d) +
-  // (x - d) for every x in [d, DeltaBlockEnd(d)). O(log changes). REQUIRES as
-  // OfDelta.
-  uint32_t DeltaBlockEnd(uint32_t d) const;
+  // The end of the delta positions that follow d with no kept base position
+  // between them (inserted at d's gap, or at gaps with only removed positions
+  // between): the largest e with OfDelta(x) = OfDelta(d) + (x - d) for every x in
+  // [d, e). `*block` is a block index the
+  // caller keeps between calls (0 at first): from it the search goes forward, so
+  // calls with non-decreasing d cost O(1) amortized (O(log changes) for a far
+  // jump). REQUIRES as OfDelta.
+  uint32_t DeltaRunEnd(uint32_t d, size_t* block) const;
   bool IsRemoved(uint32_t b) const;
   // Base positions in [begin, end) that are not removed. REQUIRES: begin <= end <=
   // base_count().
@@ -114,6 +118,7 @@ class MergedSequence {
   std::vector<uint32_t> removed_before_;  // removed positions in ranges before k
   std::vector<Block> blocks_;
   std::vector<uint32_t> block_start_;   // first delta position of block k; + total
+  std::vector<uint32_t> run_end_;       // DeltaRunEnd of block k's positions
   // The merged sequence as runs: [merged_start, next start) holds base or delta
   // positions from `first` on.
   struct Run {

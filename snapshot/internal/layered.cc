@@ -597,6 +597,7 @@ struct PostingCursor::Stack {
     uint32_t y = 0;               // the delta's next posting
     uint32_t delta_node = kNone;  // its merged number
     uint32_t below_node = kNone;  // the merged number of the kept posting below
+    size_t delta_block = 0;       // where DeltaRunEnd found the delta's last posting
     bool from_delta = false;      // head is the delta's
     MergedSequence::BaseWalker walk;
     Head head;
@@ -722,11 +723,13 @@ struct PostingCursor::Stack {
   // (they stay in the head's block of the delta, which no posting from below
   // comes between, a block being consecutive in the level's numbering, and no
   // level above puts a posting or block between them or removes one); else 0.
-  uint32_t DeltaWindow(size_t k, uint32_t* off) const {
-    const Level& l = levels[k];
-    if (levels.back().head.done) return 0;
+  uint32_t DeltaWindow(size_t k, uint32_t* off) {
+    Level& l = levels[k];
+    if (levels.back().head.done || l.y + 1 >= l.delta.size()) return 0;  // none follows
     const uint32_t at = l.delta.node(l.y);
-    return Window(k + 1, at, l.layer.nodes.DeltaBlockEnd(at), off);
+    const uint32_t end = l.layer.nodes.DeltaRunEnd(at, &l.delta_block);
+    if (l.delta.node(l.y + 1) >= end) return 0;  // the next is in another run
+    return Window(k + 1, at, end, off);
   }
   void Advance(size_t k) {
     Level& l = levels[k];

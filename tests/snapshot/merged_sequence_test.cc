@@ -78,6 +78,21 @@ TEST_CASE("merged sequence maps both ways like the spelled-out sequence", "[snap
         CHECK(walk.Map(b) == (seq->IsRemoved(b) ? MergedSequence::BaseWalker::kRemoved : seq->OfBase(b)));
       }
     }
+    // DeltaRunEnd(d): the end of the delta positions that follow d with d's offset,
+    // from a kept hint (ascending d, with repeats, restarting) and from none.
+    uint32_t total = 0;
+    for (const auto& b : blocks) total += b.length;
+    size_t hint = 0;
+    for (int run = 0; run < 3 && total > 0; ++run) {
+      for (uint32_t d = pick(total - 1); d < total; d += pick(2)) {
+        uint32_t end = d + 1;
+        while (end < total && seq->OfDelta(end) - end == seq->OfDelta(d) - d) ++end;
+        INFO("trial " << trial << ", delta " << d);
+        CHECK(seq->DeltaRunEnd(d, &hint) == end);
+        size_t fresh = 0;
+        CHECK(seq->DeltaRunEnd(d, &fresh) == end);
+      }
+    }
     // BaseLowerBound(m) splits the kept base positions at merged position m.
     for (uint32_t m = 0; m <= want.size(); ++m) {
       const uint32_t bound = seq->BaseLowerBound(m);
