@@ -548,8 +548,10 @@ class PostingCursor {
   // Inline while the next posting is the next of list_ with the same offset: on a
   // file always; on a view while it is the base's, in a stretch that no change of
   // any level interrupts, or one level's delta's, in a run of nodes that level
-  // inserted at one place which no level above interrupts (as a session's new
-  // documents are): the window, nodes below limit_, renumbered by off_.
+  // inserted with no kept base node between them which no level above
+  // interrupts (as a session's new documents are,
+  // MergedSequence::DeltaRunEnd): the window, nodes below limit_, renumbered by
+  // off_.
   void Next() {
     if (++pos_ < list_.size()) {
       const uint32_t b = list_.node(pos_);
