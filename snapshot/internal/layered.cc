@@ -685,7 +685,7 @@ struct PostingCursor::Stack {
     Pick(k);
     Rise(k + 1);
   }
-  // When every level's head is the bottom's posting at `pos` (no delta's): the
+  // When every level's head is the bottom's posting at `pos` (Source() is -1): the
   // bottom position below which the following postings of the bottom list are the
   // view's next ones, each renumbered by *off (no level removes one, puts a block
   // between them, or has a delta posting before them); else 0.
@@ -694,12 +694,11 @@ struct PostingCursor::Stack {
     return Window(0, bottom_head.node, INT64_MAX, off);
   }
   // The same from level k's head on up: `at` is its posting's number in the list
-  // the window runs over, `limit` that list's bound so far. Each level from k on
-  // takes its head from below (no delta posting of its own comes first).
+  // the window runs over, `limit` that list's bound so far. REQUIRES: each level
+  // from k on takes its head from below (k is above Source()).
   uint32_t Window(size_t k, uint32_t at, int64_t limit, uint32_t* off) const {
     for (; k < levels.size(); ++k) {
       const Level& l = levels[k];
-      if (l.from_delta) return 0;
       const int64_t below = Below(k).node;
       const int64_t shift = int64_t{l.head.node} - below;  // this level's offset
       int64_t until = l.walk.KeptUntil();
@@ -718,11 +717,11 @@ struct PostingCursor::Stack {
     }
     return -1;
   }
-  // When the head is level k's delta posting: the delta position below which the
-  // delta's following postings are the view's next ones, each renumbered by *off
-  // (they stay in the head's block of the delta, which no posting from below
-  // comes between, a block being consecutive in the level's numbering, and no
-  // level above puts a posting or block between them or removes one); else 0.
+  // When the head is level k's delta posting (k is Source()): the delta position
+  // below which the delta's following postings are the view's next ones, each
+  // renumbered by *off (they stay in the head's run of the delta,
+  // MergedSequence::DeltaRunEnd, which no posting from below comes between, and
+  // no level above puts a posting or block between them or removes one); else 0.
   uint32_t DeltaWindow(size_t k, uint32_t* off) {
     Level& l = levels[k];
     if (levels.back().head.done || l.y + 1 >= l.delta.size()) return 0;  // none follows
