@@ -36,6 +36,31 @@ TEST_CASE("NodeMap keeps its entries when told of many touches and forgets them 
   CHECK_FALSE(map.Has(0));
   CHECK(map.Insert(2 * kNodes - 1, 9));
   CHECK(map.Get(2 * kNodes - 1) == 9);
+  CHECK(map.capacity() == 2 * kNodes);  // the first allocation is what was asked
+}
+
+TEST_CASE("NodeMap grown by a node keeps room for the next writes' nodes",
+          "[query][scratch]") {
+  // A live view gains a node per write; a server's next query must not take (and
+  // zero) every slot again.
+  NodeMap<uint32_t> map;
+  constexpr uint32_t kNodes = 80000;
+  map.Reset(kNodes);
+  CHECK(map.Insert(kNodes - 1, 1));
+  map.Reset(kNodes + 1);
+  const uint32_t grown = map.capacity();
+  CHECK(grown >= kNodes + kNodes / 8);
+  for (uint32_t n = kNodes + 2; n <= grown; n += 997) {
+    map.Reset(n);
+    REQUIRE(map.capacity() == grown);
+    CHECK_FALSE(map.Has(kNodes - 1));
+    CHECK_FALSE(map.Has(n - 1));
+    CHECK(map.Insert(n - 1, n));
+    CHECK(map.Get(n - 1) == n);
+  }
+  map.Reset(grown + 1);
+  CHECK(map.capacity() >= grown + grown / 8);
+  CHECK_FALSE(map.Has(grown - 1));
 }
 
 }  // namespace
