@@ -195,7 +195,10 @@ class Compiler {
   std::vector<uint32_t> kv_gap_;
 
   std::set<std::string, std::less<>> used_runs_;  // runs of what the delta holds
-  std::vector<std::string_view> runs_;  // into the base and used_runs_
+  // The runs at H as an edit of the base's (0x09).
+  std::vector<uint32_t> removed_sessions_;  // base sessions nothing at H uses
+  std::vector<std::string_view> new_runs_;  // into used_runs_: runs the base lacks
+  std::vector<uint32_t> new_run_gaps_;      // the base session each goes before
   DeltaTotals totals_;
   std::string nodes_file_;
 };
@@ -599,11 +602,13 @@ Status Compiler::RunsAndTotals() {
   }
   for (const std::string& r : edge_runs_) used.insert(r);
   for (const KvRecord& kv : kv_insert_) used.insert(kv.run);
+  used.insert("");  // session 0 at H, always
 
+  // The runs at H are an edit of the base's, found in O(changes log sessions): a
+  // base run goes only when everything of the base that used it is gone and
+  // nothing in the delta uses it, so only the runs of removed items are looked at.
   std::vector<bool> removed_kv(base_.kv_count(), false);
   for (uint32_t k : removed_kv_) removed_kv[k] = true;
-  // A base run survives unless everything of the base that used it is gone and
-  // nothing in the delta uses it. Only runs of removed items can go.
   std::set<std::string_view> lost;
   std::map<uint32_t, uint32_t> removed_per_session;
   for (uint32_t b : removed_) {
@@ -614,27 +619,19 @@ Status Compiler::RunsAndTotals() {
     for (uint32_t j = base_.out_begin(b); j < base_.out_end(b); ++j) lost.insert(base_.edge_run(j));
   }
   for (uint32_t k : removed_kv_) lost.insert(base_.kv(k).run);
-  // The base's runs come in order (sessions are numbered by run): the ones that
-  // stay, then the delta's own merged in, in O(sessions) without a set of them.
-  std::vector<std::string_view> kept;
-  kept.reserve(base_.session_count());
-  std::vector<uint32_t> candidates;
-  for (uint32_t s = 0; s < base_.session_count(); ++s) {
-    std::string_view run = base_.session_run(s);
-    if (!lost.count(run) || run.empty() || used.count(run)) {
-      kept.push_back(run);
-      continue;
-    }
-    SessionRange range = base_.session_range(s);
-    auto removed = removed_per_session.find(s);
-    if (range.end - range.begin > (removed == removed_per_session.end() ? 0 : removed->second)) {
-      kept.push_back(run);
-    } else {
-      candidates.push_back(s);
+  std::vector<uint32_t> candidates;  // base sessions whose nodes are all gone
+  for (std::string_view run : lost) {
+    if (run.empty() || used.count(run)) continue;
+    const std::optional<uint32_t> s = base_.FindSession(run);
+    if (!s) continue;  // not a base run (damaged base): nothing to remove
+    const SessionRange range = base_.session_range(*s);
+    auto removed = removed_per_session.find(*s);
+    if (range.end - range.begin <= (removed == removed_per_session.end() ? 0 : removed->second)) {
+      candidates.push_back(*s);
     }
   }
-  std::vector<std::string_view> more(used.begin(), used.end());
-  more.push_back("");
+  std::sort(candidates.begin(), candidates.end());
+  removed_sessions_.clear();
   if (!candidates.empty()) {
     // Rare (a run's last node went): look for an edge or kv entry still using it.
     std::set<std::string_view> left;
@@ -646,15 +643,18 @@ Status Compiler::RunsAndTotals() {
       if (!removed_kv[k]) left.erase(base_.kv(k).run);
     }
     for (uint32_t s : candidates) {
-      if (!left.count(base_.session_run(s))) more.push_back(base_.session_run(s));
+      if (left.count(base_.session_run(s))) removed_sessions_.push_back(s);  // unused
     }
   }
-  if (!std::is_sorted(kept.begin(), kept.end())) std::sort(kept.begin(), kept.end());  // damaged
-  std::sort(more.begin(), more.end());
-  runs_.clear();
-  runs_.reserve(kept.size() + more.size());
-  std::merge(kept.begin(), kept.end(), more.begin(), more.end(), std::back_inserter(runs_));
-  runs_.erase(std::unique(runs_.begin(), runs_.end()), runs_.end());
+  new_runs_.clear();
+  new_run_gaps_.clear();
+  for (const std::string& run : used) {  // ascending
+    const std::optional<uint32_t> at = base_.SessionLowerBound(run);
+    if (!at) return Status::Corruption("delta: the base's runs are not sorted");
+    if (*at < base_.session_count() && base_.session_run(*at) == run) continue;  // kept
+    new_runs_.push_back(run);
+    new_run_gaps_.push_back(*at);
+  }
 
   // Totals.
   uint64_t dropped_edges = 0;
@@ -722,7 +722,8 @@ Status Compiler::RunsAndTotals() {
   totals_.stub_count = base_.stub_count() - base_stubs_gone + delta_stubs;
   totals_.kv_count = base_.kv_count() - static_cast<uint32_t>(removed_kv_.size()) +
                      static_cast<uint32_t>(kv_insert_.size());
-  totals_.session_count = static_cast<uint32_t>(runs_.size());
+  totals_.session_count = base_.session_count() - static_cast<uint32_t>(removed_sessions_.size()) +
+                          static_cast<uint32_t>(new_runs_.size());
   totals_.newest_ts = newest;
   totals_.doc_length_change = doc_change;  // the delta nodes' lengths are added after writing
   return Status::OK();
@@ -875,7 +876,12 @@ Result<DeltaSummary> Compiler::Run(std::string* out) {
              b->Append(std::string_view(reinterpret_cast<const char*>(base_to_merged_), 256));
            }));
   PutBlock(&e, DeltaTag::kRuns, Body([&](Emitter* b) {
-             PutStringList(b, runs_, [](std::string_view v) { return v; });
+             b->PutFixed32(static_cast<uint32_t>(removed_sessions_.size()));
+             b->PutFixed32(static_cast<uint32_t>(new_runs_.size()));
+             for (uint32_t r : removed_sessions_) b->PutFixed32(r);
+             for (uint32_t g : new_run_gaps_) b->PutFixed32(g);
+             if ((removed_sessions_.size() + new_runs_.size()) % 2 != 0) b->PutFixed32(0);
+             PutStringList(b, new_runs_, [](std::string_view v) { return v; });
            }));
   PutBlock(&e, DeltaTag::kStrings, Body([&](Emitter* b) {
              PutStringList(b, strings_, [](const std::string& v) -> std::string_view { return v; });
@@ -1018,8 +1024,8 @@ Status Delta::Parse(const Reader& base) {
   AMEM_RETURN_IF_ERROR(ParseNodes(block(DeltaTag::kNodes), base));
   AMEM_RETURN_IF_ERROR(ParsePlacement(block(DeltaTag::kPlacement), base));
   AMEM_RETURN_IF_ERROR(ParseRemoved(block(DeltaTag::kRemoved), base));
-  AMEM_RETURN_IF_ERROR(ParseNames(block(DeltaTag::kStrings), block(DeltaTag::kRelations),
-                                  block(DeltaTag::kRuns)));
+  AMEM_RETURN_IF_ERROR(ParseNames(block(DeltaTag::kStrings), block(DeltaTag::kRelations)));
+  AMEM_RETURN_IF_ERROR(ParseRuns(block(DeltaTag::kRuns), base));
   AMEM_RETURN_IF_ERROR(ParseOutLists(block(DeltaTag::kOutLists), base));
   AMEM_RETURN_IF_ERROR(ParseInLists(block(DeltaTag::kInLists), base));
   AMEM_RETURN_IF_ERROR(ParseKv(block(DeltaTag::kKv), base));
@@ -1227,15 +1233,51 @@ Status Delta::ParseRemoved(std::string_view b, const Reader& base) {
   return Status::OK();
 }
 
-// Strings, relation names and runs (needed to check edges).
-Status Delta::ParseNames(std::string_view strings, std::string_view relations,
-                         std::string_view runs) {
+// Strings and relation names (needed to check edges).
+Status Delta::ParseNames(std::string_view strings, std::string_view relations) {
   AMEM_RETURN_IF_ERROR(ReadStrings(&strings, &strings_, "strings"));
   AMEM_RETURN_IF_ERROR(ReadStrings(&relations, &relation_names_, "relations"));
   if (relation_names_.size() != 256 || relations.size() < 256) return Corrupt("relations: size");
   std::memcpy(base_to_merged_, relations.data(), 256);
-  AMEM_RETURN_IF_ERROR(ReadStrings(&runs, &runs_, "runs"));
-  if (runs_.empty() || !runs_[0].empty()) return Corrupt("runs: entry 0 must be \"\"");
+  return Status::OK();
+}
+
+// The runs at H as an edit of the base's. Checks, in O(new runs) reads of the
+// base's runs, that the runs at H are strictly sorted with "" first, as a full
+// export's are, and that their count is the totals'.
+Status Delta::ParseRuns(std::string_view b, const Reader& base) {
+  Cursor c(b);
+  uint32_t removed, inserted, pad;
+  const uint32_t sessions = base.session_count();
+  if (!c.U32(&removed) || !c.U32(&inserted) || !c.U32s(removed, &removed_sessions_) ||
+      !Ascending(removed_sessions_, sessions, true)) {
+    return Corrupt("runs: removed");
+  }
+  if (!c.U32s(inserted, &new_run_gaps_) ||
+      !Ascending(new_run_gaps_, sessions + 1, false)) {
+    return Corrupt("runs: gaps");
+  }
+  if ((removed + inserted) % 2 != 0 && !c.U32(&pad)) return Corrupt("runs: short");
+  AMEM_RETURN_IF_ERROR(ReadStrings(c.rest(), &new_runs_, "runs"));
+  if (new_runs_.size() != inserted) return Corrupt("runs: count");
+  if (uint64_t{sessions} - removed + inserted != totals_.session_count) {
+    return Corrupt("runs: the count differs from the totals");
+  }
+  for (uint32_t k = 0; k < inserted; ++k) {
+    const std::string_view run = new_runs_[k];
+    const uint32_t gap = new_run_gaps_[k];
+    if ((k > 0 && !(new_runs_[k - 1] < run)) || (gap > 0 && !(base.session_run(gap - 1) < run)) ||
+        (gap < sessions && !(run < base.session_run(gap)))) {
+      return Corrupt("runs: a new run is out of order");
+    }
+  }
+  // Session 0 at H is "": a new "" (before every base run), or the base's first.
+  const bool first_new = inserted > 0 && new_run_gaps_[0] == 0;
+  const bool first_ok =
+      first_new ? new_runs_[0].empty()
+                : sessions > 0 && base.session_run(0).empty() &&
+                      (removed == 0 || removed_sessions_[0] != 0);
+  if (!first_ok) return Corrupt("runs: entry 0 must be \"\"");
   return Status::OK();
 }
 

@@ -43,8 +43,10 @@ namespace amem::snapshot {
 inline constexpr char kDeltaMagic[4] = {'A', 'M', 'D', 'L'};
 // Version 2: the node file and doc_length_change come from the code-aware tokenizer
 // (kFormatVersion 2). Version 3: the header names the commits at both ends
-// (Store::RevisionIdentity). Only this version is read; a live view compiles another.
-inline constexpr uint16_t kDeltaVersion = 3;
+// (Store::RevisionIdentity). Version 4: 0x09 holds the runs at H as an edit of
+// the base's (removed sessions, new runs), not every run. Only this version is
+// read; a live view compiles another.
+inline constexpr uint16_t kDeltaVersion = 4;
 inline constexpr size_t kDeltaHeaderLength = 64;
 
 // A node named by a delta: a base dense number, or a delta node (kDeltaNode | d).
@@ -62,7 +64,7 @@ enum class DeltaTag : uint32_t {
   kInLists = 0x06,     // targets, offsets, edge references
   kKv = 0x07,          // removed base kv positions; inserted entries
   kRelations = 0x08,   // 256 names at H by merged id; base id -> merged id
-  kRuns = 0x09,        // run names at H, sorted ("" first)
+  kRuns = 0x09,        // runs at H: removed base sessions; new runs and their gaps
   kStrings = 0x0A,     // the run/task/payload strings of delta edges
   kChecksum = 0x1F,
 };
@@ -192,7 +194,14 @@ class Delta {
   // ---- names at H ----
   std::string_view relation_name(RelationId merged) const { return relation_names_[merged]; }
   RelationId merged_relation(RelationId base_rel) const { return base_to_merged_[base_rel]; }
-  const std::vector<std::string_view>& runs() const { return runs_; }
+  // The runs at H are the base's, less removed_sessions(), with the new runs
+  // inserted: new run k goes before base session new_run_gap(k). Both lists are
+  // ascending, so the runs at H are sorted as a full export's are (O(changes), not
+  // O(sessions): the base's runs are not copied).
+  std::span<const uint32_t> removed_sessions() const { return removed_sessions_; }
+  uint32_t new_run_count() const { return static_cast<uint32_t>(new_runs_.size()); }
+  std::string_view new_run(uint32_t k) const { return new_runs_[k]; }
+  uint32_t new_run_gap(uint32_t k) const { return new_run_gaps_[k]; }
 
  private:
   Delta() = default;
@@ -203,7 +212,8 @@ class Delta {
   Status ParseNodes(std::string_view b, const Reader& base);
   Status ParsePlacement(std::string_view b, const Reader& base);
   Status ParseRemoved(std::string_view b, const Reader& base);
-  Status ParseNames(std::string_view strings, std::string_view relations, std::string_view runs);
+  Status ParseNames(std::string_view strings, std::string_view relations);
+  Status ParseRuns(std::string_view b, const Reader& base);
   Status ParseOutLists(std::string_view b, const Reader& base);
   Status ParseInLists(std::string_view b, const Reader& base);
   Status ParseKv(std::string_view b, const Reader& base);
@@ -227,7 +237,9 @@ class Delta {
   std::vector<DeltaKvEntry> kv_;
   std::vector<std::string_view> relation_names_;
   RelationId base_to_merged_[256] = {};
-  std::vector<std::string_view> runs_;
+  std::vector<uint32_t> removed_sessions_;
+  std::vector<std::string_view> new_runs_;
+  std::vector<uint32_t> new_run_gaps_;
 };
 
 // The merged dense numbering of nodes (a full export's at H): the base's, less the

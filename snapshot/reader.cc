@@ -354,10 +354,7 @@ struct Reader::Rep {
 
 Reader::Reader() : rep_(std::make_unique<Rep>()) {}
 
-void Reader::UseLayerSessions(const char* sessions) {
-  rep_->has_ext = true;
-  rep_->sessions = sessions;
-}
+void Reader::UseLayerNames() { rep_->has_ext = true; }
 Reader::~Reader() = default;
 
 Result<int> OpenSnapshotFile(const std::string& path, uint64_t* size) {
@@ -2645,18 +2642,18 @@ uint32_t Reader::type_count(uint8_t type) const {
 }
 
 SessionRange Reader::session_range(uint32_t s) const {
+  if (layer_) return layer_->Session(s);
   const char* e = rep_->sessions + size_t{s} * kSessionEntryLength;
   return {s, DecodeFixed32(e + 4), DecodeFixed32(e + 8)};
 }
 
 std::string_view Reader::session_run(uint32_t s) const {
-  if (layer_) return layer_->delta->runs()[s];
+  if (layer_) return layer_->SessionRun(s);
   if (rep_->has_ext) return rep_->Str(rep_->runs, s, "runs");
   return s < rep_->spec_runs.size() ? std::string_view(rep_->spec_runs[s]) : std::string_view();
 }
 
 std::optional<uint32_t> Reader::FindSession(std::string_view run) const {
-  uint32_t lo = 0, hi = session_count_;
   if (!rep_->has_ext) {
     // Runs are "" for session 0 and decimal numbers otherwise (no leading zero):
     // parsed, not searched, so the cost never follows a declared session count.
@@ -2670,6 +2667,13 @@ std::optional<uint32_t> Reader::FindSession(std::string_view run) const {
     if (s >= session_count_) return std::nullopt;
     return static_cast<uint32_t>(s);
   }
+  auto found = SessionLowerBound(run);
+  if (found && *found < session_count_ && session_run(*found) == run) return found;
+  return std::nullopt;
+}
+
+std::optional<uint32_t> Reader::SessionLowerBound(std::string_view run) const {
+  uint32_t lo = 0, hi = session_count_;
   auto at = [this](uint32_t p) -> std::optional<std::string_view> { return session_run(p); };
   auto probe = [&](uint32_t p) { return rep_->Ordered(p, session_count_, "runs", at); };
   while (lo < hi) {
@@ -2677,8 +2681,8 @@ std::optional<uint32_t> Reader::FindSession(std::string_view run) const {
     if (!probe(mid)) return std::nullopt;
     if (session_run(mid) < run) lo = mid + 1; else hi = mid;
   }
-  if (lo < session_count_ && probe(lo) && session_run(lo) == run) return lo;
-  return std::nullopt;
+  if (lo < session_count_ && !probe(lo)) return std::nullopt;
+  return lo;
 }
 
 uint32_t Reader::TimeLowerBound(int64_t ts) const {

@@ -416,6 +416,11 @@ class Reader {
   SessionRange session_range(uint32_t s) const;
   std::string_view session_run(uint32_t s) const;
   std::optional<uint32_t> FindSession(std::string_view run) const;
+  // The first session whose run is not below `run` (session_count() when none):
+  // O(log sessions). nullopt when the runs it compared are out of order (damaged;
+  // ContentStatus() says so). REQUIRES: a file with run names (extensions), or a
+  // layered view.
+  std::optional<uint32_t> SessionLowerBound(std::string_view run) const;
   // Nodes sorted by (created_ts, node).
   uint32_t time_entry_count() const { return time_count_; }
   TimeEntry time_entry(uint32_t k) const {
@@ -447,8 +452,8 @@ class Reader {
   }
   const char* LayeredNodePtr(uint32_t i) const;
   uint32_t LayeredSession(uint32_t i) const;
-  // A layered view's session index (owned by its Layer); it names runs and relations.
-  void UseLayerSessions(const char* sessions);
+  // A layered view names runs and relations (as a file with extensions does).
+  void UseLayerNames();
   // A layered view builds its edge tables on the first edge access and its time
   // index on the first time access (snapshot/internal/layered.h); a file has none pending.
   // Until then each edge access is answered from the merged sequences in O(log

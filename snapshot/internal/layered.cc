@@ -72,7 +72,6 @@ Status Reader::Layer::Build(Reader* r) {
   r->content_uncompressed_ = b.content_uncompressed_;
   r->cluster_count_ = 0;
   r->blocks_ = b.blocks_;
-  if (delta->runs().size() != t.session_count) return Corrupt("runs and session count differ");
   if (t.node_count == 0 && t.edge_count != 0) return Corrupt("edges without nodes");
   AMEM_RETURN_IF_ERROR(BuildNodes(r));
   AMEM_RETURN_IF_ERROR(BuildPoint(r));
@@ -121,48 +120,32 @@ Status Reader::Layer::BuildNodes(Reader* r) {
   nodes = std::move(*seq);
   if (nodes.size() != r->node_count_) return Corrupt("node count differs from the totals");
 
-  // Sessions: each file's run numbers to the runs at H. Merged order is (run,
-  // key), so a merged session's range holds its base sessions' kept nodes and its
-  // delta nodes: counted from the base's session ranges, never node by node.
-  const auto& runs = dl.runs();
-  auto merged_session = [&](std::string_view run) -> uint32_t {
-    auto it = std::lower_bound(runs.begin(), runs.end(), run);
-    return it != runs.end() && *it == run ? static_cast<uint32_t>(it - runs.begin()) : kNoNode;
-  };
-  const uint32_t sessions_at_h = r->session_count_;
-  std::vector<uint32_t> start(static_cast<size_t>(sessions_at_h) + 1, 0);
-  base_session.resize(b.session_count());
-  // The base's runs ascend with its session numbers, as the runs at H do: one walk
-  // of both maps them (a run matched only when equal, so a damaged order maps
-  // none wrongly; the check below reports it when a kept node needs it).
-  size_t at = 0;
-  for (uint32_t s = 0; s < b.session_count(); ++s) {
-    const std::string_view run = b.session_run(s);
-    if (at > 0 && run < runs[at - 1]) at = 0;  // out of order: look from the start
-    while (at < runs.size() && runs[at] < run) ++at;
-    base_session[s] = at < runs.size() && runs[at] == run ? static_cast<uint32_t>(at) : kNoNode;
+  // Sessions: the base's less the removed ones, the delta's new runs at their gaps
+  // (Delta::ParseRuns checked their order against the base's runs). A session's
+  // range is counted when it is asked (SessionBegin), never built for all of them.
+  std::vector<MergedSequence::Range> gone;
+  for (uint32_t s : dl.removed_sessions()) gone.push_back({s, s + 1});
+  std::vector<MergedSequence::Block> runs_in;
+  for (uint32_t k = 0; k < dl.new_run_count(); ++k) runs_in.push_back({dl.new_run_gap(k), 1});
+  auto sseq = MergedSequence::Make(b.session_count(), std::move(gone), std::move(runs_in));
+  if (!sseq.ok()) return Corrupt("runs: " + sseq.status().message());
+  session_seq = std::move(*sseq);
+  if (session_seq.size() != r->session_count_) return Corrupt("runs and session count differ");
+  for (uint32_t s : dl.removed_sessions()) {
     const SessionRange range = b.session_range(s);
-    const uint32_t kept = nodes.KeptIn(range.begin, range.end);
-    if (kept == 0) continue;
-    if (base_session[s] == kNoNode) return Corrupt("a kept base node's run is not among the runs");
-    start[base_session[s] + 1] += kept;
+    if (range.begin > range.end || range.end > nb) return Corrupt("a base session's range");
+    if (nodes.KeptIn(range.begin, range.end) != 0) {
+      return Corrupt("a kept base node's run is not among the runs");
+    }
   }
   delta_session.resize(dn().session_count());
   for (uint32_t s = 0; s < dn().session_count(); ++s) {
-    delta_session[s] = merged_session(dn().session_run(s));
-    if (delta_session[s] == kNoNode) return Corrupt("a delta node's run is not among the runs");
+    delta_session[s] = FindMergedSession(dn().session_run(s));
+    if (delta_session[s] == kNoNode || (s > 0 && delta_session[s] <= delta_session[s - 1])) {
+      return Corrupt("a delta node's run is not among the runs");
+    }
   }
-  for (uint32_t d = 0; d < nd; ++d) ++start[delta_session[dn().session(d)] + 1];
-  for (uint32_t s = 0; s < sessions_at_h; ++s) start[s + 1] += start[s];
-  if (start[sessions_at_h] != r->node_count_) return Corrupt("sessions do not hold every node");
-  sessions.resize(size_t{sessions_at_h} * kSessionEntryLength);
-  for (uint32_t s = 0; s < sessions_at_h; ++s) {
-    char* e = sessions.data() + size_t{s} * kSessionEntryLength;
-    EncodeFixed32(e, s);
-    EncodeFixed32(e + 4, start[s]);
-    EncodeFixed32(e + 8, start[s + 1]);
-  }
-  r->UseLayerSessions(sessions.data());
+  r->UseLayerNames();
   // A non-null marker: document lengths are read through LayeredDocLength.
   r->doc_lengths_ = b.doc_lengths_;
 
@@ -1057,8 +1040,69 @@ void Reader::Layer::UseFallback(Reader* r, uint8_t parts) {
 
 uint32_t Reader::LayeredSession(uint32_t i) const {
   auto [file, x] = layer_->Local(i);
-  const uint32_t s = file->session(x);
-  return file == layer_->base.get() ? layer_->base_session[s] : layer_->delta_session[s];
+  return layer_->MergedSession(file, file->session(x));
+}
+
+uint32_t Reader::Layer::MergedSession(const Reader* file, uint32_t s) const {
+  if (file != base.get()) return delta_session[s];
+  if (session_seq.IsRemoved(s)) {
+    Fail(Corrupt("a kept base node's session is not among the runs"));
+    return 0;
+  }
+  return session_seq.OfBase(s);
+}
+
+uint32_t Reader::Layer::FindMergedSession(std::string_view run) const {
+  const Reader& b = *base;
+  const std::optional<uint32_t> at = b.SessionLowerBound(run);
+  if (!at) return kNoNode;
+  if (*at < b.session_count() && b.session_run(*at) == run) {
+    return session_seq.IsRemoved(*at) ? kNoNode : session_seq.OfBase(*at);
+  }
+  uint32_t lo = 0, hi = delta->new_run_count();
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (delta->new_run(mid) < run) lo = mid + 1; else hi = mid;
+  }
+  if (lo < delta->new_run_count() && delta->new_run(lo) == run) return session_seq.OfDelta(lo);
+  return kNoNode;
+}
+
+std::string_view Reader::Layer::SessionRun(uint32_t s) const {
+  const MergedSequence::Item it = session_seq.At(s);
+  return it.delta ? delta->new_run(it.index) : base->session_run(it.index);
+}
+
+uint32_t Reader::Layer::SessionBegin(uint32_t s) const {
+  const Reader& b = *base;
+  const uint32_t nb = b.node_count();
+  // Base nodes below the first base session whose run is not below s's: the
+  // base's own session (a kept run), or the one a new run goes before.
+  uint32_t below = nb;
+  if (s < session_seq.size()) {
+    const MergedSequence::Item it = session_seq.At(s);
+    const uint32_t first = it.delta ? delta->new_run_gap(it.index) : it.index;
+    if (first < b.session_count()) below = b.session_range(first).begin;
+  }
+  if (below > nb) {
+    Fail(Corrupt("a base session's range is out of bounds"));
+    below = nb;
+  }
+  // Delta nodes of runs below s's: the delta file's sessions are in run order.
+  const auto d = std::lower_bound(delta_session.begin(), delta_session.end(), s);
+  const uint32_t t = static_cast<uint32_t>(d - delta_session.begin());
+  const uint32_t delta_below =
+      t < dn().session_count() ? dn().session_range(t).begin : dn().node_count();
+  return nodes.KeptIn(0, below) + delta_below;
+}
+
+SessionRange Reader::Layer::Session(uint32_t s) const {
+  const uint32_t begin = SessionBegin(s), end = SessionBegin(s + 1);
+  if (end < begin) {  // a damaged base session index
+    Fail(Corrupt("session ranges out of order"));
+    return {s, begin, begin};
+  }
+  return {s, begin, end};
 }
 
 }  // namespace amem::snapshot

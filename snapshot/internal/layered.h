@@ -50,8 +50,10 @@ struct Reader::Layer {
   // Node numbering, O(log changes) per lookup without any O(n) table.
   MergedSequence nodes;  // NodeSequence: a slot replaced in place counts as removed
   std::vector<std::pair<uint32_t, uint32_t>> replaced;  // (base slot, delta node), by slot
-  std::vector<uint32_t> base_session, delta_session;    // file's session -> merged
-  std::string sessions;
+  // Sessions at H: the base's less the delta's removed ones, its new runs at
+  // their gaps (Delta::removed_sessions, new_run_gap); nothing of size `sessions`.
+  MergedSequence session_seq;
+  std::vector<uint32_t> delta_session;  // the delta file's session -> merged
 
   // Edges without any O(m) table: the merged edge numbering (the base's, less the
   // out-ranges the delta replaces, plus its out-lists), the same for in-list
@@ -162,11 +164,18 @@ struct Reader::Layer {
   std::string_view Term(uint32_t t) const;
   std::optional<uint32_t> FindTerm(std::string_view t) const;
   std::vector<uint32_t> NodesOfType(uint8_t type) const;
+  // Session s at H: its run, and its nodes' range, counted from the base's session
+  // index and the delta's (merged order is (run, key)): O(log changes + log
+  // sessions), never node by node. REQUIRES: s < the session count at H.
+  std::string_view SessionRun(uint32_t s) const;
+  SessionRange Session(uint32_t s) const;
+  // The merged session of a file's session (kNoNode, and Fail, when it is gone).
+  uint32_t MergedSession(const Reader* file, uint32_t s) const;
   KvEntry Kv(uint32_t k) const;
   std::optional<uint32_t> FindKv(std::string_view scope, std::string_view ns,
                                  std::string_view key) const;
 
-  // O(changes + sessions + terms of the delta): numbering, sessions, terms, kv and
+  // O(changes + terms of the delta): numbering, sessions, terms, kv and
   // the Reader's header facts. The bulk tables wait for their first use.
   Status Build(Reader* r);
   // The flat node maps, edge records and out offsets; the in-lists (after the
@@ -183,6 +192,10 @@ struct Reader::Layer {
   Status BuildNodes(Reader* r);
   Status BuildPoint(Reader* r);
   Status BuildTerms();
+  // Merged nodes of the sessions before merged session s.
+  uint32_t SessionBegin(uint32_t s) const;
+  // The merged session of `run` (kNoNode if it is none at H).
+  uint32_t FindMergedSession(std::string_view run) const;
 };
 
 }  // namespace amem::snapshot

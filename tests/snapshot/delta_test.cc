@@ -111,8 +111,20 @@ void CheckPair(const Store& store, uint64_t base_rev, uint64_t head_rev) {
   for (uint32_t i = 0; i < base->node_count(); ++i) base_len += base->doc_length(i);
   for (uint32_t i = 0; i < head->node_count(); ++i) head_len += head->doc_length(i);
   CHECK(base_len + t.doc_length_change == head_len);
-  REQUIRE(delta.runs().size() == head->session_count());
-  for (uint32_t s = 0; s < head->session_count(); ++s) CHECK(delta.runs()[s] == head->session_run(s));
+  // The runs at H, spelled out from the base's and the delta's edit of them.
+  std::vector<std::string_view> runs_at_h;
+  auto removed_runs = delta.removed_sessions();
+  for (uint32_t s = 0, k = 0; s <= base->session_count(); ++s) {
+    for (; k < delta.new_run_count() && delta.new_run_gap(k) == s; ++k) {
+      runs_at_h.push_back(delta.new_run(k));
+    }
+    if (s < base->session_count() &&
+        !std::binary_search(removed_runs.begin(), removed_runs.end(), s)) {
+      runs_at_h.push_back(base->session_run(s));
+    }
+  }
+  REQUIRE(runs_at_h.size() == head->session_count());
+  for (uint32_t s = 0; s < head->session_count(); ++s) CHECK(runs_at_h[s] == head->session_run(s));
   for (int r = 0; r <= kMaxRelationId; ++r) {
     CHECK(delta.relation_name(static_cast<RelationId>(r)) ==
           head->relation_name(static_cast<RelationId>(r)));
@@ -388,6 +400,79 @@ TEST_CASE("delta: an extended delta drops a node the previous one added, and its
     if (!other.ok()) return other.status();
     return (*other)->PutNode(Node("fact:other", "written elsewhere")).status();
   });
+}
+
+TEST_CASE("delta: the runs at H are the base's, less the unused ones, with the new ones at their "
+          "gaps", "[snapshot][delta]") {
+  using amem::testing::Edge;
+  using amem::testing::Node;
+  TempDir dir;
+  auto store = amem::testing::OpenStore(dir.path());
+  auto in_run = [](const char* run) {
+    WriteOptions w;
+    w.run = run;
+    return w;
+  };
+  REQUIRE(store->PutNode(Node("fact:plain", "no run")).ok());
+  REQUIRE(store->PutNode(Node("fact:b1", "run b"), in_run("run-b")).ok());
+  REQUIRE(store->PutNode(Node("fact:d1", "run d"), in_run("run-d")).ok());
+  REQUIRE(store->PutNode(Node("fact:f1", "run f"), in_run("run-f")).ok());
+  REQUIRE(store->PutNode(Node("fact:f2", "run f too"), in_run("run-f")).ok());
+  // A run only an edge uses: a session without nodes.
+  REQUIRE(store->PutEdge(Edge("fact:b1", "supports", "fact:f1"), in_run("run-h")).ok());
+  const uint64_t base_rev = store->revision().value();
+  const std::string base_bytes = Export(*store, base_rev);
+  std::shared_ptr<const Reader> base = Open(base_bytes);
+  REQUIRE(base->session_count() == 5);  // "", run-b, run-d, run-f, run-h
+
+  REQUIRE(store->PutNode(Node("fact:a1", "run a"), in_run("run-a")).ok());  // before run-b
+  REQUIRE(store->PutNode(Node("fact:c1", "run c"), in_run("run-c")).ok());  // between b and d
+  REQUIRE(store->DeleteNode("fact:d1").ok());                               // run-d unused
+  REQUIRE(store->DeleteNode("fact:f2").ok());                               // run-f still used
+  REQUIRE(store->DeleteEdge("fact:b1", "supports", "fact:f1").ok());        // run-h unused
+  REQUIRE(store->PutNode(Node("fact:z1", "run z"), in_run("run-z")).ok());  // after them all
+  const uint64_t mid_rev = store->revision().value();
+  std::string bytes;
+  REQUIRE(CompileDelta(*store, *base, base_rev, mid_rev, &bytes).ok());
+  auto delta_or = Delta::OpenBuffer(bytes, *base);
+  INFO(delta_or.status().ToString());
+  REQUIRE(delta_or.ok());
+  std::shared_ptr<const Delta> delta(std::move(*delta_or));
+  const auto removed = delta->removed_sessions();
+  CHECK(std::vector<uint32_t>(removed.begin(), removed.end()) == std::vector<uint32_t>{2, 4});
+  REQUIRE(delta->new_run_count() == 3);
+  CHECK(delta->new_run(0) == "run-a");
+  CHECK(delta->new_run_gap(0) == 1);
+  CHECK(delta->new_run(1) == "run-c");
+  CHECK(delta->new_run_gap(1) == 2);
+  CHECK(delta->new_run(2) == "run-z");
+  CHECK(delta->new_run_gap(2) == 5);
+  auto mid_head = Open(Export(*store, mid_rev));
+  REQUIRE(mid_head->session_count() == 6);  // "", run-a, run-b, run-c, run-f, run-z
+  CheckLayered(base_bytes, bytes, *mid_head);
+
+  // A level over that view (the live view's stack): its base's runs are the view's.
+  auto view_or = Reader::OpenLayered(base, delta);
+  REQUIRE(view_or.ok());
+  std::shared_ptr<const Reader> view = std::move(*view_or);
+  REQUIRE(store->PutNode(Node("fact:b2", "run b again"), in_run("run-b")).ok());
+  REQUIRE(store->DeleteNode("fact:c1").ok());                                 // run-c unused
+  REQUIRE(store->PutNode(Node("fact:e1", "run e"), in_run("run-e")).ok());  // between c and f
+  const uint64_t head_rev = store->revision().value();
+  std::string top;
+  REQUIRE(CompileDelta(*store, *view, mid_rev, head_rev, &top).ok());
+  auto top_delta = Delta::OpenBuffer(top, *view);
+  INFO(top_delta.status().ToString());
+  REQUIRE(top_delta.ok());
+  const auto gone = (*top_delta)->removed_sessions();
+  CHECK(std::vector<uint32_t>(gone.begin(), gone.end()) == std::vector<uint32_t>{3});
+  REQUIRE((*top_delta)->new_run_count() == 1);
+  CHECK((*top_delta)->new_run(0) == "run-e");
+  CHECK((*top_delta)->new_run_gap(0) == 4);
+  auto stacked = Reader::OpenLayered(view, std::shared_ptr<const Delta>(std::move(*top_delta)));
+  INFO(stacked.status().ToString());
+  REQUIRE(stacked.ok());
+  amem::snapshot_test::CheckSameReader(**stacked, *Open(Export(*store, head_rev)), false);
 }
 
 TEST_CASE("delta: a DeltaCompiler starts over on another history at the same revisions",
