@@ -741,6 +741,74 @@ TEST_CASE("with background_fold no call compiles level 0 again: a thread does, h
   }
 }
 
+TEST_CASE("a background fold that fails changes no view: level 0 stays, its compiler comes back, "
+          "and a later call starts the fold again", "[snapshot][live][stack][background]") {
+  TempDir dir;
+  auto store = amem::testing::OpenStore(dir.path());
+  amem::testing::History history(10);
+  history.Grow(store.get(), 8);
+  LiveOptions options = amem::snapshot_test::McpLiveOptions(1000000, 3, 8);
+  options.background_fold = true;
+  std::mutex mu;
+  int prepared = 0;
+  options.prepare_level = [&](const Store&, const std::shared_ptr<const Reader>&) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++prepared;
+  };
+  LiveCache cache;
+  auto check = [&](const char* what) -> const Reader* {
+    INFO(what);
+    auto view = OpenLive(*store, ReadView::Latest(), options, &cache);
+    INFO(view.status().ToString());
+    REQUIRE(view.ok());
+    const uint64_t head = store->revision().value();
+    REQUIRE(view->revision == head);
+    auto head_bytes = BuildSnapshot(*store->ReadState(ReadView::AtRevision(head)));
+    REQUIRE(head_bytes.ok());
+    auto full = Reader::OpenBuffer(*head_bytes);
+    REQUIRE(full.ok());
+    amem::snapshot_test::CheckSameReader(*view->reader, **full, false);
+    const Reader* level0 = nullptr;
+    for (const Reader* x = view->reader.get(); x->layered(); x = x->layer_base().get()) level0 = x;
+    return level0;
+  };
+  check("the base");
+  REQUIRE(store->PutNode(amem::testing::Node("fact:first", "first note")).ok());
+  const Reader* level0 = check("level 0, compiled in the call");
+  REQUIRE(level0 != nullptr);
+  REQUIRE(cache.compiler != nullptr);
+  const DeltaCompiler* compiler = cache.compiler.get();
+  // Every level 0 the fold compiles holds more than this one: over merge_bytes, it
+  // fails (CompileLevel0 returns no level), as a compile that errs does.
+  options.merge_bytes = level0->layer_delta()->size();
+  const BackgroundFold* last = nullptr;
+  int started = 0;
+  for (int round = 0; round < 40; ++round) {
+    if (round % 2 == 0) {
+      REQUIRE(store->PutNode(amem::testing::Node("fact:agent-" + std::to_string(round % 7),
+                                                 "agent note " + std::to_string(round)))
+                  .ok());
+    } else {
+      history.Step(store.get());
+    }
+    if (round % 3 == 2) cache.WaitForFold();
+    INFO("round " << round);
+    CHECK(check("a view while folds fail") == level0);
+    if (cache.fold != nullptr && cache.fold.get() != last) {
+      ++started;
+      last = cache.fold.get();
+      CHECK(cache.compiler == nullptr);  // lent to the fold
+    }
+  }
+  cache.WaitForFold();
+  CHECK(check("after the last fold") == level0);
+  // A fold starts only with level 0's own compiler at hand (levels[0].compiler):
+  // a second start means the failed fold gave it back.
+  CHECK(started >= 2);
+  CHECK(prepared == 0);
+  CHECK(cache.levels[0].compiler.get() == compiler);
+}
+
 TEST_CASE("a background merge warms its base, hands it to prepare_base and compiles the writes "
           "made meanwhile; the views on it are the full export's", "[snapshot][live][background]") {
   for (uint32_t seed : {3u, 4u}) {
