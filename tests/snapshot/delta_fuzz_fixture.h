@@ -1,6 +1,7 @@
 // What the delta fuzz targets (snapshot/delta_fuzz.cc, snapshot/layered_fuzz.cc)
 // share: a base snapshot and a delta compiled against it from a small store made
-// once per process (puts, an overwrite in place, a node moved to another run, a
+// once per process (puts, an overwrite in place, a node moved to another run, a run
+// whose last node is deleted (a removed session), a
 // delete, dangling and deleted edges, a custom relation, kv), and the way an input
 // damages them: patches whose checksums are then redone, so that the damage meets
 // Delta::Open's and the layered view's checks instead of the checksum.
@@ -65,6 +66,7 @@ inline const DeltaFixture& Fixture() {
       def.DefineRelation("mentions");
       Check(s.Apply(def, w()).ok());
       for (int i = 0; i < 12; ++i) node("fact:n" + std::to_string(i), "retry cache " + std::to_string(i));
+      node("fact:gone", "the only node of its run", "r2");
       for (int i = 0; i < 12; ++i) {
         edge("fact:n" + std::to_string(i), "supports", "fact:n" + std::to_string((i + 1) % 12));
         edge("fact:n" + std::to_string(i), i % 2 ? "caused_by" : "mentions",
@@ -88,6 +90,7 @@ inline const DeltaFixture& Fixture() {
       node("fact:n7", "moved to another run", "r0");
       node("fact:new", "a new node");
       Check(s.DeleteNode("fact:n9", w()).ok());
+      Check(s.DeleteNode("fact:gone", w()).ok());  // its run goes: a removed session
       edge("fact:n4", "caused_by", "fact:n10");
       edge("fact:new", "supports", "fact:n1");
       Check(s.DeleteEdge("fact:n5", "supports", "fact:n6", w()).ok());
