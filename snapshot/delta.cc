@@ -607,8 +607,12 @@ Status Compiler::RunsAndTotals() {
   // The runs at H are an edit of the base's, found in O(changes log sessions): a
   // base run goes only when everything of the base that used it is gone and
   // nothing in the delta uses it, so only the runs of removed items are looked at.
-  std::vector<bool> removed_kv(base_.kv_count(), false);
-  for (uint32_t k : removed_kv_) removed_kv[k] = true;
+  // Which base kv entries are removed, for the two rare walks of every entry.
+  const auto removed_kv_mask = [&] {
+    std::vector<bool> removed(base_.kv_count(), false);
+    for (uint32_t k : removed_kv_) removed[k] = true;
+    return removed;
+  };
   std::set<std::string_view> lost;
   std::map<uint32_t, uint32_t> removed_per_session;
   for (uint32_t b : removed_) {
@@ -634,6 +638,7 @@ Status Compiler::RunsAndTotals() {
   removed_sessions_.clear();
   if (!candidates.empty()) {
     // Rare (a run's last node went): look for an edge or kv entry still using it.
+    const std::vector<bool> removed_kv = removed_kv_mask();
     std::set<std::string_view> left;
     for (uint32_t s : candidates) left.insert(base_.session_run(s));
     for (uint32_t j = 0; j < base_.edge_count() && !left.empty(); ++j) {
@@ -711,6 +716,7 @@ Status Compiler::RunsAndTotals() {
         newest = std::max({newest, base_.edge_created_ts(j), base_.edge_updated_ts(j)});
       }
     }
+    const std::vector<bool> removed_kv = removed_kv_mask();
     for (uint32_t k = 0; k < base_.kv_count(); ++k) {
       if (!removed_kv[k]) newest = std::max(newest, base_.kv(k).ts);
     }
