@@ -195,13 +195,12 @@ class Delta {
   std::string_view relation_name(RelationId merged) const { return relation_names_[merged]; }
   RelationId merged_relation(RelationId base_rel) const { return base_to_merged_[base_rel]; }
   // The runs at H are the base's, less removed_sessions(), with the new runs
-  // inserted: new run k goes before base session new_run_gap(k). Both lists are
-  // ascending, so the runs at H are sorted as a full export's are (O(changes), not
-  // O(sessions): the base's runs are not copied).
+  // inserted: new_runs()[k] goes before base session new_run_gaps()[k]. Both lists
+  // are ascending, so the runs at H are sorted as a full export's are (O(changes),
+  // not O(sessions): the base's runs are not copied).
   std::span<const uint32_t> removed_sessions() const { return removed_sessions_; }
-  uint32_t new_run_count() const { return static_cast<uint32_t>(new_runs_.size()); }
-  std::string_view new_run(uint32_t k) const { return new_runs_[k]; }
-  uint32_t new_run_gap(uint32_t k) const { return new_run_gaps_[k]; }
+  std::span<const std::string_view> new_runs() const { return new_runs_; }
+  std::span<const uint32_t> new_run_gaps() const { return new_run_gaps_; }
 
  private:
   Delta() = default;

@@ -126,7 +126,7 @@ Status Reader::Layer::BuildNodes(Reader* r) {
   std::vector<MergedSequence::Range> gone;
   for (uint32_t s : dl.removed_sessions()) gone.push_back({s, s + 1});
   std::vector<MergedSequence::Block> runs_in;
-  for (uint32_t k = 0; k < dl.new_run_count(); ++k) runs_in.push_back({dl.new_run_gap(k), 1});
+  for (uint32_t gap : dl.new_run_gaps()) runs_in.push_back({gap, 1});
   auto sseq = MergedSequence::Make(b.session_count(), std::move(gone), std::move(runs_in));
   if (!sseq.ok()) return Corrupt("runs: " + sseq.status().message());
   session_seq = std::move(*sseq);
@@ -1059,18 +1059,15 @@ uint32_t Reader::Layer::FindMergedSession(std::string_view run) const {
   if (*at < b.session_count() && b.session_run(*at) == run) {
     return session_seq.IsRemoved(*at) ? kNoNode : session_seq.OfBase(*at);
   }
-  uint32_t lo = 0, hi = delta->new_run_count();
-  while (lo < hi) {
-    const uint32_t mid = lo + (hi - lo) / 2;
-    if (delta->new_run(mid) < run) lo = mid + 1; else hi = mid;
-  }
-  if (lo < delta->new_run_count() && delta->new_run(lo) == run) return session_seq.OfDelta(lo);
-  return kNoNode;
+  const auto runs = delta->new_runs();
+  const auto it = std::lower_bound(runs.begin(), runs.end(), run);
+  if (it == runs.end() || *it != run) return kNoNode;
+  return session_seq.OfDelta(static_cast<uint32_t>(it - runs.begin()));
 }
 
 std::string_view Reader::Layer::SessionRun(uint32_t s) const {
   const MergedSequence::Item it = session_seq.At(s);
-  return it.delta ? delta->new_run(it.index) : base->session_run(it.index);
+  return it.delta ? delta->new_runs()[it.index] : base->session_run(it.index);
 }
 
 uint32_t Reader::Layer::SessionBegin(uint32_t s) const {
@@ -1081,7 +1078,7 @@ uint32_t Reader::Layer::SessionBegin(uint32_t s) const {
   uint32_t below = nb;
   if (s < session_seq.size()) {
     const MergedSequence::Item it = session_seq.At(s);
-    const uint32_t first = it.delta ? delta->new_run_gap(it.index) : it.index;
+    const uint32_t first = it.delta ? delta->new_run_gaps()[it.index] : it.index;
     if (first < b.session_count()) below = b.session_range(first).begin;
   }
   if (below > nb) {

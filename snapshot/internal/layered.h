@@ -51,7 +51,7 @@ struct Reader::Layer {
   MergedSequence nodes;  // NodeSequence: a slot replaced in place counts as removed
   std::vector<std::pair<uint32_t, uint32_t>> replaced;  // (base slot, delta node), by slot
   // Sessions at H: the base's less the delta's removed ones, its new runs at
-  // their gaps (Delta::removed_sessions, new_run_gap); nothing of size `sessions`.
+  // their gaps (Delta::removed_sessions, new_run_gaps); nothing of size `sessions`.
   MergedSequence session_seq;
   std::vector<uint32_t> delta_session;  // the delta file's session -> merged
 

@@ -115,8 +115,8 @@ void CheckPair(const Store& store, uint64_t base_rev, uint64_t head_rev) {
   std::vector<std::string_view> runs_at_h;
   auto removed_runs = delta.removed_sessions();
   for (uint32_t s = 0, k = 0; s <= base->session_count(); ++s) {
-    for (; k < delta.new_run_count() && delta.new_run_gap(k) == s; ++k) {
-      runs_at_h.push_back(delta.new_run(k));
+    for (; k < delta.new_runs().size() && delta.new_run_gaps()[k] == s; ++k) {
+      runs_at_h.push_back(delta.new_runs()[k]);
     }
     if (s < base->session_count() &&
         !std::binary_search(removed_runs.begin(), removed_runs.end(), s)) {
@@ -228,6 +228,18 @@ void CheckPair(const Store& store, uint64_t base_rev, uint64_t head_rev) {
       CHECK(rel == head->relation_name(head->edge_rel(want)));
     }
   }
+}
+
+// The delta's edit of the base's runs (block 0x09): the base sessions it removes,
+// and its new runs with the base session each goes before.
+void CheckRunEdit(const Delta& delta, const std::vector<uint32_t>& removed,
+                  const std::vector<std::string_view>& runs, const std::vector<uint32_t>& gaps) {
+  const auto r = delta.removed_sessions();
+  CHECK(std::vector<uint32_t>(r.begin(), r.end()) == removed);
+  const auto n = delta.new_runs();
+  CHECK(std::vector<std::string_view>(n.begin(), n.end()) == runs);
+  const auto g = delta.new_run_gaps();
+  CHECK(std::vector<uint32_t>(g.begin(), g.end()) == gaps);
 }
 
 }  // namespace
@@ -438,15 +450,7 @@ TEST_CASE("delta: the runs at H are the base's, less the unused ones, with the n
   INFO(delta_or.status().ToString());
   REQUIRE(delta_or.ok());
   std::shared_ptr<const Delta> delta(std::move(*delta_or));
-  const auto removed = delta->removed_sessions();
-  CHECK(std::vector<uint32_t>(removed.begin(), removed.end()) == std::vector<uint32_t>{2, 4});
-  REQUIRE(delta->new_run_count() == 3);
-  CHECK(delta->new_run(0) == "run-a");
-  CHECK(delta->new_run_gap(0) == 1);
-  CHECK(delta->new_run(1) == "run-c");
-  CHECK(delta->new_run_gap(1) == 2);
-  CHECK(delta->new_run(2) == "run-z");
-  CHECK(delta->new_run_gap(2) == 5);
+  CheckRunEdit(*delta, {2, 4}, {"run-a", "run-c", "run-z"}, {1, 2, 5});
   auto mid_head = Open(Export(*store, mid_rev));
   REQUIRE(mid_head->session_count() == 6);  // "", run-a, run-b, run-c, run-f, run-z
   CheckLayered(base_bytes, bytes, *mid_head);
@@ -464,11 +468,7 @@ TEST_CASE("delta: the runs at H are the base's, less the unused ones, with the n
   auto top_delta = Delta::OpenBuffer(top, *view);
   INFO(top_delta.status().ToString());
   REQUIRE(top_delta.ok());
-  const auto gone = (*top_delta)->removed_sessions();
-  CHECK(std::vector<uint32_t>(gone.begin(), gone.end()) == std::vector<uint32_t>{3});
-  REQUIRE((*top_delta)->new_run_count() == 1);
-  CHECK((*top_delta)->new_run(0) == "run-e");
-  CHECK((*top_delta)->new_run_gap(0) == 4);
+  CheckRunEdit(**top_delta, {3}, {"run-e"}, {4});
   auto stacked = Reader::OpenLayered(view, std::shared_ptr<const Delta>(std::move(*top_delta)));
   INFO(stacked.status().ToString());
   REQUIRE(stacked.ok());
