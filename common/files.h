@@ -67,7 +67,8 @@ class AtomicFile {
   std::string path_, tmp_;
   int fd_ = -1;
   bool write_behind_ = false;
-  uint64_t written_ = 0, handed_ = 0;
+  void HandToDisk();  // write-behind: hands [handed_, written_), waits for the step before
+  uint64_t written_ = 0, handed_ = 0, waited_ = 0;  // write-behind: handed, waited for
 };
 
 // Removes the temp files in `dir` that amem made for the file named `target` in
