@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """An agent's write-then-ask session through `amem mcp` (bench/process_bench.sh).
 
-    mcp_session_client.py AMEM STORE SEED_KEY WRITES
+    mcp_session_client.py AMEM STORE SEED_KEY WRITES [--apart]
 
 Starts one `amem mcp` session on STORE and, WRITES times, stores one memory with
 put_memory and right after it asks one query, in turn text_search, search_nodes,
@@ -9,6 +9,11 @@ context (seeded with SEED_KEY) and traverse (from SEED_KEY). Round trips are tim
 from the request's write to the response's read, what an MCP client sees. Prints,
 for each tool and each tenth of the session, p50, p99 and max in milliseconds, and
 the session's slowest call. Any tool error aborts with exit 1.
+
+Each memory holds text_search's three words, so that query's answer grows by one
+document a write (its cost with it: every matching document is counted). With
+--apart the memories hold none of them, and text_search's answer stays the base's:
+what is left of its growth is then the cost of the changes since the base.
 
 STORE's files are fsynced before the session starts: a store just copied or
 written has its pages dirty in the page cache, and the session's first commit
@@ -41,7 +46,11 @@ def sync_store(store):
 
 
 def main():
-    amem, store, seed, writes = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    args = [a for a in sys.argv[1:] if a != "--apart"]
+    if len(args) != 4:
+        sys.exit("usage: mcp_session_client.py AMEM STORE SEED_KEY WRITES [--apart]")
+    amem, store, seed, writes = args[0], args[1], args[2], int(args[3])
+    topic = "deploy window" if "--apart" in sys.argv[1:] else "retry policy cache"
     sync_store(store)
     session = Session(amem, store, "process_bench")
     call = session.call
@@ -58,7 +67,7 @@ def main():
         part = tenths[i * 10 // writes]
         ms = call("tools/call", {"name": "put_memory", "arguments": {
             "key": "fact:session-%d-%d" % (tag, i), "type": "fact",
-            "content": "session note %d on the retry policy cache" % i}})
+            "content": "session note %d on the %s" % (i, topic)}})
         part["put_memory"].append(ms)
         slowest = max(slowest, (ms, "put_memory", i))
         name, arguments = queries[i % len(queries)]

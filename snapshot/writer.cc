@@ -347,11 +347,11 @@ Status CheckNode(const NodeView& n) {
   return Status::OK();
 }
 
-// Writes to an open file descriptor; errors name `path`. A file that will be
-// fsynced (`write_behind`) has its pages handed to the disk every kWriteBehind
-// bytes (sync_file_range, which starts the writes and does not wait for them), so
-// the disk works while the rest of the file is laid out and the final fsync
-// finds little left to write: 0.4-0.5 s of a 1.2 GB export's fsync otherwise.
+// A file that will be fsynced (`write_behind`) has its pages handed to the disk
+// in steps as it is written (AtomicFile::Append: sync_file_range, at most two
+// steps queued), so the disk works while the rest of the file is laid out and
+// the final fsync finds little left to write: 0.4-0.5 s of a 1.2 GB export's
+// fsync otherwise.
 // A ByteSink onto an AtomicFile.
 class FileSink : public ByteSink {
  public:
