@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -119,7 +119,7 @@ Status AtomicFile::Open(const std::string& path, bool write_behind) {
 // ever queued at the disk, however large one Append is. Handing 32 MB at once
 // (or a 200 MB array in one Append) queued that much ahead of every other
 // writer's fsync on the device: an `amem mcp` write (its LMDB commit) during a
-// background merge waited 60-90 ms behind the export's pages.
+// background merge waited 60-110 ms behind the export's pages.
 constexpr uint64_t kWriteBehind = uint64_t{4} << 20;
 
 Status AtomicFile::Append(std::string_view bytes) {

@@ -64,10 +64,11 @@ class AtomicFile {
   uint64_t bytes() const { return written_; }
 
  private:
+  void HandToDisk();  // write-behind: hands [handed_, written_), waits for the step before
+
   std::string path_, tmp_;
   int fd_ = -1;
   bool write_behind_ = false;
-  void HandToDisk();  // write-behind: hands [handed_, written_), waits for the step before
   uint64_t written_ = 0, handed_ = 0, waited_ = 0;  // write-behind: handed, waited for
 };
 
