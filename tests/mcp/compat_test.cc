@@ -767,6 +767,30 @@ TEST_CASE("search_nodes matches within one field, case-insensitively, and sees w
   CHECK(names("three") == V{"Alpha", "beta"});
 }
 
+TEST_CASE("search_nodes' word rule finds a name whose words no text of the file holds",
+          "[mcp][compat]") {
+  // A query word that is no term of the base file's term index is a word of no
+  // observation there, and the word rule reads only the candidates' names and
+  // types. An entity put as a plain node has its name in its key alone (no
+  // content, no meta), so no text holds its words: it is still found.
+  CompatHarness h;
+  h.Ok("create_entities",
+       Entities({{{"name", "Alpha"},
+                  {"entityType", "service"},
+                  {"observations", {"writer batch notes", "write once"}}}}));
+  NodeInput n;
+  n.key = "entity:Queue Drainer";
+  n.type = NodeType::kEntity;
+  REQUIRE(h.ts.store->PutNode(std::move(n)).ok());
+  auto names = [&](const std::string& q) { return SearchNames(&h, q); };
+  using V = std::vector<std::string>;
+  CHECK(names("drainer QUEUE") == V{"Queue Drainer"});  // by its name, from the base file
+  CHECK(names("batch writer") == V{"Alpha"});            // by an observation
+  CHECK(names("write batch").empty());                   // two observations' words
+  CHECK(names("batched writer").empty());                // "batched": no text holds it
+  CHECK(names("queue writer").empty());                  // a name's word and a text's
+}
+
 TEST_CASE("search_nodes finds identifiers by their words", "[mcp][compat][tokenizer]") {
   CompatHarness h;
   h.Ok("create_entities",
@@ -970,7 +994,9 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
       CHECK(AllPages(&h, "read_graph", {{"limit", 10000}}) == ExpectedSearch(*g, nullptr));
       std::vector<std::string> queries = {"", "a", "AB", "zeta z", "ent1", "ENT", "etry ca",
                                           "alphaimported", "1imp", "t0i", std::string("a\0b", 3), "imported",
-                                          "zzzz", "Ent13", "uses"};
+                                          "zzzz", "Ent13", "uses",
+                                          // Words of no text: the word rule reads names and types only.
+                                          "imported Imported", "Ent7 ent", "etry retry"};
       for (int k = 0; k < 6; ++k) {
         std::string t = text();
         size_t from = pick(t.size()), len = 1 + pick(6);
