@@ -995,7 +995,9 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
       std::vector<std::string> queries = {"", "a", "AB", "zeta z", "ent1", "ENT", "etry ca",
                                           "alphaimported", "1imp", "t0i", std::string("a\0b", 3), "imported",
                                           "zzzz", "Ent13", "uses",
-                                          // Words of no text: the word rule reads names and types only.
+                                          // Both words of one type, or of one name; and `etry`,
+                                          // a term of no text, where the word rule reads names
+                                          // and types only.
                                           "imported Imported", "Ent7 ent", "etry retry"};
       for (int k = 0; k < 6; ++k) {
         std::string t = text();
