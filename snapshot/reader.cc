@@ -2550,8 +2550,7 @@ std::string_view Reader::term(uint32_t t) const {
   return std::string_view(rep_->term_names + b, end - b);
 }
 
-std::optional<uint32_t> Reader::FindTerm(std::string_view t) const {
-  if (layer_) return layer_->FindTerm(t);
+std::optional<uint32_t> Reader::TermLowerBound(std::string_view t) const {
   auto at = [this](uint32_t p) -> std::optional<std::string_view> {
     if (!rep_->TermEntryOk(p)) return std::nullopt;
     return term(p);
@@ -2563,8 +2562,21 @@ std::optional<uint32_t> Reader::FindTerm(std::string_view t) const {
     if (!probe(mid)) return std::nullopt;
     if (term(mid) < t) lo = mid + 1; else hi = mid;
   }
-  if (lo < term_count_ && probe(lo) && term(lo) == t) return lo;
+  if (lo < term_count_ && !probe(lo)) return std::nullopt;
+  return lo;
+}
+
+std::optional<uint32_t> Reader::FindTerm(std::string_view t) const {
+  if (layer_) return layer_->FindTerm(t);
+  const auto lo = TermLowerBound(t);
+  if (lo && *lo < term_count_ && term(*lo) == t) return lo;
   return std::nullopt;
+}
+
+bool Reader::HasTermStartingWith(std::string_view prefix) const {
+  if (layer_) return layer_->base->HasTermStartingWith(prefix) || layer_->dn().HasTermStartingWith(prefix);
+  const auto lo = TermLowerBound(prefix);
+  return lo && *lo < term_count_ && term(*lo).starts_with(prefix);
 }
 
 PostingList Reader::postings(uint32_t t) const {

@@ -385,6 +385,10 @@ class Reader {
   uint32_t term_count() const { return term_count_; }
   std::string_view term(uint32_t t) const;  // REQUIRES: t < term_count()
   std::optional<uint32_t> FindTerm(std::string_view term) const;  // O(log T)
+  // Whether some term starts with `prefix` (every term does with ""), O(log T); on
+  // a layered view, a term of any of its files. A damaged directory answers false
+  // and is in ReadStatus().
+  bool HasTermStartingWith(std::string_view prefix) const;
   // A term's postings are validated on its first use (not at open: they are the
   // biggest block); a damaged list reads as empty and Verify() reports it.
   PostingList postings(uint32_t t) const;                      // all fields
@@ -452,6 +456,9 @@ class Reader {
   }
   const char* LayeredNodePtr(uint32_t i) const;
   uint32_t LayeredSession(uint32_t i) const;
+  // A file's first term not below `t` (term_count() when none), each probe of
+  // the directory checked; nullopt when damaged (in ReadStatus()).
+  std::optional<uint32_t> TermLowerBound(std::string_view t) const;
   // A layered view names runs and relations (as a file with extensions does).
   void UseLayerNames();
   // A layered view builds its edge tables on the first edge access and its time

@@ -333,7 +333,7 @@ TEST_CASE("a query killed while compiling a delta or merging leaves the store re
 
 // Issue 40, point 2: the first query after `amem ingest` (or `amem replay`) finds its
 // view made by the command and exports nothing in the foreground.
-TEST_CASE("ingest and replay compile the query base after their commit, unless --no-compile",
+TEST_CASE("ingest, replay and import-mcp-memory compile the query base after their commit, unless --no-compile",
           "[cli][live][ingest-compile]") {
   TempDir dir;
   const std::string store = dir.Sub("s");
@@ -357,19 +357,25 @@ TEST_CASE("ingest and replay compile the query base after their commit, unless -
     std::getline(in, line);
     return line.substr(0, line.find(' '));
   };
+  // The command made the base of revision 1, and the first query reads it: it
+  // exports nothing. Returns the base's identity.
+  auto base_read_as_made = [&] {
+    REQUIRE(fs::exists(base));
+    CHECK(rev_text() == "1");
+    const std::string made = identity();
+    RunResult q = AmemEnv(store, {"--json", "text-search", "retry"}, {});
+    REQUIRE(q.exit_code == 0);
+    CHECK(identity() == made);
+    CHECK(q.json()["results"].size() == 10);
+    return made;
+  };
 
   SECTION("ingest") {
     RunResult r = AmemEnv(store, {"ingest", "-"}, {}, lines);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == "ingested 50 operations from 50 lines at rev 1\n");
-    REQUIRE(fs::exists(base));
-    CHECK(rev_text() == "1");
-    const std::string made = identity();
-    RunResult q = AmemEnv(store, {"--json", "text-search", "retry"}, {});
-    REQUIRE(q.exit_code == 0);
-    CHECK(identity() == made);  // the query exported nothing
-    CHECK(q.json()["results"].size() == 10);
+    const std::string made = base_read_as_made();
 
     // A small ingest later: a delta over the base, compiled and cached by the ingest.
     REQUIRE(AmemEnv(store, {"ingest", "-"}, {},
@@ -379,7 +385,7 @@ TEST_CASE("ingest and replay compile the query base after their commit, unless -
     CHECK(identity() == made);
     CHECK(fs::exists(store + "/current.amdl"));
     const auto amdl_time = fs::last_write_time(store + "/current.amdl");
-    q = AmemEnv(store, {"--json", "get-node", "fact:late"}, {});
+    RunResult q = AmemEnv(store, {"--json", "get-node", "fact:late"}, {});
     CHECK(q.exit_code == 0);
     CHECK(fs::last_write_time(store + "/current.amdl") == amdl_time);  // read, not compiled
   }
@@ -402,5 +408,27 @@ TEST_CASE("ingest and replay compile the query base after their commit, unless -
     const std::string copy_none = dir.Sub("copy2");
     REQUIRE(AmemEnv(copy_none, {"replay", "--no-compile", "-"}, {}, log.out).exit_code == 0);
     CHECK_FALSE(fs::exists(copy_none + "/current.amem"));
+  }
+  SECTION("import-mcp-memory") {
+    const std::string memory = dir.Sub("memory.jsonl");
+    {
+      std::ofstream out(memory);
+      for (int i = 0; i < 20; ++i) {
+        out << R"({"type":"entity","name":"E)" << i
+            << R"(","entityType":"note","observations":["retry policy )" << i << "\"]}\n";
+      }
+    }
+    RunResult r = AmemEnv(store, {"import-mcp-memory", memory}, {});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string made = base_read_as_made();
+    // Importing it again writes nothing and compiles nothing.
+    REQUIRE(AmemEnv(store, {"import-mcp-memory", memory}, {}).exit_code == 0);
+    CHECK(identity() == made);
+    CHECK_FALSE(fs::exists(store + "/current.amdl"));
+
+    const std::string none = dir.Sub("none");
+    REQUIRE(AmemEnv(none, {"import-mcp-memory", "--no-compile", memory}, {}).exit_code == 0);
+    CHECK_FALSE(fs::exists(none + "/current.amem"));
   }
 }

@@ -767,28 +767,73 @@ TEST_CASE("search_nodes matches within one field, case-insensitively, and sees w
   CHECK(names("three") == V{"Alpha", "beta"});
 }
 
-TEST_CASE("search_nodes' word rule finds a name whose words no text of the file holds",
+namespace {
+
+// What amem mcp's start-up and merge threads build for the live view's base
+// (GraphViewCache::Prepare): its relations' order and its odd labels.
+void PrepareBase(CompatHarness* h) {
+  std::shared_ptr<const snapshot::Reader> base;
+  uint64_t revision = 0;
+  {
+    std::lock_guard<std::mutex> lock(h->ctx.live->mu);
+    base = h->ctx.live->base;
+    revision = h->ctx.live->base_revision;
+  }
+  REQUIRE(base != nullptr);
+  REQUIRE(h->ctx.graphs != nullptr);
+  h->ctx.graphs->Prepare(base, revision, *h->ts.store);
+}
+
+}  // namespace
+
+TEST_CASE("search_nodes finds names and types whose words no text of the file holds",
           "[mcp][compat]") {
-  // A query word that is no term of the base file's term index is a word of no
-  // observation there, and the word rule reads only the candidates' names and
-  // types. An entity put as a plain node has its name in its key alone (no
-  // content, no meta), so no text holds its words: it is still found.
+  // A query whose words no content holds together is a word of no observation, and
+  // the word rule reads only the candidates' names and types (round 0). Once the
+  // base is prepared (rounds 1 and 2), a query whose words no content or meta holds
+  // together, or a string no text can hold, is checked against the entities whose
+  // name or type may hold what no text does (odd labels) alone: a plain node's
+  // name (in its key alone: no content, no meta), a type its meta holds escaped.
+  // Every other entity's name is its content and its type stands in its meta as
+  // it is.
   CompatHarness h;
   h.Ok("create_entities",
-       Entities({{{"name", "Alpha"},
-                  {"entityType", "service"},
-                  {"observations", {"writer batch notes", "write once"}}}}));
+       Entities({{{"name", "Alpha"}, {"entityType", "service"},
+                  {"observations", {"writer batch notes", "write once", "fix the bug with care"}}},
+                 {{"name", "Tabbed"}, {"entityType", "tab\there"}, {"observations", {"a photo"}}},
+                 {{"name", "Pipe Fitter"}, {"entityType", "person"}, {"observations", Json::array()}}}));
   NodeInput n;
   n.key = "entity:Queue Drainer";
   n.type = NodeType::kEntity;
   REQUIRE(h.ts.store->PutNode(std::move(n)).ok());
   auto names = [&](const std::string& q) { return SearchNames(&h, q); };
   using V = std::vector<std::string>;
-  CHECK(names("drainer QUEUE") == V{"Queue Drainer"});  // by its name, from the base file
-  CHECK(names("batch writer") == V{"Alpha"});            // by an observation
-  CHECK(names("write batch").empty());                   // two observations' words
-  CHECK(names("batched writer").empty());                // "batched": no text holds it
-  CHECK(names("queue writer").empty());                  // a name's word and a text's
+  CHECK(names("drainer") == V{"Queue Drainer"});  // the first search makes the base
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);  // round 2: an entity of the delta holds the same
+    if (round == 1) PrepareBase(&h);
+    const V drainers = round < 2 ? V{"Queue Drainer"} : V{"Later", "Queue Drainer"};
+    CHECK(names("drainer QUEUE") == drainers);  // odd: its name is no text
+    CHECK(names("ue drain") == drainers);       // a string no text can hold
+    CHECK(names("here tab") == V{"Tabbed"});    // odd: its meta says `tab\\there`
+    CHECK(names("b\there") == V{"Tabbed"});
+    CHECK(names("fitter pipe") == V{"Pipe Fitter"});  // its content holds both
+    CHECK(names("person fitter").empty());            // a meta's word and a name's
+    CHECK(names("service writer").empty());
+    CHECK(names("batch writer") == V{"Alpha"});
+    CHECK(names("write batch").empty());   // two observations' words
+    CHECK(names("batched writer").empty());  // `batched`: no text holds it
+    CHECK(names("queue writer").empty());    // a name's word and a text's
+    CHECK(names("er batch no") == V{"Alpha"});  // `batch` is a term; `notes` starts with `no`
+    CHECK(names("er batch nox").empty());       // no term starts with `nox`
+    CHECK(names("r batchy n").empty());         // `batchy` is no term
+    CHECK(names("ix the bu") == V{"Alpha"});    // `the`: a stop word, in no index
+    CHECK(names("bug wi") == V{"Alpha"});       // no term starts with `wi`; `with` does
+    if (round == 1) {
+      h.Ok("create_entities",
+           Entities({{{"name", "Later"}, {"entityType", "queue drainer"}, {"observations", {"x"}}}}));
+    }
+  }
 }
 
 TEST_CASE("search_nodes finds identifiers by their words", "[mcp][compat][tokenizer]") {
@@ -992,13 +1037,21 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
       // Small pages first: the base's relations are read only as far as each needs.
       CHECK(AllPages(&h, "read_graph", {{"limit", 3}}) == ExpectedSearch(*g, nullptr));
       CHECK(AllPages(&h, "read_graph", {{"limit", 10000}}) == ExpectedSearch(*g, nullptr));
+      // Modes 0 and 3 search their bases as amem mcp does once its start-up or
+      // merge thread has prepared them: with the odd labels known.
+      if (mode == 0 || mode == 3) PrepareBase(&h);
       std::vector<std::string> queries = {"", "a", "AB", "zeta z", "ent1", "ENT", "etry ca",
                                           "alphaimported", "1imp", "t0i", std::string("a\0b", 3), "imported",
                                           "zzzz", "Ent13", "uses",
                                           // Both words of one type, or of one name; and `etry`,
                                           // a term of no text, where the word rule reads names
                                           // and types only.
-                                          "imported Imported", "Ent7 ent", "etry retry"};
+                                          "imported Imported", "Ent7 ent", "etry retry",
+                                          // Words of no one text (a type's and a text's, a
+                                          // name's and a text's), and strings no text can
+                                          // hold (`zetax`: no term; none starts with `tox`).
+                                          "imported alpha", "Ent3 alpha", "x ab", "a zeta ga",
+                                          "ta zetax b", "cache tox"};
       for (int k = 0; k < 6; ++k) {
         std::string t = text();
         size_t from = pick(t.size()), len = 1 + pick(6);

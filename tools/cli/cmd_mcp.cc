@@ -12,6 +12,7 @@
 
 #include "common/huge_pages.h"
 #include "common/progress.h"
+#include "tools/cli/query_args.h"
 #include "tools/mcp/compat.h"
 #include "tools/mcp/profiles.h"
 #include "tools/mcp/resources.h"
@@ -141,7 +142,7 @@ Status RunMcp(const CLI::App& root, Context& ctx, const std::string& export_dir,
   return Status::OK();
 }
 
-Status RunImport(const CLI::App& root, Context& ctx, const std::string& file) {
+Status RunImport(const CLI::App& root, Context& ctx, const std::string& file, bool no_compile) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return Status::IOError("cannot open " + file);
   std::stringstream text;
@@ -153,6 +154,11 @@ Status RunImport(const CLI::App& root, Context& ctx, const std::string& file) {
   if (!store.ok()) return store.status();
   auto report = mcp::ImportKnowledgeGraph(store->get(), *graph);
   if (!report.ok()) return report.status();
+  // As after amem ingest: the first query after importing a large file exports
+  // nothing in the foreground.
+  const bool wrote =
+      report->entities_created + report->observations_added + report->relations_created > 0;
+  if (wrote && !no_compile) CompileQueryView(**store, "amem import-mcp-memory");
   if (ctx.json()) {
     ctx.SetJsonOutput(Json{{"store", (*store)->path()},
                   {"entities_created", report->entities_created},
@@ -209,7 +215,11 @@ void AddMcpCommands(CLI::App& app, Context& ctx) {
       "`amem mcp` uses. Existing entities gain the missing observations.",
       "amem import-mcp-memory ~/.npm/_npx/.../memory.jsonl");
   PathArgument(cmd->add_option("FILE", *file, "The memory.jsonl file"))->required();
-  ctx.SetAction(cmd, [&app, &ctx, file] { return RunImport(app, ctx, *file); });
+  auto no_compile = std::make_shared<bool>(false);
+  cmd->add_flag("--no-compile", *no_compile, kNoCompileHelp);
+  ctx.SetAction(cmd, [&app, &ctx, file, no_compile] {
+    return RunImport(app, ctx, *file, *no_compile);
+  });
 }
 
 }  // namespace amem::cli

@@ -87,6 +87,75 @@ bool HasWords(std::string_view field, const std::vector<std::string>& words) {
   return std::includes(have.begin(), have.end(), words.begin(), words.end());
 }
 
+// Whether some text whose every word is a term of `r`'s term index may hold
+// `lowered` (ASCII-lowered, no NUL): false only when it cannot. A run of word
+// bytes (common/tokenizer.h) with other bytes on both sides of it in `lowered` is
+// a whole run of such a text, so a word of it unless shorter than 2 bytes or a
+// stop word; the last run, after other bytes, starts a run of the text, so some
+// word or stop word starts with it unless it is 1 byte. (The first run ends a run
+// of the text: checking that would scan every term.) So `write batch` may be
+// there when a term starts with `batch`; `old writer batch` may not when `writer`
+// is no term, nor `go fetch` when no term starts with `fetch`.
+bool MayBeInTexts(const Reader& r, std::string_view lowered) {
+  auto word_byte = [](char c) { return tokenizer_internal::kTables.fold[static_cast<unsigned char>(c)] != 0; };
+  for (size_t a = 0; a < lowered.size();) {
+    if (!word_byte(lowered[a])) {
+      ++a;
+      continue;
+    }
+    size_t b = a + 1;
+    while (b < lowered.size() && word_byte(lowered[b])) ++b;
+    const std::string_view run = lowered.substr(a, b - a);
+    if (a > 0 && b < lowered.size()) {
+      if (run.size() >= 2 && !IsStopWord(run) && !r.FindTerm(run)) return false;
+    } else if (a > 0 && run.size() >= 2 && !r.HasTermStartingWith(run) &&
+               std::none_of(StopWords().begin(), StopWords().end(),
+                            [&](std::string_view w) { return w.starts_with(run); })) {
+      return false;
+    }
+    a = b;
+  }
+  return true;
+}
+
+// Whether one text of `r` holds every one of `words` (not empty) as a word: in
+// its content, or (`field` kMeta) in its meta: the term index's postings of that
+// field intersected until the first node they share. O(the lists read); a
+// damaged list reads as empty (in ReadStatus()).
+bool SomeTextHoldsAll(const Reader& r, const std::vector<std::string>& words, snapshot::Field field) {
+  std::vector<snapshot::PostingList> lists;
+  for (const std::string& w : words) {
+    const auto t = r.FindTerm(w);
+    if (!t) return false;
+    lists.push_back(r.postings(*t, field));
+  }
+  std::sort(lists.begin(), lists.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  std::vector<uint32_t> at(lists.size(), 0);
+  for (uint32_t k = 0; k < lists[0].size(); ++k) {
+    const uint32_t node = lists[0].node(k);
+    bool all = true;
+    for (size_t j = 1; j < lists.size() && all; ++j) {
+      const snapshot::PostingList& list = lists[j];
+      // Galloping from the last position: the lists ascend by node.
+      uint32_t lo = at[j], step = 1;
+      while (lo + step < list.size() && list.node(lo + step) < node) {
+        lo += step;
+        step *= 2;
+      }
+      uint32_t hi = std::min(lo + step, list.size());
+      while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (list.node(mid) < node) lo = mid + 1; else hi = mid;
+      }
+      at[j] = lo;
+      if (lo == list.size()) return false;
+      all = list.node(lo) == node;
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
 // Whether `test` holds for one of an entity's fields: name, type, observations.
 template <typename Test>
 bool AnyField(const Entity& e, const Test& test) {
@@ -252,13 +321,16 @@ std::vector<uint32_t> FindBy(std::vector<GramList> lists, const Decode& decode, 
 // The first `max` entity numbers, ascending, of search_nodes' rules over `count`
 // entities: the lowered query as a substring of one field (`text`), or, when
 // `words` is not empty, every one of them as a word of one field (`has_words`):
-// the first `max` of each rule (FindBy over `lists`' gram lists), merged. A query
-// that is empty or holds a NUL checks every entity.
+// the first `max` of each rule (FindBy over `lists`' gram lists), merged. A rule
+// given `only` (ascending) checks those entities instead: the caller knows that no
+// other one can pass. A query that is empty or holds a NUL checks every entity.
 template <typename Lists, typename Decode, typename Text, typename Words>
 std::vector<uint32_t> FindEntities(uint32_t count, const std::string& lowered,
                                    const std::vector<std::string>& words, size_t max,
                                    size_t check_extra, const Lists& lists, const Decode& decode,
-                                   const Text& text, const Words& has_words) {
+                                   const Text& text, const Words& has_words,
+                                   const std::vector<uint32_t>* text_only = nullptr,
+                                   const std::vector<uint32_t>* words_only = nullptr) {
   std::vector<uint32_t> hits;
   if (lowered.empty() || lowered.find('\0') != std::string::npos) {
     for (uint32_t k = 0; k < count && hits.size() < max; ++k) {
@@ -266,11 +338,20 @@ std::vector<uint32_t> FindEntities(uint32_t count, const std::string& lowered,
     }
     return hits;
   }
-  hits = FindBy(lists({lowered}), decode, kCheckText + check_extra, max, text);
+  auto first_of = [max](const std::vector<uint32_t>& only, const auto& check) {
+    std::vector<uint32_t> out;
+    for (size_t i = 0; i < only.size() && out.size() < max; ++i) {
+      if (check(only[i])) out.push_back(only[i]);
+    }
+    return out;
+  };
+  hits = text_only ? first_of(*text_only, text)
+                   : FindBy(lists({lowered}), decode, kCheckText + check_extra, max, text);
   if (words.empty()) return hits;
   // The first `max` of both rules are among the first `max` of each.
   const std::vector<uint32_t> by_words =
-      FindBy(lists(words), decode, kCheckWords + check_extra, max, has_words);
+      words_only ? first_of(*words_only, has_words)
+                 : FindBy(lists(words), decode, kCheckWords + check_extra, max, has_words);
   std::vector<uint32_t> both;
   std::set_union(hits.begin(), hits.end(), by_words.begin(), by_words.end(),
                  std::back_inserter(both));
@@ -377,6 +458,23 @@ struct BaseGraph {
   mutable std::string text;
   mutable std::vector<size_t> starts;
   mutable GramIndex grams;
+
+  // With the block and a term index (format version 2, which holds every token
+  // of every content and meta): the entities whose name or type may hold a word
+  // that is no word of their node's texts, ascending. Any other entity's node
+  // content is its name, and its type stands as it is in its meta (a JSON string,
+  // no escapes), so words that no content or meta holds together
+  // (SomeTextHoldsAll), or a string no text can hold (MayBeInTexts), are in no
+  // field of it. Set by ScanLabels on Prepare's thread; a search before that
+  // checks every candidate's name and type.
+  mutable std::vector<uint32_t> odd_labels;
+  mutable std::atomic<bool> labels_scanned{false};
+  mutable std::once_flag labels_once;
+  void ScanLabels() const;
+  void ScanLabelsOnce() const;
+  const std::vector<uint32_t>* OddLabels() const {
+    return labels_scanned.load(std::memory_order_acquire) ? &odd_labels : nullptr;
+  }
 
   static std::shared_ptr<const BaseGraph> Build(std::shared_ptr<const Reader> r, uint64_t revision,
                                                 const Store& store);
@@ -549,6 +647,35 @@ Relation BaseGraph::RelationAt(size_t k) const {
   // The same bytes give the same types: a short list is a damaged read.
   std::string type = ref.type < types.size() ? std::move(types[ref.type]) : std::string();
   return Relation{std::string(SourceName(ref.edge)), std::string(to), std::move(type)};
+}
+
+void BaseGraph::ScanLabels() const {
+  std::call_once(labels_once, [this] { ScanLabelsOnce(); });
+}
+
+void BaseGraph::ScanLabelsOnce() const {
+  const Reader& r = *reader;
+  if (!indexed() || r.version() < 2 || !r.has_term_index()) return;
+  TypeCache types;
+  std::unordered_map<std::string_view, bool> type_in_meta;
+  const uint32_t count = r.search_entity_count();
+  for (uint32_t k = 0; k < count; ++k) {
+    // A damaged read is odd: never left out of a check (and in ReadStatus()).
+    const auto e = r.search_entity(k);
+    std::string_view name;
+    bool plain = e && EntityNameOf(r.key(e->node), &name) && r.content(e->node) == name;
+    if (plain) {
+      // The type as a JSON string of the meta, as it is (no escapes): its words
+      // are words of the meta, which are terms.
+      const std::string_view meta = r.meta(e->node);
+      const std::string& type = types.Of(meta, r.type(e->node));
+      auto [it, fresh] = type_in_meta.try_emplace(meta, false);
+      if (fresh) it->second = type.empty() || meta.find('"' + type + '"') != std::string_view::npos;
+      plain = it->second;
+    }
+    if (!plain) odd_labels.push_back(k);
+  }
+  labels_scanned.store(true, std::memory_order_release);
 }
 
 void BaseGraph::BuildSearch() const {
@@ -862,17 +989,23 @@ GraphListing GraphView::Search(std::string_view query, size_t max) const {
       return scratch.Read(file, k, &types, with_observations) && !skipped(scratch.name) ? &scratch
                                                                                        : nullptr;
     };
-    // A query word that is no term of the file's term index (which holds every
-    // token of every text in it, with the tokenizer of the word rule: format
-    // version 2) is a word of no observation there, so the word rule checks only
-    // a candidate's name and type, and reads none of its observations: `write
-    // batch` over a million entities whose texts say `writer` checked 74,000 of
-    // them whole for nothing.
-    bool observations_may = true;
-    if (!words.empty() && file.version() >= 2 && file.has_term_index()) {
-      observations_may = std::all_of(words.begin(), words.end(),
-                                     [&](const std::string& w) { return file.FindTerm(w).has_value(); });
+    // The file's term index (format version 2) holds every token of every
+    // content and meta, with the word rule's tokenizer. When no content holds
+    // every query word, no observation does, so the word rule reads only a
+    // candidate's name and type: `write batch` over a million entities whose
+    // texts say `writer` read 74,000 of them whole for nothing. When no meta
+    // does either, only the base's odd labels (ScanLabels) can: the rule checks
+    // just those, once they are known. The same for the substring rule when no
+    // text can hold the query (MayBeInTexts).
+    bool observations_may = true, labels_may = true, text_may = true;
+    if (file.version() >= 2 && file.has_term_index()) {
+      if (!words.empty()) {
+        observations_may = SomeTextHoldsAll(file, words, snapshot::Field::kContent);
+        labels_may = observations_may || SomeTextHoldsAll(file, words, snapshot::Field::kMeta);
+      }
+      text_may = q.find('\0') != std::string::npos || MayBeInTexts(file, q);
     }
+    const std::vector<uint32_t>* odd = bg.OddLabels();
     auto lists = [&](const std::vector<std::string>& parts) {
       std::vector<GramList> out;
       for (uint32_t g : GramsOf(parts)) out.push_back(file.search_gram(g));
@@ -882,13 +1015,14 @@ GraphListing GraphView::Search(std::string_view query, size_t max) const {
     const std::vector<uint32_t> found = FindEntities(
         file.search_entity_count(), q, words, max, kReadEntity, lists, decode,
         [&](uint32_t k) {
-          const FileEntity* e = entity(k);
+          const FileEntity* e = entity(k, text_may);
           return e != nullptr && e->AnyField(file, [&](std::string_view f) { return Contains(f, q); });
         },
         [&](uint32_t k) {
           const FileEntity* e = entity(k, observations_may);
           return e != nullptr && e->AnyField(file, [&](std::string_view f) { return HasWords(f, words); });
-        });
+        },
+        text_may ? nullptr : odd, labels_may ? nullptr : odd);
     for (uint32_t k : found) {
       if (entity(k) != nullptr) {
         out.entities.push_back(&out.owned_entities.emplace_back(scratch.ToEntity(file)));
@@ -1029,20 +1163,24 @@ std::shared_ptr<const BaseGraph> GraphViewCache::GraphOf(const std::shared_ptr<c
       next_ = Slot();
     }
     if (current_.file == file.get() || next_.file == file.get()) {
-      return prepare ? nullptr : (current_.file == file.get() ? current_ : next_).graph;
+      g = (current_.file == file.get() ? current_ : next_).graph;
+      if (!prepare) return g;
+    } else {
+      g = BaseGraph::Build(file, revision, store);  // O(1)
+      (prepare ? next_ : current_) = Slot{file.get(), g};
+      (prepare ? built_by_prepare_ : built_by_get_).fetch_add(1);
     }
-    g = BaseGraph::Build(file, revision, store);  // O(1)
-    (prepare ? next_ : current_) = Slot{file.get(), g};
-    (prepare ? built_by_prepare_ : built_by_get_).fetch_add(1);
   }
-  // Prepare makes what the base holds in memory ahead, on its own thread: the
-  // relations' order, and the entities' order and the search's text and grams
-  // when the file has no entity search block. A call that needs relations
-  // meanwhile scans as far as it needs between Prepare's chunks; one that needs
-  // the search's text waits for it (call_once).
+  // Prepare makes what the base holds in memory ahead, on its own thread, for a
+  // graph a call made first too: the relations' order, the odd labels, and the
+  // entities' order and the search's text and grams when the file has no entity
+  // search block. A call that needs relations meanwhile scans as far as it needs
+  // between Prepare's chunks; one that needs the search's text waits for it
+  // (call_once); a search goes without the odd labels until they are set.
   if (prepare) {
     g->ScanAllRelations(kSourcesPerChunk);
     if (!g->indexed()) g->MakeSearch();
+    g->ScanLabels();
   }
   return g;
 }

@@ -217,7 +217,8 @@ class GraphViewCache {
 
  private:
   // The graph of base file `file`: the one made before, else made here (O(1));
-  // Prepare also builds what it holds in memory. Prepare returns null.
+  // with `prepare`, what it holds in memory is built too, a graph made before
+  // included.
   std::shared_ptr<const BaseGraph> GraphOf(const std::shared_ptr<const snapshot::Reader>& file,
                                            uint64_t revision, const Store& store, bool prepare);
 
