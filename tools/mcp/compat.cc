@@ -558,9 +558,9 @@ void StartLiveBaseWork(ToolContext* ctx) {
     std::shared_ptr<const snapshot::Reader> base = live->reader;
     while (base->layered()) base = base->layer_base();
     // A damaged base: the calls find it where they read it. A server that ends
-    // meanwhile stops here.
+    // meanwhile stops at the next step of either.
     if (!base->Warm(stop).ok() || *stop) return;
-    ctx->graphs->Prepare(base, live->base_revision, *ctx->store);
+    ctx->graphs->Prepare(base, live->base_revision, *ctx->store, stop);
   });
   ctx->startup = std::move(work);
 }

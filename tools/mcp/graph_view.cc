@@ -470,8 +470,8 @@ struct BaseGraph {
   mutable std::vector<uint32_t> odd_labels;
   mutable std::atomic<bool> labels_scanned{false};
   mutable std::once_flag labels_once;
-  void ScanLabels() const;
-  void ScanLabelsOnce() const;
+  void ScanLabels(const std::atomic<bool>* stop) const;
+  void ScanLabelsOnce(const std::atomic<bool>* stop) const;
   const std::vector<uint32_t>* OddLabels() const {
     return labels_scanned.load(std::memory_order_acquire) ? &odd_labels : nullptr;
   }
@@ -502,8 +502,9 @@ struct BaseGraph {
   // Scans the sources (relations_mu held) while `more(next source's name)`.
   template <typename More>
   void ScanRelations(const More& more) const;
-  // Scans every source, `chunk` at a time (the lock let go between chunks).
-  void ScanAllRelations(size_t chunk) const;
+  // Scans every source, `chunk` at a time (the lock let go between chunks), until
+  // `stop` is set.
+  void ScanAllRelations(size_t chunk, const std::atomic<bool>* stop) const;
   std::string_view SourceName(uint32_t edge) const;  // the name of its source entity
 
   void MakeSearch() const {
@@ -621,8 +622,8 @@ std::string_view BaseGraph::SourceName(uint32_t edge) const {
   return from;
 }
 
-void BaseGraph::ScanAllRelations(size_t chunk) const {
-  for (bool done = false; !done;) {
+void BaseGraph::ScanAllRelations(size_t chunk, const std::atomic<bool>* stop) const {
+  for (bool done = false; !done && !(stop && stop->load(std::memory_order_relaxed));) {
     std::lock_guard<std::mutex> lock(relations_mu);
     size_t scanned = 0;
     ScanRelations([&](std::string_view) { return scanned++ < chunk; });
@@ -649,17 +650,19 @@ Relation BaseGraph::RelationAt(size_t k) const {
   return Relation{std::string(SourceName(ref.edge)), std::string(to), std::move(type)};
 }
 
-void BaseGraph::ScanLabels() const {
-  std::call_once(labels_once, [this] { ScanLabelsOnce(); });
+void BaseGraph::ScanLabels(const std::atomic<bool>* stop) const {
+  std::call_once(labels_once, [this, stop] { ScanLabelsOnce(stop); });
 }
 
-void BaseGraph::ScanLabelsOnce() const {
+void BaseGraph::ScanLabelsOnce(const std::atomic<bool>* stop) const {
   const Reader& r = *reader;
   if (!indexed() || r.version() < 2 || !r.has_term_index()) return;
   TypeCache types;
   std::unordered_map<std::string_view, bool> type_in_meta;
   const uint32_t count = r.search_entity_count();
   for (uint32_t k = 0; k < count; ++k) {
+    // Stopped (the server ends): the labels stay unset, and searches go without.
+    if (k % 4096 == 0 && stop && stop->load(std::memory_order_relaxed)) return;
     // A damaged read is odd: never left out of a check (and in ReadStatus()).
     const auto e = r.search_entity(k);
     std::string_view name;
@@ -1154,7 +1157,8 @@ Result<std::shared_ptr<const GraphView>> GraphViewCache::Get(
 
 std::shared_ptr<const BaseGraph> GraphViewCache::GraphOf(const std::shared_ptr<const Reader>& file,
                                                          uint64_t revision, const Store& store,
-                                                         bool prepare) {
+                                                         bool prepare,
+                                                         const std::atomic<bool>* stop) {
   std::shared_ptr<const BaseGraph> g;
   {
     std::lock_guard<std::mutex> lock(slot_mu_);
@@ -1172,23 +1176,24 @@ std::shared_ptr<const BaseGraph> GraphViewCache::GraphOf(const std::shared_ptr<c
     }
   }
   // Prepare makes what the base holds in memory ahead, on its own thread, for a
-  // graph a call made first too: the relations' order, the odd labels, and the
-  // entities' order and the search's text and grams when the file has no entity
-  // search block. A call that needs relations meanwhile scans as far as it needs
-  // between Prepare's chunks; one that needs the search's text waits for it
-  // (call_once); a search goes without the odd labels until they are set.
+  // graph a call made first too, what searches need first: the entities' order
+  // and the search's text and grams when the file has no entity search block,
+  // the odd labels, then the relations' order. A call that needs the search's
+  // text waits for it (call_once); a search goes without the odd labels until
+  // they are set; a call that needs relations scans as far as it needs between
+  // Prepare's chunks.
   if (prepare) {
-    g->ScanAllRelations(kSourcesPerChunk);
     if (!g->indexed()) g->MakeSearch();
-    g->ScanLabels();
+    g->ScanLabels(stop);
+    g->ScanAllRelations(kSourcesPerChunk, stop);
   }
   return g;
 }
 
 void GraphViewCache::Prepare(std::shared_ptr<const Reader> base, uint64_t revision,
-                             const Store& store) {
+                             const Store& store, const std::atomic<bool>* stop) {
   if (base == nullptr || base->layered() || !base->EnsureContent().ok()) return;
-  GraphOf(base, revision, store, /*prepare=*/true);
+  GraphOf(base, revision, store, /*prepare=*/true, stop);
 }
 
 void GraphViewCache::PrepareLevel(std::shared_ptr<const Reader> level, const Store& store) {

@@ -194,13 +194,15 @@ class GraphViewCache {
   Result<std::shared_ptr<const GraphView>> Get(std::shared_ptr<const snapshot::Reader> reader,
                                                uint64_t revision, const Store& store);
   // Makes the BaseGraph of `base` (a snapshot file of `store` at `revision`)
-  // unless it is made or being made, and builds what it holds in memory (the
-  // relations' order, and the entities' order and search lists when the file
-  // has no entity search block): the next Get of a view over that file takes
-  // it. The graph Get keeps answers meanwhile, so two graphs are held while
-  // this runs.
+  // unless it is made, and builds what it holds in memory (the entities' order
+  // and search lists when the file has no entity search block, the odd labels
+  // search_nodes checks alone, the relations' order), for a graph a Get made too:
+  // the next Get of a view over that file takes it. The graph Get keeps answers
+  // meanwhile, so two graphs are held while this runs. Once `stop` is set it
+  // stops at its next step (what it did not build, a call builds or goes
+  // without).
   void Prepare(std::shared_ptr<const snapshot::Reader> base, uint64_t revision,
-               const Store& store);
+               const Store& store, const std::atomic<bool>* stop = nullptr);
   // Builds the overlay of `level`, a level 0 (a base + delta view) compiled off
   // the calls' path (LiveOptions::prepare_level), when its base's graph is made:
   // the first Get of a view over that level takes it instead of reading the
@@ -220,7 +222,8 @@ class GraphViewCache {
   // with `prepare`, what it holds in memory is built too, a graph made before
   // included.
   std::shared_ptr<const BaseGraph> GraphOf(const std::shared_ptr<const snapshot::Reader>& file,
-                                           uint64_t revision, const Store& store, bool prepare);
+                                           uint64_t revision, const Store& store, bool prepare,
+                                           const std::atomic<bool>* stop = nullptr);
 
   // A base file's graph (which holds the file's reader, so `file` stays unique).
   struct Slot {
