@@ -2579,6 +2579,14 @@ bool Reader::HasTermStartingWith(std::string_view prefix) const {
   return lo && *lo < term_count_ && term(*lo).starts_with(prefix);
 }
 
+bool Reader::HasTermEndingWith(std::string_view suffix) const {
+  if (layer_) return layer_->base->HasTermEndingWith(suffix) || layer_->dn().HasTermEndingWith(suffix);
+  for (uint32_t t = 0; t < term_count_; ++t) {
+    if (term(t).ends_with(suffix)) return true;
+  }
+  return false;
+}
+
 PostingList Reader::postings(uint32_t t) const {
   if (layer_) {
     const auto& p = layer_->Postings(t);

@@ -389,6 +389,9 @@ class Reader {
   // a layered view, a term of any of its files. A damaged directory answers false
   // and is in ReadStatus().
   bool HasTermStartingWith(std::string_view prefix) const;
+  // Whether some term ends with `suffix`: O(T), every term read (and checked) in
+  // turn until one does; damage as for HasTermStartingWith.
+  bool HasTermEndingWith(std::string_view suffix) const;
   // A term's postings are validated on its first use (not at open: they are the
   // biggest block); a damaged list reads as empty and Verify() reports it.
   PostingList postings(uint32_t t) const;                      // all fields

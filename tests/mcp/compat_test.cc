@@ -829,6 +829,9 @@ TEST_CASE("search_nodes finds names and types whose words no text of the file ho
     CHECK(names("r batchy n").empty());         // `batchy` is no term
     CHECK(names("ix the bu") == V{"Alpha"});    // `the`: a stop word, in no index
     CHECK(names("bug wi") == V{"Alpha"});       // no term starts with `wi`; `with` does
+    CHECK(names("riter batch") == V{"Alpha"});  // `writer` ends with `riter`
+    CHECK(names("xriter batch").empty());       // no term ends with `xriter`
+    CHECK(names("he bu") == V{"Alpha"});        // no term ends with `he`; `the` does
     if (round == 1) {
       h.Ok("create_entities",
            Entities({{{"name", "Later"}, {"entityType", "queue drainer"}, {"observations", {"x"}}}}));

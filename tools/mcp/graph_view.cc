@@ -92,12 +92,15 @@ bool HasWords(std::string_view field, const std::vector<std::string>& words) {
 // bytes (common/tokenizer.h) with other bytes on both sides of it in `lowered` is
 // a whole run of such a text, so a word of it unless shorter than 2 bytes or a
 // stop word; the last run, after other bytes, starts a run of the text, so some
-// word or stop word starts with it unless it is 1 byte. (The first run ends a run
-// of the text: checking that would scan every term.) So `write batch` may be
-// there when a term starts with `batch`; `old writer batch` may not when `writer`
-// is no term, nor `go fetch` when no term starts with `fetch`.
-bool MayBeInTexts(const Reader& r, std::string_view lowered) {
+// word or stop word starts with it unless it is 1 byte; the first run, before
+// other bytes, ends one (`ends_with(run)`: the term index read whole, so asked
+// last). So `old writer batch` cannot be there when `writer` is no term, nor `go
+// fetch` when no term starts with `fetch`, nor `write batch` when none ends with
+// `write`.
+template <typename EndsWith>
+bool MayBeInTexts(const Reader& r, std::string_view lowered, const EndsWith& ends_with) {
   auto word_byte = [](char c) { return tokenizer_internal::kTables.fold[static_cast<unsigned char>(c)] != 0; };
+  std::string_view first;  // the first run, when other bytes follow it
   for (size_t a = 0; a < lowered.size();) {
     if (!word_byte(lowered[a])) {
       ++a;
@@ -112,10 +115,15 @@ bool MayBeInTexts(const Reader& r, std::string_view lowered) {
                std::none_of(StopWords().begin(), StopWords().end(),
                             [&](std::string_view w) { return w.starts_with(run); })) {
       return false;
+    } else if (a == 0 && b < lowered.size() && run.size() >= 2) {
+      first = run;
     }
     a = b;
   }
-  return true;
+  return first.empty() || r.FindTerm(first) ||
+         std::any_of(StopWords().begin(), StopWords().end(),
+                     [&](std::string_view w) { return w.ends_with(first); }) ||
+         ends_with(first);
 }
 
 // Whether one text of `r` holds every one of `words` (not empty) as a word: in
@@ -474,6 +482,21 @@ struct BaseGraph {
   void ScanLabelsOnce(const std::atomic<bool>* stop) const;
   const std::vector<uint32_t>* OddLabels() const {
     return labels_scanned.load(std::memory_order_acquire) ? &odd_labels : nullptr;
+  }
+  // Whether some term of the file ends with `run` (Reader::HasTermEndingWith,
+  // which reads every term), remembered for the base: the last 256 runs asked.
+  mutable std::mutex term_ends_mu;
+  mutable std::map<std::string, bool, std::less<>> term_ends;
+  bool TermEndsWith(std::string_view run) const {
+    {
+      std::lock_guard<std::mutex> lock(term_ends_mu);
+      if (auto it = term_ends.find(run); it != term_ends.end()) return it->second;
+    }
+    const bool found = reader->HasTermEndingWith(run);
+    std::lock_guard<std::mutex> lock(term_ends_mu);
+    if (term_ends.size() >= 256) term_ends.clear();
+    term_ends.emplace(std::string(run), found);
+    return found;
   }
 
   static std::shared_ptr<const BaseGraph> Build(std::shared_ptr<const Reader> r, uint64_t revision,
@@ -1006,7 +1029,8 @@ GraphListing GraphView::Search(std::string_view query, size_t max) const {
         observations_may = SomeTextHoldsAll(file, words, snapshot::Field::kContent);
         labels_may = observations_may || SomeTextHoldsAll(file, words, snapshot::Field::kMeta);
       }
-      text_may = q.find('\0') != std::string::npos || MayBeInTexts(file, q);
+      text_may = q.find('\0') != std::string::npos ||
+                 MayBeInTexts(file, q, [&](std::string_view run) { return bg.TermEndsWith(run); });
     }
     const std::vector<uint32_t>* odd = bg.OddLabels();
     auto lists = [&](const std::vector<std::string>& parts) {
