@@ -34,6 +34,10 @@ using snapshot::kEntityKeyPrefix;
 constexpr size_t kCheckText = 16;
 constexpr size_t kCheckWords = 256;
 constexpr size_t kReadEntity = 64;
+// The substring candidates that make it worth reading every term of the file to
+// rule them out (about 20 ms at 2M terms; a candidate read whole costs 1-2 us).
+constexpr uint32_t kScanTermsFor = 10000;
+std::atomic<uint32_t> scan_terms_for{kScanTermsFor};
 
 // The entity keys Prepare scans for relations at a time, holding the lock a
 // page of read_graph waits on.
@@ -988,6 +992,8 @@ const GraphSplice& GraphView::All() const {
   return all_;
 }
 
+void SetTermScanCandidatesForTesting(uint32_t n) { scan_terms_for = n; }
+
 GraphListing GraphView::Search(std::string_view query, size_t max) const {
   const std::string q = AsciiLower(query);
   // The word rule adds nothing when the query is one word as written.
@@ -1029,8 +1035,14 @@ GraphListing GraphView::Search(std::string_view query, size_t max) const {
         observations_may = SomeTextHoldsAll(file, words, snapshot::Field::kContent);
         labels_may = observations_may || SomeTextHoldsAll(file, words, snapshot::Field::kMeta);
       }
-      text_may = q.find('\0') != std::string::npos ||
-                 MayBeInTexts(file, q, [&](std::string_view run) { return bg.TermEndsWith(run); });
+      // Reading every term costs about as much as checking kScanTermsFor
+      // candidates: a query with fewer checks them instead.
+      auto ends_with = [&](std::string_view run) {
+        uint32_t fewest = UINT32_MAX;
+        for (uint32_t g : GramsOf({q})) fewest = std::min(fewest, file.search_gram(g).count);
+        return fewest < scan_terms_for.load(std::memory_order_relaxed) || bg.TermEndsWith(run);
+      };
+      text_may = q.find('\0') != std::string::npos || MayBeInTexts(file, q, ends_with);
     }
     const std::vector<uint32_t>* odd = bg.OddLabels();
     auto lists = [&](const std::vector<std::string>& parts) {

@@ -177,6 +177,10 @@ class GraphView {
   mutable std::once_flag all_once_;
   mutable GraphSplice all_;
 };
+// search_nodes reads every term of a base to rule out a query's substring
+// candidates only when there are at least this many (default 10,000); tests set
+// it to 0 to take that path over small stores.
+void SetTermScanCandidatesForTesting(uint32_t n);
 
 // What amem mcp keeps between calls: the BaseGraph of the last base read (one:
 // reading a revision older than the live base, from its own file, builds that
