@@ -132,36 +132,25 @@ bool MayBeInTexts(const Reader& r, std::string_view lowered, const EndsWith& end
 
 // Whether one text of `r` holds every one of `words` (not empty) as a word: in
 // its content, or (`field` kMeta) in its meta: the term index's postings of that
-// field intersected until the first node they share. O(the lists read); a
-// damaged list reads as empty (in ReadStatus()).
+// field walked from the shortest list, seeking in the others (as text_search's
+// every-term path), until the first node they share. A damaged list reads as
+// empty (in ReadStatus()).
 bool SomeTextHoldsAll(const Reader& r, const std::vector<std::string>& words, snapshot::Field field) {
-  std::vector<snapshot::PostingList> lists;
+  std::vector<snapshot::PostingCursor> lists;
   for (const std::string& w : words) {
     const auto t = r.FindTerm(w);
     if (!t) return false;
-    lists.push_back(r.postings(*t, field));
+    lists.push_back(r.postings_cursor(*t, field));
   }
-  std::sort(lists.begin(), lists.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
-  std::vector<uint32_t> at(lists.size(), 0);
-  for (uint32_t k = 0; k < lists[0].size(); ++k) {
-    const uint32_t node = lists[0].node(k);
+  auto lead = std::min_element(lists.begin(), lists.end(),
+                               [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  for (; !lead->done(); lead->Next()) {
+    const uint32_t node = lead->node();
     bool all = true;
-    for (size_t j = 1; j < lists.size() && all; ++j) {
-      const snapshot::PostingList& list = lists[j];
-      // Galloping from the last position: the lists ascend by node.
-      uint32_t lo = at[j], step = 1;
-      while (lo + step < list.size() && list.node(lo + step) < node) {
-        lo += step;
-        step *= 2;
-      }
-      uint32_t hi = std::min(lo + step, list.size());
-      while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo) / 2;
-        if (list.node(mid) < node) lo = mid + 1; else hi = mid;
-      }
-      at[j] = lo;
-      if (lo == list.size()) return false;
-      all = list.node(lo) == node;
+    for (snapshot::PostingCursor& list : lists) {
+      list.Seek(node);
+      if (list.done()) return false;  // no later node is in every list
+      all = all && list.node() == node;
     }
     if (all) return true;
   }
