@@ -54,6 +54,19 @@ std::string EntityTypeFrom(std::string_view meta_text, NodeType type) {
   return fallback();
 }
 
+bool LabelsInTexts(std::string_view name, std::string_view content, std::string_view meta,
+                   std::string_view type) {
+  if (content != name) return false;
+  if (type.empty()) return true;
+  // '"' + type + '"' in meta, without building it.
+  for (size_t at = meta.find(type); at != std::string_view::npos; at = meta.find(type, at + 1)) {
+    if (at > 0 && meta[at - 1] == '"' && at + type.size() < meta.size() && meta[at + type.size()] == '"') {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string AsciiLower(std::string_view s) {
   std::string out;
   AppendAsciiLower(s, &out);

@@ -29,6 +29,14 @@ bool ObservationEntityOf(std::string_view key, std::string_view* entity);
 std::string ObservationKeyPrefix(std::string_view name);
 // An entity's type: meta's entityType, else kind, else the node type's name.
 std::string EntityTypeFrom(std::string_view meta, NodeType type);
+// Whether an entity's name and type are words of its node's own texts, which a
+// file's term index holds: its node's content is its name, and its type is empty
+// or stands in its meta as a JSON string, as it is (no escape: its words are
+// tokenized there as in the type alone). The entities that fail it, the "odd
+// labels", are block 0x08's (docs/FORMAT.md §8.24): when no text of a file holds
+// a query, search_nodes checks only those (tools/mcp/graph_view.h).
+bool LabelsInTexts(std::string_view name, std::string_view content, std::string_view meta,
+                   std::string_view type);
 // ASCII letters lowered, every other byte as it is (search_nodes' case rule).
 std::string AsciiLower(std::string_view s);
 // The same, appended to *out (a buffer reused over many fields).

@@ -177,6 +177,7 @@ std::string BlockName(uint32_t tag) {
     case BlockTag::kTermIndex: return "term index";
     case BlockTag::kDocLengths: return "doc lengths";
     case BlockTag::kEntitySearch: return "entity search";
+    case BlockTag::kEntityLabels: return "entity labels";
     case BlockTag::kInfo: return "info block";
     case BlockTag::kNodeIds: return "node ids";
     case BlockTag::kNodeKeys: return "node keys";

@@ -44,6 +44,7 @@ inline constexpr uint32_t kFeatureChecksum = 1u << 3;    // block 0x1F is the la
 inline constexpr uint32_t kFeatureEmbeddings = 1u << 4;  // block 0x1D present
 inline constexpr uint32_t kFeaturePageChecksums = 1u << 5;  // block 0x1E present
 inline constexpr uint32_t kFeatureEntitySearch = 1u << 6;   // block 0x07 present
+inline constexpr uint32_t kFeatureEntityLabels = 1u << 7;   // block 0x08 present
 
 struct Header {
   static constexpr size_t kEncodedLength = 64;
@@ -147,6 +148,7 @@ enum class BlockTag : uint32_t {
   kTermIndex = 0x05,     // see TermIndex below
   kDocLengths = 0x06,    // n x u32 content token counts
   kEntitySearch = 0x07,  // the memory server's entities and their grams: see EntitySearchBlock
+  kEntityLabels = 0x08,  // the entities whose labels their node's texts may not hold: see EntityLabelsBlock
   // amem extensions (kFeatureExtensions).
   kInfo = 0x10,          // newest_ts i64, session_count u32, stub_count u32, kv_count u32, 0 u32
   kNodeIds = 0x11,       // n x u64 id (dense order), n x u32 dense index sorted by id
@@ -215,6 +217,14 @@ struct EntitySearchBlock {
   static constexpr size_t kEntityLength = 8;
   static constexpr size_t kGramEntryLength = 16;
   static constexpr uint32_t kSentinel = 0xFFFFFFFFu;
+};
+
+// EntityLabels body (FORMAT.md §8.24): count u32, length u32, then `length` bytes:
+// the entity numbers (places in block 0x07's entity array) whose name or type
+// may hold a word their node's content and meta do not (LabelsInTexts false),
+// ascending, as varint gaps (a gram list's encoding).
+struct EntityLabelsBlock {
+  static constexpr size_t kFixedLength = 8;
 };
 
 // Page checksums body (FORMAT.md §8.22): page_size u32 (= kPageSize), page_count u32,

@@ -26,6 +26,7 @@ InfoResult SnapshotInfo(const Reader& r) {
   out.has_checksum = r.has_checksum();
   out.has_entity_search = r.has_entity_search();
   out.search_entities = r.search_entity_count();
+  if (auto odd = r.search_odd_labels()) out.search_odd_labels = static_cast<uint32_t>(odd->size());
   out.content_compressed = r.content_compressed();
   out.index_ignored = r.index_section_ignored();
   out.content_bytes = r.content_compressed_size();
@@ -71,6 +72,7 @@ std::string InfoToJson(const InfoResult& in) {
   j["has_checksum"] = in.has_checksum;
   j["has_entity_search"] = in.has_entity_search;
   j["search_entities"] = in.search_entities;
+  j["search_odd_labels"] = in.search_odd_labels ? nlohmann::json(*in.search_odd_labels) : nlohmann::json();
   j["content_compressed"] = in.content_compressed;
   j["index_ignored"] = in.index_ignored;
   j["content_bytes"] = in.content_bytes;
@@ -110,7 +112,10 @@ std::string InfoToText(const InfoResult& in) {
   line("checksum", yes(in.has_checksum));
   // Only a store with entities has the block: the line would be noise elsewhere.
   if (in.has_entity_search) {
-    line("entity search", "yes (" + std::to_string(in.search_entities) + " entities)");
+    line("entity search", "yes (" + std::to_string(in.search_entities) + " entities" +
+                              (in.search_odd_labels ? ", " + std::to_string(*in.search_odd_labels) + " with odd labels"
+                                                    : std::string()) +
+                              ")");
   }
   if (in.index_ignored) line("index section", "ignored (seed v0.1 blocks without lengths; rebuilt)");
   line("content", std::to_string(in.content_bytes) + " bytes" +

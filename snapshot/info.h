@@ -4,6 +4,7 @@
 #define AMEM_SNAPSHOT_INFO_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ struct InfoResult {
   // The memory server's entity search block (docs/FORMAT.md §8.23) and its entities.
   bool has_entity_search = false;
   uint32_t search_entities = 0;
+  // Its odd labels (block 0x08, §8.24): how many, nullopt without the block.
+  std::optional<uint32_t> search_odd_labels;
   uint64_t content_bytes = 0, content_uncompressed = 0;
   int64_t newest_ts = 0;
   std::vector<uint32_t> type_counts;  // index = node type (0..10)

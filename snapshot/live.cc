@@ -194,6 +194,7 @@ Result<uint64_t> Export(const Store& store, const ReadView& view, const std::str
   options.view = view;
   options.progress = live.progress;
   options.writer.entity_search = live.entity_search;
+  options.writer.entity_labels = live.entity_labels;
   auto done = ExportSnapshot(store, path, options);
   if (!done.ok()) return done.status().WithContext("export");
   return done->revision;
@@ -567,6 +568,7 @@ Result<bool> Merge(const Store& store, const LiveOptions& live, BackgroundMerge*
   options.progress = live.progress;
   options.writer.threads = 1;  // the other core answers queries meanwhile
   options.writer.entity_search = live.entity_search;
+  options.writer.entity_labels = live.entity_labels;
   auto exported = ExportSnapshot(store, temp, options);
   if (!exported.ok()) {
     ::unlink(temp.c_str());

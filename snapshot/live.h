@@ -137,6 +137,9 @@ struct LiveOptions {
   // before the block, and amem mcp builds its search in memory (tests cover that
   // path this way).
   bool entity_search = true;
+  // And its odd labels block (§8.24). Off, the bases are what amem wrote before
+  // it, and amem mcp scans their entities for those labels.
+  bool entity_labels = true;
   // What the progress line of an export this view makes is called (amem ingest
   // compiling the base after its commit names itself).
   std::string progress = "amem export";

@@ -306,6 +306,9 @@ struct Reader::Rep {
   const char* search_lists = nullptr;
   uint32_t search_entity_count = 0, search_gram_count = 0;
   uint64_t search_list_bytes = 0;
+  // EntityLabels block 0x08: the odd labels' list (count numbers in `bytes`).
+  const char* label_list = nullptr;
+  uint32_t label_count = 0, label_bytes = 0;
   bool has_ext = false;
   // Set while the index section's blocks are parsed: a failure there in a file
   // without feature flags makes Finish() retry with the section ignored.
@@ -344,7 +347,9 @@ struct Reader::Rep {
   static Status ParseEdgeBlock(Reader* r, const BlockBody& b, ParsedBlocks* p);
   static Status ParseEmbeddings(Reader* r, const BlockBody& b);
   static Status ParseEntitySearch(Reader* r, const BlockBody& b);
+  static Status ParseEntityLabels(Reader* r, const BlockBody& b);
   Status CheckEntitySearch(const Reader* r) const;
+  Status CheckEntityLabels(const Reader* r) const;
   static Status CheckFeatures(Reader* r, const ParsedBlocks& p);
   static Status AttachSeedIndexes(Reader* r, const ParsedBlocks& p);
   static Status CheckNodes(Reader* r);
@@ -579,6 +584,8 @@ Status Reader::Rep::ParseBlock(Reader* r, const BlockBody& b, ParsedBlocks* p) {
       return ParseDocLengths(r, b);
     case BlockTag::kEntitySearch:
       return ParseEntitySearch(r, b);
+    case BlockTag::kEntityLabels:
+      return ParseEntityLabels(r, b);
     case BlockTag::kInfo:
     case BlockTag::kNodeIds:
     case BlockTag::kNodeKeys:
@@ -916,6 +923,23 @@ Status Reader::Rep::ParseEntitySearch(Reader* r, const BlockBody& b) {
   return Status::OK();
 }
 
+// The fixed part and the list's extent; the list is checked where read
+// (search_odd_labels). Block 0x07 comes before it (tags ascend).
+Status Reader::Rep::ParseEntityLabels(Reader* r, const BlockBody& b) {
+  Rep& rep = *r->rep_;
+  if (!b.Has(EntityLabelsBlock::kFixedLength)) return Corrupt(b.name, "truncated");
+  const uint32_t count = DecodeFixed32(b.body), bytes = DecodeFixed32(b.body + 4);
+  if (rep.search_entities == nullptr) return Corrupt(b.name, "present without the entity search");
+  if (count > rep.search_entity_count) return Corrupt(b.name, "more entities than the entity search's");
+  const uint64_t end = EntityLabelsBlock::kFixedLength + uint64_t{bytes};
+  if (end > b.len || b.len - end >= kBlockAlignment) return Corrupt(b.name, "list does not fit the block");
+  rep.OpenRead(r, b.body, EntityLabelsBlock::kFixedLength);
+  rep.label_list = b.body + EntityLabelsBlock::kFixedLength;
+  rep.label_count = count;
+  rep.label_bytes = bytes;
+  return Status::OK();
+}
+
 // A feature bit is set exactly when its blocks are present: a flipped bit can
 // neither hide the checksum block nor promise a block that is not there.
 Status Reader::Rep::CheckFeatures(Reader* r, const ParsedBlocks& p) {
@@ -934,6 +958,7 @@ Status Reader::Rep::CheckFeatures(Reader* r, const ParsedBlocks& p) {
   AMEM_RETURN_IF_ERROR(feature(kFeatureEmbeddings, rep.embed_offsets != nullptr, "embeddings"));
   AMEM_RETURN_IF_ERROR(feature(kFeaturePageChecksums, rep.page_hashes != nullptr, "page checksums"));
   AMEM_RETURN_IF_ERROR(feature(kFeatureEntitySearch, rep.search_entities != nullptr, "entity search"));
+  AMEM_RETURN_IF_ERROR(feature(kFeatureEntityLabels, rep.label_list != nullptr, "entity labels"));
   if (rep.search_entities != nullptr && !(h.features & kFeatureExtensions)) {
     return Corrupt("entity search", "present without the node keys");
   }
@@ -1932,16 +1957,14 @@ Status Reader::Verify() const {
   }
   AMEM_RETURN_IF_ERROR(DecodeAllContent());
   // The whole-frame path checked the content checksum itself.
-  if (!content_compressed() || rep_->use_whole.load(std::memory_order_acquire) ||
-      !rep_->content_checksum) {
-    return Status::OK();
-  }
-  if (XXH32(rep_->decoded.get(), content_uncompressed_, 0) != rep_->stored_checksum) {
+  if (content_compressed() && !rep_->use_whole.load(std::memory_order_acquire) && rep_->content_checksum &&
+      XXH32(rep_->decoded.get(), content_uncompressed_, 0) != rep_->stored_checksum) {
     Status s = Corrupt("content block", "LZ4 content checksum mismatch");
     rep_->Fail(s);
     return s;
   }
-  return Status::OK();
+  // The odd labels follow from the entities' content and meta, now known good.
+  return rep_->label_list ? rep_->CheckEntityLabels(this) : Status::OK();
 }
 
 Status Reader::CheckIndexes() const {
@@ -2038,6 +2061,28 @@ Status Reader::Rep::CheckIndexBlocks(const Reader* r) const {
     }
   }
   if (search_entities) AMEM_RETURN_IF_ERROR(CheckEntitySearch(r));
+  // Block 0x08's list decodes; what it lists is Verify()'s (CheckEntityLabels),
+  // since it follows from the content, which this check does not read.
+  if (label_list && !r->search_odd_labels()) return r->ReadStatus();
+  return Status::OK();
+}
+
+// Block 0x08 whole (Verify()): the list is exactly the entities that fail LabelsInTexts.
+Status Reader::Rep::CheckEntityLabels(const Reader* r) const {
+  const std::optional<std::vector<uint32_t>> listed = r->search_odd_labels();
+  if (!listed) return r->ReadStatus();
+  std::vector<uint32_t> odd;
+  std::string_view name;
+  for (uint32_t k = 0; k < search_entity_count; ++k) {
+    const auto e = r->search_entity(k);
+    if (!e) return r->ReadStatus();
+    const std::string_view meta = r->meta(e->node);
+    if (!EntityNameOf(r->key(e->node), &name) ||
+        !LabelsInTexts(name, r->content(e->node), meta, EntityTypeFrom(meta, r->type(e->node)))) {
+      odd.push_back(k);
+    }
+  }
+  if (odd != *listed) return Corrupt("entity labels", "the list differs from the entities' labels");
   return Status::OK();
 }
 
@@ -2338,6 +2383,19 @@ GramList Reader::search_gram(uint32_t gram) const {
   const char* bytes = rep.search_lists + begin;
   if (!rep.Pages(bytes, end - begin)) return {};
   return GramList{std::string_view(bytes, end - begin), n};
+}
+
+std::optional<std::vector<uint32_t>> Reader::search_odd_labels() const {
+  const Rep& rep = *rep_;
+  if (layer_ || rep.label_list == nullptr) return std::nullopt;
+  if (!rep.Pages(rep.label_list, rep.label_bytes)) return std::nullopt;
+  std::vector<uint32_t> out;
+  if (!DecodeGramList({std::string_view(rep.label_list, rep.label_bytes), rep.label_count},
+                      rep.search_entity_count, &out)) {
+    rep.Fail(Corrupt("entity labels", "the list is not ascending entities"));
+    return std::nullopt;
+  }
+  return out;
 }
 
 std::vector<uint32_t> Reader::search_postings(const GramList& list) const {

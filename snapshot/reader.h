@@ -312,6 +312,10 @@ class Reader {
   GramList search_gram(uint32_t gram) const;
   // The list's entity numbers, ascending; empty when damaged (ReadStatus()).
   std::vector<uint32_t> search_postings(const GramList& list) const;
+  // Block 0x08's odd labels: the entities that fail LabelsInTexts (entity_search.h),
+  // ascending. nullopt without the block (a file written before it: a reader scans
+  // the entities instead), or when it is damaged (then in ReadStatus()). O(list).
+  std::optional<std::vector<uint32_t>> search_odd_labels() const;
 
   // ---- edges. REQUIRES: j < edge_count() ----
   uint32_t edge_source(uint32_t j) const {

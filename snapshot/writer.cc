@@ -848,7 +848,7 @@ Status StoreContent(const DenseNodes& d, const WriterOptions& options, Content* 
 
 // ---- header, records, content, vectors ----
 Header MakeHeader(uint32_t n, uint32_t m, uint32_t dim, uint32_t session_count, const Content& c,
-                  const WriterOptions& options, bool entity_search) {
+                  const WriterOptions& options, bool entity_search, bool entity_labels) {
   Header h;
   h.flags = static_cast<uint16_t>((c.any_vector ? kFlagHasVectors : 0) | kFlagHasIndexes |
                                   (options.compress ? kFlagCompressed : 0));
@@ -869,7 +869,8 @@ Header MakeHeader(uint32_t n, uint32_t m, uint32_t dim, uint32_t session_count, 
                (options.checksum ? kFeatureChecksum : 0) |
                (options.checksum && options.page_checksums ? kFeaturePageChecksums : 0) |
                (options.term_index && options.embeddings ? kFeatureEmbeddings : 0) |
-               (entity_search ? kFeatureEntitySearch : 0);
+               (entity_search ? kFeatureEntitySearch : 0) |
+               (entity_labels ? kFeatureEntityLabels : 0);
   // Without the term blocks no word is written: the seed's version, which a
   // seed-spec reader accepts (docs/FORMAT.md §3).
   h.version = options.term_index ? kFormatVersion : kSeedFormatVersion;
@@ -881,6 +882,10 @@ struct EntitySearch {
   std::vector<uint32_t> entities;  // dense numbers of the live entity nodes, by name
   std::vector<uint32_t> observations;  // each one's first "obs:NAME#" key position
   GramIndex grams;
+  // The entities whose labels are not words of their node's texts (LabelsInTexts),
+  // ascending, as varint gaps.
+  std::string odd_labels;
+  uint32_t odd_count = 0, odd_last = 0;
 };
 
 // The live entity nodes by name (key order), where each one's observation keys
@@ -908,7 +913,13 @@ bool BuildEntitySearch(const DenseNodes& d, EntitySearch* es) {
   for (uint32_t k = 0; k < es->entities.size(); ++k) {
     const WNode& w = d.nodes[es->entities[k]];
     add(k, names[k]);
-    add(k, EntityTypeFrom(w.meta, static_cast<NodeType>(w.type)));
+    const std::string type = EntityTypeFrom(w.meta, static_cast<NodeType>(w.type));
+    add(k, type);
+    if (!LabelsInTexts(names[k], w.content, w.meta, type)) {
+      PutVarint32(&es->odd_labels, es->odd_count == 0 ? k : k - es->odd_last);
+      es->odd_last = k;
+      ++es->odd_count;
+    }
     const std::string prefix = ObservationKeyPrefix(names[k]);
     auto p = std::lower_bound(d.by_key.begin(), d.by_key.end(), prefix,
                               [&d](uint32_t i, const std::string& key) { return d.nodes[i].key < key; });
@@ -1012,6 +1023,16 @@ Status AddEntitySearchBlock(const EntitySearch& es, std::vector<PendingBlock>* b
     out->PutFixed32(0);
     out->PutFixed64(offset);
     for (uint32_t g : grams) out->Append(es.grams.Find(g).bytes);
+  });
+}
+
+// 0x08
+Status AddEntityLabelsBlock(const EntitySearch& es, std::vector<PendingBlock>* blocks) {
+  return AddBlock(blocks, BlockTag::kEntityLabels, EntityLabelsBlock::kFixedLength + es.odd_labels.size(),
+                  [&es](Emitter* out) {
+    out->PutFixed32(es.odd_count);
+    out->PutFixed32(static_cast<uint32_t>(es.odd_labels.size()));
+    out->Append(es.odd_labels);
   });
 }
 
@@ -1325,6 +1346,7 @@ Result<SnapshotSummary> Write(const StoreStateView& state, StoreStateView* relea
   EntitySearch es;
   const bool entity_search =
       options.entity_search && options.extensions && BuildEntitySearch(d, &es);
+  const bool entity_labels = entity_search && options.entity_labels;
   if (in.lookup_keys) {
     for (uint32_t i = 0; i < d.n; ++i) *in.key_index.Insert(d.nodes[i].key, i) = i;
   }
@@ -1341,13 +1363,15 @@ Result<SnapshotSummary> Write(const StoreStateView& state, StoreStateView* relea
   AMEM_RETURN_IF_ERROR(LayOutContent(state, attribution, d, &content));
   AMEM_RETURN_IF_ERROR(StoreContent(d, options, &content));
   const Header h =
-      MakeHeader(d.n, de.m, dim, attribution.session_count, content, options, entity_search);
+      MakeHeader(d.n, de.m, dim, attribution.session_count, content, options, entity_search,
+                 entity_labels);
 
   std::vector<PendingBlock> blocks;
   ExtensionData ext;
   AMEM_RETURN_IF_ERROR(AddSeedBlocks(d, attribution.session_count, dim, &blocks));
   if (options.term_index) AMEM_RETURN_IF_ERROR(AddTermBlocks(&tw, &blocks));
   if (entity_search) AMEM_RETURN_IF_ERROR(AddEntitySearchBlock(es, &blocks));
+  if (entity_labels) AMEM_RETURN_IF_ERROR(AddEntityLabelsBlock(es, &blocks));
   if (options.extensions) {
     InfoBlock info;
     info.newest_ts = content.newest;

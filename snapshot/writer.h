@@ -25,6 +25,9 @@ struct WriterOptions {
   // The memory server's entity search 0x07 (with extensions only), written when
   // the state holds an entity (a live `entity:` node; snapshot/entity_search.h).
   bool entity_search = true;
+  // Its odd labels 0x08 (with entity_search only): the entities search_nodes
+  // checks when no text of the file holds a query (docs/FORMAT.md §8.24).
+  bool entity_labels = true;
   bool checksum = true;    // checksum block 0x1F
   // Page checksums block 0x1E (written with the checksum block only): what lets a
   // reader check each page it reads on first use (docs/FORMAT.md §8.22).

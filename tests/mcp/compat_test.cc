@@ -796,15 +796,20 @@ struct ScanTermsAlways {
 TEST_CASE("search_nodes finds names and types whose words no text of the file holds",
           "[mcp][compat]") {
   // A query whose words no content holds together is a word of no observation, and
-  // the word rule reads only the candidates' names and types (round 0). Once the
-  // base is prepared (rounds 1 and 2), a query whose words no content or meta holds
+  // the word rule reads only the candidates' names and types. Once the odd labels
+  // are known (all rounds with the base's block; rounds 1 and 2 without), a query whose words no content or meta holds
   // together, or a string no text can hold, is checked against the entities whose
   // name or type may hold what no text does (odd labels) alone: a plain node's
   // name (in its key alone: no content, no meta), a type its meta holds escaped.
   // Every other entity's name is its content and its type stands in its meta as
   // it is.
+  // With the base's odd labels block, they are known from the start; without it
+  // (a base amem wrote before the block), once the base is prepared (scanned).
+  const bool labels_block = GENERATE(true, false);
+  INFO("odd labels block " << labels_block);
   ScanTermsAlways scan;
   CompatHarness h;
+  h.ctx.live_options.entity_labels = labels_block;
   h.Ok("create_entities",
        Entities({{{"name", "Alpha"}, {"entityType", "service"},
                   {"observations", {"writer batch notes", "write once", "fix the bug with care"}}},
@@ -950,13 +955,16 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
   // mode 2 as amem mcp runs it: level 0 compiled again on a thread, whose overlay
   // is built there (prepare_level). Mode 1's bases have no entity search block
   // (as amem wrote before it): its searches read the text and grams the server
-  // builds in memory, the others' the file's.
+  // builds in memory, the others' the file's. Modes 2 and 3's bases have no odd
+  // labels block (as amem wrote before it): mode 2 searches without the labels,
+  // mode 3 with those its thread scans; mode 0 reads them from its bases.
   ScanTermsAlways scan;
   for (int mode = 0; mode < 4; ++mode) {
     const bool merge_often = mode == 0;
     CompatHarness h;
     INFO("mode " << mode);
     h.ctx.live_options.entity_search = mode != 1;
+    h.ctx.live_options.entity_labels = mode == 0;
     if (!merge_often) {
       h.ctx.live_options.merge_fraction = 1e9;
       h.ctx.live_options.merge_bytes = uint64_t{1} << 40;
@@ -1050,7 +1058,8 @@ TEST_CASE("read_graph, search_nodes and open_nodes on the live view equal the st
       CHECK(AllPages(&h, "read_graph", {{"limit", 3}}) == ExpectedSearch(*g, nullptr));
       CHECK(AllPages(&h, "read_graph", {{"limit", 10000}}) == ExpectedSearch(*g, nullptr));
       // Modes 0 and 3 search their bases as amem mcp does once its start-up or
-      // merge thread has prepared them: with the odd labels known.
+      // merge thread has prepared them: with the odd labels known (mode 0 knows
+      // them before, from its bases' block).
       if (mode == 0 || mode == 3) PrepareBase(&h);
       std::vector<std::string> queries = {"", "a", "AB", "zeta z", "ent1", "ENT", "etry ca",
                                           "alphaimported", "1imp", "t0i", std::string("a\0b", 3), "imported",

@@ -28,7 +28,8 @@ std::string ObsKey(const std::string& entity, int k) {
 }
 
 // The memory server's shapes: entities with a type in meta (entityType, kind, or
-// none: the node type's name), observations under them in two runs, an orphan
+// none: the node type's name), their node's content their name (as the memory
+// server writes it) or not (zeta), observations under them in two runs, an orphan
 // observation (no entity), an observation of "A#B" that sorts among A's, a name
 // that is a prefix of another, a deleted-looking stub entity (a dangling edge's
 // endpoint), and a key that is neither. Plus the small state's nodes.
@@ -47,7 +48,7 @@ StoreState EntityState() {
   };
   int k = 0;
   for (const E& e : entities) {
-    NodeRecord n = MakeNode("entity:" + e.name, NodeType::kEntity, "", 9000 + k);
+    NodeRecord n = MakeNode("entity:" + e.name, NodeType::kEntity, e.name == "zeta" ? "" : e.name, 9000 + k);
     n.meta = e.meta;
     n.run = k % 2 ? "run-e" : "";
     s.nodes.push_back(std::move(n));
@@ -110,9 +111,14 @@ std::string Built(const StoreState& s, const WriterOptions& options = {}) {
   return std::move(b).value();
 }
 
-// Every entity and the list of every gram the rules give, plus absent grams.
+// Every entity, its odd labels and the list of every gram the rules give, plus
+// absent grams.
 std::string SearchAnswers(const Reader& r, const Expected& want) {
-  std::string out;
+  std::string out = "odd:";
+  if (auto odd = r.search_odd_labels()) {
+    for (uint32_t k : *odd) out += ' ' + std::to_string(k);
+  }
+  out += '\n';
   for (uint32_t k = 0; k < r.search_entity_count(); ++k) {
     auto e = r.search_entity(k);
     out += e ? std::string(r.key(e->node)) + ' ' + std::to_string(e->observations) : "?";
@@ -174,6 +180,47 @@ TEST_CASE("The entity search block lists every live entity by name and each gram
   CHECK(Built(shuffled) == file);
 }
 
+TEST_CASE("The entity labels block lists the entities whose name or type their node's texts may not hold",
+          "[snapshot][entity_search]") {
+  const StoreState state = EntityState();
+  auto r = snapshot_test::OpenOrDie(Built(state));
+  CHECK((r->features() & kFeatureEntityLabels) != 0);
+  // A#B: no type in its meta (the node type's name, "entity"); n10: its content
+  // is not its name; zeta: its content is empty. Alpha, A and AB are plain.
+  REQUIRE(r->search_entity_count() == 6);
+  CHECK(r->search_odd_labels() == std::vector<uint32_t>{1, 4, 5});
+  CHECK(r->ReadStatus().ok());
+  CHECK(r->Verify().ok());
+  // The rule: the content is the name, and the type a JSON string of the meta as it is.
+  CHECK(LabelsInTexts("A", "A", R"({"entityType":"Service"})", "Service"));
+  CHECK(LabelsInTexts("A", "A", "{}", ""));
+  CHECK_FALSE(LabelsInTexts("A", "a", R"({"entityType":"Service"})", "Service"));
+  CHECK_FALSE(LabelsInTexts("A", "A", R"({"entityType":"Serv"})", "Service"));
+  CHECK_FALSE(LabelsInTexts("A", "A", R"({"entityType":"tab\there"})", "tab\there"));  // an escape
+  CHECK_FALSE(LabelsInTexts("A", "A", R"({"entityType":"Services"})", "Service"));
+  CHECK_FALSE(LabelsInTexts("A", "A", R"({"entityType":"xService"})", "Service"));
+  CHECK(LabelsInTexts("A", "A", R"({"x":"Service"})", "Service"));  // the words are there all the same
+  // Off, or without the entity search: no block, no list (a reader scans instead).
+  for (const WriterOptions& o : {WriterOptions{.entity_labels = false}, WriterOptions{.entity_search = false}}) {
+    auto off = snapshot_test::OpenOrDie(Built(state, o));
+    CHECK((off->features() & kFeatureEntityLabels) == 0);
+    CHECK_FALSE(off->search_odd_labels().has_value());
+    CHECK(off->ReadStatus().ok());
+    CHECK(off->Verify().ok());
+  }
+  // A list claiming more entities than the entity search holds, or without it, is
+  // Corruption at open: the block is 0x08 right after 0x07.
+  const std::string good = Built(state);
+  BlockInfo labels{};
+  for (const BlockInfo& b : r->blocks()) {
+    if (b.tag == static_cast<uint32_t>(BlockTag::kEntityLabels)) labels = b;
+  }
+  REQUIRE(labels.length > 0);
+  std::string bad = good;
+  bad[labels.offset + kBlockHeaderLength] = 7;  // count 7 of 6 entities
+  CHECK(Reader::OpenBuffer(bad).status().IsCorruption());
+}
+
 TEST_CASE("No entity, or the option off, writes no entity search block",
           "[snapshot][entity_search]") {
   StoreState plain;
@@ -196,20 +243,21 @@ TEST_CASE("No entity, or the option off, writes no entity search block",
   CHECK_FALSE(snapshot_test::OpenOrDie(Built(EntityState(), {.extensions = false}))->has_entity_search());
 }
 
-TEST_CASE("A flipped byte of the entity search block is Corruption where read, never another list",
+TEST_CASE("A flipped byte of the entity search or labels block is Corruption where read, never another list",
           "[snapshot][entity_search][lazy]") {
   const StoreState state = EntityState();
   const Expected want = ExpectedOf(state);
   // With the page checksums (what amem writes) and without them (checked by
   // structure only: a changed value that still fits is then Verify()'s to find).
-  for (bool pages : {true, false}) {
-    INFO("page checksums " << pages);
+  for (const auto& [pages, tag] : {std::pair{true, BlockTag::kEntitySearch}, std::pair{false, BlockTag::kEntitySearch},
+                                   std::pair{true, BlockTag::kEntityLabels}, std::pair{false, BlockTag::kEntityLabels}}) {
+    INFO("page checksums " << pages << ", block " << BlockName(static_cast<uint32_t>(tag)));
     const std::string good = Built(state, {.page_checksums = pages});
     auto clean = snapshot_test::OpenOrDie(good);
     const std::string answers = SearchAnswers(*clean, want);
     BlockInfo block{};
     for (const BlockInfo& b : clean->blocks()) {
-      if (b.tag == static_cast<uint32_t>(BlockTag::kEntitySearch)) block = b;
+      if (b.tag == static_cast<uint32_t>(tag)) block = b;
     }
     REQUIRE(block.length > 0);
     size_t unreported = 0, reported = 0;

@@ -95,9 +95,29 @@ TEST_CASE("A golden file written before the entity search block opens and verifi
   CHECK(r->search_entity_count() == 0);
   auto current = Reader::Open(kGoldenPath);
   REQUIRE(current.ok());
-  CHECK((*current)->features() == (r->features() | kFeatureEntitySearch));
+  CHECK((*current)->features() == (r->features() | kFeatureEntitySearch | kFeatureEntityLabels));
   CHECK((*current)->has_entity_search());
   CHECK((*current)->search_entity_count() > 0);
+}
+
+TEST_CASE("A golden file written before the entity labels block opens and verifies",
+          "[snapshot][golden]") {
+  // tests/data/small-no-entity-labels.amem: small.amem as amem wrote it before
+  // block 0x08 (FORMAT.md §8.24). It opens in this reader, with its entity search
+  // and no list of odd labels (the memory server scans the entities instead).
+  // The same state written without the block is that file, byte for byte; the
+  // golden file has the block, and its feature bit, besides.
+  auto r = EarlierGolden("small-no-entity-labels.amem", {.entity_labels = false});
+  CHECK(r->has_entity_search());
+  CHECK_FALSE(r->search_odd_labels().has_value());
+  CHECK(r->ReadStatus().ok());
+  auto current = Reader::Open(kGoldenPath);
+  REQUIRE(current.ok());
+  CHECK((*current)->features() == (r->features() | kFeatureEntityLabels));
+  CHECK((*current)->search_entity_count() == r->search_entity_count());
+  const auto odd = (*current)->search_odd_labels();
+  REQUIRE(odd.has_value());
+  CHECK(odd->size() == r->search_entity_count());  // its one entity's content is not its name
 }
 
 // Flips every byte of [begin, end) of the golden file (XOR 0xFF, and XOR 0x01 so a

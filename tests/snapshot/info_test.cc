@@ -32,7 +32,10 @@ TEST_CASE("Info describes a snapshot", "[snapshot][info]") {
   CHECK(in.has_entity_search);
   CHECK(in.search_entities == 1);
   CHECK(j["search_entities"] == 1);
-  CHECK(InfoToText(in).find("entity search: yes (1 entities)") != std::string::npos);
+  // Its content is not its name (a node of the small state): its labels are odd.
+  CHECK(in.search_odd_labels == 1u);
+  CHECK(j["search_odd_labels"] == 1);
+  CHECK(InfoToText(in).find("entity search: yes (1 entities, 1 with odd labels)") != std::string::npos);
   // A store without entities (every code graph) has no block, and no such line.
   StoreState plain;
   plain.dimension = 4;
@@ -40,6 +43,8 @@ TEST_CASE("Info describes a snapshot", "[snapshot][info]") {
   InfoResult none = SnapshotInfo(*OpenState(plain));
   CHECK_FALSE(none.has_entity_search);
   CHECK(none.search_entities == 0);
+  CHECK_FALSE(none.search_odd_labels.has_value());
+  CHECK(nlohmann::json::parse(InfoToJson(none))["search_odd_labels"].is_null());
   CHECK(InfoToText(none).find("entity search") == std::string::npos);
 }
 

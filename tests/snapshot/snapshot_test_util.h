@@ -240,6 +240,10 @@ inline std::string AllAnswers(const snapshot::Reader& r) {
     num(list.count);
     for (uint32_t k : r.search_postings(list)) num(k);
   };
+  put("\nodd labels ", 12);
+  const auto odd = r.search_odd_labels();
+  num(odd ? odd->size() : UINT64_MAX);
+  if (odd) for (uint32_t k : *odd) num(k);
   for (uint32_t b = 0; b < 256; ++b) gram(uint32_t{1} << 24 | b);
   for (uint32_t i = 0; i < r.node_count() && r.has_entity_search(); ++i) {
     snapshot::ForEachGram(snapshot::AsciiLower(r.key(i)), gram);

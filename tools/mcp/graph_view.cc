@@ -466,14 +466,19 @@ struct BaseGraph {
   // content is its name, and its type stands as it is in its meta (a JSON string,
   // no escapes), so words that no content or meta holds together
   // (SomeTextHoldsAll), or a string no text can hold (MayBeInTexts), are in no
-  // field of it. Set by ScanLabels on Prepare's thread; a search before that
-  // checks every candidate's name and type.
+  // field of it. Read from the file's block 0x08 at the first search; a file
+  // written before the block has them found by ScanLabels on Prepare's thread,
+  // and a search before that checks every candidate's name and type.
   mutable std::vector<uint32_t> odd_labels;
   mutable std::atomic<bool> labels_scanned{false};
   mutable std::once_flag labels_once;
   void ScanLabels(const std::atomic<bool>* stop) const;
   void ScanLabelsOnce(const std::atomic<bool>* stop) const;
   const std::vector<uint32_t>* OddLabels() const {
+    if (!labels_scanned.load(std::memory_order_acquire) &&
+        (reader->features() & snapshot::kFeatureEntityLabels)) {
+      ScanLabels(nullptr);  // the block's list: O(its length)
+    }
     return labels_scanned.load(std::memory_order_acquire) ? &odd_labels : nullptr;
   }
   // Whether some term of the file ends with `run` (Reader::HasTermEndingWith,
@@ -673,8 +678,15 @@ void BaseGraph::ScanLabels(const std::atomic<bool>* stop) const {
 void BaseGraph::ScanLabelsOnce(const std::atomic<bool>* stop) const {
   const Reader& r = *reader;
   if (!indexed() || r.version() < 2 || !r.has_term_index()) return;
+  if (r.features() & snapshot::kFeatureEntityLabels) {
+    // Damaged (in ReadStatus()): the labels stay unset, never scanned instead.
+    std::optional<std::vector<uint32_t>> listed = r.search_odd_labels();
+    if (!listed) return;
+    odd_labels = std::move(*listed);
+    labels_scanned.store(true, std::memory_order_release);
+    return;
+  }
   TypeCache types;
-  std::unordered_map<std::string_view, bool> type_in_meta;
   const uint32_t count = r.search_entity_count();
   for (uint32_t k = 0; k < count; ++k) {
     // Stopped (the server ends): the labels stay unset, and searches go without.
@@ -682,17 +694,14 @@ void BaseGraph::ScanLabelsOnce(const std::atomic<bool>* stop) const {
     // A damaged read is odd: never left out of a check (and in ReadStatus()).
     const auto e = r.search_entity(k);
     std::string_view name;
-    bool plain = e && EntityNameOf(r.key(e->node), &name) && r.content(e->node) == name;
-    if (plain) {
-      // The type as a JSON string of the meta, as it is (no escapes): its words
-      // are words of the meta, which are terms.
-      const std::string_view meta = r.meta(e->node);
-      const std::string& type = types.Of(meta, r.type(e->node));
-      auto [it, fresh] = type_in_meta.try_emplace(meta, false);
-      if (fresh) it->second = type.empty() || meta.find('"' + type + '"') != std::string_view::npos;
-      plain = it->second;
+    if (!e || !EntityNameOf(r.key(e->node), &name)) {
+      odd_labels.push_back(k);
+      continue;
     }
-    if (!plain) odd_labels.push_back(k);
+    const std::string_view meta = r.meta(e->node);
+    if (!snapshot::LabelsInTexts(name, r.content(e->node), meta, types.Of(meta, r.type(e->node)))) {
+      odd_labels.push_back(k);
+    }
   }
   labels_scanned.store(true, std::memory_order_release);
 }
