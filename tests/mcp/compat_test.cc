@@ -812,7 +812,7 @@ TEST_CASE("search_nodes finds names and types whose words no text of the file ho
   h.ctx.live_options.entity_labels = labels_block;
   h.Ok("create_entities",
        Entities({{{"name", "Alpha"}, {"entityType", "service"},
-                  {"observations", {"writer batch notes", "write once", "fix the bug with care"}}},
+                  {"observations", {"writer batch notes", "write once", "fix the bug with care", "taxrate"}}},
                  {{"name", "Tabbed"}, {"entityType", "tab\there"}, {"observations", {"a photo"}}},
                  {{"name", "Pipe Fitter"}, {"entityType", "person"}, {"observations", Json::array()}}}));
   NodeInput n;
@@ -843,7 +843,9 @@ TEST_CASE("search_nodes finds names and types whose words no text of the file ho
     CHECK(names("ix the bu") == V{"Alpha"});    // `the`: a stop word, in no index
     CHECK(names("bug wi") == V{"Alpha"});       // no term starts with `wi`; `with` does
     CHECK(names("riter batch") == V{"Alpha"});  // `writer` ends with `riter`
-    CHECK(names("xriter batch").empty());       // no term ends with `xriter`
+    CHECK(names("xriter batch").empty());       // no term ends with `xriter`, which
+                                                // `taxrate` has a word byte before
+    CHECK(names("xwriter batch").empty());      // no field has a word byte before `xw`
     CHECK(names("he bu") == V{"Alpha"});        // no term ends with `he`; `the` does
     if (round == 1) {
       h.Ok("create_entities",

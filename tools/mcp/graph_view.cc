@@ -97,13 +97,15 @@ bool HasWords(std::string_view field, const std::vector<std::string>& words) {
 // a whole run of such a text, so a word of it unless shorter than 2 bytes or a
 // stop word; the last run, after other bytes, starts a run of the text, so some
 // word or stop word starts with it unless it is 1 byte; the first run, before
-// other bytes, ends one (`ends_with(run)`: the term index read whole, so asked
-// last). So `old writer batch` cannot be there when `writer` is no term, nor `go
+// other bytes, ends one: it is one, or `ends_with(run)` (a longer run of a text
+// ends with it: the gram lists, then the term index read whole, so asked last). So `old writer batch` cannot be there when `writer` is no term, nor `go
 // fetch` when no term starts with `fetch`, nor `write batch` when none ends with
 // `write`.
+bool IsWordByte(unsigned char c) { return tokenizer_internal::kTables.fold[c] != 0; }
+
 template <typename EndsWith>
 bool MayBeInTexts(const Reader& r, std::string_view lowered, const EndsWith& ends_with) {
-  auto word_byte = [](char c) { return tokenizer_internal::kTables.fold[static_cast<unsigned char>(c)] != 0; };
+  auto word_byte = [](char c) { return IsWordByte(static_cast<unsigned char>(c)); };
   std::string_view first;  // the first run, when other bytes follow it
   for (size_t a = 0; a < lowered.size();) {
     if (!word_byte(lowered[a])) {
@@ -128,6 +130,20 @@ bool MayBeInTexts(const Reader& r, std::string_view lowered, const EndsWith& end
          std::any_of(StopWords().begin(), StopWords().end(),
                      [&](std::string_view w) { return w.ends_with(first); }) ||
          ends_with(first);
+}
+
+// Whether some entity's field of `r`'s block 0x07 has a word byte right before
+// `run` (2 bytes or more): it holds the trigram of that byte and run's first two.
+// A run of a field that ends with `run` and is longer has one. O(word bytes x
+// log grams): the check before reading every term (Reader::HasTermEndingWith).
+bool SomeFieldExtendsLeft(const Reader& r, std::string_view run) {
+  for (unsigned c = 0; c < 256; ++c) {
+    // Fields are ASCII-lowered: no A-Z byte is in one.
+    if (!IsWordByte(static_cast<unsigned char>(c)) || (c >= 'A' && c <= 'Z')) continue;
+    const char gram[3] = {static_cast<char>(c), run[0], run[1]};
+    if (r.search_gram(snapshot::GramOf(std::string_view(gram, 3))).count > 0) return true;
+  }
+  return false;
 }
 
 // Whether one text of `r` holds every one of `words` (not empty) as a word: in
@@ -1033,9 +1049,12 @@ GraphListing GraphView::Search(std::string_view query, size_t max) const {
         observations_may = SomeTextHoldsAll(file, words, snapshot::Field::kContent);
         labels_may = observations_may || SomeTextHoldsAll(file, words, snapshot::Field::kMeta);
       }
-      // Reading every term costs about as much as checking kScanTermsFor
-      // candidates: a query with fewer checks them instead.
+      // Whether a field's run may end with the query's first run (which is no
+      // term): only when some field has a word byte right before it, and then,
+      // since reading every term costs about as much as checking kScanTermsFor
+      // candidates, a query with fewer checks them instead.
       auto ends_with = [&](std::string_view run) {
+        if (!SomeFieldExtendsLeft(file, run)) return false;
         uint32_t fewest = UINT32_MAX;
         for (uint32_t g : GramsOf({q})) fewest = std::min(fewest, file.search_gram(g).count);
         return fewest < scan_terms_for.load(std::memory_order_relaxed) || bg.TermEndsWith(run);
