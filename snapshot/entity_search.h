@@ -8,9 +8,11 @@
 #ifndef AMEM_SNAPSHOT_ENTITY_SEARCH_H_
 #define AMEM_SNAPSHOT_ENTITY_SEARCH_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/model.h"
@@ -29,6 +31,22 @@ bool ObservationEntityOf(std::string_view key, std::string_view* entity);
 std::string ObservationKeyPrefix(std::string_view name);
 // An entity's type: meta's entityType, else kind, else the node type's name.
 std::string EntityTypeFrom(std::string_view meta, NodeType type);
+// EntityTypeFrom, remembered per distinct meta and node type: a million
+// entities have a few distinct metas, each parsed once. The metas are views,
+// which must outlive the cache.
+class EntityTypeCache {
+ public:
+  const std::string& Of(std::string_view meta, NodeType type) {
+    auto& types = by_node_type_[static_cast<size_t>(type) % by_node_type_.size()];
+    auto [it, fresh] = types.try_emplace(meta);
+    if (fresh) it->second = EntityTypeFrom(meta, type);
+    return it->second;
+  }
+
+ private:
+  std::array<std::unordered_map<std::string_view, std::string>, kNodeTypeCount> by_node_type_;
+};
+
 // Whether an entity's name and type are words of its node's own texts, which a
 // file's term index holds: its node's content is its name, and its type is empty
 // or stands in its meta as a JSON string, as it is (no escape: its words are

@@ -2073,12 +2073,13 @@ Status Reader::Rep::CheckEntityLabels(const Reader* r) const {
   if (!listed) return r->ReadStatus();
   std::vector<uint32_t> odd;
   std::string_view name;
+  EntityTypeCache types;
   for (uint32_t k = 0; k < search_entity_count; ++k) {
     const auto e = r->search_entity(k);
     if (!e) return r->ReadStatus();
     const std::string_view meta = r->meta(e->node);
     if (!EntityNameOf(r->key(e->node), &name) ||
-        !LabelsInTexts(name, r->content(e->node), meta, EntityTypeFrom(meta, r->type(e->node)))) {
+        !LabelsInTexts(name, r->content(e->node), meta, types.Of(meta, r->type(e->node)))) {
       odd.push_back(k);
     }
   }

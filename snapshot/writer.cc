@@ -905,6 +905,7 @@ bool BuildEntitySearch(const DenseNodes& d, EntitySearch* es) {
   if (es->entities.empty()) return false;
   es->observations.reserve(names.size());
   std::string lowered;  // each field's, reused
+  EntityTypeCache types;
   auto add = [&](uint32_t k, std::string_view field) {
     lowered.clear();
     AppendAsciiLower(field, &lowered);
@@ -913,7 +914,7 @@ bool BuildEntitySearch(const DenseNodes& d, EntitySearch* es) {
   for (uint32_t k = 0; k < es->entities.size(); ++k) {
     const WNode& w = d.nodes[es->entities[k]];
     add(k, names[k]);
-    const std::string type = EntityTypeFrom(w.meta, static_cast<NodeType>(w.type));
+    const std::string& type = types.Of(w.meta, static_cast<NodeType>(w.type));
     add(k, type);
     if (!LabelsInTexts(names[k], w.content, w.meta, type)) {
       PutVarint32(&es->odd_labels, es->odd_count == 0 ? k : k - es->odd_last);

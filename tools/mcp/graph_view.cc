@@ -242,18 +242,7 @@ void ForEachFileObservation(const Reader& r, std::string_view name, uint32_t fro
 // Entity types by meta text, for one search: the entities of a store share a few
 // metas, and parsing one costs more than checking its entity's text.
 // The metas are views into the reader's content, which outlives the search.
-class TypeCache {
- public:
-  const std::string& Of(std::string_view meta, NodeType type) {
-    auto& types = by_node_type_[static_cast<size_t>(type) % by_node_type_.size()];
-    auto [it, fresh] = types.try_emplace(meta);
-    if (fresh) it->second = EntityTypeFrom(meta, type);
-    return it->second;
-  }
-
- private:
-  std::array<std::unordered_map<std::string_view, std::string>, kNodeTypeCount> by_node_type_;
-};
+using TypeCache = snapshot::EntityTypeCache;
 
 // An entity of a file's entity search block as a search checks it: its fields
 // read from the file (views into it; the observations unordered until listed).
