@@ -306,6 +306,11 @@ struct Reader::Rep {
   const char* search_lists = nullptr;
   uint32_t search_entity_count = 0, search_gram_count = 0;
   uint64_t search_list_bytes = 0;
+  // The run names' order (block 0x15), checked whole at the first search of
+  // them when there are few (RunsSorted): then each probe reads one name, not
+  // its neighbours too.
+  mutable std::once_flag runs_order_once;
+  mutable bool runs_sorted = false;
   // EntityLabels block 0x08: the odd labels' list (count numbers in `bytes`).
   const char* label_list = nullptr;
   uint32_t label_count = 0, label_bytes = 0;
@@ -2751,10 +2756,26 @@ std::optional<uint32_t> Reader::FindSession(std::string_view run) const {
   return std::nullopt;
 }
 
+bool Reader::RunsSorted() const {
+  // More names than this keep their probes' checks: a one-shot process asking
+  // for one run of a million would read them all.
+  constexpr uint32_t kCheckWhole = 65536;
+  if (layer_ || !rep_->has_ext || session_count_ > kCheckWhole) return false;
+  std::call_once(rep_->runs_order_once, [this] {
+    // A damaged name reads as "" (and is in ReadStatus()): never above the one
+    // before it, so not sorted, and the probes check their neighbours.
+    bool ok = true;
+    for (uint32_t s = 1; ok && s < session_count_; ++s) ok = session_run(s - 1) < session_run(s);
+    rep_->runs_sorted = ok;
+  });
+  return rep_->runs_sorted;
+}
+
 std::optional<uint32_t> Reader::SessionLowerBound(std::string_view run) const {
   uint32_t lo = 0, hi = session_count_;
   auto at = [this](uint32_t p) -> std::optional<std::string_view> { return session_run(p); };
-  auto probe = [&](uint32_t p) { return rep_->Ordered(p, session_count_, "runs", at); };
+  const bool sorted = RunsSorted();
+  auto probe = [&](uint32_t p) { return sorted || rep_->Ordered(p, session_count_, "runs", at); };
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
     if (!probe(mid)) return std::nullopt;

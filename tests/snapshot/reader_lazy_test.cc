@@ -214,6 +214,23 @@ TEST_CASE("Damaged adjacency, time and order entries are reported when read",
     CHECK_FALSE(r->FindKey(clean->key(a)).has_value());  // found nothing ...
     CHECK_THAT(r->ReadStatus().ToString(), Catch::Contains("node keys"));  // ... and says why
   }
+  SECTION("the run names' order") {
+    // Few names: checked whole at the first search of them, then probed one
+    // name at a time; out of order, each probe checks its neighbours again.
+    REQUIRE(clean->RunsSorted());
+    for (uint32_t s = 0; s < clean->session_count(); ++s) {
+      CHECK(clean->FindSession(clean->session_run(s)) == std::optional<uint32_t>(s));
+    }
+    CHECK_FALSE(clean->FindSession("run-zz").has_value());
+    std::string bytes = good;
+    const size_t names = bytes.find("run-arun-b", body(BlockTag::kRuns));
+    REQUIRE(names != std::string::npos);
+    std::swap(bytes[names + 4], bytes[names + 9]);  // run-b, run-a
+    auto r = snapshot_test::OpenOrDie(bytes);
+    CHECK_FALSE(r->RunsSorted());
+    CHECK_FALSE(r->FindSession("run-a").has_value());  // found nothing ...
+    CHECK_THAT(r->ReadStatus().ToString(), Catch::Contains("runs"));  // ... and says why
+  }
   SECTION("a term directory entry") {
     std::string bytes = good;
     REQUIRE(clean->term_count() > 1);
