@@ -236,6 +236,9 @@ struct Reader::Rep {
   // Set once the key, id, term, run and kv orders are known good: binary searches
   // stop checking their probes' neighbours.
   mutable std::atomic<bool> orders_ok{false};
+  // The term names ascend, every directory entry checked: set by Warm(), which
+  // reads every term anyway; the term searches' probes then read one name.
+  mutable std::atomic<bool> terms_sorted{false};
   mutable std::once_flag type_once;
   mutable std::once_flag defined_once;  // CheckEdgeRange: which relation ids have names
   mutable std::array<bool, kMaxRelationId + 1> defined_relations{};
@@ -1580,11 +1583,14 @@ Status Reader::Warm(const std::atomic<bool>* stop) const {
   if (layer_) return layer_->base->Warm(stop);
   AMEM_RETURN_IF_ERROR(CheckRecords(stop));
   LoadDocLengths();
+  bool sorted = true;
   for (uint32_t t = 0; t < term_count_; ++t) {
     if (t % 4096 == 0 && Stopped(stop)) return StoppedStatus();
     rep_->CheckTerm(t, node_count_);
+    sorted = sorted && rep_->TermEntryOk(t) && (t == 0 || term(t - 1) < term(t));
   }
   if (Stopped(stop)) return StoppedStatus();
+  if (sorted) rep_->terms_sorted.store(true, std::memory_order_release);
   AMEM_RETURN_IF_ERROR(rep_->CheckTypeIndex(this));
   AMEM_RETURN_IF_ERROR(DecodeAllContent(stop));
   return ReadStatus();
@@ -2619,7 +2625,8 @@ std::optional<uint32_t> Reader::TermLowerBound(std::string_view t) const {
     if (!rep_->TermEntryOk(p)) return std::nullopt;
     return term(p);
   };
-  auto probe = [&](uint32_t p) { return rep_->Ordered(p, term_count_, "term index", at); };
+  const bool sorted = rep_->terms_sorted.load(std::memory_order_acquire);
+  auto probe = [&](uint32_t p) { return sorted || rep_->Ordered(p, term_count_, "term index", at); };
   uint32_t lo = 0, hi = term_count_;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;

@@ -242,6 +242,31 @@ TEST_CASE("Damaged adjacency, time and order entries are reported when read",
   }
 }
 
+TEST_CASE("Warm checks the term order; out of order, the term searches check their probes",
+          "[snapshot][reader][lazy]") {
+  const std::string good = LazySmallFile();
+  auto clean = snapshot_test::OpenOrDie(good);
+  REQUIRE(clean->Warm().ok());
+  REQUIRE(clean->term_count() > 2);
+  for (uint32_t t = 0; t < clean->term_count(); ++t) {
+    CHECK(clean->FindTerm(clean->term(t)) == std::optional<uint32_t>(t));
+  }
+  CHECK_FALSE(clean->FindTerm("zzzz-none").has_value());
+  CHECK(clean->HasTermStartingWith(""));
+  CHECK(clean->ReadStatus().ok());
+  // The first term's first byte raised above every other (no page checksums):
+  // Warm leaves the probes checking, and the search that reaches it says so.
+  const std::string first(clean->term(0)), second(clean->term(1));
+  std::string bytes = good;
+  const size_t at = bytes.find(first + second);
+  REQUIRE(at != std::string::npos);
+  bytes[at] = '\x7f';
+  auto r = snapshot_test::OpenOrDie(bytes);
+  r->Warm();
+  CHECK_FALSE(r->HasTermStartingWith(""));  // found nothing ...
+  CHECK_THAT(r->ReadStatus().ToString(), Catch::Contains("term index"));  // ... and says why
+}
+
 TEST_CASE("Every flipped byte read lazily answers as the whole check or is Corruption",
           "[snapshot][reader][lazy]") {
   // Without extensions, with them, and with the page checksums as amem writes.
