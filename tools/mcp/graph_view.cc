@@ -98,9 +98,9 @@ bool HasWords(std::string_view field, const std::vector<std::string>& words) {
 // stop word; the last run, after other bytes, starts a run of the text, so some
 // word or stop word starts with it unless it is 1 byte; the first run, before
 // other bytes, ends one: it is one, or `ends_with(run)` (a longer run of a text
-// ends with it: the gram lists, then the term index read whole, so asked last). So `old writer batch` cannot be there when `writer` is no term, nor `go
-// fetch` when no term starts with `fetch`, nor `write batch` when none ends with
-// `write`.
+// ends with it: the gram lists, then the term index read whole, so asked last).
+// So `old writer batch` cannot be there when `writer` is no term, nor `go fetch`
+// when no term starts with `fetch`, nor `write batch` when none ends with `write`.
 bool IsWordByte(unsigned char c) { return tokenizer_internal::kTables.fold[c] != 0; }
 
 template <typename EndsWith>
@@ -239,9 +239,7 @@ void ForEachFileObservation(const Reader& r, std::string_view name, uint32_t fro
   }
 }
 
-// Entity types by meta text, for one search: the entities of a store share a few
-// metas, and parsing one costs more than checking its entity's text.
-// The metas are views into the reader's content, which outlives the search.
+// One per search: the metas are views into the reader's content, which outlives it.
 using TypeCache = snapshot::EntityTypeCache;
 
 // An entity of a file's entity search block as a search checks it: its fields
