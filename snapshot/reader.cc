@@ -233,12 +233,16 @@ struct Reader::Rep {
   mutable std::once_flag deferred_once;
   mutable std::once_flag doc_lengths_once;  // Reader::LoadDocLengths
   mutable Status deferred_status;
-  // Set once the key, id, term, run and kv orders are known good: binary searches
-  // stop checking their probes' neighbours.
-  mutable std::atomic<bool> orders_ok{false};
-  // The term names ascend, every directory entry checked: set by Warm(), which
-  // reads every term anyway; the term searches' probes then read one name.
-  mutable std::atomic<bool> terms_sorted{false};
+  // The sorted orders that binary searches probe. Until one is known good, each
+  // probe also reads its neighbours (Ordered); after, it reads one value. Known
+  // good: every order once CheckIndexes() passes; the terms once Warm() has read
+  // them all in order; the run names once RunsSorted() has, when they are few.
+  enum Order : uint8_t { kKeyOrder, kIdOrder, kTermOrder, kRunOrder, kKvOrder, kGramOrder, kOrders };
+  static constexpr std::array<std::string_view, kOrders> kOrderNames = {
+      "node keys", "node ids", "term index", "runs", "kv", "entity search"};
+  mutable std::array<std::atomic<bool>, kOrders> sorted{};
+  bool Sorted(Order o) const { return sorted[o].load(std::memory_order_acquire); }
+  void MarkSorted(Order o) const { sorted[o].store(true, std::memory_order_release); }
   mutable std::once_flag type_once;
   mutable std::once_flag defined_once;  // CheckEdgeRange: which relation ids have names
   mutable std::array<bool, kMaxRelationId + 1> defined_relations{};
@@ -276,11 +280,11 @@ struct Reader::Rep {
   bool TermEntryOk(uint32_t t) const;
   // String k of `list`, or "" with the failure recorded when it is damaged.
   std::string_view Str(const StringListView& list, uint32_t k, std::string_view what) const;
-  // Whether the value at position p of a sorted order lies strictly between its
-  // neighbours' (get(q) yields std::optional values; nullopt is damage). Skipped
-  // once orders_ok; a failure is recorded.
+  // Whether the value at position p of order `o` lies strictly between its
+  // neighbours' (get(q) yields std::optional values; nullopt is damage). True at
+  // once when `o` is known good (Sorted); a failure is recorded.
   template <typename Get>
-  bool Ordered(uint32_t p, uint32_t count, std::string_view what, Get get) const;
+  bool Ordered(Order o, uint32_t p, uint32_t count, Get get) const;
 
   // Blocks (nullptr / empty when absent).
   const char* type_bits = nullptr;
@@ -309,11 +313,8 @@ struct Reader::Rep {
   const char* search_lists = nullptr;
   uint32_t search_entity_count = 0, search_gram_count = 0;
   uint64_t search_list_bytes = 0;
-  // The run names' order (block 0x15), checked whole at the first search of
-  // them when there are few (RunsSorted): then each probe reads one name, not
-  // its neighbours too.
+  // RunsSorted's one check of the run names' order (block 0x15).
   mutable std::once_flag runs_order_once;
-  mutable bool runs_sorted = false;
   // EntityLabels block 0x08: the odd labels' list (count numbers in `bytes`).
   const char* label_list = nullptr;
   uint32_t label_count = 0, label_bytes = 0;
@@ -1590,7 +1591,7 @@ Status Reader::Warm(const std::atomic<bool>* stop) const {
     sorted = sorted && rep_->TermEntryOk(t) && (t == 0 || term(t - 1) < term(t));
   }
   if (Stopped(stop)) return StoppedStatus();
-  if (sorted) rep_->terms_sorted.store(true, std::memory_order_release);
+  if (sorted) rep_->MarkSorted(Rep::kTermOrder);
   AMEM_RETURN_IF_ERROR(rep_->CheckTypeIndex(this));
   AMEM_RETURN_IF_ERROR(DecodeAllContent(stop));
   return ReadStatus();
@@ -1988,7 +1989,9 @@ Status Reader::CheckIndexes() const {
     if (rep_->index_status.ok()) rep_->index_status = rep_->CheckIndexBlocks(this);
     // A damaged string read on the way shows in the sticky status.
     if (rep_->index_status.ok()) rep_->index_status = ReadStatus();
-    if (rep_->index_status.ok()) rep_->orders_ok.store(true, std::memory_order_release);
+    if (rep_->index_status.ok()) {
+      for (uint8_t o = 0; o < Rep::kOrders; ++o) rep_->MarkSorted(static_cast<Rep::Order>(o));
+    }
   });
   return rep_->index_status;
 }
@@ -2172,8 +2175,8 @@ std::string_view Reader::Rep::Str(const StringListView& list, uint32_t k, std::s
 }
 
 template <typename Get>
-bool Reader::Rep::Ordered(uint32_t p, uint32_t count, std::string_view what, Get get) const {
-  if (orders_ok.load(std::memory_order_acquire)) return true;
+bool Reader::Rep::Ordered(Order o, uint32_t p, uint32_t count, Get get) const {
+  if (Sorted(o)) return true;
   const auto here = get(p);
   bool ok = here.has_value();
   if (ok && p > 0) {
@@ -2184,7 +2187,7 @@ bool Reader::Rep::Ordered(uint32_t p, uint32_t count, std::string_view what, Get
     const auto after = get(p + 1);
     ok = after.has_value() && *here < *after;
   }
-  if (!ok) Fail(Corrupt(what, "not sorted at position " + std::to_string(p)));
+  if (!ok) Fail(Corrupt(kOrderNames[o], "not sorted at position " + std::to_string(p)));
   return ok;
 }
 
@@ -2316,7 +2319,7 @@ std::optional<uint32_t> Reader::NodeAtKeyRank(uint32_t p) const {
     if (i >= node_count_) return std::nullopt;
     return key(i);
   };
-  if (!rep_->Ordered(p, node_count_, "node keys", at)) return std::nullopt;
+  if (!rep_->Ordered(Rep::kKeyOrder, p, node_count_, at)) return std::nullopt;
   return DecodeFixed32(rep_->by_key + 4 * size_t{p});
 }
 
@@ -2381,10 +2384,10 @@ GramList Reader::search_gram(uint32_t gram) const {
   uint32_t lo = 0, hi = count;
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;
-    if (!rep.Ordered(mid, count, "entity search", at)) return {};
+    if (!rep.Ordered(Rep::kGramOrder, mid, count, at)) return {};
     if (*at(mid) < gram) lo = mid + 1; else hi = mid;
   }
-  if (lo == count || !rep.Ordered(lo, count, "entity search", at) || *at(lo) != gram) return {};
+  if (lo == count || !rep.Ordered(Rep::kGramOrder, lo, count, at) || *at(lo) != gram) return {};
   if (!rep.Pages(entry(lo), 2 * EntitySearchBlock::kGramEntryLength)) return {};
   const uint32_t n = DecodeFixed32(entry(lo) + 4);
   const uint64_t begin = DecodeFixed64(entry(lo) + 8), end = DecodeFixed64(entry(lo + 1) + 8);
@@ -2434,13 +2437,13 @@ std::optional<uint32_t> Reader::FindId(uint64_t target) const {
     const uint32_t i = DecodeFixed32(rep_->by_id + 4 * size_t{p});
     if (i >= node_count_) return std::nullopt;
     const uint64_t v = id(i);
-    if (!rep_->orders_ok.load(std::memory_order_acquire) && rep_->by_key &&
+    if (!rep_->Sorted(Rep::kIdOrder) && rep_->by_key &&
         v != NodeIdForKey(key(i))) {
       return std::nullopt;
     }
     return v;
   };
-  auto probe = [&](uint32_t p) { return rep_->Ordered(p, node_count_, "node ids", at); };
+  auto probe = [&](uint32_t p) { return rep_->Ordered(Rep::kIdOrder, p, node_count_, at); };
   uint32_t lo = 0, hi = node_count_;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
@@ -2625,8 +2628,7 @@ std::optional<uint32_t> Reader::TermLowerBound(std::string_view t) const {
     if (!rep_->TermEntryOk(p)) return std::nullopt;
     return term(p);
   };
-  const bool sorted = rep_->terms_sorted.load(std::memory_order_acquire);
-  auto probe = [&](uint32_t p) { return sorted || rep_->Ordered(p, term_count_, "term index", at); };
+  auto probe = [&](uint32_t p) { return rep_->Ordered(Rep::kTermOrder, p, term_count_, at); };
   uint32_t lo = 0, hi = term_count_;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
@@ -2767,22 +2769,23 @@ bool Reader::RunsSorted() const {
   // More names than this keep their probes' checks: a one-shot process asking
   // for one run of a million would read them all.
   constexpr uint32_t kCheckWhole = 65536;
-  if (layer_ || !rep_->has_ext || session_count_ > kCheckWhole) return false;
+  if (layer_ || !rep_->has_ext) return false;
+  if (session_count_ > kCheckWhole) return rep_->Sorted(Rep::kRunOrder);  // after CheckIndexes()
   std::call_once(rep_->runs_order_once, [this] {
     // A damaged name reads as "" (and is in ReadStatus()): never above the one
     // before it, so not sorted, and the probes check their neighbours.
     bool ok = true;
     for (uint32_t s = 1; ok && s < session_count_; ++s) ok = session_run(s - 1) < session_run(s);
-    rep_->runs_sorted = ok;
+    if (ok) rep_->MarkSorted(Rep::kRunOrder);
   });
-  return rep_->runs_sorted;
+  return rep_->Sorted(Rep::kRunOrder);
 }
 
 std::optional<uint32_t> Reader::SessionLowerBound(std::string_view run) const {
   uint32_t lo = 0, hi = session_count_;
   auto at = [this](uint32_t p) -> std::optional<std::string_view> { return session_run(p); };
-  const bool sorted = RunsSorted();
-  auto probe = [&](uint32_t p) { return sorted || rep_->Ordered(p, session_count_, "runs", at); };
+  RunsSorted();  // when the names are few, their order is checked once, whole
+  auto probe = [&](uint32_t p) { return rep_->Ordered(Rep::kRunOrder, p, session_count_, at); };
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
     if (!probe(mid)) return std::nullopt;
@@ -2835,11 +2838,11 @@ std::optional<uint32_t> Reader::FindKv(std::string_view scope, std::string_view 
   uint32_t lo = 0, hi = kv_count_;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (!rep_->Ordered(mid, kv_count_, "kv", at)) return std::nullopt;
+    if (!rep_->Ordered(Rep::kKvOrder, mid, kv_count_, at)) return std::nullopt;
     KvEntry e = kv(mid);
     if (std::make_tuple(e.scope, e.ns, e.key) < want) lo = mid + 1; else hi = mid;
   }
-  if (lo < kv_count_ && rep_->Ordered(lo, kv_count_, "kv", at)) {
+  if (lo < kv_count_ && rep_->Ordered(Rep::kKvOrder, lo, kv_count_, at)) {
     KvEntry e = kv(lo);
     if (std::make_tuple(e.scope, e.ns, e.key) == want) return lo;
   }

@@ -432,10 +432,10 @@ class Reader {
   // ContentStatus() says so). REQUIRES: a file with run names (extensions), or a
   // layered view.
   std::optional<uint32_t> SessionLowerBound(std::string_view run) const;
-  // Whether the run names ascend, checked whole once (when they are 65,536 or
-  // fewer: a few hundred µs at most): the binary searches over them then read
-  // one name a probe. False for a layered view, a seed-spec file (runs parsed,
-  // not searched), more names, and when damaged.
+  // Whether the run names are known to ascend: checked whole once when they are
+  // 65,536 or fewer (a few hundred µs at most), known after CheckIndexes() when
+  // more. The binary searches over them then read one name a probe. False for a
+  // layered view, a seed-spec file (runs parsed, not searched), and when damaged.
   bool RunsSorted() const;
   // Nodes sorted by (created_ts, node).
   uint32_t time_entry_count() const { return time_count_; }
