@@ -1597,8 +1597,7 @@ Status Reader::Warm(const std::atomic<bool>* stop) const {
   return ReadStatus();
 }
 
-const char* Reader::SlowNodePtr(uint32_t i) const {
-  if (layer_) return LayeredNodePtr(i);
+const char* Reader::CheckedNodePtr(uint32_t i) const {
   // A damaged chunk reads as this record: type 0, session 0, confidence 0, empty
   // content, no meta, no vector.
   alignas(8) static const char kBlank[NodeEntry::kEncodedLength] = {

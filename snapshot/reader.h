@@ -461,12 +461,9 @@ class Reader {
   struct Rep;
   struct Layer;  // snapshot/internal/layered.h
   Reader();
-  // One test for both slow cases (SlowNodePtr): a layered view, whose records
-  // come from its layers, has kUncheckedNodes set for good; a file read lazily
-  // has it until every node chunk is checked. Two tests made GCC keep this out of
-  // line in the whole-graph queries' per-node loops (drift at 100K: ×1.17).
-  [[gnu::always_inline]] const char* node_ptr(uint32_t i) const {
-    if (Pending(kUncheckedNodes)) [[unlikely]] return SlowNodePtr(i);
+  const char* node_ptr(uint32_t i) const {
+    if (layer_) [[unlikely]] return LayeredNodePtr(i);
+    if (Pending(kUncheckedNodes)) [[unlikely]] return CheckedNodePtr(i);
     return base_ + Header::kEncodedLength + static_cast<size_t>(i) * NodeEntry::kEncodedLength;
   }
   const char* LayeredNodePtr(uint32_t i) const;
@@ -482,8 +479,7 @@ class Reader {
   // changes); after enough of them (a bulk query) the tables are built.
   static constexpr uint8_t kLazyOut = 1, kLazyTime = 2, kLazyIn = 4;
   // A file read lazily (Open without check_records) has these set until every
-  // chunk of that structure has been checked (docs/FORMAT.md §9). A layered view
-  // has kUncheckedNodes set for good (node_ptr).
+  // chunk of that structure has been checked (docs/FORMAT.md §9).
   static constexpr uint8_t kUncheckedNodes = 8, kUncheckedEdges = 16, kUncheckedOut = 32,
                            kUncheckedIn = 64, kUncheckedTime = 128;
   static constexpr uint8_t kUncheckedAll =
@@ -499,7 +495,7 @@ class Reader {
   Edge SlowEdge(uint32_t j) const;
   uint32_t SlowList(ListPart part, uint32_t x) const;
   TimeEntry SlowTimeEntry(uint32_t k) const;
-  const char* SlowNodePtr(uint32_t i) const;
+  const char* CheckedNodePtr(uint32_t i) const;
   void EnsureTime() const {
     if (Pending(kLazyTime)) [[unlikely]] BuildLazy(kLazyTime);
   }

@@ -39,7 +39,6 @@ Result<std::unique_ptr<Reader>> Reader::OpenLayered(std::shared_ptr<const Reader
   AMEM_RETURN_IF_ERROR(layer->Build(r.get()));
   r->layer_ = layer.get();
   r->layer_holder_ = std::move(layer);
-  r->lazy_pending_.fetch_or(kUncheckedNodes, std::memory_order_release);  // node_ptr's slow path
   return r;
 }
 
