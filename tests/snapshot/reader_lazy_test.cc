@@ -262,7 +262,7 @@ TEST_CASE("Warm checks the term order; out of order, the term searches check the
   REQUIRE(at != std::string::npos);
   bytes[at] = '\x7f';
   auto r = snapshot_test::OpenOrDie(bytes);
-  r->Warm();
+  (void)r->Warm();  // what it returns is not the point here: the probes after it are
   CHECK_FALSE(r->HasTermStartingWith(""));  // found nothing ...
   CHECK_THAT(r->ReadStatus().ToString(), Catch::Contains("term index"));  // ... and says why
 }
