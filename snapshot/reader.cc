@@ -1585,10 +1585,16 @@ Status Reader::Warm(const std::atomic<bool>* stop) const {
   AMEM_RETURN_IF_ERROR(CheckRecords(stop));
   LoadDocLengths();
   bool sorted = true;
+  std::string_view previous;  // the name of term t - 1 while the order still holds
   for (uint32_t t = 0; t < term_count_; ++t) {
     if (t % 4096 == 0 && Stopped(stop)) return StoppedStatus();
     rep_->CheckTerm(t, node_count_);
-    sorted = sorted && rep_->TermEntryOk(t) && (t == 0 || term(t - 1) < term(t));
+    if (!sorted) continue;
+    sorted = rep_->TermEntryOk(t);
+    if (!sorted) continue;
+    const std::string_view name = term(t);
+    sorted = t == 0 || previous < name;
+    previous = name;
   }
   if (Stopped(stop)) return StoppedStatus();
   if (sorted) rep_->MarkSorted(Rep::kTermOrder);
@@ -2780,6 +2786,8 @@ bool Reader::RunsSorted() const {
   });
   return rep_->Sorted(Rep::kRunOrder);
 }
+
+bool Reader::TermsSorted() const { return !layer_ && rep_->Sorted(Rep::kTermOrder); }
 
 std::optional<uint32_t> Reader::SessionLowerBound(std::string_view run) const {
   uint32_t lo = 0, hi = session_count_;

@@ -437,6 +437,10 @@ class Reader {
   // more. The binary searches over them then read one name a probe. False for a
   // layered view, a seed-spec file (runs parsed, not searched), and when damaged.
   bool RunsSorted() const;
+  // Whether the term names are known to ascend: once Warm() or CheckIndexes() has
+  // read them all in order. The term searches then read one name a probe. False
+  // before, for a layered view, and when damaged.
+  bool TermsSorted() const;
   // Nodes sorted by (created_ts, node).
   uint32_t time_entry_count() const { return time_count_; }
   TimeEntry time_entry(uint32_t k) const {

@@ -246,7 +246,9 @@ TEST_CASE("Warm checks the term order; out of order, the term searches check the
           "[snapshot][reader][lazy]") {
   const std::string good = LazySmallFile();
   auto clean = snapshot_test::OpenOrDie(good);
+  CHECK_FALSE(clean->TermsSorted());  // an open reads no term
   REQUIRE(clean->Warm().ok());
+  CHECK(clean->TermsSorted());
   REQUIRE(clean->term_count() > 2);
   for (uint32_t t = 0; t < clean->term_count(); ++t) {
     CHECK(clean->FindTerm(clean->term(t)) == std::optional<uint32_t>(t));
@@ -263,8 +265,42 @@ TEST_CASE("Warm checks the term order; out of order, the term searches check the
   bytes[at] = '\x7f';
   auto r = snapshot_test::OpenOrDie(bytes);
   (void)r->Warm();  // what it returns is not the point here: the probes after it are
+  CHECK_FALSE(r->TermsSorted());
   CHECK_FALSE(r->HasTermStartingWith(""));  // found nothing ...
   CHECK_THAT(r->ReadStatus().ToString(), Catch::Contains("term index"));  // ... and says why
+}
+
+TEST_CASE("More than 65,536 run names: their order is known once CheckIndexes has passed",
+          "[snapshot][reader][lazy]") {
+  // Too many to read whole at the first search, so each probe checks its
+  // neighbours until the full index check has read them all in order.
+  StoreState s;
+  constexpr int kRuns = 65537 + 3;
+  auto run = [](int k) {
+    std::string digits = std::to_string(k);
+    return "run-" + std::string(6 - digits.size(), '0') + digits;
+  };
+  for (int k = 0; k < kRuns; ++k) {
+    NodeRecord n = snapshot_test::MakeNode("fact:r" + std::to_string(k), NodeType::kFact, "n", 1000 + k);
+    n.run = run(k);
+    s.nodes.push_back(std::move(n));
+  }
+  auto built = BuildSnapshot(s, {.checksum = false});
+  REQUIRE(built.ok());
+  auto r = snapshot_test::OpenOrDie(*built);
+  REQUIRE(r->session_count() > 65536);
+  CHECK_FALSE(r->RunsSorted());
+  CHECK(r->FindSession(run(65536)).has_value());  // found by probes that check their neighbours
+  CHECK_FALSE(r->FindSession("run-x").has_value());
+  CHECK_FALSE(r->RunsSorted());
+  REQUIRE(r->CheckIndexes().ok());
+  CHECK(r->RunsSorted());
+  for (int k : {0, 1, 4242, 65536, kRuns - 1}) {
+    auto found = r->FindSession(run(k));
+    REQUIRE(found.has_value());
+    CHECK(r->session_run(*found) == run(k));
+  }
+  CHECK(r->ReadStatus().ok());
 }
 
 TEST_CASE("Every flipped byte read lazily answers as the whole check or is Corruption",
