@@ -108,11 +108,15 @@ Result<DriftResult> Drift(const snapshot::Reader& r, const DriftOptions& options
     stats[c].order = out.by_topic ? labels[c] : static_cast<uint32_t>(c);
   }
   std::vector<uint8_t> superseded(n, 0);
+  // The one pass over every edge: the supersessions inside a cluster, kept for
+  // the trajectories below.
+  std::vector<uint32_t> in_cluster;
   ForEachSupersession(r, [&](uint32_t j) {
     uint32_t old_node = r.edge_target(j), new_node = r.edge_source(j);
     superseded[old_node] = 1;
     uint32_t c = cluster_of(old_node);
     if (c == kNoCluster || c >= cluster_count) return;
+    in_cluster.push_back(j);
     Stats& s = stats[c];
     ++s.events;
     s.delta_sum += static_cast<double>(r.confidence(new_node)) - r.confidence(old_node);
@@ -143,16 +147,13 @@ Result<DriftResult> Drift(const snapshot::Reader& r, const DriftOptions& options
   out.cluster_count = order.size();
   if (order.size() > options.limit) order.resize(options.limit);
 
-  // Trajectories only for the returned clusters: one more pass over the edges.
+  // Trajectories only for the returned clusters.
   std::vector<uint32_t> slot(cluster_count, kNoCluster);
   for (size_t k = 0; k < order.size(); ++k) slot[order[k]] = static_cast<uint32_t>(k);
   std::vector<std::vector<uint32_t>> events(order.size());
-  ForEachSupersession(r, [&](uint32_t j) {
-    uint32_t c = cluster_of(r.edge_target(j));
-    if (c != kNoCluster && c < cluster_count && slot[c] != kNoCluster) {
-      events[slot[c]].push_back(j);
-    }
-  });
+  for (uint32_t j : in_cluster) {
+    if (uint32_t k = slot[cluster_of(r.edge_target(j))]; k != kNoCluster) events[k].push_back(j);
+  }
 
   for (size_t k = 0; k < order.size(); ++k) {
     const Stats& s = stats[order[k]];
