@@ -209,13 +209,19 @@ Result<SimilarResult> Similar(const snapshot::Reader& reader, const SimilarOptio
   const uint32_t n = reader.node_count();
   const bool filtered = !options.types.all() || !options.runs.all();
   std::span<const uint32_t> stored;
+  // Unfiltered, every stored vector is read: the reader checks them a batch at a
+  // time. Filtered, only the nodes that match are read (and checked).
+  constexpr uint32_t kBatch = 256;
+  const float* batch[kBatch];
+  const bool batched = !embed_all && !filtered;
   for (uint32_t i = 0; i < n; ++i) {
+    if (batched && i % kBatch == 0) reader.vectors(i, std::min(kBatch, n - i), batch);
     if (options.node && i == *options.node) continue;
     if (filtered &&
         (!options.types.Matches(reader.type(i)) || !options.runs.Matches(reader.session(i)))) {
       continue;
     }
-    const float* v = embed_all ? nullptr : reader.vector(i);
+    const float* v = batched ? batch[i % kBatch] : embed_all ? nullptr : reader.vector(i);
     DotNorm r;
     if (v != nullptr) {
       r = DotAndNorm(query.data(), v, dim);

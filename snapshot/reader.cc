@@ -2210,6 +2210,35 @@ const float* Reader::vector(uint32_t i) const {
   return rep_->Pages(v, sizeof(float) * dimension_) ? v : nullptr;
 }
 
+void Reader::vectors(uint32_t first, uint32_t count, const float** out) const {
+  assert(uint64_t{first} + count <= node_count_);
+  if (count == 0) return;
+  bool checked = !layer_;
+  if (checked && Pending(kUncheckedNodes)) {
+    const int shift = Rep::kChunkShift[Rep::kNodes];
+    for (uint32_t c = first >> shift; checked && c <= (first + count - 1) >> shift; ++c) {
+      checked = rep_->Chunk(this, Rep::kNodes, c << shift);
+    }
+  }
+  if (checked && !rep_->vectors) {  // a checked record then has no vector
+    std::fill(out, out + count, nullptr);
+    return;
+  }
+  const float* v = checked ? rep_->vectors + static_cast<size_t>(first) * dimension_ : nullptr;
+  // One span for the range's vectors: a damaged page in it is reported even when
+  // only nodes without vectors own it (the whole check reports it too).
+  if (checked && !rep_->Pages(v, sizeof(float) * dimension_ * size_t{count})) checked = false;
+  if (!checked) {  // a layered view, or damage somewhere in the range: node by node
+    for (uint32_t k = 0; k < count; ++k) out[k] = vector(first + k);
+    return;
+  }
+  const char* rec = base_ + Header::kEncodedLength + static_cast<size_t>(first) * NodeEntry::kEncodedLength +
+                    NodeEntry::kVectorOffsetOffset;
+  for (uint32_t k = 0; k < count; ++k, rec += NodeEntry::kEncodedLength, v += dimension_) {
+    out[k] = DecodeFixed64(rec) == kNone ? nullptr : v;
+  }
+}
+
 bool Reader::embedding(uint32_t i, std::span<const uint32_t>* entries) const {
   if (layer_) {
     auto [file, x] = layer_->Local(i);

@@ -273,6 +273,10 @@ class Reader {
   Status DecodeAllContent(const std::atomic<bool>* stop = nullptr) const;
   // dimension() floats, or nullptr when node i has no vector. 64-byte aligned block.
   const float* vector(uint32_t i) const;
+  // out[k] = vector(first + k) for k < count, with the lazy checks (FORMAT.md §9)
+  // done once for the range rather than once a node: a scan of every vector reads
+  // each node's offset and nothing more. REQUIRES: first + count <= node_count().
+  void vectors(uint32_t first, uint32_t count, const float** out) const;
   // The built-in embedding of content(i) (common/tokenizer.h HashEmbed, before its
   // normalisation) from the embeddings block (docs/FORMAT.md §8.20): its nonzero
   // bucket counts as EmbeddingBlock entries, buckets in the order the tokens first

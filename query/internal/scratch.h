@@ -28,10 +28,15 @@ namespace amem::query {
 template <typename T>
 class NodeMap {
  public:
+  NodeMap() = default;
+  NodeMap(const NodeMap&) = delete;
+  NodeMap& operator=(const NodeMap&) = delete;
+  ~NodeMap() { FreeZeroedTable(slots_, size_t{size_} * sizeof(Slot)); }
+
   // Forgets every entry; the map then covers nodes [0, n).
-  // Growing takes zeroed memory from calloc (fresh pages from the system for a
-  // large map), so a query that touches a few nodes of a million-node graph faults
-  // in only their pages: a process asking one traverse does not zero 8 MB.
+  // Growing takes fresh zeroed pages (AllocZeroedTable: huge pages for a large
+  // map), so a query that touches a few nodes of a million-node graph faults in
+  // only their pages: a process asking one traverse does not zero 8 MB itself.
   // A map that grows takes an eighth more than asked: a live view gains a node or
   // a few with each write, and a server that took exactly n slots calloc'd (and
   // glibc zeroed, from its heap) 8 MB at 1M nodes again for every query after a write.
@@ -40,8 +45,10 @@ class NodeMap {
       const uint64_t grown = size_ == 0 ? n : uint64_t{size_} + size_ / 8;
       const uint32_t take = static_cast<uint32_t>(
           std::min<uint64_t>(UINT32_MAX, std::max<uint64_t>(n, grown)));
-      slots_.reset(static_cast<Slot*>(std::calloc(take, sizeof(Slot))));
-      if (!slots_) throw std::bad_alloc();
+      Slot* fresh = static_cast<Slot*>(AllocZeroedTable(size_t{take} * sizeof(Slot)));
+      if (!fresh) throw std::bad_alloc();
+      FreeZeroedTable(slots_, size_t{size_} * sizeof(Slot));
+      slots_ = fresh;
       size_ = take;
       populated_ = false;
     }
@@ -59,7 +66,7 @@ class NodeMap {
     const uint64_t pages = (uint64_t{size_} * sizeof(Slot) + 4095) / 4096;
     if (populated_ || touches * 16 < pages) return;
     populated_ = true;
-    PopulateForWrite(slots_.get(), size_t{size_} * sizeof(Slot));
+    PopulateForWrite(slots_, size_t{size_} * sizeof(Slot));
   }
   // Slots held: at least the largest n given to Reset.
   uint32_t capacity() const { return size_; }
@@ -96,10 +103,7 @@ class NodeMap {
     uint32_t stamp;
     T value;
   };
-  struct Free {
-    void operator()(Slot* p) const { std::free(p); }
-  };
-  std::unique_ptr<Slot[], Free> slots_;
+  Slot* slots_ = nullptr;
   uint32_t size_ = 0;
   uint32_t epoch_ = 0;
   bool populated_ = false;

@@ -112,6 +112,18 @@ inline std::string AllAnswers(const snapshot::Reader& r) {
   num(r.session_count());
   num(r.stub_count());
   flt(static_cast<float>(r.average_doc_length()));
+  // vectors() first, while no node's chunk is checked yet: batches of 5 cross the
+  // chunks' boundaries (64 records).
+  put("\nvectors ", 9);
+  for (uint32_t first = 0; first < r.node_count(); first += 5) {
+    const float* batch[5];
+    const uint32_t count = std::min<uint32_t>(5, r.node_count() - first);
+    r.vectors(first, count, batch);
+    for (uint32_t k = 0; k < count; ++k) {
+      num(batch[k] != nullptr);
+      for (uint32_t d = 0; batch[k] && d < r.dimension(); ++d) flt(batch[k][d]);
+    }
+  }
   for (uint32_t i = 0; i < r.node_count(); ++i) {
     put("\nnode ", 6);
     num(r.type_code(i));
