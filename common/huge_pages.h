@@ -83,10 +83,10 @@ inline void PopulateForWrite(void* p, size_t bytes) {
 
 // Zeroed memory for a table read and written at random (a query's scratch map over
 // every node): from `bytes` of one huge page up, fresh pages mapped at a 2 MiB
-// boundary and advised huge pages, so that a walk over a million nodes' entries
-// takes one TLB entry per 2 MiB rather than per 4 KiB; below that, calloc. The
-// kernel zeroes a huge page on its first touch (about as long as faulting its 512
-// small pages one by one). nullptr when out of memory. Free with FreeZeroedTable.
+// boundary, so that AdviseHugePages can give it huge pages (a walk over a million
+// nodes' entries then takes one TLB entry per 2 MiB rather than per 4 KiB); below
+// that, calloc. Either way a page is zeroed on its first touch only. nullptr when
+// out of memory. Free with FreeZeroedTable.
 inline void* AllocZeroedTable(size_t bytes) {
   constexpr size_t kHugePage = size_t{2} << 20;
   if (bytes < kHugePage) return std::calloc(bytes, 1);
@@ -97,8 +97,16 @@ inline void* AllocZeroedTable(size_t bytes) {
   const uintptr_t begin = (at + kHugePage - 1) & ~uintptr_t{kHugePage - 1};
   if (begin > at) ::munmap(m, begin - at);
   ::munmap(reinterpret_cast<void*>(begin + len), at + kHugePage - begin);  // never empty
-  ::madvise(reinterpret_cast<void*>(begin), len, MADV_HUGEPAGE);
   return reinterpret_cast<void*>(begin);
+}
+// Asks for huge pages for a table from AllocZeroedTable of `bytes` (nothing below
+// one huge page). Pages it already touched stay small. The kernel zeroes a huge page
+// whole on its first touch: worth it for a search that may read much of the table,
+// not for a walk that touches a few hundred entries (each would hold 2 MiB).
+inline void AdviseHugePages(void* p, size_t bytes) {
+  constexpr size_t kHugePage = size_t{2} << 20;
+  if (p == nullptr || bytes < kHugePage) return;
+  ::madvise(p, (bytes + kHugePage - 1) & ~(kHugePage - 1), MADV_HUGEPAGE);
 }
 inline void FreeZeroedTable(void* p, size_t bytes) {
   constexpr size_t kHugePage = size_t{2} << 20;

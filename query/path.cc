@@ -91,6 +91,8 @@ PathResult Bfs(const snapshot::Reader& reader, uint32_t s, uint32_t t, const Pat
   NodeMap<Label>& bwd = ThreadScratch<Label, kScratchB>();
   fwd.Reset(reader.node_count());
   bwd.Reset(reader.node_count());
+  fwd.ExpectWide();
+  bwd.ExpectWide();
   fwd.Set(s, {s, 0, 0});
   bwd.Set(t, {t, 0, 0});
   result.visited = 2;
@@ -147,6 +149,8 @@ PathResult Dijkstra(const snapshot::Reader& reader, uint32_t s, uint32_t t,
   NodeMap<WLabel>& bwd = ThreadScratch<WLabel, kScratchB>();
   fwd.Reset(reader.node_count());
   bwd.Reset(reader.node_count());
+  fwd.ExpectWide();
+  bwd.ExpectWide();
   using Item = std::pair<double, uint32_t>;  // (dist, node): ties by dense index
   using Heap = std::priority_queue<Item, std::vector<Item>, std::greater<Item>>;
   Heap heap_s, heap_t;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -209,13 +210,24 @@ Result<SimilarResult> Similar(const snapshot::Reader& reader, const SimilarOptio
   const uint32_t n = reader.node_count();
   const bool filtered = !options.types.all() || !options.runs.all();
   std::span<const uint32_t> stored;
-  // Unfiltered, every stored vector is read: the reader checks them a batch at a
-  // time. Filtered, only the nodes that match are read (and checked).
+  // Unfiltered, every node's stored vector (or, in the built-in space, its stored
+  // embedding) is read: the reader checks them a batch at a time. Filtered, only
+  // the nodes that match are read (and checked).
   constexpr uint32_t kBatch = 256;
   const float* batch[kBatch];
-  const bool batched = !embed_all && !filtered;
+  std::optional<std::span<const uint32_t>> embedded[kBatch];
+  const bool batched = !embed_all && !filtered, batched_text = embed_all && !filtered;
+  const auto stored_embedding = [&](uint32_t i) {
+    if (!batched_text) return reader.embedding(i, &stored);
+    if (embedded[i % kBatch]) stored = *embedded[i % kBatch];
+    return embedded[i % kBatch].has_value();
+  };
   for (uint32_t i = 0; i < n; ++i) {
-    if (batched && i % kBatch == 0) reader.vectors(i, std::min(kBatch, n - i), batch);
+    if (i % kBatch == 0 && (batched || batched_text)) {
+      const uint32_t count = std::min(kBatch, n - i);
+      if (batched) reader.vectors(i, count, batch);
+      if (batched_text) reader.embeddings(i, count, embedded);
+    }
     if (options.node && i == *options.node) continue;
     if (filtered &&
         (!options.types.Matches(reader.type(i)) || !options.runs.Matches(reader.session(i)))) {
@@ -225,7 +237,7 @@ Result<SimilarResult> Similar(const snapshot::Reader& reader, const SimilarOptio
     DotNorm r;
     if (v != nullptr) {
       r = DotAndNorm(query.data(), v, dim);
-    } else if (reader.embedding(i, &stored)) {
+    } else if (stored_embedding(i)) {
       // The snapshot's copy of the same counts, in the same order: the same sums.
       for (uint32_t e : stored) {
         const uint32_t b = snapshot::EmbeddingBlock::Bucket(e);

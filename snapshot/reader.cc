@@ -2265,6 +2265,44 @@ bool Reader::embedding(uint32_t i, std::span<const uint32_t>* entries) const {
   return true;
 }
 
+void Reader::embeddings(uint32_t first, uint32_t count, std::optional<std::span<const uint32_t>>* out) const {
+  assert(uint64_t{first} + count <= node_count_);
+  if (count == 0) return;
+  const auto one_by_one = [&] {  // a layered view, or damage somewhere in the range
+    std::span<const uint32_t> entries;
+    for (uint32_t k = 0; k < count; ++k) {
+      out[k] = embedding(first + k, &entries) ? std::optional(entries) : std::nullopt;
+    }
+  };
+  const Rep& rep = *rep_;
+  if (layer_ || !rep.embed_offsets || !rep.Pages(rep.embed_offsets + 4 * size_t{first}, 4 * (size_t{count} + 1))) {
+    return one_by_one();
+  }
+  const char* offsets = rep.embed_offsets + 4 * size_t{first};
+  const uint32_t lo = DecodeFixed32(offsets), hi = DecodeFixed32(offsets + 4 * size_t{count});
+  if ((first == 0 && lo != 0) || hi > rep.embed_entry_count ||
+      (first + count == node_count_ && hi != rep.embed_entry_count) || lo > hi ||
+      !rep.Pages(rep.embed_entries + lo, 4 * uint64_t{hi - lo})) {
+    return one_by_one();
+  }
+  const uint32_t* over = reinterpret_cast<const uint32_t*>(rep.embed_overflow);
+  const uint32_t* over_end = over + rep.embed_overflow_count;
+  over = rep.embed_overflow_count > 0 ? std::lower_bound(over, over_end, first) : over_end;
+  uint32_t begin = lo;
+  for (uint32_t k = 0; k < count; ++k) {
+    const uint32_t end = DecodeFixed32(offsets + 4 * (size_t{k} + 1));
+    const bool overflow = over != over_end && *over == first + k;
+    if (begin > end || (overflow && begin != end)) return one_by_one();
+    if (overflow) {
+      out[k] = std::nullopt;
+      ++over;
+    } else {
+      out[k] = std::span<const uint32_t>(rep.embed_entries + begin, end - begin);
+    }
+    begin = end;
+  }
+}
+
 const char* Reader::Rep::NodeAttrs(uint32_t i) const {
   static constexpr char kBlank[NodeAttrsEntry::kEncodedLength] = {};
   const char* p = node_attrs + NodeAttrsEntry::kEncodedLength * size_t{i};

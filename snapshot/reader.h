@@ -284,6 +284,10 @@ class Reader {
   // not fit it: then embed content(i). Open checks the block's offsets; entries'
   // buckets are checked only by Verify(), so a caller tests Bucket() < dimension().
   bool embedding(uint32_t i, std::span<const uint32_t>* entries) const;
+  // out[k] = node first + k's entries as embedding() gives them, or nullopt where it
+  // returns false, for k < count, with the offsets and the pages of the range checked
+  // once (as vectors()). REQUIRES: first + count <= node_count().
+  void embeddings(uint32_t first, uint32_t count, std::optional<std::span<const uint32_t>>* out) const;
   uint64_t id(uint32_t i) const;          // stable id XXH3(key); 0 without extensions
   std::string_view key(uint32_t i) const;  // "" without extensions
   std::string_view scope(uint32_t i) const;

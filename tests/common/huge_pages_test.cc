@@ -1,7 +1,7 @@
 // PopulateForWrite (common/huge_pages.h) is only a hint: it changes no byte of the
 // range or of what shares its pages, whatever the range's alignment.
 // AllocZeroedTable hands out zeroed, writable memory of the size asked, on a huge
-// page boundary when it is one huge page or more.
+// page boundary when it is one huge page or more; AdviseHugePages changes no byte.
 #include <catch2/catch.hpp>
 
 #include <cstddef>
@@ -38,6 +38,9 @@ TEST_CASE("AllocZeroedTable: zeroed, writable, huge-page aligned from 2 MiB up",
     CHECK(nonzero == 0);
     for (size_t i = 0; i < bytes; i += 4096) p[i] = static_cast<unsigned char>(i / 4096 + 1);
     p[bytes - 1] = 0xAB;
+    CHECK(p[bytes - 1] == 0xAB);
+    if (bytes > 4096) CHECK(p[4096] == 2);
+    AdviseHugePages(p, bytes);  // a hint: no byte changes
     CHECK(p[bytes - 1] == 0xAB);
     if (bytes > 4096) CHECK(p[4096] == 2);
     FreeZeroedTable(p, bytes);

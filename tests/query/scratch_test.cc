@@ -1,5 +1,6 @@
 // NodeMap (query/internal/scratch.h): entries by epoch, and ExpectTouches, which
-// maps the slots' pages at once, changes no entry.
+// maps the slots' pages at once, and ExpectWide, which asks for huge pages, change
+// no entry.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -37,6 +38,30 @@ TEST_CASE("NodeMap keeps its entries when told of many touches and forgets them 
   CHECK(map.Insert(2 * kNodes - 1, 9));
   CHECK(map.Get(2 * kNodes - 1) == 9);
   CHECK(map.capacity() == 2 * kNodes);  // the first allocation is what was asked
+}
+
+TEST_CASE("NodeMap over huge pages keeps its entries and forgets them on Reset", "[query][scratch]") {
+  struct Wide {
+    double dist;
+    uint32_t parent;
+  };
+  NodeMap<Wide> map;
+  constexpr uint32_t kNodes = 300000;  // 4.8 MB of slots: more than two huge pages
+  map.Reset(kNodes);
+  for (uint32_t i = 0; i < kNodes; i += 1000) CHECK(map.Insert(i, {0.5 * i, i}));  // small pages
+  map.ExpectWide();
+  map.ExpectWide();  // once per allocation
+  for (uint32_t i = 1; i < kNodes; i += 999) map.Insert(i, {1.0, i + 1});  // huge ones
+  for (uint32_t i = 0; i < kNodes; ++i) {
+    const bool set = i % 1000 == 0 || (i >= 1 && (i - 1) % 999 == 0);
+    REQUIRE(map.Has(i) == set);
+    if (i % 1000 == 0) CHECK(map.Get(i).dist == 0.5 * i);
+  }
+  map.Reset(kNodes);
+  CHECK_FALSE(map.Has(1));
+  map.ExpectWide();
+  CHECK(map.Insert(kNodes - 1, {2.0, 7}));
+  CHECK(map.Get(kNodes - 1).parent == 7);
 }
 
 TEST_CASE("NodeMap grown by a node keeps room for the next writes' nodes",

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <span>
 #include <string>
@@ -112,8 +113,8 @@ inline std::string AllAnswers(const snapshot::Reader& r) {
   num(r.session_count());
   num(r.stub_count());
   flt(static_cast<float>(r.average_doc_length()));
-  // vectors() first, while no node's chunk is checked yet: batches of 5 cross the
-  // chunks' boundaries (64 records).
+  // vectors() and embeddings() first, while nothing is checked yet: batches of 5
+  // cross the node chunks' boundaries (64 records) and the pages'.
   put("\nvectors ", 9);
   for (uint32_t first = 0; first < r.node_count(); first += 5) {
     const float* batch[5];
@@ -122,6 +123,19 @@ inline std::string AllAnswers(const snapshot::Reader& r) {
     for (uint32_t k = 0; k < count; ++k) {
       num(batch[k] != nullptr);
       for (uint32_t d = 0; batch[k] && d < r.dimension(); ++d) flt(batch[k][d]);
+    }
+  }
+  put("\nembeddings ", 12);
+  for (uint32_t first = 0; first < r.node_count(); first += 5) {
+    std::optional<std::span<const uint32_t>> batch[5];
+    const uint32_t count = std::min<uint32_t>(5, r.node_count() - first);
+    r.embeddings(first, count, batch);
+    for (uint32_t k = 0; k < count; ++k) {
+      num(batch[k].has_value());
+      if (batch[k]) {
+        num(batch[k]->size());
+        for (uint32_t e : *batch[k]) num(e);
+      }
     }
   }
   for (uint32_t i = 0; i < r.node_count(); ++i) {

@@ -6,8 +6,10 @@
 
 #include <nlohmann/json.hpp>  // .dump() of the query documents
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -109,6 +111,22 @@ TEST_CASE("embeddings: a count past 16 bits leaves the node to its content",
   for (uint32_t i = 0; i < r->node_count(); ++i) {
     if (i != big) CHECK(r->embedding(i, &entries));
   }
+  // embeddings(), a range at a time, answers as embedding() one node at a time,
+  // for ranges that start at, end at, hold or miss the overflow node.
+  const uint32_t n = r->node_count();
+  for (uint32_t size : {1u, 3u, n}) {
+    for (uint32_t first = 0; first < n; first += size) {
+      const uint32_t count = std::min(size, n - first);
+      std::vector<std::optional<std::span<const uint32_t>>> batch(count);
+      r->embeddings(first, count, batch.data());
+      for (uint32_t k = 0; k < count; ++k) {
+        INFO("size " << size << " node " << first + k);
+        REQUIRE(batch[k].has_value() == r->embedding(first + k, &entries));
+        if (batch[k]) CHECK((batch[k]->data() == entries.data() && batch[k]->size() == entries.size()));
+      }
+    }
+  }
+  REQUIRE(r->ReadStatus().ok());
   REQUIRE(r->Verify().ok());
   // The query embeds that node's content instead: the same answer as without the block.
   WriterOptions none;
