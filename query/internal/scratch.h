@@ -73,8 +73,9 @@ class NodeMap {
     const uint64_t pages = (uint64_t{size_} * sizeof(Slot) + 4095) / 4096;
     if (touches * 16 >= pages) Populate();
   }
-  // Says that the query may read and write much of the map at random (a path
-  // search): huge pages for it from now on (AdviseHugePages), once per allocation.
+  // Says that the query may read and write much of the map at random (a weighted
+  // path search): huge pages for it from now on (AdviseHugePages), once per
+  // allocation.
   // At 1M nodes a weighted path search's two maps are 64 MB: 32 huge pages
   // against 16,000 small ones, each faulted twice.
   void ExpectWide() {
