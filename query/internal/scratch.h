@@ -42,8 +42,8 @@ class NodeMap {
   // glibc zeroed, from its heap) 8 MB at 1M nodes again for every query after a write.
   // The second query that uses a map (a server's, a benchmark's, a replay's) maps
   // all its pages at once (PopulateForWrite): from then on no query faults on it.
-  // Before, each query of a long-lived process that reached nodes on pages not
-  // touched yet faulted them in (a 1M context: about a quarter more time).
+  // Before, a query of a long-lived process that reached nodes on pages no query
+  // had touched yet faulted them in, one by one.
   void Reset(uint32_t n) {
     if (size_ < n) {
       const uint64_t grown = size_ == 0 ? n : uint64_t{size_} + size_ / 8;
