@@ -17,14 +17,24 @@
 
 namespace amem {
 
+// The page sizes these helpers assume (x86-64 and most arm64 kernels): a small page
+// and a transparent huge page.
+inline constexpr uintptr_t kSmallPage = 4096;
+inline constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+
+// `x` rounded down / up to a multiple of `page` (a power of two).
+constexpr uintptr_t RoundDownToPage(uintptr_t x, uintptr_t page) { return x & ~(page - 1); }
+constexpr uintptr_t RoundUpToPage(uintptr_t x, uintptr_t page) {
+  return RoundDownToPage(x + page - 1, page);
+}
+
 // Reserves room for `n` elements of the std::vector or std::string `*c`; when
 // that is at least one huge page, advises huge pages for it. Call it before the
 // buffer is filled: pages already touched stay small.
 template <typename Container>
 void ReserveHuge(Container* c, size_t n) {
   c->reserve(n);
-  constexpr uintptr_t kPage = 4096, kHugePage = uintptr_t{2} << 20;
-  const auto begin = reinterpret_cast<uintptr_t>(c->data()) & ~(kPage - 1);
+  const uintptr_t begin = RoundDownToPage(reinterpret_cast<uintptr_t>(c->data()), kSmallPage);
   const auto end = reinterpret_cast<uintptr_t>(c->data() + c->capacity());
   if (end - begin >= kHugePage) {
     ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
@@ -39,13 +49,12 @@ void ReserveHuge(Container* c, size_t n) {
 // keeps up to `bytes` at the top of the heap instead of returning it, so only a
 // short-lived process should call it. Only a hint, as ReserveHuge.
 inline void AdviseHugeHeap(size_t bytes) {
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
   const auto before = reinterpret_cast<uintptr_t>(::sbrk(0));
   ::mallopt(M_TOP_PAD, static_cast<int>(bytes));
   ::mallopt(M_TRIM_THRESHOLD, static_cast<int>(bytes));
   ::free(::malloc(1));  // the next heap growth takes M_TOP_PAD more
   const auto after = reinterpret_cast<uintptr_t>(::sbrk(0));
-  const uintptr_t begin = (before + kHugePage - 1) & ~(kHugePage - 1);
+  const uintptr_t begin = RoundUpToPage(before, kHugePage);
   if (after > begin + kHugePage) {
     ::madvise(reinterpret_cast<void*>(begin), after - begin, MADV_HUGEPAGE);
   }
@@ -71,9 +80,9 @@ inline void KeepHeapWarm(size_t mmap_below, size_t keep) {
 inline void PopulateForWrite(void* p, size_t bytes) {
 #ifdef MADV_POPULATE_WRITE
   if (bytes == 0) return;
-  constexpr uintptr_t kPage = 4096;
-  const auto begin = reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
-  const auto end = (reinterpret_cast<uintptr_t>(p) + bytes + kPage - 1) & ~(kPage - 1);
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t begin = RoundDownToPage(at, kSmallPage);
+  const uintptr_t end = RoundUpToPage(at + bytes, kSmallPage);
   ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
 #else
   (void)p;
@@ -88,13 +97,12 @@ inline void PopulateForWrite(void* p, size_t bytes) {
 // that, calloc. Either way a page is zeroed on its first touch only. nullptr when
 // out of memory. Free with FreeZeroedTable.
 inline void* AllocZeroedTable(size_t bytes) {
-  constexpr size_t kHugePage = size_t{2} << 20;
   if (bytes < kHugePage) return std::calloc(bytes, 1);
-  const size_t len = (bytes + kHugePage - 1) & ~(kHugePage - 1);
+  const size_t len = RoundUpToPage(bytes, kHugePage);
   void* m = ::mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return nullptr;
   const auto at = reinterpret_cast<uintptr_t>(m);
-  const uintptr_t begin = (at + kHugePage - 1) & ~uintptr_t{kHugePage - 1};
+  const uintptr_t begin = RoundUpToPage(at, kHugePage);
   if (begin > at) ::munmap(m, begin - at);
   ::munmap(reinterpret_cast<void*>(begin + len), at + kHugePage - begin);  // never empty
   return reinterpret_cast<void*>(begin);
@@ -104,15 +112,13 @@ inline void* AllocZeroedTable(size_t bytes) {
 // whole on its first touch: worth it for a search that may read much of the table,
 // not for a walk that touches a few hundred entries (each would hold 2 MiB).
 inline void AdviseHugePages(void* p, size_t bytes) {
-  constexpr size_t kHugePage = size_t{2} << 20;
   if (p == nullptr || bytes < kHugePage) return;
-  ::madvise(p, (bytes + kHugePage - 1) & ~(kHugePage - 1), MADV_HUGEPAGE);
+  ::madvise(p, RoundUpToPage(bytes, kHugePage), MADV_HUGEPAGE);
 }
 inline void FreeZeroedTable(void* p, size_t bytes) {
-  constexpr size_t kHugePage = size_t{2} << 20;
   if (p == nullptr) return;
   if (bytes < kHugePage) return std::free(p);
-  ::munmap(p, (bytes + kHugePage - 1) & ~(kHugePage - 1));
+  ::munmap(p, RoundUpToPage(bytes, kHugePage));
 }
 
 }  // namespace amem

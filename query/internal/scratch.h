@@ -70,7 +70,7 @@ class NodeMap {
   // of the pages, mapping them all at once costs less (PopulateForWrite, ~0.15 us
   // a page). Once per allocation: a reused map's pages are mapped already.
   void ExpectTouches(uint64_t touches) {
-    const uint64_t pages = (uint64_t{size_} * sizeof(Slot) + 4095) / 4096;
+    const uint64_t pages = RoundUpToPage(uint64_t{size_} * sizeof(Slot), kSmallPage) / kSmallPage;
     if (touches * 16 >= pages) Populate();
   }
   // Says that the query may read and write much of the map at random (a weighted

@@ -25,8 +25,19 @@ TEST_CASE("PopulateForWrite changes no byte, in the range or beside it", "[commo
   CHECK(bytes[4097] == 'x');
 }
 
+TEST_CASE("RoundDownToPage and RoundUpToPage keep multiples and round the rest", "[common][huge_pages]") {
+  CHECK(RoundDownToPage(0, kSmallPage) == 0);
+  CHECK(RoundUpToPage(0, kSmallPage) == 0);
+  CHECK(RoundDownToPage(4095, kSmallPage) == 0);
+  CHECK(RoundUpToPage(1, kSmallPage) == 4096);
+  CHECK(RoundUpToPage(4096, kSmallPage) == 4096);
+  CHECK(RoundDownToPage(4097, kSmallPage) == 4096);
+  CHECK(RoundUpToPage(4097, kSmallPage) == 8192);
+  CHECK(RoundUpToPage(kHugePage + 1, kHugePage) == 2 * kHugePage);
+  CHECK(RoundDownToPage(3 * kHugePage - 1, kHugePage) == 2 * kHugePage);
+}
+
 TEST_CASE("AllocZeroedTable: zeroed, writable, huge-page aligned from 2 MiB up", "[common][huge_pages]") {
-  constexpr size_t kHugePage = size_t{2} << 20;
   for (size_t bytes : {size_t{1}, size_t{4096} + 3, kHugePage - 1, kHugePage, 3 * kHugePage + 12345}) {
     INFO(bytes);
     auto* p = static_cast<unsigned char*>(AllocZeroedTable(bytes));
